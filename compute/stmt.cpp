@@ -1,0 +1,98 @@
+#include "compute/stmt.h"
+
+#include "compute/error.h"
+#include "compute/tensor.h"
+
+namespace kiln {
+
+const char* for_kind_name(ForKind k) {
+  switch (k) {
+    case ForKind::kSerial: return "for";
+    case ForKind::kParallel: return "parallel";
+    case ForKind::kVectorized: return "vectorized";
+    case ForKind::kUnrolled: return "unrolled";
+    case ForKind::kThreadBinding: return "thread_binding";
+  }
+  return "?";
+}
+
+const char* mem_scope_name(MemScope s) {
+  switch (s) {
+    case MemScope::kGlobal: return "global";
+    case MemScope::kShared: return "shared";
+    case MemScope::kLocal: return "local";
+  }
+  return "?";
+}
+
+MemScope parse_mem_scope(const std::string& s) {
+  if (s == "global") return MemScope::kGlobal;
+  if (s == "shared") return MemScope::kShared;
+  if (s == "local") return MemScope::kLocal;
+  user_error() << "unknown memory scope '" << s << "' (expected global, shared or local)";
+}
+
+Stmt ForNode::make(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag) {
+  internal_assert(body.defined());
+  internal_assert(v.dtype() == min.dtype() && v.dtype() == extent.dtype())
+      << "loop " << v->name << ": var " << v.dtype().str() << " min " << min.dtype().str() << " extent "
+      << extent.dtype().str();
+  return Stmt(new ForNode(std::move(v), std::move(min), std::move(extent), kind, std::move(thread_tag), std::move(body)));
+}
+
+Stmt AllocateNode::make(Var buf, DType t, std::vector<Expr> extents, MemScope scope, Stmt body) {
+  internal_assert(buf.dtype().is_handle());
+  return Stmt(new AllocateNode(std::move(buf), t, std::move(extents), scope, std::move(body)));
+}
+
+Stmt StoreNode::make(Var buf, Expr value, Expr index, Expr pred) {
+  internal_assert(buf.dtype().is_handle());
+  internal_assert(value.dtype().lanes == index.dtype().lanes)
+      << "store lanes " << value.dtype().lanes << " vs index " << index.dtype().lanes;
+  return Stmt(new StoreNode(std::move(buf), std::move(value), std::move(index), std::move(pred)));
+}
+
+Stmt SeqNode::make(std::vector<Stmt> seq) {
+  std::vector<Stmt> flat;
+  for (auto& s : seq) {
+    if (!s.defined()) continue;
+    if (auto* inner = s.as<SeqNode>()) {
+      for (auto& x : inner->seq) flat.push_back(x);
+    } else {
+      flat.push_back(s);
+    }
+  }
+  if (flat.empty()) return Stmt();
+  if (flat.size() == 1) return flat[0];
+  return Stmt(new SeqNode(std::move(flat)));
+}
+
+Stmt IfThenElseNode::make(Expr c, Stmt then_case, Stmt else_case) {
+  internal_assert(c.dtype().is_bool() && then_case.defined());
+  return Stmt(new IfThenElseNode(std::move(c), std::move(then_case), std::move(else_case)));
+}
+
+Stmt LetStmtNode::make(Var v, Expr value, Stmt body) {
+  return Stmt(new LetStmtNode(std::move(v), std::move(value), std::move(body)));
+}
+
+Stmt EvaluateNode::make(Expr v) { return Stmt(new EvaluateNode(std::move(v))); }
+Stmt BarrierNode::make(MemScope scope) { return Stmt(new BarrierNode(scope)); }
+
+Stmt AttrStmtNode::make(Ref<Object> node, std::string key, Expr value, Stmt body) {
+  return Stmt(new AttrStmtNode(std::move(node), std::move(key), std::move(value), std::move(body)));
+}
+
+Stmt TensorIntrinCallNode::make(std::string intrin, std::vector<Operand> operands, std::vector<Expr> scalars) {
+  return Stmt(new TensorIntrinCallNode(std::move(intrin), std::move(operands), std::move(scalars)));
+}
+
+Stmt ProvideNode::make(Ref<TensorNode> t, Expr value, std::vector<Expr> indices) {
+  return Stmt(new ProvideNode(std::move(t), std::move(value), std::move(indices)));
+}
+
+Stmt RealizeNode::make(Ref<TensorNode> t, std::vector<Range> bounds, MemScope scope, std::vector<Align> align, Stmt body) {
+  return Stmt(new RealizeNode(std::move(t), std::move(bounds), scope, std::move(align), std::move(body)));
+}
+
+}  // namespace kiln

@@ -1,0 +1,190 @@
+// Statement nodes. Provide/Realize exist only before storage flattening;
+// Store/Load/Allocate only after it. The GPU-facing pieces (thread-binding
+// loops, memory scopes, barriers, tensor-intrinsic calls, double-buffer
+// attributes) are part of the IR from the start even though only the LLVM CPU
+// backend consumes the IR today.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compute/expr.h"
+
+namespace kiln {
+
+class StmtNode : public Object {
+ public:
+  explicit StmtNode(NodeKind k) : Object(k) {}
+};
+
+class Stmt : public Ref<StmtNode> {
+ public:
+  using Ref<StmtNode>::Ref;
+  Stmt() = default;
+  Stmt(const Ref<StmtNode>& r) : Ref<StmtNode>(r) {}  // NOLINT
+};
+
+enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBinding };
+const char* for_kind_name(ForKind k);
+
+enum class MemScope : uint8_t { kGlobal, kShared, kLocal };
+const char* mem_scope_name(MemScope s);
+MemScope parse_mem_scope(const std::string& s);  // user_error on unknown
+
+class ForNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::For;
+  ForNode(Var v, Expr mn, Expr ext, ForKind k, std::string tag, Stmt b)
+      : StmtNode(kKind), loop_var(std::move(v)), min(std::move(mn)), extent(std::move(ext)), for_kind(k),
+        thread_tag(std::move(tag)), body(std::move(b)) {}
+  const Var loop_var;
+  const Expr min, extent;
+  const ForKind for_kind;
+  const std::string thread_tag;  // "blockIdx.x", "threadIdx.y"... for kThreadBinding
+  const Stmt body;
+  static Stmt make(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag = "");
+};
+
+// A buffer of `dtype` elements, product(extents) of them, visible in body
+// through the handle variable `buffer`.
+class AllocateNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Allocate;
+  AllocateNode(Var buf, DType t, std::vector<Expr> ext, MemScope s, Stmt b)
+      : StmtNode(kKind), buffer(std::move(buf)), dtype(t), extents(std::move(ext)), scope(s), body(std::move(b)) {}
+  const Var buffer;
+  const DType dtype;
+  const std::vector<Expr> extents;
+  const MemScope scope;
+  const Stmt body;
+  static Stmt make(Var buf, DType t, std::vector<Expr> extents, MemScope scope, Stmt body);
+};
+
+// buffer[index] = value; vector index (Ramp) stores a vector. Optional
+// predicate masks lanes off.
+class StoreNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Store;
+  StoreNode(Var buf, Expr v, Expr idx, Expr pred)
+      : StmtNode(kKind), buffer(std::move(buf)), value(std::move(v)), index(std::move(idx)), predicate(std::move(pred)) {}
+  const Var buffer;
+  const Expr value, index, predicate;
+  static Stmt make(Var buf, Expr value, Expr index, Expr pred = Expr());
+};
+
+class SeqNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Seq;
+  explicit SeqNode(std::vector<Stmt> s) : StmtNode(kKind), seq(std::move(s)) {}
+  const std::vector<Stmt> seq;
+  // Flattens nested Seq and drops undefined entries; returns the single
+  // statement when only one is left.
+  static Stmt make(std::vector<Stmt> seq);
+};
+
+class IfThenElseNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::IfThenElse;
+  IfThenElseNode(Expr c, Stmt t, Stmt e) : StmtNode(kKind), condition(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  const Expr condition;
+  const Stmt then_case, else_case;  // else_case may be undefined
+  static Stmt make(Expr c, Stmt then_case, Stmt else_case = Stmt());
+};
+
+class LetStmtNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::LetStmt;
+  LetStmtNode(Var v, Expr val, Stmt b) : StmtNode(kKind), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  const Var var;
+  const Expr value;
+  const Stmt body;
+  static Stmt make(Var v, Expr value, Stmt body);
+};
+
+class EvaluateNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Evaluate;
+  explicit EvaluateNode(Expr v) : StmtNode(kKind), value(std::move(v)) {}
+  const Expr value;
+  static Stmt make(Expr v);
+};
+
+// Synchronizes the threads that share memory of `scope` (GPU __syncthreads).
+class BarrierNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Barrier;
+  explicit BarrierNode(MemScope s) : StmtNode(kKind), scope(s) {}
+  const MemScope scope;
+  static Stmt make(MemScope scope);
+};
+
+// Annotation around a body: key "pragma_<name>", "thread_extent",
+// "double_buffer", "storage_scope"... `node` names what it annotates (an
+// IterVar, a buffer Var) and may be undefined.
+namespace attr {
+constexpr const char* kPragmaPrefix = "pragma_";
+constexpr const char* kThreadExtent = "thread_extent";
+constexpr const char* kDoubleBuffer = "double_buffer";
+}  // namespace attr
+
+class AttrStmtNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::AttrStmt;
+  AttrStmtNode(Ref<Object> n, std::string k, Expr v, Stmt b)
+      : StmtNode(kKind), node(std::move(n)), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
+  const Ref<Object> node;
+  const std::string key;
+  const Expr value;
+  const Stmt body;
+  static Stmt make(Ref<Object> node, std::string key, Expr value, Stmt body);
+};
+
+// A call to a hardware tensor intrinsic (tensorize): `intrin` names it, and
+// each operand is a buffer pointer plus element offset and row stride.
+class TensorIntrinCallNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::TensorIntrinCall;
+  struct Operand {
+    Var buffer;
+    Expr offset;
+    Expr stride;
+  };
+  TensorIntrinCallNode(std::string name, std::vector<Operand> ops, std::vector<Expr> sc)
+      : StmtNode(kKind), intrin(std::move(name)), operands(std::move(ops)), scalars(std::move(sc)) {}
+  const std::string intrin;
+  const std::vector<Operand> operands;
+  const std::vector<Expr> scalars;
+  static Stmt make(std::string intrin, std::vector<Operand> operands, std::vector<Expr> scalars);
+};
+
+// tensor[indices] = value (multi-dimensional, before flattening).
+class ProvideNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Provide;
+  ProvideNode(Ref<TensorNode> t, Expr v, std::vector<Expr> idx) : StmtNode(kKind), tensor(std::move(t)), value(std::move(v)), indices(std::move(idx)) {}
+  const Ref<TensorNode> tensor;
+  const Expr value;
+  const std::vector<Expr> indices;
+  static Stmt make(Ref<TensorNode> t, Expr value, std::vector<Expr> indices);
+};
+
+// Storage for the region `bounds` of `tensor` (one Range per dimension),
+// valid inside body (before flattening). `align` gives, per dimension, a
+// (factor, offset) pair from storage_align, or factor 0.
+class RealizeNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Realize;
+  struct Align {
+    int64_t factor = 0, offset = 0;
+  };
+  RealizeNode(Ref<TensorNode> t, std::vector<Range> bnd, MemScope s, std::vector<Align> al, Stmt b)
+      : StmtNode(kKind), tensor(std::move(t)), bounds(std::move(bnd)), scope(s), align(std::move(al)), body(std::move(b)) {}
+  const Ref<TensorNode> tensor;
+  const std::vector<Range> bounds;
+  const MemScope scope;
+  const std::vector<Align> align;
+  const Stmt body;
+  static Stmt make(Ref<TensorNode> t, std::vector<Range> bounds, MemScope scope, std::vector<Align> align, Stmt body);
+};
+
+}  // namespace kiln
