@@ -1,0 +1,18 @@
+// The kiln subcommands. Each registers its options on the CLI11 app and
+// returns the handler to run when it was chosen.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace kiln::cli {
+
+using Handler = std::function<int()>;
+
+Handler add_lower_command(CLI::App& app);
+Handler add_source_command(CLI::App& app);
+Handler add_run_command(CLI::App& app);
+Handler add_ops_command(CLI::App& app);
+
+}  // namespace kiln::cli

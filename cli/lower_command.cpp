@@ -1,0 +1,30 @@
+// `kiln lower WORKLOAD`: prints the lowered loop IR of the hand schedule.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/kernel_build.h"
+#include "compute/printer.h"
+#include "schedule/lower.h"
+
+namespace kiln::cli {
+
+Handler add_lower_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("lower", "print the lowered loop IR of a workload's schedule");
+  auto workload = std::make_shared<std::string>();
+  auto target = std::make_shared<std::string>();
+  auto nest_only = std::make_shared<bool>(false);
+  sub->add_option("workload", *workload, "e.g. matmul:M=1024,N=1024,K=1024")->required();
+  sub->add_option("--target", *target, "target string (default: this machine)");
+  sub->add_flag("--loop-nest", *nest_only, "print the loop nest before any lowering pass");
+  return [=]() {
+    BuiltKernel k = build_kernel(*workload, *target);
+    if (*nest_only) {
+      std::cout << to_string(lower_to_loop_nest(*k.scheduled.schedule, k.scheduled.args, nullptr)) << "\n";
+    } else {
+      std::cout << to_string(k.func) << "\n";
+    }
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,42 @@
+// The kiln executable: wires the subcommands. Bad input of any kind (a
+// workload string, a target, a schedule) exits with code 2 and a message;
+// a kiln bug exits with code 3.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "compute/error.h"
+#include "runtime/module.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: an autotuning compiler for tensor operators"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
+  std::vector<std::pair<CLI::App*, kiln::cli::Handler>> handlers;
+  size_t before = app.get_subcommands({}).size();
+  (void)before;
+  auto add = [&](kiln::cli::Handler h) { handlers.emplace_back(app.get_subcommands({}).back(), std::move(h)); };
+  add(kiln::cli::add_lower_command(app));
+  add(kiln::cli::add_source_command(app));
+  add(kiln::cli::add_run_command(app));
+  add(kiln::cli::add_ops_command(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    for (auto& [sub, handler] : handlers)
+      if (sub->parsed()) return handler();
+  } catch (const kiln::UserError& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 2;
+  } catch (const kiln::rt::LoadError& e) {
+    std::cerr << "kiln: error: could not load the compiled kernel: " << e.what() << "\n";
+    return 1;
+  } catch (const kiln::InternalError& e) {
+    std::cerr << "kiln: " << e.what() << "\n(this is a bug in kiln; please report it)\n";
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,109 @@
+// `kiln run WORKLOAD [--check] [--json]`: compiles the workload's schedule
+// for this machine, runs it on random inputs, times it, and (with --check)
+// compares its output with the reference interpreter.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/kernel_build.h"
+#include "cli/reference_check.h"
+#include "codegen/build.h"
+#include "compute/error.h"
+#include "runtime/c_api.h"
+#include "runtime/ndarray.h"
+#include "runtime/time_evaluator.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string workload, target;
+  bool check = false, json = false;
+  int repeat = 10, number = 0;
+  double min_repeat_ms = 100;
+  uint64_t seed = 1;
+};
+
+rt::DataType to_rt(DType t) { return rt::DataType{static_cast<rt::DataType::Code>(t.code), t.bits}; }
+
+int run(const RunOptions& o) {
+  BuiltKernel k = build_kernel(o.workload, o.target);
+  user_check(k.target.is_host()) << "kiln run measures on this machine; target '" << k.target.str()
+                                 << "' is not this machine's (use kiln source to cross-compile)";
+  auto jit = JitModule::compile({k.func}, k.target);
+  kiln_packed_fn fn = jit->get_function(k.func.name);
+  internal_assert(fn) << "compiled module lacks " << k.func.name;
+
+  std::vector<rt::NDArray> arrays;
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < k.func.args.size(); ++i) {
+    const BufferArg& a = k.func.args[i];
+    rt::NDArray arr = rt::NDArray::empty(a.shape, to_rt(a.dtype));
+    if (i < k.op.inputs.size())
+      arr.fill_random(o.seed + i);
+    else
+      arr.fill_zero();
+    arrays.push_back(arr);
+    ptrs.push_back(arr.data());
+  }
+  int32_t rc = fn(ptrs.data());
+  internal_assert(rc == 0) << "kernel returned " << rc;
+
+  nlohmann::json out;
+  out["workload"] = k.op.canonical;
+  out["target"] = k.target.str();
+  out["threads"] = kiln_num_threads();
+  bool correct = true;
+  if (o.check) {
+    std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
+    std::vector<rt::NDArray> outs(arrays.begin() + static_cast<long>(k.op.inputs.size()), arrays.end());
+    CheckResult cr = check_outputs(k.op, ins, outs, o.seed);
+    correct = cr.ok;
+    out["correct"] = cr.ok;
+    out["checked_points"] = cr.checked;
+    if (!cr.ok) out["mismatch"] = cr.detail;
+  }
+
+  rt::TimeOptions topt;
+  topt.repeat = o.repeat;
+  topt.number = o.number > 0 ? o.number : 1;
+  topt.min_repeat_ms = o.number > 0 ? 0 : o.min_repeat_ms;
+  topt.warmup = 1;
+  rt::TimeResult tr = rt::time_function([&] { fn(ptrs.data()); }, topt);
+  out["median_ms"] = tr.median_ms;
+  out["min_ms"] = tr.min_ms;
+  out["samples_ms"] = tr.samples_ms;
+  out["number"] = tr.number;
+  out["gflops"] = k.op.flops / (tr.median_ms * 1e6);
+  out["gflops_best"] = k.op.flops / (tr.min_ms * 1e6);
+  if (o.json) {
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << k.op.canonical << " on " << k.target.str() << "\n";
+    if (o.check) std::cout << "  correct: " << (correct ? "yes" : "NO: " + out["mismatch"].get<std::string>()) << "\n";
+    std::cout << "  median " << tr.median_ms << " ms, " << out["gflops"].get<double>() << " GFLOP/s (best "
+              << out["gflops_best"].get<double>() << ")\n";
+  }
+  return correct ? 0 : 1;
+}
+
+}  // namespace
+
+Handler add_run_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("run", "compile, run and time a workload on this machine");
+  auto o = std::make_shared<RunOptions>();
+  sub->add_option("workload", o->workload, "e.g. conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1")->required();
+  sub->add_option("--target", o->target, "target string (default: this machine)");
+  sub->add_flag("--check", o->check, "compare the output with the reference interpreter");
+  sub->add_flag("--json", o->json, "print one JSON object");
+  sub->add_option("--repeat", o->repeat, "measurements (default 10)")->check(CLI::Range(1, 100000));
+  sub->add_option("--number", o->number, "runs per measurement (default: grown to --min-repeat-ms)")
+      ->check(CLI::Range(0, 100000000));
+  sub->add_option("--min-repeat-ms", o->min_repeat_ms, "minimum time of one measurement (default 100)")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--seed", o->seed, "seed of the random inputs");
+  return [o]() { return run(*o); };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,32 @@
+// `kiln source WORKLOAD [--llvm|--asm]`: prints the generated LLVM IR
+// (default) or assembly for the target.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/kernel_build.h"
+#include "codegen/build.h"
+
+namespace kiln::cli {
+
+Handler add_source_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("source", "print the generated LLVM IR or assembly of a workload");
+  auto workload = std::make_shared<std::string>();
+  auto target = std::make_shared<std::string>();
+  auto llvm = std::make_shared<bool>(false);
+  auto asm_ = std::make_shared<bool>(false);
+  sub->add_option("workload", *workload, "e.g. matmul:M=1024,N=1024,K=1024")->required();
+  sub->add_option("--target", *target, "target string (default: this machine)");
+  auto* l = sub->add_flag("--llvm", *llvm, "print optimized LLVM IR (the default)");
+  auto* a = sub->add_flag("--asm", *asm_, "print assembly");
+  l->excludes(a);
+  return [=]() {
+    BuiltKernel k = build_kernel(*workload, *target);
+    if (*asm_)
+      std::cout << emit_assembly({k.func}, k.target);
+    else
+      std::cout << emit_llvm_ir({k.func}, k.target);
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli

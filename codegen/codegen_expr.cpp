@@ -1,0 +1,312 @@
+// Expressions -> LLVM values: arithmetic with kiln's semantics (compute/expr.h),
+// comparisons, casts, math calls, vectors (ramp, broadcast) and let.
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/llvm_codegen.h"
+#include "compute/error.h"
+
+namespace kiln {
+
+llvm::Value* CodeGenLLVM::emit(const Expr& e) {
+  internal_assert(e.defined()) << "codegen of an undefined expression";
+  switch (e->kind()) {
+    case NodeKind::IntImm: {
+      const DType t = e.dtype();
+      if (t.is_bool()) return builder_.getInt1(e.as<IntImmNode>()->value != 0);
+      return make_int(llvm_type(t), e.as<IntImmNode>()->value);
+    }
+    case NodeKind::FloatImm: {
+      const DType t = e.dtype();
+      const double v = e.as<FloatImmNode>()->value;
+      if (t.code == DType::kBFloat) {
+        llvm::APFloat f(v);
+        bool lost = false;
+        f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
+        return builder_.getInt(f.bitcastToAPInt());
+      }
+      return llvm::ConstantFP::get(llvm_type(t), v);
+    }
+    case NodeKind::Var:
+      return lookup(e.as<VarNode>());
+    case NodeKind::Add:
+    case NodeKind::Sub:
+    case NodeKind::Mul:
+    case NodeKind::Div:
+    case NodeKind::Mod:
+    case NodeKind::FloorDiv:
+    case NodeKind::FloorMod:
+    case NodeKind::Min:
+    case NodeKind::Max:
+    case NodeKind::EQ:
+    case NodeKind::NE:
+    case NodeKind::LT:
+    case NodeKind::LE:
+    case NodeKind::GT:
+    case NodeKind::GE:
+    case NodeKind::And:
+    case NodeKind::Or:
+      return emit_binary(static_cast<const BinaryNode*>(e.get()));
+    case NodeKind::Not:
+      return builder_.CreateNot(emit(e.as<NotNode>()->a));
+    case NodeKind::Select: {
+      auto* op = e.as<SelectNode>();
+      llvm::Value* c = emit(op->condition);
+      llvm::Value* t = emit(op->true_value);
+      llvm::Value* f = emit(op->false_value);
+      return builder_.CreateSelect(c, t, f);
+    }
+    case NodeKind::Cast: {
+      auto* op = e.as<CastNode>();
+      return cast_value(emit(op->value), op->value.dtype(), e.dtype());
+    }
+    case NodeKind::Call:
+      return emit_call(e.as<CallNode>());
+    case NodeKind::Load:
+      return emit_load(e.as<LoadNode>());
+    case NodeKind::Ramp:
+      return emit_ramp(e.as<RampNode>());
+    case NodeKind::Broadcast: {
+      auto* op = e.as<BroadcastNode>();
+      return builder_.CreateVectorSplat(op->lanes, emit(op->value));
+    }
+    case NodeKind::Let:
+      return emit_let(e.as<LetNode>());
+    case NodeKind::TensorRead:
+    case NodeKind::Reduce:
+      internal_error() << node_kind_name(e->kind()) << " must be lowered away before codegen";
+    default:
+      internal_error() << "codegen: unexpected expression " << node_kind_name(e->kind());
+  }
+}
+
+llvm::Value* CodeGenLLVM::emit_binary(const BinaryNode* op) {
+  const NodeKind k = op->kind();
+  const DType t = op->a.dtype();
+  llvm::Value* a = emit(op->a);
+  llvm::Value* b = emit(op->b);
+  if (k == NodeKind::And) return builder_.CreateAnd(a, b);
+  if (k == NodeKind::Or) return builder_.CreateOr(a, b);
+  if (t.code == DType::kBFloat) {
+    a = bf16_to_f32(a);
+    b = bf16_to_f32(b);
+    if (is_comparison_kind(k)) return emit_compare(k, DType::f32().with_lanes(t.lanes), a, b);
+    return f32_to_bf16(emit_float_arith(k, a, b));
+  }
+  if (is_comparison_kind(k)) return emit_compare(k, t, a, b);
+  if (t.is_float()) return emit_float_arith(k, a, b);
+  return emit_int_arith(k, t, op->b, a, b);
+}
+
+llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Value* b) {
+  switch (k) {
+    case NodeKind::Add:
+      return builder_.CreateFAdd(a, b);
+    case NodeKind::Sub:
+      return builder_.CreateFSub(a, b);
+    case NodeKind::Mul:
+      return builder_.CreateFMul(a, b);
+    case NodeKind::Div:
+      return builder_.CreateFDiv(a, b);
+    case NodeKind::Mod:
+      return builder_.CreateFRem(a, b);  // fmod
+    case NodeKind::FloorDiv:
+      return builder_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder_.CreateFDiv(a, b));
+    case NodeKind::FloorMod: {
+      llvm::Value* q = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder_.CreateFDiv(a, b));
+      return builder_.CreateFSub(a, builder_.CreateFMul(q, b));
+    }
+    case NodeKind::Min:
+      return builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
+    case NodeKind::Max:
+      return builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
+    default:
+      internal_error() << "not a float arithmetic op: " << node_kind_name(k);
+  }
+}
+
+llvm::Value* CodeGenLLVM::emit_int_arith(NodeKind k, DType t, const Expr& rhs, llvm::Value* a, llvm::Value* b) {
+  const bool is_signed = t.is_int();
+  const bool nsw = is_signed && t.bits >= 32;
+  switch (k) {
+    case NodeKind::Add:
+      return builder_.CreateAdd(a, b, "", false, nsw);
+    case NodeKind::Sub:
+      return builder_.CreateSub(a, b, "", false, nsw);
+    case NodeKind::Mul:
+      return builder_.CreateMul(a, b, "", false, nsw);
+    case NodeKind::Div:
+      return is_signed ? builder_.CreateSDiv(a, b) : builder_.CreateUDiv(a, b);
+    case NodeKind::Mod:
+      return is_signed ? builder_.CreateSRem(a, b) : builder_.CreateURem(a, b);
+    case NodeKind::FloorDiv:
+      return is_signed ? emit_floor_div_mod(true, rhs, a, b) : builder_.CreateUDiv(a, b);
+    case NodeKind::FloorMod:
+      return is_signed ? emit_floor_div_mod(false, rhs, a, b) : builder_.CreateURem(a, b);
+    case NodeKind::Min:
+      return builder_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b);
+    case NodeKind::Max:
+      return builder_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b);
+    default:
+      internal_error() << "not an integer arithmetic op: " << node_kind_name(k);
+  }
+}
+
+// Signed floor division / modulo. A positive constant divisor (the common
+// case: split and fuse produce them) needs one fix-up compare, a power of two
+// none at all; the general case corrects when remainder and divisor differ in sign.
+llvm::Value* CodeGenLLVM::emit_floor_div_mod(bool is_div, const Expr& rhs, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* ty = a->getType();
+  int64_t c = 0;
+  if (as_const_int(rhs, &c) && c > 0) {
+    if ((c & (c - 1)) == 0) {
+      int shift = 0;
+      while ((int64_t{1} << shift) < c) ++shift;
+      return is_div ? builder_.CreateAShr(a, make_int(ty, shift)) : builder_.CreateAnd(a, make_int(ty, c - 1));
+    }
+    llvm::Value* q = builder_.CreateSDiv(a, b);
+    llvm::Value* r = builder_.CreateSRem(a, b);
+    llvm::Value* neg = builder_.CreateICmpSLT(r, llvm::Constant::getNullValue(ty));
+    return is_div ? builder_.CreateSub(q, builder_.CreateZExt(neg, ty))
+                  : builder_.CreateSelect(neg, builder_.CreateAdd(r, b), r);
+  }
+  llvm::Value* q = builder_.CreateSDiv(a, b);
+  llvm::Value* r = builder_.CreateSRem(a, b);
+  llvm::Value* zero = llvm::Constant::getNullValue(ty);
+  llvm::Value* adjust =
+      builder_.CreateAnd(builder_.CreateICmpNE(r, zero), builder_.CreateICmpSLT(builder_.CreateXor(r, b), zero));
+  return is_div ? builder_.CreateSub(q, builder_.CreateZExt(adjust, ty))
+                : builder_.CreateSelect(adjust, builder_.CreateAdd(r, b), r);
+}
+
+llvm::Value* CodeGenLLVM::emit_compare(NodeKind k, DType t, llvm::Value* a, llvm::Value* b) {
+  if (t.is_float()) {
+    switch (k) {
+      case NodeKind::EQ:
+        return builder_.CreateFCmpOEQ(a, b);
+      case NodeKind::NE:
+        return builder_.CreateFCmpUNE(a, b);
+      case NodeKind::LT:
+        return builder_.CreateFCmpOLT(a, b);
+      case NodeKind::LE:
+        return builder_.CreateFCmpOLE(a, b);
+      case NodeKind::GT:
+        return builder_.CreateFCmpOGT(a, b);
+      case NodeKind::GE:
+        return builder_.CreateFCmpOGE(a, b);
+      default:
+        break;
+    }
+  } else {
+    const bool s = t.is_int();
+    switch (k) {
+      case NodeKind::EQ:
+        return builder_.CreateICmpEQ(a, b);
+      case NodeKind::NE:
+        return builder_.CreateICmpNE(a, b);
+      case NodeKind::LT:
+        return s ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpULT(a, b);
+      case NodeKind::LE:
+        return s ? builder_.CreateICmpSLE(a, b) : builder_.CreateICmpULE(a, b);
+      case NodeKind::GT:
+        return s ? builder_.CreateICmpSGT(a, b) : builder_.CreateICmpUGT(a, b);
+      case NodeKind::GE:
+        return s ? builder_.CreateICmpSGE(a, b) : builder_.CreateICmpUGE(a, b);
+      default:
+        break;
+    }
+  }
+  internal_error() << "not a comparison: " << node_kind_name(k);
+}
+
+llvm::Value* CodeGenLLVM::emit_call(const CallNode* op) {
+  const DType t = op->dtype;
+  std::vector<llvm::Value*> args;
+  for (const Expr& a : op->args) args.push_back(emit(a));
+  if (t.code != DType::kBFloat) return emit_math(op->op, t, args);
+  for (auto& a : args) a = bf16_to_f32(a);
+  return f32_to_bf16(emit_math(op->op, DType::f32().with_lanes(t.lanes), args));
+}
+
+llvm::Value* CodeGenLLVM::emit_math(MathOp op, DType t, const std::vector<llvm::Value*>& args) {
+  llvm::Value* x = args[0];
+  auto unary = [&](llvm::Intrinsic::ID id) { return builder_.CreateUnaryIntrinsic(id, x); };
+  switch (op) {
+    case MathOp::kExp:
+      return unary(llvm::Intrinsic::exp);
+    case MathOp::kLog:
+      return unary(llvm::Intrinsic::log);
+    case MathOp::kSqrt:
+      return unary(llvm::Intrinsic::sqrt);
+    case MathOp::kFabs:
+      return unary(llvm::Intrinsic::fabs);
+    case MathOp::kFloor:
+      return unary(llvm::Intrinsic::floor);
+    case MathOp::kCeil:
+      return unary(llvm::Intrinsic::ceil);
+    case MathOp::kRound:
+      return unary(llvm::Intrinsic::round);  // halfway cases away from zero, like C round()
+    case MathOp::kPow:
+      return builder_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]);
+    case MathOp::kTanh:
+      return emit_libm_per_lane("tanh", t, x);
+    case MathOp::kErf:
+      return emit_libm_per_lane("erf", t, x);
+    case MathOp::kSigmoid: {
+      llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
+      llvm::Value* e = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, builder_.CreateFNeg(x));
+      return builder_.CreateFDiv(one, builder_.CreateFAdd(one, e));
+    }
+  }
+  internal_error() << "unknown math op";
+}
+
+// A libm function without an LLVM intrinsic: one call per lane (f16 via f32).
+llvm::Value* CodeGenLLVM::emit_libm_per_lane(const std::string& name, DType t, llvm::Value* x) {
+  if (t.bits == 16) {
+    llvm::Type* half_ty = x->getType();
+    const DType f32 = DType::f32().with_lanes(t.lanes);
+    llvm::Value* r = emit_libm_per_lane(name, f32, builder_.CreateFPExt(x, llvm_type(f32)));
+    return builder_.CreateFPTrunc(r, half_ty);
+  }
+  internal_assert(t.bits == 32 || t.bits == 64) << t.str();
+  llvm::Type* scalar = llvm_type(t.element_of());
+  llvm::Function* fn = declare_libm(t.bits == 32 ? name + "f" : name, scalar, {scalar});
+  if (t.lanes == 1) return builder_.CreateCall(fn, {x});
+  llvm::Value* out = llvm::UndefValue::get(x->getType());
+  for (int i = 0; i < t.lanes; ++i) {
+    llvm::Value* lane = builder_.CreateCall(fn, {builder_.CreateExtractElement(x, i)});
+    out = builder_.CreateInsertElement(out, lane, i);
+  }
+  return out;
+}
+
+llvm::Value* CodeGenLLVM::emit_ramp(const RampNode* op) {
+  const DType elem = op->dtype.element_of();
+  internal_assert(elem.code != DType::kBFloat) << "bf16 ramp";
+  llvm::Value* base = builder_.CreateVectorSplat(op->lanes, emit(op->base));
+  llvm::Value* stride = builder_.CreateVectorSplat(op->lanes, emit(op->stride));
+  std::vector<llvm::Constant*> steps;
+  llvm::Type* et = llvm_type(elem);
+  for (int i = 0; i < op->lanes; ++i) {
+    steps.push_back(elem.is_float() ? llvm::ConstantFP::get(et, i) : llvm::cast<llvm::Constant>(make_int(et, i)));
+  }
+  llvm::Value* offsets = llvm::ConstantVector::get(steps);
+  if (elem.is_float()) return builder_.CreateFAdd(base, builder_.CreateFMul(stride, offsets));
+  const bool nsw = elem.is_int() && elem.bits >= 32;
+  return builder_.CreateAdd(base, builder_.CreateMul(stride, offsets, "", false, nsw), "", false, nsw);
+}
+
+llvm::Value* CodeGenLLVM::emit_let(const LetNode* op) {
+  llvm::Value* value = emit(op->value);
+  const VarNode* v = op->var.node();
+  auto it = values_.find(v);
+  llvm::Value* previous = it == values_.end() ? nullptr : it->second;
+  bind(v, value);
+  Analyzer::VarScope scope(&analyzer_, op->var);
+  if (op->value.dtype().is_integer() && op->value.dtype().is_scalar()) analyzer_.bind(op->var, op->value);
+  llvm::Value* result = emit(op->body);
+  unbind(v, previous);
+  return result;
+}
+
+}  // namespace kiln

@@ -1,0 +1,153 @@
+// Loads and stores: scalar, contiguous vector (Ramp with stride 1), broadcast,
+// gather/scatter for any other vector index, masked variants for predicates,
+// and alignment from the index's congruence (every buffer is 64-byte aligned).
+#include "codegen/alignment.h"
+#include "codegen/llvm_codegen.h"
+#include "compute/error.h"
+
+namespace kiln {
+namespace {
+
+bool is_contiguous(const Expr& index) {
+  const RampNode* ramp = index.as<RampNode>();
+  return ramp && is_const_int(ramp->stride, 1);
+}
+
+// The scalar index every lane uses, when all lanes read the same element.
+Expr uniform_index(const Expr& index) {
+  if (const RampNode* ramp = index.as<RampNode>()) return is_const_int(ramp->stride, 0) ? ramp->base : Expr();
+  if (const BroadcastNode* b = index.as<BroadcastNode>()) return b->value;
+  return Expr();
+}
+
+}  // namespace
+
+unsigned CodeGenLLVM::alignment_of(const Expr& index, DType elem) {
+  const RampNode* ramp = index.as<RampNode>();
+  const Expr& first = ramp ? ramp->base : index;
+  const int64_t elem_bytes = elem.is_bool() ? 1 : elem.bytes();
+  return static_cast<unsigned>(access_alignment(analyzer_.modular_set(first), elem_bytes));
+}
+
+llvm::Value* CodeGenLLVM::element_pointer(const Var& buffer, llvm::Value* index, DType index_type) {
+  internal_assert(index_type.is_integer() || index_type.is_bool()) << "buffer index of type " << index_type.str();
+  llvm::Value* base = lookup(buffer.node());
+  llvm::Type* elem = memory_type(buffer_elem_type(buffer));
+  return builder_.CreateInBoundsGEP(elem, base, int_to_i64(index, index_type));
+}
+
+llvm::Value* CodeGenLLVM::emit_scalar_predicated(const Expr& predicate, const std::function<llvm::Value*()>& body,
+                                                 llvm::Type* result_type) {
+  internal_assert(predicate.dtype().is_scalar()) << "scalar access with a vector predicate";
+  llvm::Value* cond = emit(predicate);
+  llvm::BasicBlock* entry = builder_.GetInsertBlock();
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "pred_then", func_);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, "pred_done", func_);
+  builder_.CreateCondBr(cond, then_bb, done_bb);
+  builder_.SetInsertPoint(then_bb);
+  llvm::Value* v = body();
+  llvm::BasicBlock* then_end = builder_.GetInsertBlock();
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(done_bb);
+  if (!result_type) return nullptr;
+  llvm::PHINode* phi = builder_.CreatePHI(result_type, 2);
+  phi->addIncoming(llvm::Constant::getNullValue(result_type), entry);
+  phi->addIncoming(v, then_end);
+  return phi;
+}
+
+llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
+  const DType t = op->dtype;
+  const DType elem = t.element_of();
+  internal_assert(memory_type(elem) == memory_type(buffer_elem_type(op->buffer)))
+      << "load of " << t.str() << " from a buffer of " << buffer_elem_type(op->buffer).str();
+  llvm::Type* mem_elem = memory_type(elem);
+
+  if (t.lanes == 1) {
+    auto load = [&]() -> llvm::Value* {
+      llvm::Value* ptr = element_pointer(op->buffer, emit(op->index), op->index.dtype());
+      return builder_.CreateAlignedLoad(mem_elem, ptr, llvm::Align(alignment_of(op->index, elem)));
+    };
+    llvm::Value* v = op->predicate.defined() ? emit_scalar_predicated(op->predicate, load, mem_elem) : load();
+    return from_memory(v, elem);
+  }
+
+  llvm::Type* vec_mem = memory_type(t);
+  llvm::Value* mask = nullptr;
+  if (op->predicate.defined()) {
+    mask = emit(op->predicate);
+    if (!mask->getType()->isVectorTy()) mask = builder_.CreateVectorSplat(t.lanes, mask);
+  }
+  llvm::Value* zero = llvm::Constant::getNullValue(vec_mem);
+  llvm::Value* v = nullptr;
+  if (is_contiguous(op->index)) {
+    const Expr& base = op->index.as<RampNode>()->base;
+    llvm::Value* ptr = element_pointer(op->buffer, emit(base), base.dtype());
+    llvm::Value* vptr = builder_.CreateBitCast(ptr, vec_mem->getPointerTo());
+    const llvm::Align align(alignment_of(op->index, elem));
+    if (mask) {
+      v = builder_.CreateMaskedLoad(vec_mem, vptr, align, mask, zero);
+    } else {
+      v = builder_.CreateAlignedLoad(vec_mem, vptr, align);
+    }
+  } else if (Expr u = uniform_index(op->index); u.defined() && !mask) {
+    llvm::Value* ptr = element_pointer(op->buffer, emit(u), u.dtype());
+    llvm::Value* s = builder_.CreateAlignedLoad(mem_elem, ptr, llvm::Align(alignment_of(u, elem)));
+    v = builder_.CreateVectorSplat(t.lanes, s);
+  } else {
+    llvm::Value* ptrs = element_pointer(op->buffer, emit(op->index), op->index.dtype());
+    const llvm::Align align(elem.is_bool() ? 1 : elem.bytes());
+    v = builder_.CreateMaskedGather(vec_mem, ptrs, align, mask, zero);
+  }
+  return from_memory(v, t);
+}
+
+void CodeGenLLVM::emit_store(const StoreNode* op) {
+  const DType t = op->value.dtype();
+  const DType elem = t.element_of();
+  internal_assert(t.lanes == op->index.dtype().lanes)
+      << "store of " << t.str() << " at a " << op->index.dtype().str() << " index";
+  internal_assert(memory_type(elem) == memory_type(buffer_elem_type(op->buffer)))
+      << "store of " << t.str() << " into a buffer of " << buffer_elem_type(op->buffer).str();
+
+  if (t.lanes == 1) {
+    auto store = [&]() -> llvm::Value* {
+      llvm::Value* v = to_memory(emit(op->value), elem);
+      llvm::Value* ptr = element_pointer(op->buffer, emit(op->index), op->index.dtype());
+      builder_.CreateAlignedStore(v, ptr, llvm::Align(alignment_of(op->index, elem)));
+      return nullptr;
+    };
+    if (op->predicate.defined()) {
+      emit_scalar_predicated(op->predicate, store, nullptr);
+    } else {
+      store();
+    }
+    return;
+  }
+
+  llvm::Type* vec_mem = memory_type(t);
+  llvm::Value* value = to_memory(emit(op->value), t);
+  llvm::Value* mask = nullptr;
+  if (op->predicate.defined()) {
+    mask = emit(op->predicate);
+    if (!mask->getType()->isVectorTy()) mask = builder_.CreateVectorSplat(t.lanes, mask);
+  }
+  if (is_contiguous(op->index)) {
+    const Expr& base = op->index.as<RampNode>()->base;
+    llvm::Value* ptr = element_pointer(op->buffer, emit(base), base.dtype());
+    llvm::Value* vptr = builder_.CreateBitCast(ptr, vec_mem->getPointerTo());
+    const llvm::Align align(alignment_of(op->index, elem));
+    if (mask) {
+      builder_.CreateMaskedStore(value, vptr, align, mask);
+    } else {
+      builder_.CreateAlignedStore(value, vptr, align);
+    }
+    return;
+  }
+  // Scatter; lanes that hit the same element store in lane order (last wins).
+  llvm::Value* ptrs = element_pointer(op->buffer, emit(op->index), op->index.dtype());
+  const llvm::Align align(elem.is_bool() ? 1 : elem.bytes());
+  builder_.CreateMaskedScatter(value, ptrs, align, mask);
+}
+
+}  // namespace kiln

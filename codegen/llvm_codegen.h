@@ -1,0 +1,135 @@
+// Lowered loop IR -> LLVM IR (internal header: exposes LLVM types; the public
+// entry points are in codegen/build.h).
+//
+// Per LoweredFunc NAME the module gets
+//   internal i32 @NAME_compute(T0* noalias align 64 %A, ...)   the kernel body
+//   i32 @NAME(i8** %args)                                      packed entry (runtime/c_api.h)
+// and once per module the writable slot `i8* @__kiln_parallel_for` through
+// which parallel loops reach the runtime's thread pool.
+//
+// Representation choices (the rest of codegen relies on them):
+// - bool is i1 in registers and i8 in memory.
+// - bf16 is i16 (its bit pattern) in registers and memory. Arithmetic converts
+//   to f32, computes there and rounds back to nearest even after every
+//   operation; LLVM 14's x86 backend cannot select bfloat arithmetic, and f32
+//   has enough precision that the double rounding is exact for + - * / sqrt.
+// - f16 is LLVM `half` (the backend promotes to f32 where it must).
+// - Float operations carry only the `contract` fast-math flag (so a*b+c
+//   becomes an FMA); everything else stays IEEE. Float min/max are
+//   select(a < b, a, b), which is what x86 minps/maxps compute. NE on floats is
+//   unordered (NaN != NaN, as in C), the other comparisons are ordered.
+// - Signed i32/i64 add/sub/mul are `nsw` (overflow is undefined, as for C int,
+//   which lets LLVM widen index arithmetic); 8- and 16-bit integers wrap.
+// - libm calls (tanh, erf, and what the intrinsics lower to) are assumed not
+//   to set errno.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "codegen/build.h"
+#include "codegen/target.h"
+#include "compute/analyzer.h"
+#include "compute/function.h"
+
+namespace kiln {
+
+class CodeGenLLVM {
+ public:
+  CodeGenLLVM(llvm::LLVMContext& ctx, const Target& target, llvm::TargetMachine& tm);
+
+  // Translates the functions into one verified, unoptimized module.
+  std::unique_ptr<llvm::Module> compile(const std::vector<LoweredFunc>& funcs);
+
+ private:
+  // ---- llvm_codegen.cpp: functions, entry points, shared helpers
+  void add_function(const LoweredFunc& f);
+  llvm::AllocaInst* create_entry_alloca(llvm::Type* type, const std::string& name);
+  // Returns rc from the current function when it is non-zero (frees live heap buffers first).
+  void emit_return_on_error(llvm::Value* rc);
+  llvm::Value* lookup(const VarNode* v) const;
+  void bind(const VarNode* v, llvm::Value* value);
+  void unbind(const VarNode* v, llvm::Value* previous);
+  DType buffer_elem_type(const Var& buffer) const;
+  // A pure libm function (no errno, no memory access), or any other C function.
+  llvm::Function* declare_libm(const std::string& name, llvm::Type* ret, std::vector<llvm::Type*> args);
+  llvm::Function* declare_extern(const std::string& name, llvm::Type* ret, std::vector<llvm::Type*> args);
+
+  // ---- llvm_types.cpp: types, constants and conversions
+  llvm::Type* llvm_type(DType t);    // register type
+  llvm::Type* memory_type(DType t);  // in-memory type (bool -> i8)
+  llvm::Value* to_memory(llvm::Value* v, DType t);
+  llvm::Value* from_memory(llvm::Value* v, DType t);
+  llvm::Value* bf16_to_f32(llvm::Value* v);
+  llvm::Value* f32_to_bf16(llvm::Value* v);
+  llvm::Value* cast_value(llvm::Value* v, DType from, DType to);
+  llvm::Value* int_to_i64(llvm::Value* v, DType t);
+  llvm::Value* make_int(llvm::Type* t, int64_t v);
+
+  // ---- codegen_expr.cpp
+  llvm::Value* emit(const Expr& e);
+  llvm::Value* emit_binary(const BinaryNode* op);
+  llvm::Value* emit_float_arith(NodeKind k, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_int_arith(NodeKind k, DType t, const Expr& rhs, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_floor_div_mod(bool is_div, const Expr& rhs, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_compare(NodeKind k, DType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_call(const CallNode* op);
+  llvm::Value* emit_math(MathOp op, DType t, const std::vector<llvm::Value*>& args);
+  llvm::Value* emit_libm_per_lane(const std::string& name, DType t, llvm::Value* x);
+  llvm::Value* emit_ramp(const RampNode* op);
+  llvm::Value* emit_let(const LetNode* op);
+
+  // ---- codegen_memory.cpp: loads, stores, alignment
+  llvm::Value* emit_load(const LoadNode* op);
+  void emit_store(const StoreNode* op);
+  // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.
+  llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);
+  // Alignment in bytes of element `index` of a 64-byte-aligned buffer.
+  unsigned alignment_of(const Expr& index, DType elem);
+  llvm::Value* emit_scalar_predicated(const Expr& predicate, const std::function<llvm::Value*()>& body,
+                                      llvm::Type* result_type);
+
+  // ---- codegen_stmt.cpp
+  void emit(const Stmt& s);
+  void emit_for(const ForNode* op);
+  void emit_serial_loop(const Var& var, llvm::Value* min, llvm::Value* extent, const Stmt& body, bool unroll);
+  void emit_if(const IfThenElseNode* op);
+  void emit_let_stmt(const LetStmtNode* op);
+  void emit_allocate(const AllocateNode* op);
+
+  // ---- codegen_parallel.cpp
+  void emit_parallel_for(const ForNode* op);
+
+  llvm::LLVMContext& ctx_;
+  Target target_;
+  llvm::TargetMachine& tm_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::IRBuilder<> builder_;
+  llvm::GlobalVariable* parallel_slot_ = nullptr;
+
+  // State of the function being emitted (saved and restored around outlining).
+  llvm::Function* func_ = nullptr;
+  std::string func_name_;                  // the LoweredFunc's name, for naming outlined functions
+  std::vector<llvm::Value*> heap_allocs_;  // live aligned_alloc buffers, freed on early return
+
+  std::unordered_map<const VarNode*, llvm::Value*> values_;
+  std::unordered_map<const VarNode*, DType> buffer_types_;  // element type of each buffer variable
+  Analyzer analyzer_;                                       // let-bound integer vars, for the alignment of accesses
+  int outlined_count_ = 0;
+};
+
+// Lowers, verifies and optimizes (O3 for tm's target) the functions into a
+// module of ctx. Names must be unique C identifiers (user_error otherwise).
+std::unique_ptr<llvm::Module> build_optimized_module(const std::vector<LoweredFunc>& funcs, const Target& target,
+                                                     llvm::LLVMContext& ctx, llvm::TargetMachine& tm);
+
+}  // namespace kiln

@@ -1,0 +1,120 @@
+// LLVM plumbing: target initialization, TargetMachine creation, the O3
+// pipeline and machine-code emission (see llvm_support.h).
+#include "codegen/llvm_support.h"
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CodeGen.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <mutex>
+
+#include "compute/error.h"
+
+namespace kiln {
+namespace llvm_support {
+
+void initialize_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
+  });
+}
+
+const llvm::Target* lookup_target(const std::string& triple, std::string* error) {
+  initialize_llvm();
+  return llvm::TargetRegistry::lookupTarget(triple, *error);
+}
+
+std::unique_ptr<llvm::MCSubtargetInfo> create_subtarget_info(const std::string& triple, const std::string& cpu,
+                                                             const std::string& attrs) {
+  std::string error;
+  const llvm::Target* t = lookup_target(triple, &error);
+  internal_assert(t != nullptr) << "triple " << triple << " was validated: " << error;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(t->createMCSubtargetInfo(triple, cpu, attrs));
+}
+
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const Target& target) {
+  internal_assert(target.kind == "llvm") << "LLVM target machine for a " << target.kind << " target";
+  std::string error;
+  const llvm::Target* t = lookup_target(target.triple, &error);
+  user_check(t != nullptr) << "target '" << target.str() << "': LLVM has no backend for triple '" << target.triple
+                           << "' (" << error << ")";
+  llvm::TargetOptions options;
+  // Fusing a*b+c into an FMA is decided per instruction by the `contract`
+  // fast-math flag that codegen sets; nothing else is relaxed globally.
+  options.AllowFPOpFusion = llvm::FPOpFusion::Standard;
+  llvm::TargetMachine* tm = t->createTargetMachine(target.triple, target.cpu, target.attrs, options, llvm::Reloc::PIC_,
+                                                   llvm::None, llvm::CodeGenOpt::Aggressive);
+  internal_assert(tm != nullptr) << "cannot create a target machine for " << target.str();
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+void set_function_target_attributes(llvm::Module& module, const Target& target) {
+  const bool avx512 = target.vector_bits() >= 512;
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    if (!target.cpu.empty()) f.addFnAttr("target-cpu", target.cpu);
+    if (!target.attrs.empty()) f.addFnAttr("target-features", target.attrs);
+    // Many x86 CPUs default to 256-bit vectors in the loop vectorizer; kiln's
+    // schedules vectorize explicitly at 512 bits, so let LLVM do the same.
+    if (avx512) f.addFnAttr("prefer-vector-width", "512");
+  }
+}
+
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  pto.LoopUnrolling = true;
+  llvm::PassBuilder pb(&tm, pto);
+  // Lets the optimizer know which libm functions exist on the target.
+  llvm::TargetLibraryInfoImpl tlii(llvm::Triple(module.getTargetTriple()));
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);  // includes TargetIRAnalysis from tm (the cost model)
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+std::vector<char> emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm, FileKind kind) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  const auto type = kind == FileKind::kObject ? llvm::CGFT_ObjectFile : llvm::CGFT_AssemblyFile;
+  internal_assert(!tm.addPassesToEmitFile(pm, os, nullptr, type)) << "target cannot emit this file type";
+  pm.run(module);
+  return std::vector<char>(buffer.begin(), buffer.end());
+}
+
+void verify_module(const llvm::Module& module) {
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  if (llvm::verifyModule(module, &os)) {
+    os.flush();
+    std::string ir;
+    llvm::raw_string_ostream irs(ir);
+    module.print(irs, nullptr);
+    irs.flush();
+    internal_error() << "generated LLVM IR does not verify: " << report << "\n" << ir;
+  }
+}
+
+}  // namespace llvm_support
+}  // namespace kiln

@@ -1,0 +1,26 @@
+// conv2d, NCHW data and KCRS weights:
+//   out[n, k, oh, ow] = sum_{c, r, s} pad(data)[n, c, oh*stride + r*dilation,
+//                                               ow*stride + s*dilation] * W[k, c, r, s]
+// with zero padding `pad` on both sides of H and W.
+#pragma once
+
+#include "kernels/op_registry.h"
+
+namespace kiln {
+
+OpDef conv2d_op_def();
+
+OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                         int64_t stride, int64_t pad, int64_t dilation, DType dtype);
+
+// Weights packed as [K/kb, C, R, S, kb]; each (ow_block x kb) output tile
+// accumulates in registers in an NCHW[kb]c layout and is copied out to NCHW.
+struct Conv2dSchedule {
+  int64_t kb = 32;   // output channels per tile (vectorized)
+  int64_t owb = 14;  // output columns per tile (unrolled)
+  bool parallel = true;
+};
+ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg);
+Conv2dSchedule conv2d_default_config(const OpInstance& op, const CpuInfo& cpu);
+
+}  // namespace kiln

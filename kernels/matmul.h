@@ -1,0 +1,25 @@
+// matmul: row-major C[M, N] = A[M, K] . B[K, N], optional bias[N] and relu
+// epilogue. Integer inputs (i8, u8, i32) accumulate in i32.
+#pragma once
+
+#include "kernels/op_registry.h"
+
+namespace kiln {
+
+OpDef matmul_op_def();
+
+// The plain definition (the oracle's input).
+OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool bias, bool relu);
+
+// Register-blocked, packed schedule: B is packed into panels of `nb`
+// columns, each (mb x nb) tile of C accumulates in registers over K.
+struct MatmulSchedule {
+  int64_t mb = 6, nb = 64;  // register tile
+  int64_t kb = 0;           // K block for the micro-kernel loop (0 = whole K)
+  int64_t k_unroll = 1;     // unroll factor of the innermost k loop
+  bool parallel = true;
+};
+ScheduledOp matmul_schedule(const OpInstance& op, const MatmulSchedule& cfg);
+MatmulSchedule matmul_default_config(const OpInstance& op, const CpuInfo& cpu);
+
+}  // namespace kiln

@@ -1,0 +1,96 @@
+#include "kernels/op_registry.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+#include "compute/error.h"
+#include "kernels/conv2d.h"
+#include "kernels/elemwise.h"
+#include "kernels/matmul.h"
+
+namespace kiln {
+
+std::vector<Tensor> OpInstance::args() const {
+  std::vector<Tensor> a = inputs;
+  a.insert(a.end(), outputs.begin(), outputs.end());
+  return a;
+}
+
+const std::vector<OpDef>& op_registry() {
+  static const std::vector<OpDef> ops = {matmul_op_def(), conv2d_op_def(), elemwise_op_def()};
+  return ops;
+}
+
+const OpDef& find_op(const std::string& name) {
+  for (auto& op : op_registry())
+    if (op.name == name) return op;
+  std::ostringstream known;
+  for (auto& op : op_registry()) known << (&op == &op_registry().front() ? "" : ", ") << op.name;
+  user_error() << "unknown op '" << name << "' (known ops: " << known.str() << ")";
+}
+
+namespace {
+
+int64_t parse_int(const Workload& w, const OpParam& p, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  user_check(!v.empty() && end && *end == '\0' && errno == 0)
+      << "workload '" << w.text << "': " << p.name << "='" << v << "' is not an integer";
+  user_check(x >= p.min_value) << "workload '" << w.text << "': " << p.name << "=" << x << " must be at least "
+                               << p.min_value;
+  user_check(x <= (int64_t{1} << 30)) << "workload '" << w.text << "': " << p.name << "=" << x << " is too large";
+  return x;
+}
+
+}  // namespace
+
+OpInstance build_workload(const Workload& w) {
+  const OpDef& def = find_op(w.op);
+  for (auto& [name, value] : w.params) {
+    bool known = false;
+    for (auto& p : def.params) known |= p.name == name;
+    if (!known) {
+      std::ostringstream names;
+      for (auto& p : def.params) names << (&p == &def.params.front() ? "" : ", ") << p.name;
+      user_error() << "workload '" << w.text << "': " << def.name << " has no parameter '" << name
+                   << "' (parameters: " << names.str() << ")";
+    }
+  }
+  std::map<std::string, int64_t> ints;
+  DType dtype = DType::f32();
+  std::ostringstream canon;
+  canon << def.name << ":";
+  bool first = true;
+  for (auto& p : def.params) {
+    const std::string* v = w.find(p.name);
+    std::string value = v ? *v : p.default_value;
+    user_check(!value.empty()) << "workload '" << w.text << "': missing parameter " << p.name << " (" << p.meaning
+                               << ")";
+    if (p.kind == OpParam::kDType) {
+      dtype = parse_dtype(value);
+      value = dtype.str();
+    } else {
+      OpParam q = p;
+      if (p.kind == OpParam::kFlag) q.min_value = 0;
+      int64_t x = parse_int(w, q, value);
+      user_check(p.kind != OpParam::kFlag || x <= 1)
+          << "workload '" << w.text << "': " << p.name << " is a flag and must be 0 or 1, got " << x;
+      ints[p.name] = x;
+      value = std::to_string(x);
+    }
+    canon << (first ? "" : ",") << p.name << "=" << value;
+    first = false;
+  }
+  OpInstance inst = def.build(ints, dtype);
+  inst.op = def.name;
+  inst.ints = ints;
+  inst.dtype = dtype;
+  inst.canonical = canon.str();
+  return inst;
+}
+
+OpInstance build_workload(const std::string& text) { return build_workload(Workload::parse(text)); }
+
+}  // namespace kiln

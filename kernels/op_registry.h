@@ -1,0 +1,70 @@
+// The operators kiln knows, listed explicitly (no static-initializer
+// registration). Each op declares its parameters, builds its tensor
+// expression from a workload, and provides a hand-written CPU schedule.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compute/tensor.h"
+#include "kernels/workload.h"
+#include "schedule/schedule.h"
+
+namespace kiln {
+
+// What a schedule may assume about the CPU it targets.
+struct CpuInfo {
+  int vector_bits = 512;  // widest native vector register
+  int num_threads = 2;    // cores the parallel loops run on
+};
+
+struct OpParam {
+  enum Kind { kInt, kDType, kFlag } kind;
+  std::string name;
+  std::string meaning;
+  std::string default_value;  // empty: required
+  int64_t min_value = 1;      // for kInt
+};
+
+// A built operator: its tensors and work.
+struct OpInstance {
+  std::string op;
+  std::map<std::string, int64_t> ints;  // resolved integer parameters
+  DType dtype = DType::f32();           // element type of the inputs
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  std::vector<Tensor> args() const;  // inputs then outputs
+  double flops = 0;                   // arithmetic work (FMA = 2), padding included
+  std::string canonical;              // canonical workload string (every parameter)
+  // Tensors of interest to schedules, by role ("data_pad", "packed_B", ...).
+  std::map<std::string, Tensor> parts;
+};
+
+// A schedule ready to lower: the graph may differ from the op's plain
+// definition (e.g. a packed operand stage) but reads the same placeholders
+// and computes the same values.
+struct ScheduledOp {
+  std::shared_ptr<Schedule> schedule;
+  std::vector<Tensor> args;  // inputs (the instance's placeholders), then outputs
+};
+
+struct OpDef {
+  std::string name;
+  std::string summary;
+  std::vector<OpParam> params;
+  std::function<OpInstance(const std::map<std::string, int64_t>&, DType)> build;
+  std::function<ScheduledOp(const OpInstance&, const CpuInfo&)> hand_schedule;
+};
+
+const std::vector<OpDef>& op_registry();
+// The op named by the workload, or user_error listing the known ops.
+const OpDef& find_op(const std::string& name);
+// Parses and validates a workload string into a built op. user_error for
+// an unknown op or parameter, a missing parameter, or a bad value.
+OpInstance build_workload(const std::string& text);
+OpInstance build_workload(const Workload& w);
+
+}  // namespace kiln

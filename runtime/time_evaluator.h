@@ -1,0 +1,42 @@
+// The time evaluator: measures a function with the usual protocol (warm-up,
+// `number` calls per measurement grown until a measurement lasts
+// min_repeat_ms, `repeat` measurements, optional cache flush and cooldown
+// between measurements) and reports every sample.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace kiln::rt {
+
+struct TimeOptions {
+  int number = 1;            // calls per measurement (a start value when min_repeat_ms > 0)
+  int repeat = 5;            // measurements
+  double min_repeat_ms = 0;  // grow `number` until one measurement takes this long
+  int warmup = 1;            // untimed calls before anything else
+  double cooldown_ms = 0;    // sleep between measurements
+  // Write a buffer larger than the LLC before each measurement (untimed). Only
+  // the first call of a measurement starts cold: use it with number = 1.
+  bool flush_cache = false;
+  size_t flush_bytes = size_t{64} << 20;
+};
+
+struct TimeResult {
+  std::vector<double> samples_ms;  // per-call time of each measurement: elapsed / number
+  double median_ms = 0;
+  double mean_ms = 0;
+  double min_ms = 0;
+  double stddev_ms = 0;  // sample standard deviation (0 for one sample)
+  int number = 0;        // calls per measurement actually used
+};
+
+// Throws std::invalid_argument on number < 1, repeat < 1, warmup < 0 or
+// negative times; exceptions from fn propagate.
+TimeResult time_function(const std::function<void()>& fn, const TimeOptions& options);
+
+// Statistics of a list of samples (used by time_function, and by anyone who
+// merges samples from several runs). Empty input gives all zeros.
+void summarize(TimeResult& result);
+
+}  // namespace kiln::rt

@@ -1,0 +1,108 @@
+#include "schedule/lower.h"
+
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <unordered_set>
+
+#include "compute/error.h"
+#include "compute/printer.h"
+#include "compute/simplify.h"
+#include "schedule/bound.h"
+#include "schedule/passes/loop_partition.h"
+#include "schedule/passes/remove_no_op.h"
+#include "schedule/passes/storage_flatten.h"
+#include "schedule/passes/unroll.h"
+#include "schedule/passes/vectorize.h"
+#include "schedule/schedule_ops.h"
+#include "schedule/verify.h"
+
+namespace kiln {
+
+namespace {
+
+struct Pass {
+  const char* name;
+  std::function<Stmt(const Stmt&)> run;
+  bool flattened_after;
+};
+
+// The pass pipeline, in order. Every pass is a pure Stmt -> Stmt function.
+const std::vector<Pass>& pass_list() {
+  static const std::vector<Pass> passes = {
+      {"storage_flatten", passes::storage_flatten, true},
+      {"simplify", [](const Stmt& s) { return simplify(s); }, true},
+      {"loop_partition", passes::loop_partition, true},
+      // Partitioned loops have constant extents only once simplified.
+      {"simplify", [](const Stmt& s) { return simplify(s); }, true},
+      {"vectorize", passes::vectorize, true},
+      {"unroll", passes::unroll, true},
+      {"simplify", [](const Stmt& s) { return simplify(s); }, true},
+      {"remove_no_op", passes::remove_no_op, true},
+  };
+  return passes;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+}  // namespace
+
+Stmt lower_to_loop_nest(const Schedule& sch, const std::vector<Tensor>& args, std::vector<BufferArg>* buffer_args) {
+  user_check(!args.empty()) << "lower: the function needs at least one argument";
+  std::vector<std::pair<Tensor, Var>> binds;
+  std::unordered_set<const void*> seen;
+  for (auto& t : args) {
+    user_check(sch.has_stage(t->op)) << "lower: argument '" << t.name() << "' is not part of the schedule";
+    user_check(seen.insert(sch[t].node()).second) << "lower: argument '" << t.name() << "' is given twice";
+    Tensor cur(sch.current_op(t));
+    Var data = Var::handle(t.name(), cur.dtype());
+    binds.emplace_back(t, data);
+    if (buffer_args) {
+      BufferArg a{data, t.name(), cur.dtype(), {}};
+      for (auto& e : cur.shape()) a.shape.push_back(*as_const_int(e));
+      buffer_args->push_back(a);
+    }
+  }
+  for (auto& st : sch.stages()) {
+    if (!st->is_placeholder) continue;
+    bool read = false;
+    for (auto& other : sch.stages())
+      for (auto& in : input_tensors(other->op)) read |= sch[in].node() == st.node();
+    user_check(!read || seen.count(st.node()))
+        << "lower: input '" << st.name() << "' is read but is not among the function's arguments";
+  }
+  for (auto& t : sch.outputs())
+    user_check(seen.count(sch[t].node())) << "lower: output '" << t.name() << "' is not among the function's arguments";
+  BoundMap bm = infer_bounds(sch);
+  return schedule_ops(sch, bm, binds);
+}
+
+LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name) {
+  user_check(!name.empty()) << "lower: the function needs a name";
+  LoweredFunc f;
+  f.name = name;
+  Stmt stmt = lower_to_loop_nest(sch, args, &f.args);
+  const bool debug = env_flag("KILN_DEBUG_LOWER");
+#ifndef NDEBUG
+  const bool verify = true;
+#else
+  const bool verify = env_flag("KILN_VERIFY_IR");
+#endif
+  std::vector<Var> free_vars;
+  for (auto& a : f.args) free_vars.push_back(a.data);
+  if (debug) std::cerr << "// ---- " << name << ": loop nest\n" << to_string(stmt) << "\n";
+  for (const Pass& p : pass_list()) {
+    Stmt next = p.run(stmt);
+    internal_assert(next.defined()) << "pass " << p.name << " removed the whole function body";
+    if (verify) verify_ir(next, p.name, p.flattened_after, free_vars);
+    if (debug && !next.same_as(stmt)) std::cerr << "// ---- " << name << ": after " << p.name << "\n" << to_string(next) << "\n";
+    stmt = next;
+  }
+  f.body = stmt;
+  return f;
+}
+
+}  // namespace kiln

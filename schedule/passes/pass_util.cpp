@@ -1,0 +1,36 @@
+#include "schedule/passes/pass_util.h"
+
+#include "compute/error.h"
+#include "compute/tensor.h"  // stmt.h needs TensorNode complete
+
+namespace kiln {
+namespace passes {
+
+bool is_no_op(const Stmt& s) {
+  if (!s.defined()) return true;
+  switch (s->kind()) {
+    case NodeKind::Evaluate: {
+      const Expr& v = s.as<EvaluateNode>()->value;
+      return !v.defined() || v.as<IntImmNode>() || v.as<FloatImmNode>() || v.as<StringImmNode>();
+    }
+    case NodeKind::Seq:
+      for (auto& x : s.as<SeqNode>()->seq)
+        if (!is_no_op(x)) return false;
+      return true;
+    case NodeKind::For: return is_no_op(s.as<ForNode>()->body);
+    case NodeKind::IfThenElse: {
+      auto* op = s.as<IfThenElseNode>();
+      return is_no_op(op->then_case) && is_no_op(op->else_case);
+    }
+    case NodeKind::LetStmt: return is_no_op(s.as<LetStmtNode>()->body);
+    case NodeKind::AttrStmt: return is_no_op(s.as<AttrStmtNode>()->body);
+    case NodeKind::Allocate: return is_no_op(s.as<AllocateNode>()->body);
+    case NodeKind::Realize: return is_no_op(s.as<RealizeNode>()->body);
+    default: return false;
+  }
+}
+
+Stmt make_no_op() { return EvaluateNode::make(make_zero(DType::i32())); }
+
+}  // namespace passes
+}  // namespace kiln

@@ -1,0 +1,19 @@
+// Small IR utilities shared by the lowering passes under schedule/passes/.
+#pragma once
+
+#include "compute/expr.h"
+#include "compute/stmt.h"
+
+namespace kiln {
+namespace passes {
+
+// True for a statement that does nothing: undefined, an Evaluate of a
+// constant, or a Seq/For/IfThenElse/LetStmt/AttrStmt/Allocate/Realize whose bodies
+// do nothing.
+bool is_no_op(const Stmt& s);
+
+// A statement that does nothing, for a pass whose whole result vanished.
+Stmt make_no_op();
+
+}  // namespace passes
+}  // namespace kiln

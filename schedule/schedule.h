@@ -1,0 +1,160 @@
+// Schedules: how each stage (operation) of a tensor-expression graph is
+// computed. A Schedule is a mutable object built by create_schedule() and
+// changed by primitives on its stages (TVM-style), then turned into loop IR
+// by lower(). Every misuse of a primitive is a user_error that names the
+// stage and the axis.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compute/stmt.h"
+#include "compute/tensor.h"
+
+namespace kiln {
+
+// How a derived axis relates to the axes it comes from.
+struct IterVarRelation {
+  enum Kind { kSplit, kFuse } kind;
+  // kSplit: parent -> (outer, inner), inner has extent `factor` (or outer has
+  // extent `nparts` when split by parts).
+  IterVar parent, outer, inner;
+  int64_t factor = 0, nparts = 0;
+  // kFuse: (outer, inner) -> fused.
+  IterVar fused;
+};
+
+// Annotations on a leaf axis.
+struct IterVarAttr {
+  ForKind for_kind = ForKind::kSerial;
+  std::string thread_tag;  // for ForKind::kThreadBinding
+  std::vector<std::pair<std::string, Expr>> pragmas;
+};
+
+enum class AttachType { kRoot, kInline, kScope };
+
+class Schedule;
+class StageNode;
+
+// A handle to one stage of a schedule. Primitives return *this (or the new
+// axes) so they can be chained.
+class Stage {
+ public:
+  Stage() = default;
+  explicit Stage(StageNode* n) : node_(n) {}
+  StageNode* operator->() const { return node_; }
+  StageNode* node() const { return node_; }
+  bool defined() const { return node_ != nullptr; }
+  bool operator==(const Stage& o) const { return node_ == o.node_; }
+  bool operator!=(const Stage& o) const { return node_ != o.node_; }
+
+  // Splits `parent` into (outer, inner) with inner extent `factor`. Any
+  // extent works: a non-divisible tail is guarded.
+  void split(const IterVar& parent, int64_t factor, IterVar* outer, IterVar* inner);
+  // Splits `parent` into (outer, inner) with outer extent `nparts`.
+  void split_nparts(const IterVar& parent, int64_t nparts, IterVar* outer, IterVar* inner);
+  // Fuses two adjacent leaf axes (outer directly before inner) into one.
+  IterVar fuse(const IterVar& outer, const IterVar& inner);
+  // Fuses a run of adjacent leaf axes, outermost first.
+  IterVar fuse(const std::vector<IterVar>& axes);
+  // Puts the given leaf axes in this relative order (the positions they
+  // occupy are kept; only their order among themselves changes).
+  Stage& reorder(const std::vector<IterVar>& order);
+  // split(x, xf), split(y, yf), reorder(xo, yo, xi, yi).
+  void tile(const IterVar& x, const IterVar& y, int64_t x_factor, int64_t y_factor, IterVar* xo, IterVar* yo,
+            IterVar* xi, IterVar* yi);
+  Stage& vectorize(const IterVar& iv);
+  Stage& unroll(const IterVar& iv);
+  Stage& parallel(const IterVar& iv);
+  // GPU: binds the axis to a thread index ("blockIdx.x", "threadIdx.y", ...).
+  Stage& bind(const IterVar& iv, const std::string& thread_tag);
+  Stage& pragma(const IterVar& iv, const std::string& name, Expr value = Expr(1));
+  // Pads the row pitch of dimension `axis` of this stage's buffer so that
+  // pitch % factor == offset (avoids bank/set conflicts).
+  Stage& storage_align(int axis, int64_t factor, int64_t offset);
+  // Computes this stage inside the loop `iv` of `parent` (a consumer).
+  Stage& compute_at(const Stage& parent, const IterVar& iv);
+  // Substitutes this stage's expression into its consumers.
+  Stage& compute_inline();
+  // Computes this stage at the top level (the default).
+  Stage& compute_root();
+  Stage& set_scope(MemScope scope);
+
+  // All leaf axes in loop order; the op's data-parallel and reduction axes.
+  const std::vector<IterVar>& leaf_iter_vars() const;
+  std::vector<IterVar> axis() const;
+  std::vector<IterVar> reduce_axis() const;
+  const std::string& name() const;
+
+ private:
+  StageNode* node_ = nullptr;
+};
+
+class StageNode {
+ public:
+  Operation op;         // current op (rewritten by cache_read/cache_write/rfactor/inline)
+  Operation origin_op;  // the op the user created
+  std::vector<IterVar> root_iter_vars;  // axis then reduce_axis of `op`
+  std::vector<IterVar> all_iter_vars;   // root and derived
+  std::vector<IterVar> leaf_iter_vars;
+  std::vector<IterVarRelation> relations;
+  std::unordered_map<const IterVarNode*, IterVarAttr> iter_attrs;
+  AttachType attach_type = AttachType::kRoot;
+  StageNode* attach_stage = nullptr;
+  IterVar attach_ivar;
+  MemScope scope = MemScope::kGlobal;
+  std::vector<std::pair<int64_t, int64_t>> storage_align;  // per dim: (factor, offset), factor 0 = none
+  bool is_output = false;
+  bool is_placeholder = false;
+  Schedule* schedule = nullptr;
+};
+
+class Schedule {
+ public:
+  // A schedule with one stage per operation reachable from outputs.
+  explicit Schedule(std::vector<Tensor> outputs);
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  // The stage of a tensor (by its original or current op).
+  Stage operator[](const Tensor& t) const;
+  Stage operator[](const Operation& op) const;
+  bool has_stage(const Operation& op) const;
+
+  // A new stage that reads `t` into `scope` memory; `readers` read the copy.
+  Tensor cache_read(const Tensor& t, MemScope scope, const std::vector<Operation>& readers);
+  // A new stage computing `t`'s value in `scope` memory; `t` becomes a copy
+  // from it. Returns the new (cache) tensor.
+  Tensor cache_write(const Tensor& t, MemScope scope);
+  // Factors the reduction of `t` along `axis` (a leaf of a split reduction
+  // axis) into a new stage with that axis as an outer data-parallel
+  // dimension; `t` then reduces over it. Returns the new tensor.
+  Tensor rfactor(const Tensor& t, const IterVar& axis);
+
+  const std::vector<Tensor>& outputs() const { return outputs_; }
+  // Stages in dependency order (producers first).
+  std::vector<Stage> stages() const;
+  // The current op standing for a tensor the user holds.
+  Operation current_op(const Tensor& t) const { return (*this)[t]->op; }
+
+ private:
+  friend class Stage;
+  StageNode* add_stage(const Operation& op, size_t insert_at);
+  size_t position_of(const StageNode* s) const;
+  // Replaces, in the bodies of `readers`, reads of each key op by the value tensor.
+  void rewrite_readers(const std::vector<StageNode*>& readers,
+                       const std::unordered_map<const OperationNode*, Tensor>& replace);
+  void set_op(StageNode* s, const Operation& op);
+
+  std::vector<Tensor> outputs_;
+  std::vector<std::unique_ptr<StageNode>> stages_;
+  std::unordered_map<const OperationNode*, StageNode*> stage_map_;
+};
+
+// Leaf axis of `iv` by name lookup helper for templates: finds the root axis
+// of the stage whose var is named `name` (e.g. "C.i").
+IterVar find_axis(const Stage& s, const std::string& name);
+
+}  // namespace kiln

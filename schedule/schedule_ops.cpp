@@ -1,0 +1,205 @@
+#include "schedule/schedule_ops.h"
+
+#include <map>
+
+#include "compute/analyzer.h"
+#include "compute/error.h"
+#include "compute/expr_ops.h"
+
+namespace kiln {
+
+namespace {
+
+const ComputeOpNode* compute_of(const StageNode* s) { return s->op.as<ComputeOpNode>(); }
+
+// Points every tensor read at the current op of its stage (reads may still
+// name an op that cache_read/cache_write/rfactor replaced).
+class CanonicalizeReads : public IRMutator {
+ public:
+  explicit CanonicalizeReads(const Schedule& sch) : sch_(sch) {}
+  using IRMutator::mutate;
+
+ protected:
+  Expr mutate_TensorRead(const TensorReadNode* op, const Expr& self) override {
+    Expr r = IRMutator::mutate_TensorRead(op, self);
+    if (!sch_.has_stage(op->tensor->op)) return r;
+    const Operation& cur = sch_[op->tensor->op]->op;
+    if (cur == op->tensor->op) return r;
+    return TensorReadNode::make(Tensor(cur), r.as<TensorReadNode>()->indices);
+  }
+
+ private:
+  const Schedule& sch_;
+};
+
+struct Guard {
+  Expr cond;
+  int level;  // deepest leaf position it mentions; -1 for none
+  bool uses_reduce_leaf;
+};
+
+class NestBuilder {
+ public:
+  NestBuilder(const Schedule& sch, const BoundMap& bm) : sch_(sch), bm_(bm) {
+    for (auto& st : sch.stages()) {
+      StageNode* s = st.node();
+      if (s->attach_type == AttachType::kScope) {
+        int pos = -1;
+        for (size_t i = 0; i < s->attach_stage->leaf_iter_vars.size(); ++i)
+          if (s->attach_stage->leaf_iter_vars[i] == s->attach_ivar) pos = static_cast<int>(i);
+        attached_[{s->attach_stage, pos}].push_back(s);
+      }
+    }
+  }
+
+  // The stage's loop nest, with its attached children inside, not realized.
+  Stmt build(const StageNode* s) {
+    const StageBounds& b = bm_.at(s);
+    auto* c = compute_of(s);
+    internal_assert(c) << s->op->name;
+    VarMap values = iter_var_values(s, b);
+    const auto& leaves = s->leaf_iter_vars;
+    int n = static_cast<int>(leaves.size());
+
+    Analyzer ana;
+    for (auto& [stage, pos] : enclosing_loops(s)) {
+      const IterVar& iv = stage->leaf_iter_vars[pos];
+      ana.bind(iv->var, loop_range(bm_.at(stage), iv));
+    }
+    for (auto& iv : leaves) ana.bind(iv->var, loop_range(b, iv));
+
+    // Guards: every root axis and every split parent must stay in its range.
+    std::vector<Guard> guards;
+    auto add_guard = [&](const IterVar& iv) {
+      const Range& r = b.dom.at(iv.get());
+      Expr offset = ana.simplify(values.at(iv->var.node()) - r.min);
+      Expr cond = ana.simplify(offset < r.extent);
+      if (is_one(cond) || ana.can_prove(cond)) return;
+      Guard g{cond, -1, false};
+      for (int i = 0; i < n; ++i)
+        if (uses_var(cond, leaves[i]->var.node())) {
+          g.level = i;
+          g.uses_reduce_leaf |= leaves[i]->iter_kind == IterKind::kReduce;
+        }
+      guards.push_back(g);
+    };
+    for (auto& iv : s->root_iter_vars) add_guard(iv);
+    for (auto& rel : s->relations)
+      if (rel.kind == IterVarRelation::kSplit && !is_root(s, rel.parent)) add_guard(rel.parent);
+
+    // The computation.
+    Tensor self(s->op);
+    std::vector<Expr> idx;
+    for (auto& iv : c->axis) idx.push_back(values.at(iv->var.node()));
+    Expr body = CanonicalizeReads(sch_).mutate(substitute(b.body, values));
+    Stmt update, init;
+    int first_reduce = n;
+    if (auto* red = body.as<ReduceNode>()) {
+      Expr acc = combiner_apply(red->combiner, self(idx), red->source);
+      update = ProvideNode::make(self, acc, idx);
+      if (red->condition.defined() && !is_one(red->condition)) update = IfThenElseNode::make(red->condition, update);
+      init = ProvideNode::make(self, combiner_identity(red->combiner, red->dtype), idx);
+      for (int i = 0; i < n; ++i)
+        if (leaves[i]->iter_kind == IterKind::kReduce) {
+          first_reduce = i;
+          break;
+        }
+    } else {
+      update = ProvideNode::make(self, body, idx);
+    }
+
+    // Init nest: the data-parallel leaves after the first reduction leaf.
+    if (init.defined()) {
+      for (int i = n - 1; i > first_reduce; --i) {
+        if (leaves[i]->iter_kind == IterKind::kReduce) continue;
+        init = wrap_guards(init, guards, i, /*data_par_only=*/true);
+        init = make_loop(s, leaves[i], init);
+      }
+    }
+
+    Stmt stmt = update;
+    for (int i = n - 1; i >= 0; --i) {
+      stmt = wrap_guards(stmt, guards, i, false);
+      stmt = inject_attached(s, i, stmt);
+      stmt = make_loop(s, leaves[i], stmt);
+      if (i == first_reduce) stmt = SeqNode::make({init, stmt});
+    }
+    stmt = wrap_guards(stmt, guards, -1, false);
+    return stmt;
+  }
+
+  Stmt realize(const StageNode* s, Stmt body) const {
+    std::vector<RealizeNode::Align> align;
+    for (auto& [f, o] : s->storage_align) align.push_back({f, o});
+    return RealizeNode::make(Tensor(s->op), bm_.at(s).realize, s->scope, align, body);
+  }
+
+ private:
+  static bool is_root(const StageNode* s, const IterVar& iv) {
+    for (auto& r : s->root_iter_vars)
+      if (r == iv) return true;
+    return false;
+  }
+
+  static Stmt wrap_guards(Stmt stmt, const std::vector<Guard>& guards, int level, bool data_par_only) {
+    for (auto& g : guards) {
+      if (g.level != level || (data_par_only && g.uses_reduce_leaf)) continue;
+      stmt = IfThenElseNode::make(g.cond, stmt);
+    }
+    return stmt;
+  }
+
+  Stmt make_loop(const StageNode* s, const IterVar& iv, Stmt body) const {
+    Range r = loop_range(bm_.at(s), iv);
+    ForKind kind = ForKind::kSerial;
+    std::string tag;
+    auto it = s->iter_attrs.find(iv.get());
+    if (it != s->iter_attrs.end()) {
+      kind = it->second.for_kind;
+      tag = it->second.thread_tag;
+    }
+    Stmt loop = ForNode::make(iv->var, r.min, r.extent, kind, body, tag);
+    if (it != s->iter_attrs.end())
+      for (auto p = it->second.pragmas.rbegin(); p != it->second.pragmas.rend(); ++p)
+        loop = AttrStmtNode::make(iv, std::string(attr::kPragmaPrefix) + p->first, p->second, loop);
+    return loop;
+  }
+
+  Stmt inject_attached(const StageNode* parent, int pos, Stmt body) {
+    auto it = attached_.find({parent, pos});
+    if (it == attached_.end()) return body;
+    std::vector<Stmt> seq;
+    for (const StageNode* child : it->second) seq.push_back(build(child));
+    seq.push_back(body);
+    Stmt stmt = SeqNode::make(seq);
+    for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) stmt = realize(*c, stmt);
+    return stmt;
+  }
+
+  const Schedule& sch_;
+  const BoundMap& bm_;
+  std::map<std::pair<const StageNode*, int>, std::vector<const StageNode*>> attached_;
+};
+
+}  // namespace
+
+Stmt schedule_ops(const Schedule& sch, const BoundMap& bm, const std::vector<std::pair<Tensor, Var>>& args) {
+  NestBuilder builder(sch, bm);
+  std::vector<Stmt> nests;
+  std::vector<const StageNode*> realized;
+  for (auto& st : sch.stages()) {
+    const StageNode* s = st.node();
+    if (s->is_placeholder || s->attach_type != AttachType::kRoot) continue;
+    nests.push_back(builder.build(s));
+    bool is_arg = false;
+    for (auto& a : args) is_arg |= sch[a.first].node() == s;
+    if (!is_arg) realized.push_back(s);
+  }
+  Stmt body = SeqNode::make(nests);
+  for (auto it = realized.rbegin(); it != realized.rend(); ++it) body = builder.realize(*it, body);
+  for (auto it = args.rbegin(); it != args.rend(); ++it)
+    body = AttrStmtNode::make(Tensor(sch[it->first]->op), kBufferBindAttr, it->second, body);
+  return body;
+}
+
+}  // namespace kiln

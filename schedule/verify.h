@@ -1,0 +1,41 @@
+// IR verifier: structural invariants that every lowering pass must keep.
+// lower() runs it after each pass (when KILN_VERIFY_IR is set, as in tests);
+// a violation is a kiln bug, reported as InternalError naming the pass.
+//
+// Checked:
+//  - every Var used is in scope: bound by an enclosing For, Let/LetStmt,
+//    Allocate (buffer), buffer_bind attribute (handle), Reduce (axis vars),
+//    or listed in `free_vars` (the function's argument handles once
+//    buffer_bind attributes are gone);
+//  - no Var is bound again while already in scope (sibling scopes may reuse
+//    a var, nested ones may not);
+//  - types: binary operands equal, comparison/logic results bool,
+//    Store value lanes == index lanes, Load lanes == index lanes, predicates
+//    bool with the same lanes, indices integer, For min/extent types == loop
+//    var type (a scalar integer), IfThenElse condition a scalar bool,
+//    Let/LetStmt var type == value type, Ramp/Broadcast well formed, Load and
+//    Store element types match the Allocate of their buffer;
+//  - Allocate extents are scalar integers, and positive when constant;
+//  - `flattened`: no Realize, Provide, TensorRead, Reduce or buffer_bind
+//    attribute remains;
+//  - `vectorized`: no For of kind kVectorized remains.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compute/stmt.h"
+
+namespace kiln {
+
+struct VerifyOptions {
+  bool flattened = false;       // storage_flatten has run
+  bool vectorized = false;      // vectorize has run
+  std::vector<Var> free_vars;   // defined outside the statement (function arguments)
+};
+
+void verify_ir(const Stmt& s, const std::string& after_pass, const VerifyOptions& options);
+void verify_ir(const Stmt& s, const std::string& after_pass, bool flattened,
+               const std::vector<Var>& free_vars = {});
+
+}  // namespace kiln

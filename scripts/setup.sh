@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Idempotent set-up: installs the Debian packages kiln needs (only those
+# missing), then configures and builds kiln into build/ (CLI: build/kiln).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build git pkg-config
+  llvm-14-dev lld-14 libzstd-dev zlib1g-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2
+  libdnnl-dev libopenblas-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+BUILD_TYPE="${KILN_BUILD_TYPE:-RelWithDebInfo}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >/dev/null
+ninja -C build -j "${KILN_JOBS:-$(nproc)}"
