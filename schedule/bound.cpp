@@ -220,22 +220,22 @@ BoundMap infer_bounds(const Schedule& sch) {
       Expr full_ext = shape[d];
       Range full(make_zero(DType::i32()), full_ext);
       Range r = full;
+      Range storage = full;
       if (touched[d] && region[d].bounded()) {
         Expr lo = ana.simplify(region[d].min), hi = ana.simplify(region[d].max);
-        // Never compute outside the tensor's own domain.
-        if (!ana.can_prove(lo >= 0)) lo = ana.simplify(max(lo, 0));
-        if (!ana.can_prove(hi <= full_ext - 1)) hi = ana.simplify(min(hi, full_ext - 1));
-        r = Range(lo, ana.simplify(hi - lo + 1));
-      }
-      // Storage needs a constant extent: the largest the loops can reach.
-      Range storage = r;
-      if (!as_const_int(r.extent)) {
-        auto bound = ana.const_int_bound(r.extent);
-        if (bound.max_value < ConstIntBound::kPosInf && bound.max_value <= *as_const_int(full_ext)) {
-          storage = Range(r.min, make_const(DType::i32(), bound.max_value));
-        } else {
-          r = full;
-          storage = full;
+        Expr extent = ana.simplify(hi - lo + 1);
+        // Never compute outside the tensor's own domain. Clamping only
+        // shrinks the region, so the unclamped extent bounds the storage.
+        bool clamp_lo = !ana.can_prove(lo >= 0), clamp_hi = !ana.can_prove(hi <= full_ext - 1);
+        Expr lo_c = clamp_lo ? ana.simplify(max(lo, 0)) : lo;
+        Expr ext_c = extent;
+        if (clamp_lo) ext_c = ana.simplify(min(hi, full_ext - 1) - lo_c + 1);
+        else if (clamp_hi) ext_c = ana.simplify(min(extent, full_ext - lo));
+        int64_t cap = *as_const_int(full_ext);
+        auto bound = ana.const_int_bound(extent);
+        if (bound.max_value < ConstIntBound::kPosInf) {
+          r = Range(lo_c, ext_c);
+          storage = Range(lo_c, make_const(DType::i32(), std::max<int64_t>(1, std::min(bound.max_value, cap))));
         }
       }
       b.realize.push_back(storage);

@@ -375,3 +375,187 @@ TEST_CASE("interpreter: test-sized workloads are fast", "[interpreter]") {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(seconds < 1.0);
 }
+
+// ------------------------------------------------------------ interpret_at
+
+namespace {
+
+using Inputs = std::vector<std::pair<Tensor, HostTensor>>;
+
+// `count` pseudo-random points of `shape` (fixed seed), plus both corners and
+// a repeated point.
+std::vector<std::vector<int64_t>> random_points(const std::vector<int64_t>& shape, int count, uint64_t seed) {
+  std::vector<std::vector<int64_t>> pts;
+  std::vector<int64_t> lo(shape.size(), 0), hi;
+  for (int64_t e : shape) hi.push_back(e - 1);
+  pts.push_back(lo);
+  pts.push_back(hi);
+  uint64_t s = seed;
+  for (int p = 0; p < count; ++p) {
+    std::vector<int64_t> pt;
+    for (int64_t e : shape) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      pt.push_back(static_cast<int64_t>((s >> 33) % static_cast<uint64_t>(e)));
+    }
+    pts.push_back(pt);
+  }
+  pts.push_back(pts[2]);
+  return pts;
+}
+
+std::vector<int64_t> const_dims(const Tensor& t) {
+  std::vector<int64_t> d;
+  for (auto& e : t.shape()) d.push_back(*as_const_int(e));
+  return d;
+}
+
+// interpret_at agrees bit for bit with the same elements of interpret().
+void check_sampled(const Tensor& out, const Inputs& inputs, int count, uint64_t seed) {
+  HostTensor full = interpret({out}, inputs)[0];
+  auto pts = random_points(const_dims(out), count, seed);
+  HostTensor got = interpret_at(out, inputs, pts);
+  REQUIRE(got.dtype == full.dtype);
+  REQUIRE(got.shape == std::vector<int64_t>{static_cast<int64_t>(pts.size())});
+  int64_t elem = full.dtype.bytes();
+  int bad = 0;
+  for (size_t p = 0; p < pts.size(); ++p) {
+    int64_t f = full.flat_index(pts[p]);
+    if (std::memcmp(got.bytes.data() + static_cast<int64_t>(p) * elem, full.bytes.data() + f * elem,
+                    static_cast<size_t>(elem)) != 0 && bad++ == 0) {
+      FAIL_CHECK("point " << p << ": interpret_at " << got.get_float(static_cast<int64_t>(p)) << ", interpret "
+                          << full.get_float(f));
+    }
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("interpret_at: matmul with f16 epilogue stages matches interpret", "[interpreter][interpret_at]") {
+  Tensor A = placeholder({19, 37}, DType::f32(), "A");
+  Tensor B = placeholder({37, 23}, DType::f32(), "B");
+  Tensor bias = placeholder({23}, DType::f32(), "bias");
+  IterVar k = reduce_axis(37, "k");
+  Tensor C = compute({19, 23}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  // H is f16 computed in float and rounded only when stored: a consumer must
+  // see the rounded value, as it does after interpret() stores H.
+  Expr three = make_const(DType::f16(), 3.0);
+  Tensor H = compute({19, 23}, [&](Var i, Var j) { return cast(DType::f16(), C(i, j) + bias(j)) * three / three; },
+                     "H");
+  Tensor D = compute({19, 23}, [&](Var i, Var j) { return max(cast(DType::f32(), H(i, j)) * 1.001f, Expr(0.0f)); },
+                     "D");
+  HostTensor a(DType::f32(), {19, 37}), b(DType::f32(), {37, 23}), c(DType::f32(), {23});
+  a.fill_random(11, -4, 4);
+  b.fill_random(12, -4, 4);
+  c.fill_random(13, -2, 2);
+  Inputs in = {{A, a}, {B, b}, {bias, c}};
+  check_sampled(D, in, 200, 1);
+  check_sampled(H, in, 50, 2);
+  check_sampled(C, in, 50, 3);
+}
+
+TEST_CASE("interpret_at: padded conv2d matches interpret", "[interpreter][interpret_at]") {
+  Tensor X = placeholder({2, 5, 9, 11}, DType::f32(), "X");
+  Tensor Wt = placeholder({6, 5, 3, 3}, DType::f32(), "W");
+  Tensor P = compute({2, 5, 11, 13},
+                     ComputeFn([&](const std::vector<Var>& v) {
+                       Expr in = v[2] >= 1 && v[2] < 10 && v[3] >= 1 && v[3] < 12;
+                       return select(in, X(v[0], v[1], v[2] - 1, v[3] - 1), Expr(0.0f));
+                     }),
+                     "P");
+  IterVar rc = reduce_axis(5, "rc"), ry = reduce_axis(3, "ry"), rx = reduce_axis(3, "rx");
+  Tensor Y = compute({2, 6, 9, 11},
+                     ComputeFn([&](const std::vector<Var>& v) {
+                       return sum(P(v[0], rc->var, v[2] + ry->var, v[3] + rx->var) * Wt(v[1], rc->var, ry->var, rx->var),
+                                  {rc, ry, rx});
+                     }),
+                     "Y");
+  HostTensor x(DType::f32(), {2, 5, 9, 11}), w(DType::f32(), {6, 5, 3, 3});
+  x.fill_random(21);
+  w.fill_random(22);
+  check_sampled(Y, {{X, x}, {Wt, w}}, 300, 4);
+}
+
+TEST_CASE("interpret_at: a 50-stage integer chain wraps like interpret", "[interpreter][interpret_at]") {
+  // i8 stages that overflow, i8 sums that wrap, a u8 stage, and reads of the
+  // previous stage at shifted (clamped) indices, 50 stages deep.
+  int64_t n = 40;
+  Tensor A = placeholder({n}, DType::i8(), "A");
+  Tensor prev = A;
+  auto c8 = [](int64_t v) { return make_const(DType::i8(), v); };
+  for (int s = 0; s < 50; ++s) {
+    Tensor p = prev;
+    std::string name = "s" + std::to_string(s);
+    if (s % 3 == 0) {
+      IterVar k = reduce_axis(3, "k");
+      prev = compute({n}, [&](Var i) { return sum(p(min(i + k->var, Expr(static_cast<int>(n - 1)))) * c8(37), {k}); },
+                     name);
+    } else if (s % 3 == 1) {
+      prev = compute({n}, [&](Var i) { return p(i) * p(max(i - 1, 0)) + c8(101); }, name);
+    } else {
+      Tensor u = compute({n}, [&](Var i) { return cast(DType::u8(), p(i)) + make_const(DType::u8(), int64_t{200}); },
+                         name + "u");
+      prev = compute({n}, [&](Var i) { return cast(DType::i8(), u(i)) - p(i); }, name);
+    }
+  }
+  HostTensor a(DType::i8(), {n});
+  a.fill_random(31, -128, 127);
+  check_sampled(prev, {{A, a}}, 30, 5);
+  // Wraparound actually happened: a value outside [-128, 127] would not fit.
+  HostTensor full = interpret({prev}, {{A, a}})[0];
+  bool negative = false;
+  for (int64_t i = 0; i < n; ++i) negative |= full.get_int(i) < 0;
+  CHECK(negative);
+}
+
+TEST_CASE("interpret_at: placeholder outputs and user errors", "[interpreter][interpret_at][user_error]") {
+  Tensor A = placeholder({2, 3}, DType::f32(), "A");
+  Tensor B = compute({2, 3}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
+  HostTensor a = make_f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK(floats(interpret_at(A, {{A, a}}, {{1, 2}, {0, 1}})) == std::vector<double>{6, 2});
+  CHECK(floats(interpret_at(B, {{A, a}}, {{1, 0}})) == std::vector<double>{8});
+  CHECK(interpret_at(B, {{A, a}}, {}).shape == std::vector<int64_t>{0});
+  CHECK_THROWS_WITH(interpret_at(B, {{A, a}}, {{0, 0}, {2, 0}}),
+                    Catch::Contains("interpret_at: point 1 [2, 0] is outside the shape [2, 3] of 'B'"));
+  CHECK_THROWS_WITH(interpret_at(B, {{A, a}}, {{0, -1}}), Catch::Contains("point 0 [0, -1] is outside the shape"));
+  CHECK_THROWS_WITH(interpret_at(B, {{A, a}}, {{0, 0}, {1}}),
+                    Catch::Contains("interpret_at: point 1 [1] has 1 coordinates, but 'B' has 2 dimensions"));
+  CHECK_THROWS_WITH(interpret_at(B, {}, {{0, 0}}), Catch::Contains("input tensor 'A' was not given"));
+  CHECK_THROWS_WITH(interpret_at(B, {{A, HostTensor(DType::f32(), {3, 2})}}, {{0, 0}}),
+                    Catch::Contains("input 'A' has shape [3, 2], expected [2, 3]"));
+  // Out-of-bounds reads are reported at the points that make them.
+  Tensor shifted = compute({2, 3}, [&](Var i, Var j) { return A(i, j + 1); }, "shifted");
+  CHECK(floats(interpret_at(shifted, {{A, a}}, {{1, 1}})) == std::vector<double>{6});
+  CHECK_THROWS_WITH(interpret_at(shifted, {{A, a}}, {{1, 2}}),
+                    Catch::Contains("compute 'shifted' reads 'A' at [1, 3], outside its shape [2, 3]"));
+}
+
+TEST_CASE("interpret_at: evaluates only what the points need", "[interpreter][interpret_at]") {
+  // A 512^3 matmul: interpret() would take seconds; 64 sampled points are
+  // 32K multiply-adds.
+  auto start = std::chrono::steady_clock::now();
+  Tensor A = placeholder({512, 512}, DType::f32(), "A");
+  Tensor B = placeholder({512, 512}, DType::f32(), "B");
+  IterVar k = reduce_axis(512, "k");
+  Tensor C = compute({512, 512}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  Tensor D = compute({512, 512}, [&](Var i, Var j) { return C(i, j) + C(j, i); }, "D");
+  HostTensor a(DType::f32(), {512, 512}), b(DType::f32(), {512, 512});
+  a.fill_random(41);
+  b.fill_random(42);
+  auto pts = random_points({512, 512}, 64, 6);
+  HostTensor got = interpret_at(D, {{A, a}, {B, b}}, pts);
+  auto element = [&](int64_t i, int64_t j) {
+    float acc = 0;
+    for (int64_t kk = 0; kk < 512; ++kk) {
+      volatile float p = static_cast<float>(a.get_float(i * 512 + kk)) * static_cast<float>(b.get_float(kk * 512 + j));
+      acc += p;
+    }
+    return acc;
+  };
+  for (size_t p = 0; p < pts.size(); p += 7) {
+    float want = element(pts[p][0], pts[p][1]) + element(pts[p][1], pts[p][0]);
+    CHECK(got.get_float(static_cast<int64_t>(p)) == static_cast<double>(want));
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 0.5);
+}

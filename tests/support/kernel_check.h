@@ -1,0 +1,60 @@
+// Lowers a schedule, JIT-compiles it for the host, runs it on random inputs
+// and compares every output with the reference interpreter. Returns "" when
+// they agree, else a description of the first mismatch.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "codegen/build.h"
+#include "codegen/runtime_dtype.h"
+#include "compute/interpreter.h"
+#include "compute/printer.h"
+#include "runtime/ndarray.h"
+#include "schedule/lower.h"
+
+namespace kiln::testing {
+
+inline double tolerance_for(DType t) { return t.is_float() ? (t.bits == 64 ? 1e-9 : 2e-4) : 0.0; }
+
+// `ref_outputs`: the plain definition's outputs (same placeholders as
+// `inputs`); `args`: the scheduled graph's inputs then outputs.
+inline std::string check_schedule(const Schedule& sch, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& args, const std::vector<Tensor>& ref_outputs,
+                                  uint64_t seed, std::string* ir = nullptr) {
+  LoweredFunc f = lower(sch, args, "kernel");
+  if (ir) *ir = to_string(f);
+  auto jit = JitModule::compile({f}, Target::host());
+  std::vector<std::pair<Tensor, HostTensor>> host_inputs;
+  std::vector<rt::NDArray> arrays;
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const BufferArg& a = f.args[i];
+    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
+    if (i < inputs.size()) {
+      HostTensor h(a.dtype, a.shape);
+      h.fill_random(seed + i, -2.0, 2.0);
+      std::memcpy(arr.data(), h.bytes.data(), h.bytes.size());
+      host_inputs.emplace_back(inputs[i], h);
+    } else {
+      std::memset(arr.data(), 0xcd, arr.nbytes());  // garbage: every element must be written
+    }
+    arrays.push_back(arr);
+    ptrs.push_back(arr.data());
+  }
+  int32_t rc = jit->get_function(f.name)(ptrs.data());
+  if (rc != 0) return "kernel returned " + std::to_string(rc);
+  std::vector<HostTensor> expected = interpret(ref_outputs, host_inputs);
+  for (size_t o = 0; o < ref_outputs.size(); ++o) {
+    const rt::NDArray& arr = arrays[inputs.size() + o];
+    HostTensor actual(expected[o].dtype, expected[o].shape);
+    std::memcpy(actual.bytes.data(), arr.data(), actual.bytes.size());
+    double tol = tolerance_for(expected[o].dtype);
+    std::string msg = compare_tensors(expected[o], actual, tol, tol);
+    if (!msg.empty()) return ref_outputs[o].name() + ": " + msg;
+  }
+  return "";
+}
+
+}  // namespace kiln::testing
