@@ -1,0 +1,135 @@
+// Each schedule primitive lowered, compiled and checked against the
+// reference interpreter (the random-schedule property tests cover split,
+// fuse, reorder, annotations, inline/root/compute_at and cache_write).
+#include <catch2/catch.hpp>
+
+#include "compute/error.h"
+#include "compute/expr_ops.h"
+#include "compute/printer.h"
+#include "support/kernel_check.h"
+
+using namespace kiln;
+using kiln::testing::check_schedule;
+using Catch::Contains;
+
+namespace {
+
+struct Mm {
+  Tensor A, B, C;
+  IterVar k;
+};
+
+Mm matmul(int m, int n, int kk) {
+  Mm r;
+  r.A = placeholder({m, kk}, DType::f32(), "A");
+  r.B = placeholder({kk, n}, DType::f32(), "B");
+  r.k = reduce_axis(kk, "k");
+  r.C = compute({m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("rfactor of a split reduction", "[schedule][primitive]") {
+  for (int factored_inner = 0; factored_inner < 2; ++factored_inner) {
+    Mm m = matmul(5, 7, 13);  // 13 = not a multiple of the factor
+    Schedule s({m.C});
+    IterVar ko, ki;
+    s[m.C].split(m.k, 4, &ko, &ki);
+    Tensor rf = s.rfactor(m.C, factored_inner ? ki : ko);
+    s[rf].parallel(s[rf].axis()[0]);
+    INFO("factored " << (factored_inner ? "inner" : "outer"));
+    CHECK(check_schedule(s, {m.A, m.B}, {m.A, m.B, m.C}, {m.C}, 3) == "");
+  }
+}
+
+TEST_CASE("rfactor of a max reduction with a condition", "[schedule][primitive]") {
+  Tensor A = placeholder({6, 11}, DType::f32(), "A");
+  IterVar k = reduce_axis(11, "k");
+  Tensor M = compute({6}, [&](Var i) { return max_reduce(A(i, k->var), {k}, k->var % 3 != 1); }, "M");
+  Schedule s({M});
+  IterVar ko, ki;
+  s[M].split(k, 3, &ko, &ki);
+  s.rfactor(M, ki);
+  CHECK(check_schedule(s, {A}, {A, M}, {M}, 5) == "");
+}
+
+TEST_CASE("cache_read into local memory at a consumer loop", "[schedule][primitive]") {
+  Mm m = matmul(9, 10, 6);
+  Schedule s({m.C});
+  Tensor AL = s.cache_read(m.A, MemScope::kLocal, {m.C->op});
+  IterVar io, ii;
+  s[m.C].split(s[m.C].axis()[0], 4, &io, &ii);
+  s[AL].compute_at(s[m.C], io);
+  std::string ir;
+  CHECK(check_schedule(s, {m.A, m.B}, {m.A, m.B, m.C}, {m.C}, 4, &ir) == "");
+  CHECK_THAT(ir, Contains("@local"));
+}
+
+TEST_CASE("storage_align pads the row pitch", "[schedule][primitive]") {
+  Tensor A = placeholder({8, 10}, DType::f32(), "A");
+  Tensor T = compute({8, 10}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "T");
+  Tensor O = compute({8, 10}, [&](Var i, Var j) { return T(i, j) + T(7 - i, j); }, "O");
+  Schedule s({O});
+  s[T].storage_align(0, 16, 3);  // pitch of dim 0 becomes 19 (19 % 16 == 3)
+  std::string ir;
+  CHECK(check_schedule(s, {A}, {A, O}, {O}, 6, &ir) == "");
+  CHECK_THAT(ir, Contains("T[f32 * 152]"));  // 8 rows of pitch 19
+}
+
+TEST_CASE("pragma annotates the loop", "[schedule][primitive]") {
+  Mm m = matmul(4, 4, 4);
+  Schedule s({m.C});
+  s[m.C].pragma(s[m.C].axis()[0], "auto_unroll_max_step", 16);
+  std::string ir;
+  CHECK(check_schedule(s, {m.A, m.B}, {m.A, m.B, m.C}, {m.C}, 7, &ir) == "");
+  CHECK_THAT(ir, Contains("pragma_auto_unroll_max_step"));
+}
+
+TEST_CASE("compute_root materializes an intermediate", "[schedule][primitive]") {
+  Tensor A = placeholder({7, 5}, DType::f32(), "A");
+  Tensor T = compute({7, 5}, [&](Var i, Var j) { return exp(A(i, j)); }, "T");
+  Tensor O = compute({7, 5}, [&](Var i, Var j) { return T(i, j) * T(6 - i, 4 - j); }, "O");
+  Schedule s({O});
+  s[T].compute_at(s[O], s[O].axis()[0]);
+  s[T].compute_root();
+  std::string ir;
+  CHECK(check_schedule(s, {A}, {A, O}, {O}, 8, &ir) == "");
+  CHECK_THAT(ir, Contains("allocate T[f32 * 35]"));
+}
+
+TEST_CASE("GPU thread binding lowers but needs a cuda target to compile", "[schedule][primitive][user_error]") {
+  Tensor A = placeholder({64}, DType::f32(), "A");
+  Tensor O = compute({64}, [&](Var i) { return A(i) + 1.0f; }, "O");
+  Schedule s({O});
+  IterVar bx, tx;
+  s[O].split(s[O].axis()[0], 32, &bx, &tx);
+  s[O].bind(bx, "blockIdx.x");
+  s[O].bind(tx, "threadIdx.x");
+  LoweredFunc f = lower(s, {A, O}, "gpu_kernel");
+  CHECK_THAT(to_string(f), Contains("thread_binding"));
+  CHECK_THROWS_WITH(JitModule::compile({f}, Target::host()), Contains("cuda"));
+}
+
+TEST_CASE("multi-stage pipeline: padding into a convolution, matmul with bias and relu", "[schedule][primitive]") {
+  Tensor X = placeholder({1, 2, 5, 5}, DType::f32(), "X");
+  Tensor W = placeholder({3, 2, 3, 3}, DType::f32(), "W");
+  Tensor P = compute(
+      {1, 2, 7, 7},
+      [&](const std::vector<Var>& v) {
+        Expr in = v[2] >= 1 && v[2] < 6 && v[3] >= 1 && v[3] < 6;
+        return select(in, X(v[0], v[1], max(v[2] - 1, 0), max(v[3] - 1, 0)), 0.0f);
+      },
+      "P");
+  IterVar rc = reduce_axis(2, "rc"), rr = reduce_axis(3, "rr"), rs = reduce_axis(3, "rs");
+  Tensor Y = compute(
+      {1, 3, 5, 5},
+      [&](const std::vector<Var>& v) {
+        return sum(P(v[0], rc->var, v[2] + rr->var, v[3] + rs->var) * W(v[1], rc->var, rr->var, rs->var),
+                   {rc, rr, rs});
+      },
+      "Y");
+  Schedule s({Y});
+  s[P].compute_at(s[Y], s[Y].axis()[2]);
+  CHECK(check_schedule(s, {X, W}, {X, W, Y}, {Y}, 9) == "");
+}
