@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# End-to-end checks of the kiln executable: exit codes and messages.
+# Usage: cli_test.sh path/to/kiln
+set -u
+KILN="$1"
+fails=0
+pass=0
+
+expect() {  # expect CODE 'substring' -- args...
+  local code="$1" want="$2"
+  shift 3
+  local out rc
+  out=$("$KILN" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
+    echo "FAIL: kiln $* -> exit $rc (want $code), output:"
+    echo "$out" | head -5
+    echo "  (expected to contain: $want)"
+    fails=$((fails + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+expect 2 "expected NAME=VALUE, got 'M1024'" -- run matmul:M1024
+expect 2 "unknown op 'gemm'" -- run gemm:M=1,N=1,K=1
+expect 2 "missing parameter K" -- lower matmul:M=4,N=4
+expect 2 "unknown option '-mfoo'" -- run matmul:M=4,N=4,K=4 --target "llvm -mfoo=bar"
+expect 2 "is not this machine's" -- run matmul:M=4,N=4,K=4 --target "llvm -mtriple=aarch64-linux-gnu"
+expect 2 "" -- run
+expect 0 '"correct":true' -- run matmul:M=5,N=7,K=3 --check --json --repeat 2 --min-repeat-ms 1
+expect 0 '"correct":true' -- run conv2d:N=1,C=3,H=9,W=9,K=4,R=3,S=3,stride=2,pad=1 --check --json --repeat 2 --min-repeat-ms 1
+expect 0 '"samples_ms":[' -- run elemwise:M=33,N=17 --check --json --repeat 3 --min-repeat-ms 1
+expect 0 'func kiln_conv2d' -- lower conv2d:C=4,H=8,W=8,K=8,R=3,S=3,pad=1
+expect 0 'define' -- source matmul:M=8,N=8,K=8 --llvm
+expect 0 'vfmadd' -- source matmul:M=8,N=32,K=8 --target "llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -mattr=+avx512f" --asm
+expect 0 'fmla' -- source matmul:M=8,N=32,K=8 --target "llvm -mtriple=aarch64-linux-gnu" --asm
+expect 0 'stride' -- ops
+
+# --json output must parse and carry the documented keys.
+json=$("$KILN" run matmul:M=6,N=5,K=4 --check --json --repeat 2 --min-repeat-ms 1)
+for key in workload target correct gflops median_ms samples_ms; do
+  if ! python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert '$key' in d" "$json" 2>/dev/null; then
+    echo "FAIL: --json lacks '$key': $json"; fails=$((fails + 1))
+  else
+    pass=$((pass + 1))
+  fi
+done
+
+echo "$pass passed, $fails failed"
+[ "$fails" -eq 0 ]
