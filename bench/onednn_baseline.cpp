@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/onednn_kernels.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
 
@@ -92,10 +93,6 @@ json timing_json(const TimeResult& r, double flops) {
   return j;
 }
 
-std::string onednn_version() {
-  const dnnl_version_t* v = dnnl::version();
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-}
 
 // Relative tolerance of an fp32 dot product of length k against a double
 // reference, with margin for oneDNN's blocked accumulation order.
@@ -111,15 +108,11 @@ json bench_matmul(const std::vector<std::string>& a, const TimeOptions& opt) {
   A.fill_random(1);
   B.fill_random(2);
   C.fill_zero();
+  auto gemm = kiln::bench::onednn_matmul(A, B, C);
+  TimeResult r = kiln::rt::time_function([&] { gemm->run(); }, opt);
   const float* pa = A.data_as<float>();
   const float* pb = B.data_as<float>();
-  float* pc = C.data_as<float>();
-  auto run = [&] {
-    dnnl_status_t st = dnnl_sgemm('N', 'N', m, n, k, 1.0f, pa, k, pb, n, 0.0f, pc, n);
-    if (st != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(st));
-  };
-  TimeResult r = kiln::rt::time_function(run, opt);
-
+  const float* pc = C.data_as<float>();
   for (int s = 0; s < 16; ++s) {  // spot check
     int64_t i = (s * 7919) % m, j = (s * 104729) % n;
     double want = 0, sum_abs = 0;
@@ -132,64 +125,28 @@ json bench_matmul(const std::vector<std::string>& a, const TimeOptions& opt) {
       throw std::runtime_error("matmul result check failed at (" + std::to_string(i) + ", " + std::to_string(j) + ")");
     }
   }
-
   json out = {{"op", "matmul"},
               {"shape", {{"M", m}, {"N", n}, {"K", k}}},
-              {"library", onednn_version()},
-              {"impl", "dnnl_sgemm"}};
+              {"library", kiln::bench::onednn_version()},
+              {"impl", gemm->impl()}};
   out.update(timing_json(r, 2.0 * m * n * k));
   return out;
 }
 
 json bench_conv2d(const std::vector<std::string>& a, const TimeOptions& opt) {
-  using namespace dnnl;
-  using tag = memory::format_tag;
-  using dt = memory::data_type;
   if (a.size() != 10) throw UsageError("conv2d takes N C H W K R S stride pad");
   int64_t n = parse_int(a[1], "N", 1), c = parse_int(a[2], "C", 1), h = parse_int(a[3], "H", 1);
   int64_t w = parse_int(a[4], "W", 1), k = parse_int(a[5], "K", 1), r = parse_int(a[6], "R", 1);
   int64_t s = parse_int(a[7], "S", 1), stride = parse_int(a[8], "stride", 1), pad = parse_int(a[9], "pad", 0);
-  int64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
   if (h + 2 * pad < r || w + 2 * pad < s) throw UsageError("the filter is larger than the padded input");
-
-  engine eng(engine::kind::cpu, 0);
-  stream strm(eng);
-  memory::dims src_dims = {n, c, h, w}, wei_dims = {k, c, r, s}, dst_dims = {n, k, oh, ow};
-  NDArray src = NDArray::empty(src_dims, DataType::f32()), wei = NDArray::empty(wei_dims, DataType::f32());
-  NDArray dst = NDArray::empty(dst_dims, DataType::f32());
+  int64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
+  NDArray src = NDArray::empty({n, c, h, w}, DataType::f32()), wei = NDArray::empty({k, c, r, s}, DataType::f32());
+  NDArray dst = NDArray::empty({n, k, oh, ow}, DataType::f32());
   src.fill_random(1);
   wei.fill_random(2);
-  memory user_src({src_dims, dt::f32, tag::nchw}, eng, src.data());
-  memory user_wei({wei_dims, dt::f32, tag::oihw}, eng, wei.data());
-  memory user_dst({dst_dims, dt::f32, tag::nchw}, eng, dst.data());
-
-  convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                 memory::desc(src_dims, dt::f32, tag::any), memory::desc(wei_dims, dt::f32, tag::any),
-                                 memory::desc(dst_dims, dt::f32, tag::any), {stride, stride}, {pad, pad}, {pad, pad});
-  convolution_forward::primitive_desc pd(desc, eng);
-
-  // Reorder inputs into the layouts oneDNN chose, once, outside timing.
-  auto to_layout = [&](memory& user, const memory::desc& want) {
-    if (user.get_desc() == want) return user;
-    memory m(want, eng);
-    reorder(user, m).execute(strm, user, m);
-    return m;
-  };
-  memory src_m = to_layout(user_src, pd.src_desc());
-  memory wei_m = to_layout(user_wei, pd.weights_desc());
-  memory dst_m = pd.dst_desc() == user_dst.get_desc() ? user_dst : memory(pd.dst_desc(), eng);
-  strm.wait();
-
-  convolution_forward conv(pd);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
-  auto run = [&] {
-    conv.execute(strm, args);
-    strm.wait();
-  };
-  TimeResult t = kiln::rt::time_function(run, opt);
-
-  if (dst_m != user_dst) reorder(dst_m, user_dst).execute(strm, dst_m, user_dst);
-  strm.wait();
+  auto conv = kiln::bench::onednn_conv2d(src, wei, dst, stride, pad, 1);
+  TimeResult t = kiln::rt::time_function([&] { conv->run(); }, opt);
+  conv->finish();
   const float* ps = src.data_as<float>();
   const float* pw = wei.data_as<float>();
   const float* pd_out = dst.data_as<float>();
@@ -212,9 +169,8 @@ json bench_conv2d(const std::vector<std::string>& a, const TimeOptions& opt) {
                                std::to_string(y) + ", " + std::to_string(x) + ")");
     }
   }
-
   json shape = {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"K", k}, {"R", r}, {"S", s}, {"stride", stride}, {"pad", pad}};
-  json out = {{"op", "conv2d"}, {"shape", shape}, {"library", onednn_version()}, {"impl", pd.impl_info_str()}};
+  json out = {{"op", "conv2d"}, {"shape", shape}, {"library", kiln::bench::onednn_version()}, {"impl", conv->impl()}};
   out.update(timing_json(t, 2.0 * n * k * oh * ow * c * r * s));
   return out;
 }

@@ -291,7 +291,7 @@ void OpEvaluator::set_axes(int64_t flat) {
 }
 
 Val OpEvaluator::value_at(int64_t flat) {
-  auto it = memo_.find(flat / 2);
+  auto it = memo_.find(flat);
   if (it != memo_.end()) return it->second;
   set_axes(flat);
   Val v = eval(root_);

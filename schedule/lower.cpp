@@ -25,20 +25,23 @@ struct Pass {
   const char* name;
   std::function<Stmt(const Stmt&)> run;
   bool flattened_after;
+  bool vectorized_after;
 };
+
+Stmt simplify_stmt(const Stmt& s) { return simplify(s); }
 
 // The pass pipeline, in order. Every pass is a pure Stmt -> Stmt function.
 const std::vector<Pass>& pass_list() {
   static const std::vector<Pass> passes = {
-      {"storage_flatten", passes::storage_flatten, true},
-      {"simplify", [](const Stmt& s) { return simplify(s); }, true},
-      {"loop_partition", passes::loop_partition, true},
+      {"storage_flatten", passes::storage_flatten, true, false},
+      {"simplify", simplify_stmt, true, false},
+      {"loop_partition", passes::loop_partition, true, false},
       // Partitioned loops have constant extents only once simplified.
-      {"simplify", [](const Stmt& s) { return simplify(s); }, true},
-      {"vectorize", passes::vectorize, true},
-      {"unroll", passes::unroll, true},
-      {"simplify", [](const Stmt& s) { return simplify(s); }, true},
-      {"remove_no_op", passes::remove_no_op, true},
+      {"simplify", simplify_stmt, true, false},
+      {"vectorize", passes::vectorize, true, true},
+      {"unroll", passes::unroll, true, true},
+      {"simplify", simplify_stmt, true, true},
+      {"remove_no_op", passes::remove_no_op, true, true},
   };
   return passes;
 }
@@ -97,7 +100,7 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   for (const Pass& p : pass_list()) {
     Stmt next = p.run(stmt);
     internal_assert(next.defined()) << "pass " << p.name << " removed the whole function body";
-    if (verify) verify_ir(next, p.name, p.flattened_after, free_vars);
+    if (verify) verify_ir(next, p.name, VerifyOptions{p.flattened_after, p.vectorized_after, free_vars});
     if (debug && !next.same_as(stmt)) std::cerr << "// ---- " << name << ": after " << p.name << "\n" << to_string(next) << "\n";
     stmt = next;
   }

@@ -5,6 +5,7 @@
 #include "compute/analyzer.h"
 #include "compute/error.h"
 #include "compute/expr_ops.h"
+#include "schedule/passes/storage_flatten.h"
 
 namespace kiln {
 
@@ -198,7 +199,7 @@ Stmt schedule_ops(const Schedule& sch, const BoundMap& bm, const std::vector<std
   Stmt body = SeqNode::make(nests);
   for (auto it = realized.rbegin(); it != realized.rend(); ++it) body = builder.realize(*it, body);
   for (auto it = args.rbegin(); it != args.rend(); ++it)
-    body = AttrStmtNode::make(Tensor(sch[it->first]->op), kBufferBindAttr, it->second, body);
+    body = AttrStmtNode::make(Tensor(sch[it->first]->op), passes::kBufferBind, it->second, body);
   return body;
 }
 

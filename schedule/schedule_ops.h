@@ -3,7 +3,7 @@
 // for every materialized intermediate, Provide/TensorRead for the
 // computation, guards for non-divisible splits, reduction init/update, and
 // attached stages injected at their compute_at loops. The function's
-// arguments are announced by "buffer_bind" attributes at the top
+// arguments are announced by passes::kBufferBind attributes at the top
 // (see schedule/passes/storage_flatten.h).
 #pragma once
 
@@ -13,8 +13,6 @@
 #include "schedule/bound.h"
 
 namespace kiln {
-
-constexpr const char* kBufferBindAttr = "buffer_bind";
 
 Stmt schedule_ops(const Schedule& sch, const BoundMap& bounds, const std::vector<std::pair<Tensor, Var>>& args);
 

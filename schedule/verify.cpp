@@ -15,7 +15,7 @@ namespace kiln {
 namespace {
 
 // Throws InternalError with the streamed message, prefixed by the pass name.
-#define KILN_VERIFY_FAIL                                                                         \
+#define KILN_VERIFY_FAIL                                                                                       \
   ::kiln::detail::Thrower() & ::kiln::detail::ErrorBuilder<::kiln::InternalError>(__FILE__, __LINE__, nullptr) \
                                   << "IR check after pass '" << pass_ << "'" << context() << ": "
 
@@ -32,8 +32,8 @@ class Verifier : public IRVisitor {
   void visit(const Stmt& s) override {
     if (!s.defined()) return;
     NodeKind k = s->kind();
-    bool leaf = k == NodeKind::Store || k == NodeKind::Provide || k == NodeKind::Evaluate ||
-                k == NodeKind::TensorIntrinCall;
+    bool leaf =
+        k == NodeKind::Store || k == NodeKind::Provide || k == NodeKind::Evaluate || k == NodeKind::TensorIntrinCall;
     if (!leaf) return IRVisitor::visit(s);
     leaf_ = s;
     IRVisitor::visit(s);
@@ -53,8 +53,8 @@ class Verifier : public IRVisitor {
       KILN_VERIFY_FAIL << kind << " operands have types " << op->a.dtype().str() << " and " << op->b.dtype().str();
     bool logic = op->kind() == NodeKind::And || op->kind() == NodeKind::Or;
     if (logic && !op->a.dtype().is_bool()) KILN_VERIFY_FAIL << kind << " of non-boolean operands";
-    DType want = is_comparison_kind(op->kind()) || logic ? DType::boolean().with_lanes(op->a.dtype().lanes)
-                                                          : op->a.dtype();
+    DType want =
+        is_comparison_kind(op->kind()) || logic ? DType::boolean().with_lanes(op->a.dtype().lanes) : op->a.dtype();
     if (op->dtype != want) KILN_VERIFY_FAIL << kind << " has type " << op->dtype.str() << ", expected " << want.str();
   }
 
@@ -69,7 +69,7 @@ class Verifier : public IRVisitor {
     if (!c.is_bool()) KILN_VERIFY_FAIL << "Select condition has type " << c.str();
     if (op->true_value.dtype() != op->false_value.dtype() || op->dtype != op->true_value.dtype())
       KILN_VERIFY_FAIL << "Select branches have types " << op->true_value.dtype().str() << " and "
-             << op->false_value.dtype().str();
+                       << op->false_value.dtype().str();
     if (c.lanes != 1 && c.lanes != op->dtype.lanes)
       KILN_VERIFY_FAIL << "Select condition has " << c.lanes << " lanes, values " << op->dtype.lanes;
   }
@@ -101,7 +101,7 @@ class Verifier : public IRVisitor {
     DType b = op->base.dtype();
     if (!b.is_scalar() || op->stride.dtype() != b || op->lanes < 2 || op->dtype != b.with_lanes(op->lanes))
       KILN_VERIFY_FAIL << "malformed Ramp (base " << b.str() << ", stride " << op->stride.dtype().str() << ", lanes "
-             << op->lanes << ")";
+                       << op->lanes << ")";
   }
 
   void visit_Broadcast(const BroadcastNode* op) override {
@@ -129,10 +129,11 @@ class Verifier : public IRVisitor {
   // ---- statements
   void visit_For(const ForNode* op) override {
     const Var& v = op->loop_var;
-    if (!v.dtype().is_scalar() || !v.dtype().is_integer()) KILN_VERIFY_FAIL << "loop var '" << v->name << "' has type " << v.dtype().str();
+    if (!v.dtype().is_scalar() || !v.dtype().is_integer())
+      KILN_VERIFY_FAIL << "loop var '" << v->name << "' has type " << v.dtype().str();
     if (op->min.dtype() != v.dtype() || op->extent.dtype() != v.dtype())
       KILN_VERIFY_FAIL << "loop '" << v->name << "' (" << v.dtype().str() << ") has min " << op->min.dtype().str()
-             << " and extent " << op->extent.dtype().str();
+                       << " and extent " << op->extent.dtype().str();
     if (opt_.vectorized && op->for_kind == ForKind::kVectorized)
       KILN_VERIFY_FAIL << "vectorized loop '" << v->name << "' remains after vectorization";
     visit(op->min);
@@ -186,7 +187,8 @@ class Verifier : public IRVisitor {
       if (opt_.flattened) KILN_VERIFY_FAIL << "buffer_bind attribute remains after flattening";
       auto* h = op->value.as<VarNode>();
       if (!h || !h->dtype.is_handle()) KILN_VERIFY_FAIL << "buffer_bind must bind a handle Var";
-      if (!op->node.defined() || op->node->kind() != NodeKind::Tensor) KILN_VERIFY_FAIL << "buffer_bind must name a tensor";
+      if (!op->node.defined() || op->node->kind() != NodeKind::Tensor)
+        KILN_VERIFY_FAIL << "buffer_bind must name a tensor";
       if (free_.count(h)) {  // the argument handle, already declared free
         visit(op->body);
         return;
@@ -205,7 +207,7 @@ class Verifier : public IRVisitor {
     for (auto& i : op->indices) check_index(i, 1, "Provide");
     if (op->value.dtype() != Tensor(op->tensor).dtype())
       KILN_VERIFY_FAIL << "Provide of " << op->value.dtype().str() << " to '" << op->tensor->op->name << "' of type "
-             << Tensor(op->tensor).dtype().str();
+                       << Tensor(op->tensor).dtype().str();
   }
 
   void visit_Realize(const RealizeNode* op) override {
@@ -231,27 +233,29 @@ class Verifier : public IRVisitor {
 
   void check_binding(const Var& v, DType value, const char* what) {
     if (v.dtype() != value)
-      KILN_VERIFY_FAIL << what << " var '" << v->name << "' has type " << v.dtype().str() << " but its value " << value.str();
+      KILN_VERIFY_FAIL << what << " var '" << v->name << "' has type " << v.dtype().str() << " but its value "
+                       << value.str();
   }
 
   void check_index(const Expr& index, int lanes, const char* what) {
     if (!index.dtype().is_integer() || index.dtype().lanes != lanes)
       KILN_VERIFY_FAIL << what << " index has type " << index.dtype().str() << ", expected an integer with " << lanes
-             << " lane(s)";
+                       << " lane(s)";
   }
 
   void check_access(const Var& buf, DType value, const Expr& index, const Expr& pred, const char* what) {
     if (!buf.dtype().is_handle()) KILN_VERIFY_FAIL << what << " through non-handle '" << buf->name << "'";
     if (value.lanes != index.dtype().lanes)
       KILN_VERIFY_FAIL << what << " of '" << buf->name << "': value has " << value.lanes << " lanes, index "
-             << index.dtype().lanes;
+                       << index.dtype().lanes;
     check_index(index, value.lanes, what);
     if (pred.defined() && (!pred.dtype().is_bool() || pred.dtype().lanes != value.lanes))
       KILN_VERIFY_FAIL << what << " of '" << buf->name << "': predicate of type " << pred.dtype().str() << " for "
-             << value.lanes << " lanes";
+                       << value.lanes << " lanes";
     auto it = alloc_type_.find(buf.node());
     if (it != alloc_type_.end() && it->second != value.element_of())
-      KILN_VERIFY_FAIL << what << " of " << value.str() << " into '" << buf->name << "', allocated as " << it->second.str();
+      KILN_VERIFY_FAIL << what << " of " << value.str() << " into '" << buf->name << "', allocated as "
+                       << it->second.str();
   }
 
   const std::string& pass_;

@@ -29,13 +29,12 @@
 namespace kiln {
 
 struct VerifyOptions {
-  bool flattened = false;       // storage_flatten has run
-  bool vectorized = false;      // vectorize has run
-  std::vector<Var> free_vars;   // defined outside the statement (function arguments)
+  bool flattened = false;      // storage_flatten has run
+  bool vectorized = false;     // vectorize has run
+  std::vector<Var> free_vars;  // defined outside the statement (function arguments)
 };
 
 void verify_ir(const Stmt& s, const std::string& after_pass, const VerifyOptions& options);
-void verify_ir(const Stmt& s, const std::string& after_pass, bool flattened,
-               const std::vector<Var>& free_vars = {});
+void verify_ir(const Stmt& s, const std::string& after_pass, bool flattened, const std::vector<Var>& free_vars = {});
 
 }  // namespace kiln

@@ -56,8 +56,10 @@ TEST_CASE("storage_flatten: realize, provide and reads become allocate, store an
   Tensor A = placeholder({2, 3}, f32, "A"), T = placeholder({2, 3}, f32, "T"), C = placeholder({2, 3}, f32, "C");
   Var Ah = Var::handle("A", f32), Ch = Var::handle("C", f32);
   Var i("i"), j("j");
-  Stmt compute_t = loop(i, 2, ForKind::kSerial, loop(j, 3, ForKind::kSerial, ProvideNode::make(T, A(i, j) * 2.0f, {i, j})));
-  Stmt compute_c = loop(i, 2, ForKind::kSerial, loop(j, 3, ForKind::kSerial, ProvideNode::make(C, T(i, j) + 1.0f, {i, j})));
+  Stmt compute_t =
+      loop(i, 2, ForKind::kSerial, loop(j, 3, ForKind::kSerial, ProvideNode::make(T, A(i, j) * 2.0f, {i, j})));
+  Stmt compute_c =
+      loop(i, 2, ForKind::kSerial, loop(j, 3, ForKind::kSerial, ProvideNode::make(C, T(i, j) + 1.0f, {i, j})));
   Stmt s = RealizeNode::make(T, {Range(Expr(0), Expr(2)), Range(Expr(0), Expr(3))}, MemScope::kLocal, {},
                              SeqNode::make({compute_t, compute_c}));
   s = AttrStmtNode::make(C, passes::kBufferBind, Ch, s);
@@ -84,8 +86,8 @@ TEST_CASE("storage_flatten: storage_align pads the stride of the aligned dimensi
   Var i("i"), j("j");
   // stride of dim 0 is 5, padded to 9 so that 9 % 8 == 1.
   Stmt body = loop(i, 4, ForKind::kSerial, loop(j, 5, ForKind::kSerial, ProvideNode::make(T, Expr(1.0f), {i, j})));
-  Stmt s = RealizeNode::make(T, {Range(Expr(0), Expr(4)), Range(Expr(0), Expr(5))}, MemScope::kShared,
-                             {{8, 1}, {0, 0}}, body);
+  Stmt s = RealizeNode::make(T, {Range(Expr(0), Expr(4)), Range(Expr(0), Expr(5))}, MemScope::kShared, {{8, 1}, {0, 0}},
+                             body);
   CHECK(to_string(passes::storage_flatten(s)) == golden(R"(
 allocate T.shared[f32 * 36] @shared
 for (i, 0, 4) {
@@ -101,6 +103,14 @@ for (i, 0, 4) {
   CHECK(to_string(passes::storage_flatten(s1)) == golden(R"(
 allocate U[f32 * 6] @global
 U[2] = 1f
+)"));
+  // A cache stage already named for its scope gets no second suffix.
+  Tensor L = placeholder({2}, f32, "C.local");
+  Stmt s2 = RealizeNode::make(L, {Range(Expr(0), Expr(2))}, MemScope::kLocal, {},
+                              ProvideNode::make(L, Expr(1.0f), {Expr(1)}));
+  CHECK(to_string(passes::storage_flatten(s2)) == golden(R"(
+allocate C.local[f32 * 2] @local
+C.local[1] = 1f
 )"));
 }
 
@@ -138,7 +148,8 @@ TEST_CASE("storage_flatten: a tensor neither realized nor bound is an internal e
   Tensor A = placeholder({4}, f32, "A"), C = placeholder({4}, f32, "C");
   Var Ch = Var::handle("C", f32);
   Var i("i");
-  Stmt s = AttrStmtNode::make(C, passes::kBufferBind, Ch, loop(i, 4, ForKind::kSerial, ProvideNode::make(C, A(i), {i})));
+  Stmt s =
+      AttrStmtNode::make(C, passes::kBufferBind, Ch, loop(i, 4, ForKind::kSerial, ProvideNode::make(C, A(i), {i})));
   CHECK_THROWS_WITH(passes::storage_flatten(s), Catch::Contains("tensor 'A' is read but neither realized nor bound"));
 }
 
@@ -212,7 +223,8 @@ TEST_CASE("vectorize: widens through an inner loop that does not depend on the v
   Var A = Var::handle("A", f32), C = Var::handle("C", f32);
   Var i("i"), k("k");
   Stmt update = store(C, load(C, i) + load(A, k * 4 + i), i);
-  Stmt s = loop(i, 4, ForKind::kVectorized, SeqNode::make({store(C, Expr(0.0f), i), loop(k, 8, ForKind::kUnrolled, update)}));
+  Stmt s = loop(i, 4, ForKind::kVectorized,
+                SeqNode::make({store(C, Expr(0.0f), i), loop(k, 8, ForKind::kUnrolled, update)}));
   CHECK(to_string(passes::vectorize(s)) == golden(R"(
 C[ramp(0, 1, 4)] = x4(0f)
 unrolled (k, 0, 8) {
@@ -278,8 +290,8 @@ for (i, 0, 2) {
 TEST_CASE("unroll: constant-extent unrolled loops become copies", "[passes][unroll]") {
   Var C = Var::handle("C", i32);
   Var i("i"), j("j"), n("n");
-  Stmt s = loop(i, Expr(1), Expr(3), ForKind::kUnrolled,
-                loop(j, 2, ForKind::kUnrolled, store(C, i * 10 + j, i * 2 + j)));
+  Stmt s =
+      loop(i, Expr(1), Expr(3), ForKind::kUnrolled, loop(j, 2, ForKind::kUnrolled, store(C, i * 10 + j, i * 2 + j)));
   CHECK(to_string(passes::unroll(s)) == golden(R"(
 C[((1*2) + 0)] = ((1*10) + 0)
 C[((1*2) + 1)] = ((1*10) + 1)
@@ -309,14 +321,14 @@ TEST_CASE("remove_no_op: drops statements that do nothing", "[passes][remove_no_
   Stmt nop = EvaluateNode::make(Expr(0));
   Stmt work = store(C, i, i);
   Stmt s = SeqNode::make({
-      loop(i, 4, ForKind::kSerial, nop),                                              // empty loop
-      loop(i, 0, ForKind::kSerial, work),                                             // zero trips
-      IfThenElseNode::make(n > 0, nop, nop),                                          // empty branches
-      IfThenElseNode::make(n > 0, nop, loop(i, 2, ForKind::kSerial, work)),           // empty then
+      loop(i, 4, ForKind::kSerial, nop),                                     // empty loop
+      loop(i, 0, ForKind::kSerial, work),                                    // zero trips
+      IfThenElseNode::make(n > 0, nop, nop),                                 // empty branches
+      IfThenElseNode::make(n > 0, nop, loop(i, 2, ForKind::kSerial, work)),  // empty then
       IfThenElseNode::make(make_const(DType::boolean(), int64_t{0}), work, EvaluateNode::make(Expr(1))),  // constant
       AllocateNode::make(T, i32, {Expr(4)}, MemScope::kLocal, loop(i, 3, ForKind::kSerial, work)),  // unused buffer
-      LetStmtNode::make(x, n + 1, loop(i, 5, ForKind::kSerial, work)),                // unused let
-      LetStmtNode::make(x, n + 1, store(C, x, Expr(0))),                              // used let stays
+      LetStmtNode::make(x, n + 1, loop(i, 5, ForKind::kSerial, work)),                              // unused let
+      LetStmtNode::make(x, n + 1, store(C, x, Expr(0))),                                            // used let stays
   });
   CHECK(to_string(passes::remove_no_op(s)) == golden(R"(
 if (!(n > 0)) {
@@ -454,8 +466,8 @@ for (i, 0, 8) {
 TEST_CASE("verify_ir: accepts well-formed IR, sibling scopes may reuse a var", "[verify]") {
   Var C = Var::handle("C", f32);
   Var i("i");
-  Stmt s = SeqNode::make({loop(i, 4, ForKind::kSerial, store(C, Expr(1.0f), i)),
-                          loop(i, 4, ForKind::kSerial, store(C, Expr(2.0f), i))});
+  Stmt s = SeqNode::make(
+      {loop(i, 4, ForKind::kSerial, store(C, Expr(1.0f), i)), loop(i, 4, ForKind::kSerial, store(C, Expr(2.0f), i))});
   CHECK_NOTHROW(verify_ir(s, "test", true, {C}));
 }
 
@@ -473,10 +485,12 @@ TEST_CASE("verify_ir: catches planted violations and names the pass", "[verify]"
         "variable 'i' is bound by For while already in scope");
   // Built with raw constructors, bypassing the make() checks.
   Expr ramp = RampNode::make(Expr(0), Expr(1), 4);
-  fails(Stmt(new StoreNode(C, Expr(1.0f), ramp, Expr())), "at `C[ramp(0, 1, 4)] = 1f`: Store of 'C': value has 1 lanes, index 4");
+  fails(Stmt(new StoreNode(C, Expr(1.0f), ramp, Expr())),
+        "at `C[ramp(0, 1, 4)] = 1f`: Store of 'C': value has 1 lanes, index 4");
   fails(EvaluateNode::make(Expr(new LoadNode(f32, C, ramp, Expr()))), "Load of 'C': value has 1 lanes, index 4");
   fails(Stmt(new IfThenElseNode(Expr(1), store(C, Expr(1.0f), Expr(0)), Stmt())), "IfThenElse condition has type i32");
-  fails(Stmt(new ForNode(i, make_const(DType::i64(), int64_t{0}), Expr(4), ForKind::kSerial, "", store(C, Expr(1.0f), i))),
+  fails(Stmt(new ForNode(i, make_const(DType::i64(), int64_t{0}), Expr(4), ForKind::kSerial, "",
+                         store(C, Expr(1.0f), i))),
         "has min i64");
   fails(AllocateNode::make(T, f32, {Expr(0)}, MemScope::kLocal, store(T, Expr(1.0f), Expr(0))), "with extent 0");
   fails(AllocateNode::make(T, i32, {Expr(4)}, MemScope::kLocal, store(T, Expr(1.0f), Expr(0))), "allocated as i32");

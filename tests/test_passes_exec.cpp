@@ -6,8 +6,9 @@
 // with the interpreter in test_passes_exec.h. The lowered IR must compute
 // exactly what the unlowered IR computes, which must equal a direct C++
 // computation.
-#include <catch2/catch.hpp>
+#include "tests/test_passes_exec.h"
 
+#include <catch2/catch.hpp>
 #include <functional>
 #include <random>
 
@@ -19,7 +20,6 @@
 #include "schedule/passes/unroll.h"
 #include "schedule/passes/vectorize.h"
 #include "schedule/verify.h"
-#include "tests/test_passes_exec.h"
 
 using namespace kiln;
 using kiln_test::Buffer;
@@ -122,7 +122,8 @@ Program elementwise_root(Rng& rng) {
   Split tj = split("T.j", W, rng.uniform(1, 5));
   Stmt tnest = ProvideNode::make(T, A(ti, tj.index) * 2 + tj.index, {ti, tj.index});
   tnest = guard({tj.guard}, tnest, nested);
-  tnest = loop(ti, H, rng.kind(), loop(tj.outer, tj.outer_extent, ForKind::kSerial, loop(tj.inner, tj.factor, rng.kind(), tnest)));
+  tnest = loop(ti, H, rng.kind(),
+               loop(tj.outer, tj.outer_extent, ForKind::kSerial, loop(tj.inner, tj.factor, rng.kind(), tnest)));
 
   Split i = split("C.i", H, rng.uniform(1, 4)), j = split("C.j", W, rng.uniform(1, 5));
   Expr value = T(i.index, j.index) + select(j.index + 1 < W, A(i.index, j.index + 1), Expr(0)) * 3;
@@ -162,7 +163,8 @@ Program compute_at(Rng& rng) {
 
   Var ti("T.i"), tj("T.j");
   Expr trow = i.outer * i.factor + ti;
-  Stmt tnest = guard({i.guard.defined() ? trow < H : Expr()}, ProvideNode::make(T, A(trow, tj) + 1, {trow, tj}), nested);
+  Stmt tnest =
+      guard({i.guard.defined() ? trow < H : Expr()}, ProvideNode::make(T, A(trow, tj) + 1, {trow, tj}), nested);
   tnest = loop(ti, i.factor, rng.kind(), loop(tj, W, rng.kind(), tnest));
 
   Expr value = T(i.index, j.index) * T(i.index, Expr(W - 1) - j.index);
@@ -171,8 +173,8 @@ Program compute_at(Rng& rng) {
   cnest = loop(j.outer, j.outer_extent, rng.kind(false), cnest);
   cnest = loop(i.inner, i.factor, rng.kind(false), cnest);
   MemScope scope = rng.coin() ? MemScope::kLocal : MemScope::kGlobal;
-  Stmt body = RealizeNode::make(T, {Range(i.outer * i.factor, Expr(i.factor)), Range(Expr(0), Expr(W))}, scope,
-                                {}, SeqNode::make({tnest, cnest}));
+  Stmt body = RealizeNode::make(T, {Range(i.outer * i.factor, Expr(i.factor)), Range(Expr(0), Expr(W))}, scope, {},
+                                SeqNode::make({tnest, cnest}));
   body = loop(i.outer, i.outer_extent, rng.kind(), body);
 
   Program p;

@@ -39,7 +39,8 @@ struct Buffer {
   std::vector<double> data;  // ints are exact up to 2^53, plenty for tests
   std::vector<bool> written;
   Buffer() = default;
-  Buffer(std::string n, size_t size, bool initialized) : name(std::move(n)), data(size, 0.0), written(size, initialized) {}
+  Buffer(std::string n, size_t size, bool initialized)
+      : name(std::move(n)), data(size, 0.0), written(size, initialized) {}
 };
 
 // Counts of what ran, for tests that check that a pass removed work.
@@ -113,8 +114,11 @@ class Interpreter {
         vars_.erase(op->var.node());
         return;
       }
-      case NodeKind::Evaluate: eval(s.as<EvaluateNode>()->value); return;
-      case NodeKind::Barrier: return;
+      case NodeKind::Evaluate:
+        eval(s.as<EvaluateNode>()->value);
+        return;
+      case NodeKind::Barrier:
+        return;
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
         if (op->key == passes::kBufferBind) {
@@ -154,7 +158,8 @@ class Interpreter {
         ++stats.scalar_stores;
         return;
       }
-      default: throw ExecError(std::string("cannot execute ") + node_kind_name(s->kind()));
+      default:
+        throw ExecError(std::string("cannot execute ") + node_kind_name(s->kind()));
     }
   }
 
@@ -299,22 +304,53 @@ class Interpreter {
       for (int l = 0; l < n; ++l) {
         double x = a.f[l], y = b.f[l];
         switch (k) {
-          case NodeKind::Add: r[l] = x + y; break;
-          case NodeKind::Sub: r[l] = x - y; break;
-          case NodeKind::Mul: r[l] = x * y; break;
-          case NodeKind::Div: r[l] = x / y; break;
-          case NodeKind::Mod: r[l] = std::fmod(x, y); break;
-          case NodeKind::FloorDiv: r[l] = std::floor(x / y); break;
-          case NodeKind::FloorMod: r[l] = x - std::floor(x / y) * y; break;
-          case NodeKind::Min: r[l] = std::min(x, y); break;
-          case NodeKind::Max: r[l] = std::max(x, y); break;
-          case NodeKind::EQ: c[l] = x == y; break;
-          case NodeKind::NE: c[l] = x != y; break;
-          case NodeKind::LT: c[l] = x < y; break;
-          case NodeKind::LE: c[l] = x <= y; break;
-          case NodeKind::GT: c[l] = x > y; break;
-          case NodeKind::GE: c[l] = x >= y; break;
-          default: throw ExecError("bad float binary op");
+          case NodeKind::Add:
+            r[l] = x + y;
+            break;
+          case NodeKind::Sub:
+            r[l] = x - y;
+            break;
+          case NodeKind::Mul:
+            r[l] = x * y;
+            break;
+          case NodeKind::Div:
+            r[l] = x / y;
+            break;
+          case NodeKind::Mod:
+            r[l] = std::fmod(x, y);
+            break;
+          case NodeKind::FloorDiv:
+            r[l] = std::floor(x / y);
+            break;
+          case NodeKind::FloorMod:
+            r[l] = x - std::floor(x / y) * y;
+            break;
+          case NodeKind::Min:
+            r[l] = std::min(x, y);
+            break;
+          case NodeKind::Max:
+            r[l] = std::max(x, y);
+            break;
+          case NodeKind::EQ:
+            c[l] = x == y;
+            break;
+          case NodeKind::NE:
+            c[l] = x != y;
+            break;
+          case NodeKind::LT:
+            c[l] = x < y;
+            break;
+          case NodeKind::LE:
+            c[l] = x <= y;
+            break;
+          case NodeKind::GT:
+            c[l] = x > y;
+            break;
+          case NodeKind::GE:
+            c[l] = x >= y;
+            break;
+          default:
+            throw ExecError("bad float binary op");
         }
       }
       return cmp ? int_value(rt, c) : float_value(rt, r);
@@ -328,24 +364,59 @@ class Interpreter {
         y = 1;
       }
       switch (k) {
-        case NodeKind::Add: r[l] = x + y; break;
-        case NodeKind::Sub: r[l] = x - y; break;
-        case NodeKind::Mul: r[l] = x * y; break;
-        case NodeKind::Div: r[l] = x / y; break;
-        case NodeKind::Mod: r[l] = x % y; break;
-        case NodeKind::FloorDiv: r[l] = floordiv_i(x, y); break;
-        case NodeKind::FloorMod: r[l] = x - floordiv_i(x, y) * y; break;
-        case NodeKind::Min: r[l] = std::min(x, y); break;
-        case NodeKind::Max: r[l] = std::max(x, y); break;
-        case NodeKind::EQ: r[l] = x == y; break;
-        case NodeKind::NE: r[l] = x != y; break;
-        case NodeKind::LT: r[l] = x < y; break;
-        case NodeKind::LE: r[l] = x <= y; break;
-        case NodeKind::GT: r[l] = x > y; break;
-        case NodeKind::GE: r[l] = x >= y; break;
-        case NodeKind::And: r[l] = x && y; break;
-        case NodeKind::Or: r[l] = x || y; break;
-        default: throw ExecError("bad integer binary op");
+        case NodeKind::Add:
+          r[l] = x + y;
+          break;
+        case NodeKind::Sub:
+          r[l] = x - y;
+          break;
+        case NodeKind::Mul:
+          r[l] = x * y;
+          break;
+        case NodeKind::Div:
+          r[l] = x / y;
+          break;
+        case NodeKind::Mod:
+          r[l] = x % y;
+          break;
+        case NodeKind::FloorDiv:
+          r[l] = floordiv_i(x, y);
+          break;
+        case NodeKind::FloorMod:
+          r[l] = x - floordiv_i(x, y) * y;
+          break;
+        case NodeKind::Min:
+          r[l] = std::min(x, y);
+          break;
+        case NodeKind::Max:
+          r[l] = std::max(x, y);
+          break;
+        case NodeKind::EQ:
+          r[l] = x == y;
+          break;
+        case NodeKind::NE:
+          r[l] = x != y;
+          break;
+        case NodeKind::LT:
+          r[l] = x < y;
+          break;
+        case NodeKind::LE:
+          r[l] = x <= y;
+          break;
+        case NodeKind::GT:
+          r[l] = x > y;
+          break;
+        case NodeKind::GE:
+          r[l] = x >= y;
+          break;
+        case NodeKind::And:
+          r[l] = x && y;
+          break;
+        case NodeKind::Or:
+          r[l] = x || y;
+          break;
+        default:
+          throw ExecError("bad integer binary op");
       }
     }
     return int_value(rt, r);
@@ -355,8 +426,10 @@ class Interpreter {
   Value eval(const Expr& e) {
     if (!e.defined()) throw ExecError("undefined expression");
     switch (e->kind()) {
-      case NodeKind::IntImm: return int_value(e.dtype(), {e.as<IntImmNode>()->value});
-      case NodeKind::FloatImm: return float_value(e.dtype(), {e.as<FloatImmNode>()->value});
+      case NodeKind::IntImm:
+        return int_value(e.dtype(), {e.as<IntImmNode>()->value});
+      case NodeKind::FloatImm:
+        return float_value(e.dtype(), {e.as<FloatImmNode>()->value});
       case NodeKind::Var: {
         auto it = vars_.find(e.as<VarNode>());
         if (it == vars_.end()) throw ExecError("undefined variable '" + e.as<VarNode>()->name + "'");
@@ -384,8 +457,10 @@ class Interpreter {
         Value r = t;
         for (int l = 0; l < n; ++l) {
           if (lane_of(c, l).i[0]) continue;
-          if (r.is_float) r.f[l] = f.f[l];
-          else r.i[l] = f.i[l];
+          if (r.is_float)
+            r.f[l] = f.f[l];
+          else
+            r.i[l] = f.i[l];
         }
         return r;
       }
@@ -406,11 +481,20 @@ class Interpreter {
         Value a = eval(op->args[0]);
         for (auto& x : a.f) {
           switch (op->op) {
-            case MathOp::kExp: x = std::exp(x); break;
-            case MathOp::kSqrt: x = std::sqrt(x); break;
-            case MathOp::kFabs: x = std::fabs(x); break;
-            case MathOp::kFloor: x = std::floor(x); break;
-            default: throw ExecError(std::string("unsupported call ") + math_op_name(op->op));
+            case MathOp::kExp:
+              x = std::exp(x);
+              break;
+            case MathOp::kSqrt:
+              x = std::sqrt(x);
+              break;
+            case MathOp::kFabs:
+              x = std::fabs(x);
+              break;
+            case MathOp::kFloor:
+              x = std::floor(x);
+              break;
+            default:
+              throw ExecError(std::string("unsupported call ") + math_op_name(op->op));
           }
         }
         return float_value(a.t, a.f);

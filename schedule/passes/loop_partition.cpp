@@ -65,15 +65,23 @@ bool eval_interval(const Expr& e, const Env& env, Interval* out) {
   if (!eval_interval(bin->a, env, &a) || !eval_interval(bin->b, env, &b)) return false;
   __int128 lo, hi;
   switch (e->kind()) {
-    case NodeKind::Add: lo = (__int128)a.lo + b.lo, hi = (__int128)a.hi + b.hi; break;
-    case NodeKind::Sub: lo = (__int128)a.lo - b.hi, hi = (__int128)a.hi - b.lo; break;
+    case NodeKind::Add:
+      lo = (__int128)a.lo + b.lo, hi = (__int128)a.hi + b.hi;
+      break;
+    case NodeKind::Sub:
+      lo = (__int128)a.lo - b.hi, hi = (__int128)a.hi - b.lo;
+      break;
     case NodeKind::Mul: {
       __int128 c[4] = {(__int128)a.lo * b.lo, (__int128)a.lo * b.hi, (__int128)a.hi * b.lo, (__int128)a.hi * b.hi};
       lo = *std::min_element(c, c + 4), hi = *std::max_element(c, c + 4);
       break;
     }
-    case NodeKind::Min: lo = std::min(a.lo, b.lo), hi = std::min(a.hi, b.hi); break;
-    case NodeKind::Max: lo = std::max(a.lo, b.lo), hi = std::max(a.hi, b.hi); break;
+    case NodeKind::Min:
+      lo = std::min(a.lo, b.lo), hi = std::min(a.hi, b.hi);
+      break;
+    case NodeKind::Max:
+      lo = std::max(a.lo, b.lo), hi = std::max(a.hi, b.hi);
+      break;
     case NodeKind::FloorDiv:
     case NodeKind::Div:  // both monotone in a for a positive constant divisor
       if (b.lo != b.hi || b.lo <= 0) return false;
@@ -93,7 +101,8 @@ bool eval_interval(const Expr& e, const Env& env, Interval* out) {
         lo = 0, hi = b.lo - 1;
       }
       break;
-    default: return false;
+    default:
+      return false;
   }
   if (!fits(lo) || !fits(hi)) return false;
   *out = {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
@@ -176,7 +185,10 @@ bool as_negative_form(const Expr& cond, Linear* out) {
   auto* bin = static_cast<const BinaryNode*>(c.get());
   if (!is_index_type(bin->a)) return false;
   if (negate) {  // !(a < b) == a >= b, ...
-    k = k == NodeKind::LT ? NodeKind::GE : k == NodeKind::LE ? NodeKind::GT : k == NodeKind::GT ? NodeKind::LE : NodeKind::LT;
+    k = k == NodeKind::LT   ? NodeKind::GE
+        : k == NodeKind::LE ? NodeKind::GT
+        : k == NodeKind::GT ? NodeKind::LE
+                            : NodeKind::LT;
   }
   // a < b: a - b < 0; a <= b: a - b - 1 < 0; a > b: b - a < 0; a >= b: b - a - 1 < 0.
   bool swap = k == NodeKind::GT || k == NodeKind::GE;

@@ -17,16 +17,22 @@ bool is_no_op(const Stmt& s) {
       for (auto& x : s.as<SeqNode>()->seq)
         if (!is_no_op(x)) return false;
       return true;
-    case NodeKind::For: return is_no_op(s.as<ForNode>()->body);
+    case NodeKind::For:
+      return is_no_op(s.as<ForNode>()->body);
     case NodeKind::IfThenElse: {
       auto* op = s.as<IfThenElseNode>();
       return is_no_op(op->then_case) && is_no_op(op->else_case);
     }
-    case NodeKind::LetStmt: return is_no_op(s.as<LetStmtNode>()->body);
-    case NodeKind::AttrStmt: return is_no_op(s.as<AttrStmtNode>()->body);
-    case NodeKind::Allocate: return is_no_op(s.as<AllocateNode>()->body);
-    case NodeKind::Realize: return is_no_op(s.as<RealizeNode>()->body);
-    default: return false;
+    case NodeKind::LetStmt:
+      return is_no_op(s.as<LetStmtNode>()->body);
+    case NodeKind::AttrStmt:
+      return is_no_op(s.as<AttrStmtNode>()->body);
+    case NodeKind::Allocate:
+      return is_no_op(s.as<AllocateNode>()->body);
+    case NodeKind::Realize:
+      return is_no_op(s.as<RealizeNode>()->body);
+    default:
+      return false;
   }
 }
 

@@ -43,9 +43,12 @@ std::vector<Expr> make_strides(const std::vector<Expr>& extents, const std::vect
 
 const char* scope_suffix(MemScope s) {
   switch (s) {
-    case MemScope::kGlobal: return "";
-    case MemScope::kShared: return ".shared";
-    case MemScope::kLocal: return ".local";
+    case MemScope::kGlobal:
+      return "";
+    case MemScope::kShared:
+      return ".shared";
+    case MemScope::kLocal:
+      return ".local";
   }
   return "";
 }
@@ -97,7 +100,10 @@ class Flattener : public IRMutator {
     Expr size;
     fb.strides = make_strides(extents, op->align, &size);
     fb.dtype = t.dtype();
-    fb.handle = Var::handle(t.name() + scope_suffix(op->scope), fb.dtype);
+    std::string name = t.name(), suffix = scope_suffix(op->scope);
+    bool has_suffix =
+        name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    fb.handle = Var::handle(has_suffix ? name : name + suffix, fb.dtype);
     Stmt body = with_buffer(t->op.get(), fb, op->body);
     if (!body.defined()) return body;
     return AllocateNode::make(fb.handle, fb.dtype, {size}, op->scope, body);

@@ -9,8 +9,9 @@
 //
 // Guarantees: no RealizeNode, ProvideNode, TensorReadNode or buffer_bind
 // attribute remains.
-//  - Realize(T) -> Allocate(handle "T" / "T.shared" / "T.local" by scope,
-//    T's dtype, one flat extent, scope). The layout is row-major over the
+//  - Realize(T) -> Allocate(handle "T" / "T.shared" / "T.local" by scope
+//    (no second suffix when T's name already ends with it, as cache stages'
+//    names do), T's dtype, one flat extent, scope). The layout is row-major over the
 //    realized extents; storage_align (factor f, offset o) on dimension d pads
 //    the stride of d so that stride % f == o (TVM semantics), and the
 //    allocation covers the padded size.

@@ -46,8 +46,11 @@ bool has_vectors(const Stmt& s) {
       found = static_cast<const ExprNode*>(n.get())->dtype.lanes > 1;
       if (auto* l = n.as<LoadNode>()) found |= l->predicate.defined();
       break;
-      case NodeKind::Store: found = static_cast<const StoreNode*>(n.get())->predicate.defined(); break;
-      default: break;
+      case NodeKind::Store:
+        found = static_cast<const StoreNode*>(n.get())->predicate.defined();
+        break;
+      default:
+        break;
     }
   });
   return found;
@@ -243,7 +246,8 @@ class Vectorizer : public IRMutator {
         if (ra && sb.defined()) return ramp(ra->base * sb, ra->stride * sb);
         if (sa.defined() && rb) return ramp(sa * rb->base, sa * rb->stride);
         break;
-      default: break;
+      default:
+        break;
     }
     if (sa.defined() && sb.defined()) return BroadcastNode::make(make_binary(k, sa, sb), lanes_);
     return Expr();
@@ -253,8 +257,8 @@ class Vectorizer : public IRMutator {
   const int lanes_;
   const Expr ramp_;
   bool failed_ = false;
-  Expr pred_if_;   // lanes enabled by enclosing lane-varying IfThenElse
-  Expr pred_sel_;  // lanes selected by enclosing lane-varying Select branches
+  Expr pred_if_;                                    // lanes enabled by enclosing lane-varying IfThenElse
+  Expr pred_sel_;                                   // lanes selected by enclosing lane-varying Select branches
   std::unordered_map<const VarNode*, Expr> remap_;  // let vars that became vectors
   std::unordered_map<const VarNode*, std::vector<Expr>> stores_;
 };
