@@ -97,13 +97,17 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--rounds") o.rounds = std::max(1, std::atoi(value().c_str()));
-    else if (a == "--min-repeat-ms") o.min_repeat_ms = std::atof(value().c_str());
-    else if (a == "--json") o.json_path = value();
+    if (a == "--rounds")
+      o.rounds = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--min-repeat-ms")
+      o.min_repeat_ms = std::atof(value().c_str());
+    else if (a == "--json")
+      o.json_path = value();
     else if (a.rfind("--", 0) == 0) {
       std::cerr << "bench_core: unknown option " << a << "\n";
       return 2;
-    } else o.workloads.push_back(a);
+    } else
+      o.workloads.push_back(a);
   }
   if (o.workloads.empty())
     o.workloads = {"matmul:M=1024,N=1024,K=1024", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
@@ -111,15 +115,16 @@ int main(int argc, char** argv) {
   json all = json::array();
   std::cout << bench::onednn_version() << ", " << o.rounds << " interleaved rounds, best round's median\n";
   std::cout << std::left << std::setw(62) << "workload" << std::right << std::setw(10) << "kiln" << std::setw(10)
-            << "oneDNN" << std::setw(8) << "ratio" << "  outputs\n";
+            << "oneDNN" << std::setw(8) << "ratio"
+            << "  outputs\n";
   try {
     for (auto& w : o.workloads) {
       json j = bench_one(w, o);
       all.push_back(j);
       std::cout << std::left << std::setw(62) << j["workload"].get<std::string>() << std::right << std::fixed
                 << std::setprecision(1) << std::setw(10) << j["kiln_gflops"].get<double>() << std::setw(10)
-                << j["onednn_gflops"].get<double>() << std::setprecision(2) << std::setw(8)
-                << j["ratio"].get<double>() << "  " << (j["outputs_agree"].get<bool>() ? "agree" : "DIFFER") << "\n";
+                << j["onednn_gflops"].get<double>() << std::setprecision(2) << std::setw(8) << j["ratio"].get<double>()
+                << "  " << (j["outputs_agree"].get<bool>() ? "agree" : "DIFFER") << "\n";
     }
   } catch (const UserError& e) {
     std::cerr << "bench_core: " << e.what() << "\n";

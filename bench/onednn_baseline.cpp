@@ -93,7 +93,6 @@ json timing_json(const TimeResult& r, double flops) {
   return j;
 }
 
-
 // Relative tolerance of an fp32 dot product of length k against a double
 // reference, with margin for oneDNN's blocked accumulation order.
 bool close_enough(double got, double want, double sum_abs, int64_t k) {

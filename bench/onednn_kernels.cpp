@@ -46,11 +46,11 @@ class Conv2d : public OnednnContender {
     user_wei_ = dnnl::memory({wei_dims, dt::f32, tag::oihw}, eng_, weight.data());
     user_dst_ = dnnl::memory({dst_dims, dt::f32, tag::nchw}, eng_, out.data());
     // oneDNN counts dilation from 0 (0 = dense).
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        dnnl::memory::desc(src_dims, dt::f32, tag::any), dnnl::memory::desc(wei_dims, dt::f32, tag::any),
-        dnnl::memory::desc(dst_dims, dt::f32, tag::any), {stride, stride}, {dilation - 1, dilation - 1}, {pad, pad},
-        {pad, pad});
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                         dnnl::memory::desc(src_dims, dt::f32, tag::any),
+                                         dnnl::memory::desc(wei_dims, dt::f32, tag::any),
+                                         dnnl::memory::desc(dst_dims, dt::f32, tag::any), {stride, stride},
+                                         {dilation - 1, dilation - 1}, {pad, pad}, {pad, pad});
     pd_ = dnnl::convolution_forward::primitive_desc(desc, eng_);
     auto to_layout = [&](dnnl::memory& user, const dnnl::memory::desc& want) {
       if (user.get_desc() == want) return user;
@@ -89,8 +89,7 @@ std::unique_ptr<OnednnContender> onednn_matmul(const rt::NDArray& A, const rt::N
 }
 
 std::unique_ptr<OnednnContender> onednn_conv2d(const rt::NDArray& data, const rt::NDArray& weight,
-                                               const rt::NDArray& out, int64_t stride, int64_t pad,
-                                               int64_t dilation) {
+                                               const rt::NDArray& out, int64_t stride, int64_t pad, int64_t dilation) {
   return std::make_unique<Conv2d>(data, weight, out, stride, pad, dilation);
 }
 

@@ -28,7 +28,6 @@ std::unique_ptr<OnednnContender> onednn_matmul(const rt::NDArray& A, const rt::N
 
 // out[N,K,OH,OW] = conv(data[N,C,H,W], weight[K,C,R,S]), f32, zero padding.
 std::unique_ptr<OnednnContender> onednn_conv2d(const rt::NDArray& data, const rt::NDArray& weight,
-                                               const rt::NDArray& out, int64_t stride, int64_t pad,
-                                               int64_t dilation);
+                                               const rt::NDArray& out, int64_t stride, int64_t pad, int64_t dilation);
 
 }  // namespace kiln::bench

@@ -2,9 +2,8 @@
 // returns the handler to run when it was chosen.
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace kiln::cli {
 

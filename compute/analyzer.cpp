@@ -83,9 +83,7 @@ Bound bound_mul(Bound a, Bound b) {
                   sat_mul(a.max_value, b.min_value), sat_mul(a.max_value, b.max_value)};
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
 }
-Bound bound_union(Bound a, Bound b) {
-  return {std::min(a.min_value, b.min_value), std::max(a.max_value, b.max_value)};
-}
+Bound bound_union(Bound a, Bound b) { return {std::min(a.min_value, b.min_value), std::max(a.max_value, b.max_value)}; }
 Bound bound_intersect(Bound a, Bound b) {
   return {std::max(a.min_value, b.min_value), std::min(a.max_value, b.max_value)};
 }
@@ -158,8 +156,10 @@ Analyzer::VarScope::VarScope(Analyzer* a, const Var& v) : analyzer_(a), var_(v) 
 }
 
 Analyzer::VarScope::~VarScope() {
-  if (had_) analyzer_->vars_[var_.node()] = VarInfo{var_, bound_, mod_};
-  else analyzer_->vars_.erase(var_.node());
+  if (had_)
+    analyzer_->vars_[var_.node()] = VarInfo{var_, bound_, mod_};
+  else
+    analyzer_->vars_.erase(var_.node());
 }
 
 // ------------------------------------------------------------------ bounds
@@ -209,9 +209,11 @@ class BoundAnalysis {
         return bound_mul(get(op->a), get(op->b));
       }
       case NodeKind::FloorDiv:
-      case NodeKind::Div: return division(static_cast<const BinaryNode*>(e.get()), e->kind() == NodeKind::FloorDiv);
+      case NodeKind::Div:
+        return division(static_cast<const BinaryNode*>(e.get()), e->kind() == NodeKind::FloorDiv);
       case NodeKind::FloorMod:
-      case NodeKind::Mod: return modulo(static_cast<const BinaryNode*>(e.get()), e->kind() == NodeKind::FloorMod);
+      case NodeKind::Mod:
+        return modulo(static_cast<const BinaryNode*>(e.get()), e->kind() == NodeKind::FloorMod);
       case NodeKind::Min: {
         auto* op = e.as<MinNode>();
         Bound a = get(op->a), b = get(op->b);
@@ -238,14 +240,16 @@ class BoundAnalysis {
         Bound offs = bound_mul(stride, Bound(0, op->lanes - 1));
         return bound_add(base, offs);
       }
-      case NodeKind::Broadcast: return get(e.as<BroadcastNode>()->value);
+      case NodeKind::Broadcast:
+        return get(e.as<BroadcastNode>()->value);
       case NodeKind::Let: {
         auto* op = e.as<LetNode>();
         Analyzer::VarScope scope(an_, op->var);
         an_->bind(op->var, op->value);
         return get(op->body);
       }
-      default: return type_bound(e.dtype());
+      default:
+        return type_bound(e.dtype());
     }
   }
 
@@ -307,7 +311,8 @@ class ModularAnalysis {
     DType t = e.dtype();
     if (!(t.is_int() || t.is_uint()) || t.is_bool()) return ModularSet::everything();
     switch (e->kind()) {
-      case NodeKind::IntImm: return ModularSet(0, e.as<IntImmNode>()->value);
+      case NodeKind::IntImm:
+        return ModularSet(0, e.as<IntImmNode>()->value);
       case NodeKind::Var: {
         auto it = an_->vars_.find(e.as<VarNode>());
         return it == an_->vars_.end() ? ModularSet::everything() : it->second.mod;
@@ -368,14 +373,16 @@ class ModularAnalysis {
         ModularSet b = get(op->base), s = get(op->stride);
         return ModularSet(gcd64(gcd64(b.coeff, s.coeff), s.base), b.base);
       }
-      case NodeKind::Broadcast: return get(e.as<BroadcastNode>()->value);
+      case NodeKind::Broadcast:
+        return get(e.as<BroadcastNode>()->value);
       case NodeKind::Let: {
         auto* op = e.as<LetNode>();
         Analyzer::VarScope scope(an_, op->var);
         an_->bind(op->var, op->value);
         return get(op->body);
       }
-      default: return ModularSet::everything();
+      default:
+        return ModularSet::everything();
     }
   }
 

@@ -22,20 +22,25 @@ bool expr_deep_equal(const Expr& a, const Expr& b) {
   if (!a.defined() || !b.defined()) return false;
   if (a->kind() != b->kind() || a.dtype() != b.dtype()) return false;
   switch (a->kind()) {
-    case NodeKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+    case NodeKind::IntImm:
+      return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
     case NodeKind::FloatImm: {
       double x = a.as<FloatImmNode>()->value, y = b.as<FloatImmNode>()->value;
       return x == y || (x != x && y != y);  // NaN equals NaN structurally
     }
-    case NodeKind::StringImm: return a.as<StringImmNode>()->value == b.as<StringImmNode>()->value;
-    case NodeKind::Var: return false;  // identity only, and same_as failed
-    case NodeKind::Not: return expr_deep_equal(a.as<NotNode>()->a, b.as<NotNode>()->a);
+    case NodeKind::StringImm:
+      return a.as<StringImmNode>()->value == b.as<StringImmNode>()->value;
+    case NodeKind::Var:
+      return false;  // identity only, and same_as failed
+    case NodeKind::Not:
+      return expr_deep_equal(a.as<NotNode>()->a, b.as<NotNode>()->a);
     case NodeKind::Select: {
       auto *x = a.as<SelectNode>(), *y = b.as<SelectNode>();
       return expr_deep_equal(x->condition, y->condition) && expr_deep_equal(x->true_value, y->true_value) &&
              expr_deep_equal(x->false_value, y->false_value);
     }
-    case NodeKind::Cast: return expr_deep_equal(a.as<CastNode>()->value, b.as<CastNode>()->value);
+    case NodeKind::Cast:
+      return expr_deep_equal(a.as<CastNode>()->value, b.as<CastNode>()->value);
     case NodeKind::Call: {
       auto *x = a.as<CallNode>(), *y = b.as<CallNode>();
       return x->op == y->op && list_equal(x->args, y->args);
@@ -68,7 +73,8 @@ bool expr_deep_equal(const Expr& a, const Expr& b) {
         if (!x->axes[i].same_as(y->axes[i])) return false;
       return expr_deep_equal(x->source, y->source) && expr_deep_equal(x->condition, y->condition);
     }
-    default: break;
+    default:
+      break;
   }
   internal_assert(is_binary_kind(a->kind())) << node_kind_name(a->kind());
   auto *x = static_cast<const BinaryNode*>(a.get()), *y = static_cast<const BinaryNode*>(b.get());

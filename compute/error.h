@@ -59,6 +59,6 @@ template <class E>
   if (!(cond)) user_error()
 #define internal_error() \
   ::kiln::detail::Thrower() & ::kiln::detail::ErrorBuilder<::kiln::InternalError>(__FILE__, __LINE__, "unreachable")
-#define internal_assert(cond)                                                                        \
-  if (!(cond))                                                                                       \
+#define internal_assert(cond) \
+  if (!(cond))                \
   ::kiln::detail::Thrower() & ::kiln::detail::ErrorBuilder<::kiln::InternalError>(__FILE__, __LINE__, #cond)

@@ -40,15 +40,16 @@ Var Var::handle(std::string name, DType elem) { return Var(new VarNode(std::move
 
 static DType binary_result_type(NodeKind k, const Expr& a, const Expr& b) {
   internal_assert(a.defined() && b.defined()) << node_kind_name(k);
-  internal_assert(a.dtype() == b.dtype()) << node_kind_name(k) << " operand types " << a.dtype().str() << " vs "
-                                          << b.dtype().str();
-  if (is_comparison_kind(k) || k == NodeKind::And || k == NodeKind::Or) return DType::boolean().with_lanes(a.dtype().lanes);
+  internal_assert(a.dtype() == b.dtype())
+      << node_kind_name(k) << " operand types " << a.dtype().str() << " vs " << b.dtype().str();
+  if (is_comparison_kind(k) || k == NodeKind::And || k == NodeKind::Or)
+    return DType::boolean().with_lanes(a.dtype().lanes);
   return a.dtype();
 }
 
-#define KILN_DEFINE_BINARY(Name) \
-  Expr Name##Node::make(Expr a, Expr b) { \
-    DType t = binary_result_type(kKind, a, b); \
+#define KILN_DEFINE_BINARY(Name)                                \
+  Expr Name##Node::make(Expr a, Expr b) {                       \
+    DType t = binary_result_type(kKind, a, b);                  \
     return Expr(new Name##Node(t, std::move(a), std::move(b))); \
   }
 KILN_DEFINE_BINARY(Add)
@@ -75,24 +76,42 @@ bool is_comparison_kind(NodeKind k) { return k >= NodeKind::EQ && k <= NodeKind:
 
 Expr make_binary(NodeKind k, Expr a, Expr b) {
   switch (k) {
-    case NodeKind::Add: return AddNode::make(a, b);
-    case NodeKind::Sub: return SubNode::make(a, b);
-    case NodeKind::Mul: return MulNode::make(a, b);
-    case NodeKind::Div: return DivNode::make(a, b);
-    case NodeKind::Mod: return ModNode::make(a, b);
-    case NodeKind::FloorDiv: return FloorDivNode::make(a, b);
-    case NodeKind::FloorMod: return FloorModNode::make(a, b);
-    case NodeKind::Min: return MinNode::make(a, b);
-    case NodeKind::Max: return MaxNode::make(a, b);
-    case NodeKind::EQ: return EQNode::make(a, b);
-    case NodeKind::NE: return NENode::make(a, b);
-    case NodeKind::LT: return LTNode::make(a, b);
-    case NodeKind::LE: return LENode::make(a, b);
-    case NodeKind::GT: return GTNode::make(a, b);
-    case NodeKind::GE: return GENode::make(a, b);
-    case NodeKind::And: return AndNode::make(a, b);
-    case NodeKind::Or: return OrNode::make(a, b);
-    default: internal_error() << "not a binary kind: " << node_kind_name(k);
+    case NodeKind::Add:
+      return AddNode::make(a, b);
+    case NodeKind::Sub:
+      return SubNode::make(a, b);
+    case NodeKind::Mul:
+      return MulNode::make(a, b);
+    case NodeKind::Div:
+      return DivNode::make(a, b);
+    case NodeKind::Mod:
+      return ModNode::make(a, b);
+    case NodeKind::FloorDiv:
+      return FloorDivNode::make(a, b);
+    case NodeKind::FloorMod:
+      return FloorModNode::make(a, b);
+    case NodeKind::Min:
+      return MinNode::make(a, b);
+    case NodeKind::Max:
+      return MaxNode::make(a, b);
+    case NodeKind::EQ:
+      return EQNode::make(a, b);
+    case NodeKind::NE:
+      return NENode::make(a, b);
+    case NodeKind::LT:
+      return LTNode::make(a, b);
+    case NodeKind::LE:
+      return LENode::make(a, b);
+    case NodeKind::GT:
+      return GTNode::make(a, b);
+    case NodeKind::GE:
+      return GENode::make(a, b);
+    case NodeKind::And:
+      return AndNode::make(a, b);
+    case NodeKind::Or:
+      return OrNode::make(a, b);
+    default:
+      internal_error() << "not a binary kind: " << node_kind_name(k);
   }
 }
 
@@ -116,17 +135,28 @@ Expr CastNode::make(DType t, Expr v) {
 
 const char* math_op_name(MathOp op) {
   switch (op) {
-    case MathOp::kExp: return "exp";
-    case MathOp::kLog: return "log";
-    case MathOp::kSqrt: return "sqrt";
-    case MathOp::kTanh: return "tanh";
-    case MathOp::kSigmoid: return "sigmoid";
-    case MathOp::kErf: return "erf";
-    case MathOp::kPow: return "pow";
-    case MathOp::kFabs: return "fabs";
-    case MathOp::kFloor: return "floor";
-    case MathOp::kCeil: return "ceil";
-    case MathOp::kRound: return "round";
+    case MathOp::kExp:
+      return "exp";
+    case MathOp::kLog:
+      return "log";
+    case MathOp::kSqrt:
+      return "sqrt";
+    case MathOp::kTanh:
+      return "tanh";
+    case MathOp::kSigmoid:
+      return "sigmoid";
+    case MathOp::kErf:
+      return "erf";
+    case MathOp::kPow:
+      return "pow";
+    case MathOp::kFabs:
+      return "fabs";
+    case MathOp::kFloor:
+      return "floor";
+    case MathOp::kCeil:
+      return "ceil";
+    case MathOp::kRound:
+      return "round";
   }
   return "?";
 }
@@ -177,22 +207,30 @@ Expr LetNode::make(Var v, Expr value, Expr body) {
   return Expr(new LetNode(t, std::move(v), std::move(value), std::move(body)));
 }
 
-IterVar IterVar::make(Var v, Range dom, IterKind kind) { return IterVar(new IterVarNode(std::move(v), std::move(dom), kind)); }
+IterVar IterVar::make(Var v, Range dom, IterKind kind) {
+  return IterVar(new IterVarNode(std::move(v), std::move(dom), kind));
+}
 
 const char* combiner_name(Combiner c) {
   switch (c) {
-    case Combiner::kSum: return "sum";
-    case Combiner::kMax: return "max";
-    case Combiner::kMin: return "min";
-    case Combiner::kProd: return "prod";
+    case Combiner::kSum:
+      return "sum";
+    case Combiner::kMax:
+      return "max";
+    case Combiner::kMin:
+      return "min";
+    case Combiner::kProd:
+      return "prod";
   }
   return "?";
 }
 
 Expr combiner_identity(Combiner c, DType t) {
   switch (c) {
-    case Combiner::kSum: return make_zero(t);
-    case Combiner::kProd: return make_const(t, int64_t{1});
+    case Combiner::kSum:
+      return make_zero(t);
+    case Combiner::kProd:
+      return make_const(t, int64_t{1});
     case Combiner::kMax:
       if (t.is_float()) return make_const(t, -std::numeric_limits<double>::infinity());
       if (t.is_uint()) return make_const(t, int64_t{0});
@@ -207,10 +245,14 @@ Expr combiner_identity(Combiner c, DType t) {
 
 Expr combiner_apply(Combiner c, Expr a, Expr b) {
   switch (c) {
-    case Combiner::kSum: return AddNode::make(a, b);
-    case Combiner::kProd: return MulNode::make(a, b);
-    case Combiner::kMax: return MaxNode::make(a, b);
-    case Combiner::kMin: return MinNode::make(a, b);
+    case Combiner::kSum:
+      return AddNode::make(a, b);
+    case Combiner::kProd:
+      return MulNode::make(a, b);
+    case Combiner::kMax:
+      return MaxNode::make(a, b);
+    case Combiner::kMin:
+      return MinNode::make(a, b);
   }
   internal_error();
 }
@@ -227,12 +269,12 @@ Expr ReduceNode::make(Combiner c, Expr source, std::vector<IterVar> axes, Expr c
 
 Expr make_const(DType t, int64_t v) {
   Expr s = t.element_of().is_float() ? FloatImmNode::make(t.element_of(), static_cast<double>(v))
-                                      : IntImmNode::make(t.element_of(), v);
+                                     : IntImmNode::make(t.element_of(), v);
   return t.lanes > 1 ? BroadcastNode::make(s, t.lanes) : s;
 }
 Expr make_const(DType t, double v) {
   Expr s = t.element_of().is_float() ? FloatImmNode::make(t.element_of(), v)
-                                      : IntImmNode::make(t.element_of(), static_cast<int64_t>(v));
+                                     : IntImmNode::make(t.element_of(), static_cast<int64_t>(v));
   return t.lanes > 1 ? BroadcastNode::make(s, t.lanes) : s;
 }
 Expr make_zero(DType t) { return make_const(t, int64_t{0}); }

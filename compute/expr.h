@@ -29,10 +29,10 @@ class Expr : public Ref<ExprNode> {
   using Ref<ExprNode>::Ref;
   Expr() = default;
   Expr(const Ref<ExprNode>& r) : Ref<ExprNode>(r) {}  // NOLINT
-  Expr(int value);                                     // NOLINT: i32 immediate
-  Expr(int64_t value);                                 // NOLINT: i64 immediate
-  Expr(double value);                                  // NOLINT: f64 immediate
-  Expr(float value);                                   // NOLINT: f32 immediate
+  Expr(int value);                                    // NOLINT: i32 immediate
+  Expr(int64_t value);                                // NOLINT: i64 immediate
+  Expr(double value);                                 // NOLINT: f64 immediate
+  Expr(float value);                                  // NOLINT: f32 immediate
   DType dtype() const { return get()->dtype; }
 };
 
@@ -95,13 +95,13 @@ class BinaryNode : public ExprNode {
   const Expr a, b;
 };
 
-#define KILN_DECLARE_BINARY(Name)                                                      \
-  class Name##Node : public BinaryNode {                                               \
-   public:                                                                             \
-    static constexpr NodeKind kKind = NodeKind::Name;                                  \
+#define KILN_DECLARE_BINARY(Name)                                                             \
+  class Name##Node : public BinaryNode {                                                      \
+   public:                                                                                    \
+    static constexpr NodeKind kKind = NodeKind::Name;                                         \
     Name##Node(DType t, Expr a, Expr b) : BinaryNode(kKind, t, std::move(a), std::move(b)) {} \
-    /* Builds without folding; operands must already have matching types. */         \
-    static Expr make(Expr a, Expr b);                                                  \
+    /* Builds without folding; operands must already have matching types. */                  \
+    static Expr make(Expr a, Expr b);                                                         \
   };
 KILN_DECLARE_BINARY(Add)
 KILN_DECLARE_BINARY(Sub)
@@ -211,7 +211,8 @@ class BroadcastNode : public ExprNode {
 class LetNode : public ExprNode {
  public:
   static constexpr NodeKind kKind = NodeKind::Let;
-  LetNode(DType t, Var v, Expr val, Expr b) : ExprNode(kKind, t), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  LetNode(DType t, Var v, Expr val, Expr b)
+      : ExprNode(kKind, t), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
   const Var var;
   const Expr value, body;
   static Expr make(Var v, Expr value, Expr body);

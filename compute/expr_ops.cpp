@@ -44,9 +44,12 @@ void promote_binary(Expr* a, Expr* b) {
   ta = a->dtype();
   tb = b->dtype();
   if (ta.lanes != tb.lanes) {
-    if (ta.lanes == 1) *a = BroadcastNode::make(*a, tb.lanes);
-    else if (tb.lanes == 1) *b = BroadcastNode::make(*b, ta.lanes);
-    else internal_error() << "lane mismatch " << ta.str() << " vs " << tb.str();
+    if (ta.lanes == 1)
+      *a = BroadcastNode::make(*a, tb.lanes);
+    else if (tb.lanes == 1)
+      *b = BroadcastNode::make(*b, ta.lanes);
+    else
+      internal_error() << "lane mismatch " << ta.str() << " vs " << tb.str();
   }
 }
 
@@ -59,13 +62,15 @@ Expr fold_or_make(NodeKind k, Expr a, Expr b, FInt fi, FFloat ff) {
   auto* ib = b.as<IntImmNode>();
   if (ia && ib) {
     int64_t r;
-    if (fi(ia->value, ib->value, &r)) return is_comparison_kind(k) ? make_const(DType::boolean(), r) : make_const(a.dtype(), r);
+    if (fi(ia->value, ib->value, &r))
+      return is_comparison_kind(k) ? make_const(DType::boolean(), r) : make_const(a.dtype(), r);
   }
   auto* fa = a.as<FloatImmNode>();
   auto* fb = b.as<FloatImmNode>();
   if (fa && fb) {
     double r;
-    if (ff(fa->value, fb->value, &r)) return is_comparison_kind(k) ? make_const(DType::boolean(), int64_t(r != 0)) : make_const(a.dtype(), r);
+    if (ff(fa->value, fb->value, &r))
+      return is_comparison_kind(k) ? make_const(DType::boolean(), int64_t(r != 0)) : make_const(a.dtype(), r);
   }
   return make_binary(k, a, b);
 }
@@ -83,14 +88,30 @@ Expr operator+(Expr a, Expr b) {
   promote_binary(&a, &b);
   if (is_zero(b) && !b.dtype().is_float()) return a;
   if (is_zero(a) && !a.dtype().is_float()) return b;
-  return fold_or_make(NodeKind::Add, a, b, [](int64_t x, int64_t y, int64_t* r) { *r = x + y; return true; },
-                      [](double x, double y, double* r) { *r = x + y; return true; });
+  return fold_or_make(
+      NodeKind::Add, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        *r = x + y;
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = x + y;
+        return true;
+      });
 }
 Expr operator-(Expr a, Expr b) {
   promote_binary(&a, &b);
   if (is_zero(b) && !b.dtype().is_float()) return a;
-  return fold_or_make(NodeKind::Sub, a, b, [](int64_t x, int64_t y, int64_t* r) { *r = x - y; return true; },
-                      [](double x, double y, double* r) { *r = x - y; return true; });
+  return fold_or_make(
+      NodeKind::Sub, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        *r = x - y;
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = x - y;
+        return true;
+      });
 }
 Expr operator*(Expr a, Expr b) {
   promote_binary(&a, &b);
@@ -99,50 +120,114 @@ Expr operator*(Expr a, Expr b) {
     if (is_one(a)) return b;
     if (is_zero(a) || is_zero(b)) return make_zero(a.dtype());
   }
-  return fold_or_make(NodeKind::Mul, a, b, [](int64_t x, int64_t y, int64_t* r) { *r = x * y; return true; },
-                      [](double x, double y, double* r) { *r = x * y; return true; });
+  return fold_or_make(
+      NodeKind::Mul, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        *r = x * y;
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = x * y;
+        return true;
+      });
 }
 Expr operator-(Expr a) { return make_zero(a.dtype()) - a; }
 Expr operator/(Expr a, Expr b) {
   promote_binary(&a, &b);
   if (!a.dtype().is_float() && is_one(b)) return a;
-  return fold_or_make(NodeKind::Div, a, b,
-                      [](int64_t x, int64_t y, int64_t* r) { if (y == 0) return false; *r = x / y; return true; },
-                      [](double x, double y, double* r) { *r = x / y; return true; });
+  return fold_or_make(
+      NodeKind::Div, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        if (y == 0) return false;
+        *r = x / y;
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = x / y;
+        return true;
+      });
 }
 Expr operator%(Expr a, Expr b) {
   promote_binary(&a, &b);
-  return fold_or_make(NodeKind::Mod, a, b,
-                      [](int64_t x, int64_t y, int64_t* r) { if (y == 0) return false; *r = x % y; return true; },
-                      [](double x, double y, double* r) { *r = std::fmod(x, y); return true; });
+  return fold_or_make(
+      NodeKind::Mod, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        if (y == 0) return false;
+        *r = x % y;
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = std::fmod(x, y);
+        return true;
+      });
 }
 Expr floordiv(Expr a, Expr b) {
   promote_binary(&a, &b);
   if (is_one(b)) return a;
-  return fold_or_make(NodeKind::FloorDiv, a, b,
-                      [](int64_t x, int64_t y, int64_t* r) { if (y == 0) return false; *r = floordiv_i(x, y); return true; },
-                      [](double x, double y, double* r) { *r = std::floor(x / y); return true; });
+  return fold_or_make(
+      NodeKind::FloorDiv, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        if (y == 0) return false;
+        *r = floordiv_i(x, y);
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = std::floor(x / y);
+        return true;
+      });
 }
 Expr floormod(Expr a, Expr b) {
   promote_binary(&a, &b);
   if (is_one(b)) return make_zero(a.dtype());
-  return fold_or_make(NodeKind::FloorMod, a, b,
-                      [](int64_t x, int64_t y, int64_t* r) { if (y == 0) return false; *r = floormod_i(x, y); return true; },
-                      [](double x, double y, double* r) { *r = x - std::floor(x / y) * y; return true; });
+  return fold_or_make(
+      NodeKind::FloorMod, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        if (y == 0) return false;
+        *r = floormod_i(x, y);
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = x - std::floor(x / y) * y;
+        return true;
+      });
 }
 Expr min(Expr a, Expr b) {
-  return fold_or_make(NodeKind::Min, a, b, [](int64_t x, int64_t y, int64_t* r) { *r = std::min(x, y); return true; },
-                      [](double x, double y, double* r) { *r = std::min(x, y); return true; });
+  return fold_or_make(
+      NodeKind::Min, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        *r = std::min(x, y);
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = std::min(x, y);
+        return true;
+      });
 }
 Expr max(Expr a, Expr b) {
-  return fold_or_make(NodeKind::Max, a, b, [](int64_t x, int64_t y, int64_t* r) { *r = std::max(x, y); return true; },
-                      [](double x, double y, double* r) { *r = std::max(x, y); return true; });
+  return fold_or_make(
+      NodeKind::Max, a, b,
+      [](int64_t x, int64_t y, int64_t* r) {
+        *r = std::max(x, y);
+        return true;
+      },
+      [](double x, double y, double* r) {
+        *r = std::max(x, y);
+        return true;
+      });
 }
 
-#define KILN_CMP(op, Kind)                                                                                  \
-  Expr operator op(Expr a, Expr b) {                                                                        \
-    return fold_or_make(NodeKind::Kind, a, b, [](int64_t x, int64_t y, int64_t* r) { *r = x op y; return true; }, \
-                        [](double x, double y, double* r) { *r = x op y; return true; });                  \
+#define KILN_CMP(op, Kind)                     \
+  Expr operator op(Expr a, Expr b) {           \
+    return fold_or_make(                       \
+        NodeKind::Kind, a, b,                  \
+        [](int64_t x, int64_t y, int64_t* r) { \
+          *r = x op y;                         \
+          return true;                         \
+        },                                     \
+        [](double x, double y, double* r) {    \
+          *r = x op y;                         \
+          return true;                         \
+        });                                    \
   }
 KILN_CMP(==, EQ)
 KILN_CMP(!=, NE)

@@ -11,9 +11,9 @@ namespace kiln {
 
 // One argument of a lowered function: a dense row-major buffer.
 struct BufferArg {
-  Var data;                 // handle variable used by Load/Store in the body
-  std::string name;         // the tensor's name
-  DType dtype;              // element type
+  Var data;          // handle variable used by Load/Store in the body
+  std::string name;  // the tensor's name
+  DType dtype;       // element type
   std::vector<int64_t> shape;
 };
 

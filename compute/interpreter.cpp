@@ -25,13 +25,12 @@ SourceTable bind_inputs(const std::vector<std::pair<Tensor, HostTensor>>& inputs
   for (auto& [tensor, value] : inputs) {
     user_check(tensor.defined()) << who << ": an input tensor is undefined";
     const Operation& op = tensor->op;
-    user_check(op.as<PlaceholderOpNode>()) << who << ": '" << op->name
-                                           << "' is computed by its definition; only placeholders take input values";
+    user_check(op.as<PlaceholderOpNode>())
+        << who << ": '" << op->name << "' is computed by its definition; only placeholders take input values";
     user_check(!table.count(op.get())) << who << ": input '" << op->name << "' is given twice";
     std::vector<int64_t> shape = const_shape(*op);
-    user_check(value.dtype == op->output_dtype())
-        << who << ": input '" << op->name << "' has dtype " << value.dtype.str() << ", expected "
-        << op->output_dtype().str();
+    user_check(value.dtype == op->output_dtype()) << who << ": input '" << op->name << "' has dtype "
+                                                  << value.dtype.str() << ", expected " << op->output_dtype().str();
     user_check(value.shape == shape) << who << ": input '" << op->name << "' has shape " << index_str(value.shape)
                                      << ", expected " << index_str(shape);
     user_check(static_cast<int64_t>(value.bytes.size()) == value.num_elements() * value.dtype.bytes())
@@ -89,9 +88,9 @@ HostTensor interpret_at(const Tensor& output, const std::vector<std::pair<Tensor
         << out_op->name << "' has " << shape.size() << " dimensions";
     int64_t flat = 0;
     for (size_t d = 0; d < shape.size(); ++d) {
-      user_check(pt[d] >= 0 && pt[d] < shape[d]) << "interpret_at: point " << p << " " << index_str(pt)
-                                                  << " is outside the shape " << index_str(shape) << " of '"
-                                                  << out_op->name << "'";
+      user_check(pt[d] >= 0 && pt[d] < shape[d])
+          << "interpret_at: point " << p << " " << index_str(pt) << " is outside the shape " << index_str(shape)
+          << " of '" << out_op->name << "'";
       flat = flat * shape[d] + pt[d];
     }
     flats.push_back(flat);
@@ -124,8 +123,10 @@ HostTensor interpret_at(const Tensor& output, const std::vector<std::pair<Tensor
       continue;
     }
     interp::Val v = src.producer->value_at(flats[p]);
-    if (src.producer->floating()) result.set_float(i, v.f);
-    else result.set_int(i, v.i);
+    if (src.producer->floating())
+      result.set_float(i, v.f);
+    else
+      result.set_int(i, v.i);
   }
   return result;
 }

@@ -39,10 +39,14 @@ bool is_floating(Num n) { return n == Num::kF32 || n == Num::kF64 || n == Num::k
 // Rounds a value to the precision of a floating type.
 double round_to(Num n, double v) {
   switch (n) {
-    case Num::kF32: return static_cast<float>(v);
-    case Num::kF16: return float_from_f16_bits(f16_bits_from_float(static_cast<float>(v)));
-    case Num::kBF16: return float_from_bf16_bits(bf16_bits_from_float(static_cast<float>(v)));
-    default: return v;
+    case Num::kF32:
+      return static_cast<float>(v);
+    case Num::kF16:
+      return float_from_f16_bits(f16_bits_from_float(static_cast<float>(v)));
+    case Num::kBF16:
+      return float_from_bf16_bits(bf16_bits_from_float(static_cast<float>(v)));
+    default:
+      return v;
   }
 }
 
@@ -56,42 +60,63 @@ int64_t compare(NodeKind k, Num num, Val a, Val b) {
   if (is_floating(num)) {
     double x = a.f, y = b.f;
     switch (k) {
-      case NodeKind::EQ: return x == y;
-      case NodeKind::NE: return x != y;
-      case NodeKind::LT: return x < y;
-      case NodeKind::LE: return x <= y;
-      case NodeKind::GT: return x > y;
-      default: return x >= y;
+      case NodeKind::EQ:
+        return x == y;
+      case NodeKind::NE:
+        return x != y;
+      case NodeKind::LT:
+        return x < y;
+      case NodeKind::LE:
+        return x <= y;
+      case NodeKind::GT:
+        return x > y;
+      default:
+        return x >= y;
     }
   }
   if (num == Num::kUnsigned) {
     uint64_t x = static_cast<uint64_t>(a.i), y = static_cast<uint64_t>(b.i);
     switch (k) {
-      case NodeKind::EQ: return x == y;
-      case NodeKind::NE: return x != y;
-      case NodeKind::LT: return x < y;
-      case NodeKind::LE: return x <= y;
-      case NodeKind::GT: return x > y;
-      default: return x >= y;
+      case NodeKind::EQ:
+        return x == y;
+      case NodeKind::NE:
+        return x != y;
+      case NodeKind::LT:
+        return x < y;
+      case NodeKind::LE:
+        return x <= y;
+      case NodeKind::GT:
+        return x > y;
+      default:
+        return x >= y;
     }
   }
   int64_t x = a.i, y = b.i;
   switch (k) {
-    case NodeKind::EQ: return x == y;
-    case NodeKind::NE: return x != y;
-    case NodeKind::LT: return x < y;
-    case NodeKind::LE: return x <= y;
-    case NodeKind::GT: return x > y;
-    default: return x >= y;
+    case NodeKind::EQ:
+      return x == y;
+    case NodeKind::NE:
+      return x != y;
+    case NodeKind::LT:
+      return x < y;
+    case NodeKind::LE:
+      return x <= y;
+    case NodeKind::GT:
+      return x > y;
+    default:
+      return x >= y;
   }
 }
 
 Val cast(const Type& to, const Type& from, Val v) {
   Val r;
   if (is_floating(from.num)) {
-    if (is_floating(to.num)) r.f = round_to(to.num, v.f);
-    else if (to.num == Num::kBool) r.i = v.f != 0;
-    else r.i = float_to_int(to.dtype, v.f);
+    if (is_floating(to.num))
+      r.f = round_to(to.num, v.f);
+    else if (to.num == Num::kBool)
+      r.i = v.f != 0;
+    else
+      r.i = float_to_int(to.dtype, v.f);
     return r;
   }
   if (!is_floating(to.num)) {
@@ -137,8 +162,10 @@ class OpEvaluator::ScopedSlot {
     ev->slots_[v] = slot;
   }
   ~ScopedSlot() {
-    if (had_) ev_->slots_[v_] = old_;
-    else ev_->slots_.erase(v_);
+    if (had_)
+      ev_->slots_[v_] = old_;
+    else
+      ev_->slots_.erase(v_);
   }
   ScopedSlot(const ScopedSlot&) = delete;
   ScopedSlot& operator=(const ScopedSlot&) = delete;
@@ -186,8 +213,12 @@ int OpEvaluator::compile(const Expr& e) {
   n.kind = e->kind();
   n.type = type_of(e.dtype());
   switch (e->kind()) {
-    case NodeKind::IntImm: n.imm.i = wrap_int(e.dtype(), e.as<IntImmNode>()->value); break;
-    case NodeKind::FloatImm: n.imm.f = round_to(n.type.num, e.as<FloatImmNode>()->value); break;
+    case NodeKind::IntImm:
+      n.imm.i = wrap_int(e.dtype(), e.as<IntImmNode>()->value);
+      break;
+    case NodeKind::FloatImm:
+      n.imm.f = round_to(n.type.num, e.as<FloatImmNode>()->value);
+      break;
     case NodeKind::Var: {
       auto it = slots_.find(e.as<VarNode>());
       user_check(it != slots_.end()) << "compute '" << op_->name << "' uses variable '" << e.as<VarNode>()->name
@@ -195,7 +226,9 @@ int OpEvaluator::compile(const Expr& e) {
       n.slot = it->second;
       break;
     }
-    case NodeKind::Not: n.a = compile(e.as<NotNode>()->a); break;
+    case NodeKind::Not:
+      n.a = compile(e.as<NotNode>()->a);
+      break;
     case NodeKind::Select: {
       auto* op = e.as<SelectNode>();
       n.a = compile(op->condition);
@@ -215,7 +248,8 @@ int OpEvaluator::compile(const Expr& e) {
       for (auto& x : op->args) n.kids.push_back(compile(x));
       break;
     }
-    case NodeKind::TensorRead: return compile_read(e.as<TensorReadNode>(), std::move(n));
+    case NodeKind::TensorRead:
+      return compile_read(e.as<TensorReadNode>(), std::move(n));
     case NodeKind::Let: {
       auto* op = e.as<LetNode>();
       n.a = compile(op->value);
@@ -224,11 +258,12 @@ int OpEvaluator::compile(const Expr& e) {
       n.b = compile(op->body);
       break;
     }
-    case NodeKind::Reduce: return compile_reduce(e.as<ReduceNode>(), std::move(n));
+    case NodeKind::Reduce:
+      return compile_reduce(e.as<ReduceNode>(), std::move(n));
     default: {
       user_check(is_binary_kind(e->kind()))
-          << "compute '" << op_->name << "': the reference interpreter cannot evaluate a "
-          << node_kind_name(e->kind()) << " node (it evaluates tensor expressions, not lowered IR)";
+          << "compute '" << op_->name << "': the reference interpreter cannot evaluate a " << node_kind_name(e->kind())
+          << " node (it evaluates tensor expressions, not lowered IR)";
       auto* op = static_cast<const BinaryNode*>(e.get());
       n.arg = type_of(op->a.dtype());
       n.a = compile(op->a);
@@ -274,8 +309,10 @@ void OpEvaluator::run(HostTensor* out) {
   for (int64_t flat = 0; flat < total; ++flat) {
     for (size_t d = 0; d < n; ++d) env_[static_cast<size_t>(axis_slots_[d])].i = axis_mins_[d] + idx[d];
     Val v = eval(root_);
-    if (floating_) out->set_float(flat, v.f);
-    else out->set_int(flat, v.i);
+    if (floating_)
+      out->set_float(flat, v.f);
+    else
+      out->set_int(flat, v.i);
     for (size_t d = n; d-- > 0;) {  // row-major increment
       if (++idx[d] < shape_[d]) break;
       idx[d] = 0;
@@ -298,8 +335,10 @@ Val OpEvaluator::value_at(int64_t flat) {
   // What run() stores and a reader gets back: the value rounded to the
   // storage format (f16/bf16/f32) or wrapped to the integer width.
   const Type& t = nodes_[static_cast<size_t>(root_)].type;
-  if (floating_) v.f = round_to(t.num, v.f);
-  else v.i = wrap_int(t.dtype, v.i);
+  if (floating_)
+    v.f = round_to(t.num, v.f);
+  else
+    v.i = wrap_int(t.dtype, v.i);
   memo_.emplace(flat, v);
   return v;
 }
@@ -311,8 +350,10 @@ Val OpEvaluator::eval(int index) {
   Val r;
   switch (n.kind) {
     case NodeKind::IntImm:
-    case NodeKind::FloatImm: return n.imm;
-    case NodeKind::Var: return env_[static_cast<size_t>(n.slot)];
+    case NodeKind::FloatImm:
+      return n.imm;
+    case NodeKind::Var:
+      return env_[static_cast<size_t>(n.slot)];
     case NodeKind::Add:
     case NodeKind::Sub:
     case NodeKind::Mul:
@@ -321,20 +362,33 @@ Val OpEvaluator::eval(int index) {
     case NodeKind::FloorDiv:
     case NodeKind::FloorMod:
     case NodeKind::Min:
-    case NodeKind::Max: return arith(n.kind, n.type, eval(n.a), eval(n.b));
+    case NodeKind::Max:
+      return arith(n.kind, n.type, eval(n.a), eval(n.b));
     case NodeKind::EQ:
     case NodeKind::NE:
     case NodeKind::LT:
     case NodeKind::LE:
     case NodeKind::GT:
-    case NodeKind::GE: r.i = compare(n.kind, n.arg.num, eval(n.a), eval(n.b)); return r;
-    case NodeKind::And: r.i = eval(n.a).i && eval(n.b).i; return r;
-    case NodeKind::Or: r.i = eval(n.a).i || eval(n.b).i; return r;
-    case NodeKind::Not: r.i = !eval(n.a).i; return r;
-    case NodeKind::Select: return eval(n.a).i ? eval(n.b) : eval(n.c);
-    case NodeKind::Cast: return cast(n.type, n.arg, eval(n.a));
-    case NodeKind::Call: return math(n);
-    case NodeKind::TensorRead: return read(n);
+    case NodeKind::GE:
+      r.i = compare(n.kind, n.arg.num, eval(n.a), eval(n.b));
+      return r;
+    case NodeKind::And:
+      r.i = eval(n.a).i && eval(n.b).i;
+      return r;
+    case NodeKind::Or:
+      r.i = eval(n.a).i || eval(n.b).i;
+      return r;
+    case NodeKind::Not:
+      r.i = !eval(n.a).i;
+      return r;
+    case NodeKind::Select:
+      return eval(n.a).i ? eval(n.b) : eval(n.c);
+    case NodeKind::Cast:
+      return cast(n.type, n.arg, eval(n.a));
+    case NodeKind::Call:
+      return math(n);
+    case NodeKind::TensorRead:
+      return read(n);
     case NodeKind::Let:
       env_[static_cast<size_t>(n.slot)] = eval(n.a);
       return eval(n.b);
@@ -343,7 +397,8 @@ Val OpEvaluator::eval(int index) {
       reduce(n, 0, &acc);
       return acc;
     }
-    default: internal_error() << node_kind_name(n.kind);
+    default:
+      internal_error() << node_kind_name(n.kind);
   }
 }
 
@@ -352,37 +407,73 @@ Val OpEvaluator::arith(NodeKind k, const Type& t, Val va, Val vb) const {
   if (t.num == Num::kF64) {
     double x = va.f, y = vb.f;
     switch (k) {
-      case NodeKind::Add: r.f = x + y; break;
-      case NodeKind::Sub: r.f = x - y; break;
-      case NodeKind::Mul: r.f = x * y; break;
-      case NodeKind::Div: r.f = x / y; break;
-      case NodeKind::Mod: r.f = std::fmod(x, y); break;
-      case NodeKind::FloorDiv: r.f = std::floor(x / y); break;
-      case NodeKind::FloorMod: r.f = x - std::floor(x / y) * y; break;
-      case NodeKind::Min: r.f = y < x ? y : x; break;
-      case NodeKind::Max: r.f = x < y ? y : x; break;
-      default: internal_error();
+      case NodeKind::Add:
+        r.f = x + y;
+        break;
+      case NodeKind::Sub:
+        r.f = x - y;
+        break;
+      case NodeKind::Mul:
+        r.f = x * y;
+        break;
+      case NodeKind::Div:
+        r.f = x / y;
+        break;
+      case NodeKind::Mod:
+        r.f = std::fmod(x, y);
+        break;
+      case NodeKind::FloorDiv:
+        r.f = std::floor(x / y);
+        break;
+      case NodeKind::FloorMod:
+        r.f = x - std::floor(x / y) * y;
+        break;
+      case NodeKind::Min:
+        r.f = y < x ? y : x;
+        break;
+      case NodeKind::Max:
+        r.f = x < y ? y : x;
+        break;
+      default:
+        internal_error();
     }
     return r;
   }
   if (is_floating(t.num)) {  // f32, and f16/bf16 computed in float
     float x = static_cast<float>(va.f), y = static_cast<float>(vb.f), v;
     switch (k) {
-      case NodeKind::Add: v = x + y; break;
-      case NodeKind::Sub: v = x - y; break;
-      case NodeKind::Mul: v = x * y; break;
-      case NodeKind::Div: v = x / y; break;
-      case NodeKind::Mod: v = std::fmod(x, y); break;
-      case NodeKind::FloorDiv: v = std::floor(x / y); break;
+      case NodeKind::Add:
+        v = x + y;
+        break;
+      case NodeKind::Sub:
+        v = x - y;
+        break;
+      case NodeKind::Mul:
+        v = x * y;
+        break;
+      case NodeKind::Div:
+        v = x / y;
+        break;
+      case NodeKind::Mod:
+        v = std::fmod(x, y);
+        break;
+      case NodeKind::FloorDiv:
+        v = std::floor(x / y);
+        break;
       case NodeKind::FloorMod: {
         float q = std::floor(x / y);
         float p = q * y;
         v = x - p;
         break;
       }
-      case NodeKind::Min: v = y < x ? y : x; break;
-      case NodeKind::Max: v = x < y ? y : x; break;
-      default: internal_error();
+      case NodeKind::Min:
+        v = y < x ? y : x;
+        break;
+      case NodeKind::Max:
+        v = x < y ? y : x;
+        break;
+      default:
+        internal_error();
     }
     r.f = v;
     return r;
@@ -394,28 +485,45 @@ Val OpEvaluator::arith(NodeKind k, const Type& t, Val va, Val vb) const {
   user_check(!is_div || y != 0) << "compute '" << op_->name << "': integer division by zero";
   int64_t v;
   switch (k) {
-    case NodeKind::Add: v = static_cast<int64_t>(ux + uy); break;
-    case NodeKind::Sub: v = static_cast<int64_t>(ux - uy); break;
-    case NodeKind::Mul: v = static_cast<int64_t>(ux * uy); break;
+    case NodeKind::Add:
+      v = static_cast<int64_t>(ux + uy);
+      break;
+    case NodeKind::Sub:
+      v = static_cast<int64_t>(ux - uy);
+      break;
+    case NodeKind::Mul:
+      v = static_cast<int64_t>(ux * uy);
+      break;
     case NodeKind::Div:
     case NodeKind::FloorDiv:
-      if (uns) v = static_cast<int64_t>(ux / uy);
-      else if (y == -1) v = static_cast<int64_t>(0 - ux);  // wraps like the hardware (no int64 UB)
-      else if (k == NodeKind::Div) v = x / y;
-      else v = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
+      if (uns)
+        v = static_cast<int64_t>(ux / uy);
+      else if (y == -1)
+        v = static_cast<int64_t>(0 - ux);  // wraps like the hardware (no int64 UB)
+      else if (k == NodeKind::Div)
+        v = x / y;
+      else
+        v = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
       break;
     case NodeKind::Mod:
     case NodeKind::FloorMod:
-      if (uns) v = static_cast<int64_t>(ux % uy);
-      else if (y == -1) v = 0;
+      if (uns)
+        v = static_cast<int64_t>(ux % uy);
+      else if (y == -1)
+        v = 0;
       else {
         v = x % y;
         if (k == NodeKind::FloorMod && v != 0 && ((v < 0) != (y < 0))) v += y;
       }
       break;
-    case NodeKind::Min: v = (uns ? uy < ux : y < x) ? y : x; break;
-    case NodeKind::Max: v = (uns ? ux < uy : x < y) ? y : x; break;
-    default: internal_error();
+    case NodeKind::Min:
+      v = (uns ? uy < ux : y < x) ? y : x;
+      break;
+    case NodeKind::Max:
+      v = (uns ? ux < uy : x < y) ? y : x;
+      break;
+    default:
+      internal_error();
   }
   r.i = wrap_int(t.dtype, v);
   return r;
@@ -428,38 +536,80 @@ Val OpEvaluator::math(const CNode& n) {
   if (n.type.num == Num::kF64) {
     double a = x.f;
     switch (n.math) {
-      case MathOp::kExp: r.f = std::exp(a); break;
-      case MathOp::kLog: r.f = std::log(a); break;
-      case MathOp::kSqrt: r.f = std::sqrt(a); break;
-      case MathOp::kTanh: r.f = std::tanh(a); break;
-      case MathOp::kSigmoid: r.f = 1.0 / (1.0 + std::exp(-a)); break;
-      case MathOp::kErf: r.f = std::erf(a); break;
-      case MathOp::kPow: r.f = std::pow(a, y.f); break;
-      case MathOp::kFabs: r.f = std::fabs(a); break;
-      case MathOp::kFloor: r.f = std::floor(a); break;
-      case MathOp::kCeil: r.f = std::ceil(a); break;
-      case MathOp::kRound: r.f = std::round(a); break;
+      case MathOp::kExp:
+        r.f = std::exp(a);
+        break;
+      case MathOp::kLog:
+        r.f = std::log(a);
+        break;
+      case MathOp::kSqrt:
+        r.f = std::sqrt(a);
+        break;
+      case MathOp::kTanh:
+        r.f = std::tanh(a);
+        break;
+      case MathOp::kSigmoid:
+        r.f = 1.0 / (1.0 + std::exp(-a));
+        break;
+      case MathOp::kErf:
+        r.f = std::erf(a);
+        break;
+      case MathOp::kPow:
+        r.f = std::pow(a, y.f);
+        break;
+      case MathOp::kFabs:
+        r.f = std::fabs(a);
+        break;
+      case MathOp::kFloor:
+        r.f = std::floor(a);
+        break;
+      case MathOp::kCeil:
+        r.f = std::ceil(a);
+        break;
+      case MathOp::kRound:
+        r.f = std::round(a);
+        break;
     }
     return r;
   }
   float a = static_cast<float>(x.f), v = 0;
   switch (n.math) {
-    case MathOp::kExp: v = std::exp(a); break;
-    case MathOp::kLog: v = std::log(a); break;
-    case MathOp::kSqrt: v = std::sqrt(a); break;
-    case MathOp::kTanh: v = std::tanh(a); break;
+    case MathOp::kExp:
+      v = std::exp(a);
+      break;
+    case MathOp::kLog:
+      v = std::log(a);
+      break;
+    case MathOp::kSqrt:
+      v = std::sqrt(a);
+      break;
+    case MathOp::kTanh:
+      v = std::tanh(a);
+      break;
     case MathOp::kSigmoid: {
       float e = std::exp(-a);
       float d = 1.0f + e;
       v = 1.0f / d;
       break;
     }
-    case MathOp::kErf: v = std::erf(a); break;
-    case MathOp::kPow: v = std::pow(a, static_cast<float>(y.f)); break;
-    case MathOp::kFabs: v = std::fabs(a); break;
-    case MathOp::kFloor: v = std::floor(a); break;
-    case MathOp::kCeil: v = std::ceil(a); break;
-    case MathOp::kRound: v = std::round(a); break;
+    case MathOp::kErf:
+      v = std::erf(a);
+      break;
+    case MathOp::kPow:
+      v = std::pow(a, static_cast<float>(y.f));
+      break;
+    case MathOp::kFabs:
+      v = std::fabs(a);
+      break;
+    case MathOp::kFloor:
+      v = std::floor(a);
+      break;
+    case MathOp::kCeil:
+      v = std::ceil(a);
+      break;
+    case MathOp::kRound:
+      v = std::round(a);
+      break;
   }
   r.f = v;
   return r;
@@ -482,8 +632,10 @@ Val OpEvaluator::read(const CNode& n) {
   }
   if (src.producer) return src.producer->value_at(flat);
   Val r;
-  if (is_floating(n.type.num)) r.f = src.data->get_float(flat);
-  else r.i = src.data->get_int(flat);
+  if (is_floating(n.type.num))
+    r.f = src.data->get_float(flat);
+  else
+    r.i = src.data->get_int(flat);
   return r;
 }
 
@@ -493,10 +645,18 @@ void OpEvaluator::reduce(const CNode& n, size_t axis, Val* acc) {
     Val v = eval(n.a);
     NodeKind k = NodeKind::Add;
     switch (n.combiner) {
-      case Combiner::kSum: k = NodeKind::Add; break;
-      case Combiner::kProd: k = NodeKind::Mul; break;
-      case Combiner::kMax: k = NodeKind::Max; break;
-      case Combiner::kMin: k = NodeKind::Min; break;
+      case Combiner::kSum:
+        k = NodeKind::Add;
+        break;
+      case Combiner::kProd:
+        k = NodeKind::Mul;
+        break;
+      case Combiner::kMax:
+        k = NodeKind::Max;
+        break;
+      case Combiner::kMin:
+        k = NodeKind::Min;
+        break;
     }
     *acc = arith(k, n.type, *acc, v);
     return;

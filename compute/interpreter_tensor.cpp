@@ -47,8 +47,10 @@ float float_from_f16_bits(uint16_t h) {
     float v = std::ldexp(static_cast<float>(mant), -24);
     return sign ? -v : v;
   }
-  if (exp == 31) x = sign | 0x7f800000u | (mant << 13);
-  else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  if (exp == 31)
+    x = sign | 0x7f800000u | (mant << 13);
+  else
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
   float f;
   std::memcpy(&f, &x, 4);
   return f;
@@ -272,8 +274,10 @@ std::string compare_tensors(const HostTensor& expected, const HostTensor& actual
   }
   os.precision(9);
   os << bad << " of " << n << " elements differ; first at " << shape_str(idx) << ": got ";
-  if (exact) os << actual.get_int(first) << ", expected " << expected.get_int(first);
-  else os << actual.get_float(first) << ", expected " << expected.get_float(first);
+  if (exact)
+    os << actual.get_int(first) << ", expected " << expected.get_int(first);
+  else
+    os << actual.get_float(first) << ", expected " << expected.get_float(first);
   return os.str();
 }
 

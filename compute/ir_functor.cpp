@@ -10,26 +10,28 @@ namespace kiln {
 void IRVisitor::visit(const Expr& e) {
   if (!e.defined()) return;
   switch (e->kind()) {
-#define KILN_NODE(Name)                                      \
-  case NodeKind::Name:                                       \
+#define KILN_NODE(Name)                                    \
+  case NodeKind::Name:                                     \
     visit_##Name(static_cast<const Name##Node*>(e.get())); \
     return;
 #include "compute/ir_expr_kinds.def"
 #undef KILN_NODE
-    default: internal_error() << "not an expression: " << node_kind_name(e->kind());
+    default:
+      internal_error() << "not an expression: " << node_kind_name(e->kind());
   }
 }
 
 void IRVisitor::visit(const Stmt& s) {
   if (!s.defined()) return;
   switch (s->kind()) {
-#define KILN_NODE(Name)                                      \
-  case NodeKind::Name:                                       \
+#define KILN_NODE(Name)                                    \
+  case NodeKind::Name:                                     \
     visit_##Name(static_cast<const Name##Node*>(s.get())); \
     return;
 #include "compute/ir_stmt_kinds.def"
 #undef KILN_NODE
-    default: internal_error() << "not a statement: " << node_kind_name(s->kind());
+    default:
+      internal_error() << "not a statement: " << node_kind_name(s->kind());
   }
 }
 
@@ -43,11 +45,14 @@ void IRVisitor::visit_binary(const BinaryNode* op) {
 }
 #define KILN_BIN(Name) \
   void IRVisitor::visit_##Name(const Name##Node* op) { visit_binary(op); }
-KILN_BIN(Add) KILN_BIN(Sub) KILN_BIN(Mul) KILN_BIN(Div) KILN_BIN(Mod) KILN_BIN(FloorDiv) KILN_BIN(FloorMod)
-KILN_BIN(Min) KILN_BIN(Max) KILN_BIN(EQ) KILN_BIN(NE) KILN_BIN(LT) KILN_BIN(LE) KILN_BIN(GT) KILN_BIN(GE)
-KILN_BIN(And) KILN_BIN(Or)
+KILN_BIN(Add)
+KILN_BIN(Sub) KILN_BIN(Mul) KILN_BIN(Div) KILN_BIN(Mod) KILN_BIN(FloorDiv) KILN_BIN(FloorMod) KILN_BIN(Min)
+    KILN_BIN(Max) KILN_BIN(EQ) KILN_BIN(NE) KILN_BIN(LT) KILN_BIN(LE) KILN_BIN(GT) KILN_BIN(GE) KILN_BIN(And)
+        KILN_BIN(Or)
 #undef KILN_BIN
-void IRVisitor::visit_Not(const NotNode* op) { visit(op->a); }
+            void IRVisitor::visit_Not(const NotNode* op) {
+  visit(op->a);
+}
 void IRVisitor::visit_Select(const SelectNode* op) {
   visit(op->condition);
   visit(op->true_value);
@@ -146,7 +151,8 @@ Expr IRMutator::mutate(const Expr& e) {
     return mutate_##Name(static_cast<const Name##Node*>(e.get()), e);
 #include "compute/ir_expr_kinds.def"
 #undef KILN_NODE
-    default: internal_error() << "not an expression: " << node_kind_name(e->kind());
+    default:
+      internal_error() << "not an expression: " << node_kind_name(e->kind());
   }
 }
 
@@ -158,7 +164,8 @@ Stmt IRMutator::mutate(const Stmt& s) {
     return mutate_##Name(static_cast<const Name##Node*>(s.get()), s);
 #include "compute/ir_stmt_kinds.def"
 #undef KILN_NODE
-    default: internal_error() << "not a statement: " << node_kind_name(s->kind());
+    default:
+      internal_error() << "not a statement: " << node_kind_name(s->kind());
   }
 }
 
@@ -178,11 +185,12 @@ Expr IRMutator::mutate_binary(const BinaryNode* op, const Expr& self) {
 }
 #define KILN_BIN(Name) \
   Expr IRMutator::mutate_##Name(const Name##Node* op, const Expr& self) { return mutate_binary(op, self); }
-KILN_BIN(Add) KILN_BIN(Sub) KILN_BIN(Mul) KILN_BIN(Div) KILN_BIN(Mod) KILN_BIN(FloorDiv) KILN_BIN(FloorMod)
-KILN_BIN(Min) KILN_BIN(Max) KILN_BIN(EQ) KILN_BIN(NE) KILN_BIN(LT) KILN_BIN(LE) KILN_BIN(GT) KILN_BIN(GE)
-KILN_BIN(And) KILN_BIN(Or)
+KILN_BIN(Add)
+KILN_BIN(Sub) KILN_BIN(Mul) KILN_BIN(Div) KILN_BIN(Mod) KILN_BIN(FloorDiv) KILN_BIN(FloorMod) KILN_BIN(Min)
+    KILN_BIN(Max) KILN_BIN(EQ) KILN_BIN(NE) KILN_BIN(LT) KILN_BIN(LE) KILN_BIN(GT) KILN_BIN(GE) KILN_BIN(And)
+        KILN_BIN(Or)
 #undef KILN_BIN
-Expr IRMutator::mutate_Not(const NotNode* op, const Expr& self) {
+            Expr IRMutator::mutate_Not(const NotNode* op, const Expr& self) {
   Expr a = mutate(op->a);
   return a.same_as(op->a) ? self : NotNode::make(a);
 }

@@ -34,30 +34,49 @@ std::string format_float(double v, bool single) {
 
 const char* binary_symbol(NodeKind k) {
   switch (k) {
-    case NodeKind::Add: return " + ";
-    case NodeKind::Sub: return " - ";
-    case NodeKind::Mul: return "*";
-    case NodeKind::Div: return " / ";
-    case NodeKind::Mod: return " % ";
-    case NodeKind::EQ: return " == ";
-    case NodeKind::NE: return " != ";
-    case NodeKind::LT: return " < ";
-    case NodeKind::LE: return " <= ";
-    case NodeKind::GT: return " > ";
-    case NodeKind::GE: return " >= ";
-    case NodeKind::And: return " && ";
-    case NodeKind::Or: return " || ";
-    default: return nullptr;
+    case NodeKind::Add:
+      return " + ";
+    case NodeKind::Sub:
+      return " - ";
+    case NodeKind::Mul:
+      return "*";
+    case NodeKind::Div:
+      return " / ";
+    case NodeKind::Mod:
+      return " % ";
+    case NodeKind::EQ:
+      return " == ";
+    case NodeKind::NE:
+      return " != ";
+    case NodeKind::LT:
+      return " < ";
+    case NodeKind::LE:
+      return " <= ";
+    case NodeKind::GT:
+      return " > ";
+    case NodeKind::GE:
+      return " >= ";
+    case NodeKind::And:
+      return " && ";
+    case NodeKind::Or:
+      return " || ";
+    default:
+      return nullptr;
   }
 }
 
 const char* binary_function(NodeKind k) {
   switch (k) {
-    case NodeKind::FloorDiv: return "floordiv";
-    case NodeKind::FloorMod: return "floormod";
-    case NodeKind::Min: return "min";
-    case NodeKind::Max: return "max";
-    default: return nullptr;
+    case NodeKind::FloorDiv:
+      return "floordiv";
+    case NodeKind::FloorMod:
+      return "floormod";
+    case NodeKind::Min:
+      return "min";
+    case NodeKind::Max:
+      return "max";
+    default:
+      return nullptr;
   }
 }
 
@@ -71,10 +90,15 @@ class IRPrinter {
       return;
     }
     switch (e->kind()) {
-      case NodeKind::IntImm: return print_int(e.as<IntImmNode>());
-      case NodeKind::FloatImm: return print_float(e.as<FloatImmNode>());
-      case NodeKind::StringImm: return print_string(e.as<StringImmNode>()->value);
-      case NodeKind::Var: os_ << name_of(e.as<VarNode>()); return;
+      case NodeKind::IntImm:
+        return print_int(e.as<IntImmNode>());
+      case NodeKind::FloatImm:
+        return print_float(e.as<FloatImmNode>());
+      case NodeKind::StringImm:
+        return print_string(e.as<StringImmNode>()->value);
+      case NodeKind::Var:
+        os_ << name_of(e.as<VarNode>());
+        return;
       case NodeKind::Not:
         os_ << "!";
         print(e.as<NotNode>()->a);
@@ -141,8 +165,10 @@ class IRPrinter {
         os_ << ")";
         return;
       }
-      case NodeKind::Reduce: return print_reduce(e.as<ReduceNode>());
-      default: break;
+      case NodeKind::Reduce:
+        return print_reduce(e.as<ReduceNode>());
+      default:
+        break;
     }
     internal_assert(is_binary_kind(e->kind())) << node_kind_name(e->kind());
     auto* op = static_cast<const BinaryNode*>(e.get());
@@ -305,7 +331,8 @@ class IRPrinter {
         print(op->body);
         return;
       }
-      default: internal_error() << "not a statement: " << node_kind_name(s->kind());
+      default:
+        internal_error() << "not a statement: " << node_kind_name(s->kind());
     }
   }
 
@@ -376,8 +403,10 @@ class IRPrinter {
       return;
     }
     os_ << s;
-    if (op->dtype == DType::f32()) os_ << "f";
-    else os_ << op->dtype.str();
+    if (op->dtype == DType::f32())
+      os_ << "f";
+    else
+      os_ << op->dtype.str();
   }
 
   void print_string(const std::string& v) {
@@ -424,12 +453,17 @@ class IRPrinter {
   // What an AttrStmt annotates, as a short label.
   std::string node_label(const Ref<Object>& n) {
     switch (n->kind()) {
-      case NodeKind::Var: return name_of(static_cast<const VarNode*>(n.get()));
-      case NodeKind::IterVar: return name_of(static_cast<const IterVarNode*>(n.get())->var.node());
-      case NodeKind::Tensor: return static_cast<const TensorNode*>(n.get())->op->name;
+      case NodeKind::Var:
+        return name_of(static_cast<const VarNode*>(n.get()));
+      case NodeKind::IterVar:
+        return name_of(static_cast<const IterVarNode*>(n.get())->var.node());
+      case NodeKind::Tensor:
+        return static_cast<const TensorNode*>(n.get())->op->name;
       case NodeKind::PlaceholderOp:
-      case NodeKind::ComputeOp: return static_cast<const OperationNode*>(n.get())->name;
-      default: break;
+      case NodeKind::ComputeOp:
+        return static_cast<const OperationNode*>(n.get())->name;
+      default:
+        break;
     }
     if (n->kind() <= NodeKind::Reduce) {  // some other expression
       std::ostringstream os;

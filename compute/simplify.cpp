@@ -126,12 +126,23 @@ class StmtSimplifier : public IRMutator {
     NodeKind k = cond->kind();
     if (!truth) {
       switch (k) {
-        case NodeKind::LT: k = NodeKind::GE; break;
-        case NodeKind::LE: k = NodeKind::GT; break;
-        case NodeKind::GT: k = NodeKind::LE; break;
-        case NodeKind::GE: k = NodeKind::LT; break;
-        case NodeKind::NE: k = NodeKind::EQ; break;
-        default: return;  // not (a == b) says nothing about a bound
+        case NodeKind::LT:
+          k = NodeKind::GE;
+          break;
+        case NodeKind::LE:
+          k = NodeKind::GT;
+          break;
+        case NodeKind::GT:
+          k = NodeKind::LE;
+          break;
+        case NodeKind::GE:
+          k = NodeKind::LT;
+          break;
+        case NodeKind::NE:
+          k = NodeKind::EQ;
+          break;
+        default:
+          return;  // not (a == b) says nothing about a bound
       }
     }
     if (auto* v = op->a.as<VarNode>()) constrain(Var(v), k, an_->const_int_bound(op->b), scopes);
@@ -139,11 +150,20 @@ class StmtSimplifier : public IRMutator {
       // e < v  is  v > e, and so on.
       NodeKind swapped = k;
       switch (k) {
-        case NodeKind::LT: swapped = NodeKind::GT; break;
-        case NodeKind::LE: swapped = NodeKind::GE; break;
-        case NodeKind::GT: swapped = NodeKind::LT; break;
-        case NodeKind::GE: swapped = NodeKind::LE; break;
-        default: break;
+        case NodeKind::LT:
+          swapped = NodeKind::GT;
+          break;
+        case NodeKind::LE:
+          swapped = NodeKind::GE;
+          break;
+        case NodeKind::GT:
+          swapped = NodeKind::LT;
+          break;
+        case NodeKind::GE:
+          swapped = NodeKind::LE;
+          break;
+        default:
+          break;
       }
       constrain(Var(v), swapped, an_->const_int_bound(op->a), scopes);
     }
@@ -155,15 +175,24 @@ class StmtSimplifier : public IRMutator {
     auto dec = [](int64_t x) { return x == Bound::kPosInf || x == Bound::kNegInf ? x : x - 1; };
     auto inc = [](int64_t x) { return x == Bound::kPosInf || x == Bound::kNegInf ? x : x + 1; };
     switch (k) {
-      case NodeKind::LT: hi = dec(b.max_value); break;
-      case NodeKind::LE: hi = b.max_value; break;
-      case NodeKind::GT: lo = inc(b.min_value); break;
-      case NodeKind::GE: lo = b.min_value; break;
+      case NodeKind::LT:
+        hi = dec(b.max_value);
+        break;
+      case NodeKind::LE:
+        hi = b.max_value;
+        break;
+      case NodeKind::GT:
+        lo = inc(b.min_value);
+        break;
+      case NodeKind::GE:
+        lo = b.min_value;
+        break;
       case NodeKind::EQ:
         lo = b.min_value;
         hi = b.max_value;
         break;
-      default: return;
+      default:
+        return;
     }
     if (lo == Bound::kNegInf && hi == Bound::kPosInf) return;
     scopes->save(an_, v);

@@ -35,34 +35,67 @@ bool fold_int(NodeKind k, DType t, int64_t x, int64_t y, int64_t* r) {
   bool uns = t.is_uint();
   auto lt = [&](int64_t a, int64_t b) { return uns ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b; };
   switch (k) {
-    case NodeKind::Add: *r = static_cast<int64_t>(ux + uy); break;
-    case NodeKind::Sub: *r = static_cast<int64_t>(ux - uy); break;
-    case NodeKind::Mul: *r = static_cast<int64_t>(ux * uy); break;
+    case NodeKind::Add:
+      *r = static_cast<int64_t>(ux + uy);
+      break;
+    case NodeKind::Sub:
+      *r = static_cast<int64_t>(ux - uy);
+      break;
+    case NodeKind::Mul:
+      *r = static_cast<int64_t>(ux * uy);
+      break;
     case NodeKind::Div:
     case NodeKind::FloorDiv:
       if (y == 0) return false;
-      if (uns) *r = static_cast<int64_t>(ux / uy);
-      else if (y == -1) *r = static_cast<int64_t>(0 - ux);
-      else *r = k == NodeKind::Div ? x / y : floordiv_int(x, y);
+      if (uns)
+        *r = static_cast<int64_t>(ux / uy);
+      else if (y == -1)
+        *r = static_cast<int64_t>(0 - ux);
+      else
+        *r = k == NodeKind::Div ? x / y : floordiv_int(x, y);
       break;
     case NodeKind::Mod:
     case NodeKind::FloorMod:
       if (y == 0) return false;
-      if (uns) *r = static_cast<int64_t>(ux % uy);
-      else if (y == -1) *r = 0;
-      else *r = k == NodeKind::Mod ? x % y : floormod_int(x, y);
+      if (uns)
+        *r = static_cast<int64_t>(ux % uy);
+      else if (y == -1)
+        *r = 0;
+      else
+        *r = k == NodeKind::Mod ? x % y : floormod_int(x, y);
       break;
-    case NodeKind::Min: *r = lt(x, y) ? x : y; break;
-    case NodeKind::Max: *r = lt(x, y) ? y : x; break;
-    case NodeKind::EQ: *r = x == y; return true;
-    case NodeKind::NE: *r = x != y; return true;
-    case NodeKind::LT: *r = lt(x, y); return true;
-    case NodeKind::LE: *r = !lt(y, x); return true;
-    case NodeKind::GT: *r = lt(y, x); return true;
-    case NodeKind::GE: *r = !lt(x, y); return true;
-    case NodeKind::And: *r = (x != 0) && (y != 0); return true;
-    case NodeKind::Or: *r = (x != 0) || (y != 0); return true;
-    default: return false;
+    case NodeKind::Min:
+      *r = lt(x, y) ? x : y;
+      break;
+    case NodeKind::Max:
+      *r = lt(x, y) ? y : x;
+      break;
+    case NodeKind::EQ:
+      *r = x == y;
+      return true;
+    case NodeKind::NE:
+      *r = x != y;
+      return true;
+    case NodeKind::LT:
+      *r = lt(x, y);
+      return true;
+    case NodeKind::LE:
+      *r = !lt(y, x);
+      return true;
+    case NodeKind::GT:
+      *r = lt(y, x);
+      return true;
+    case NodeKind::GE:
+      *r = !lt(x, y);
+      return true;
+    case NodeKind::And:
+      *r = (x != 0) && (y != 0);
+      return true;
+    case NodeKind::Or:
+      *r = (x != 0) || (y != 0);
+      return true;
+    default:
+      return false;
   }
   *r = wrap_to_type(t, *r);
   return true;
@@ -75,37 +108,76 @@ bool fold_float(NodeKind k, DType t, double x, double y, double* r) {
   if (single) {
     float a = static_cast<float>(x), b = static_cast<float>(y), v;
     switch (k) {
-      case NodeKind::Add: v = a + b; break;
-      case NodeKind::Sub: v = a - b; break;
-      case NodeKind::Mul: v = a * b; break;
-      case NodeKind::Div: v = a / b; break;
-      case NodeKind::Min: v = std::min(a, b); break;
-      case NodeKind::Max: v = std::max(a, b); break;
-      default: return false;
+      case NodeKind::Add:
+        v = a + b;
+        break;
+      case NodeKind::Sub:
+        v = a - b;
+        break;
+      case NodeKind::Mul:
+        v = a * b;
+        break;
+      case NodeKind::Div:
+        v = a / b;
+        break;
+      case NodeKind::Min:
+        v = std::min(a, b);
+        break;
+      case NodeKind::Max:
+        v = std::max(a, b);
+        break;
+      default:
+        return false;
     }
     *r = v;
     return true;
   }
   switch (k) {
-    case NodeKind::Add: *r = x + y; return true;
-    case NodeKind::Sub: *r = x - y; return true;
-    case NodeKind::Mul: *r = x * y; return true;
-    case NodeKind::Div: *r = x / y; return true;
-    case NodeKind::Min: *r = std::min(x, y); return true;
-    case NodeKind::Max: *r = std::max(x, y); return true;
-    default: return false;
+    case NodeKind::Add:
+      *r = x + y;
+      return true;
+    case NodeKind::Sub:
+      *r = x - y;
+      return true;
+    case NodeKind::Mul:
+      *r = x * y;
+      return true;
+    case NodeKind::Div:
+      *r = x / y;
+      return true;
+    case NodeKind::Min:
+      *r = std::min(x, y);
+      return true;
+    case NodeKind::Max:
+      *r = std::max(x, y);
+      return true;
+    default:
+      return false;
   }
 }
 
 bool fold_float_compare(NodeKind k, double x, double y, int64_t* r) {
   switch (k) {
-    case NodeKind::EQ: *r = x == y; return true;
-    case NodeKind::NE: *r = x != y; return true;
-    case NodeKind::LT: *r = x < y; return true;
-    case NodeKind::LE: *r = x <= y; return true;
-    case NodeKind::GT: *r = x > y; return true;
-    case NodeKind::GE: *r = x >= y; return true;
-    default: return false;
+    case NodeKind::EQ:
+      *r = x == y;
+      return true;
+    case NodeKind::NE:
+      *r = x != y;
+      return true;
+    case NodeKind::LT:
+      *r = x < y;
+      return true;
+    case NodeKind::LE:
+      *r = x <= y;
+      return true;
+    case NodeKind::GT:
+      *r = x > y;
+      return true;
+    case NodeKind::GE:
+      *r = x >= y;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -116,13 +188,20 @@ bool is_float_imm(const Expr& e, double v) {
 
 NodeKind negate_comparison(NodeKind k) {
   switch (k) {
-    case NodeKind::EQ: return NodeKind::NE;
-    case NodeKind::NE: return NodeKind::EQ;
-    case NodeKind::LT: return NodeKind::GE;
-    case NodeKind::LE: return NodeKind::GT;
-    case NodeKind::GT: return NodeKind::LE;
-    case NodeKind::GE: return NodeKind::LT;
-    default: internal_error() << node_kind_name(k);
+    case NodeKind::EQ:
+      return NodeKind::NE;
+    case NodeKind::NE:
+      return NodeKind::EQ;
+    case NodeKind::LT:
+      return NodeKind::GE;
+    case NodeKind::LE:
+      return NodeKind::GT;
+    case NodeKind::GT:
+      return NodeKind::LE;
+    case NodeKind::GE:
+      return NodeKind::LT;
+    default:
+      internal_error() << node_kind_name(k);
   }
 }
 
@@ -152,16 +231,21 @@ class ExprSimplifier : public IRMutator {
     switch (k) {
       case NodeKind::Add:
       case NodeKind::Sub:
-      case NodeKind::Mul: return arith(k, a, b);
+      case NodeKind::Mul:
+        return arith(k, a, b);
       case NodeKind::Div:
       case NodeKind::Mod:
       case NodeKind::FloorDiv:
-      case NodeKind::FloorMod: return division(k, a, b);
+      case NodeKind::FloorMod:
+        return division(k, a, b);
       case NodeKind::Min:
-      case NodeKind::Max: return minmax(k, a, b);
+      case NodeKind::Max:
+        return minmax(k, a, b);
       case NodeKind::And:
-      case NodeKind::Or: return logic(k, a, b);
-      default: return compare(k, a, b);
+      case NodeKind::Or:
+        return logic(k, a, b);
+      default:
+        return compare(k, a, b);
     }
   }
 
@@ -265,9 +349,12 @@ class ExprSimplifier : public IRMutator {
     if (t.is_int()) {
       LinearForm f = LinearForm::of(a);
       if (k == NodeKind::Mul) {
-        if (cb) f.scale(*cb);
-        else if (ca) f = scale_of(b, *ca);
-        else return MulNode::make(a, b);
+        if (cb)
+          f.scale(*cb);
+        else if (ca)
+          f = scale_of(b, *ca);
+        else
+          return MulNode::make(a, b);
       } else {
         f.add_expr(b, k == NodeKind::Add ? 1 : -1);
       }
@@ -310,7 +397,8 @@ class ExprSimplifier : public IRMutator {
       case NodeKind::Div:
         if (is_float_imm(b, 1.0)) return a;
         break;
-      default: break;
+      default:
+        break;
     }
     return make_binary(k, a, b);
   }
@@ -358,8 +446,10 @@ class ExprSimplifier : public IRMutator {
     x->set_constant(floordiv_int(rest.constant(), g));
     small.set_constant(floormod_int(rest.constant(), g));
     for (auto& term : rest.terms()) {
-      if (term.coeff % g == 0) x->add_atom(term.atom, term.coeff / g);
-      else small.add_atom(term.atom, term.coeff);
+      if (term.coeff % g == 0)
+        x->add_atom(term.atom, term.coeff / g);
+      else
+        small.add_atom(term.atom, term.coeff);
     }
     if (x->is_const()) return false;
     Expr s = small.to_expr();
@@ -511,8 +601,10 @@ class ExprSimplifier : public IRMutator {
   std::optional<bool> decide_compare(NodeKind k, const Expr& a, const Expr& b) {
     auto yes = [](bool v) { return std::optional<bool>(v); };
     switch (k) {
-      case NodeKind::LE: return decide_le(a, b);
-      case NodeKind::GE: return decide_le(b, a);
+      case NodeKind::LE:
+        return decide_le(a, b);
+      case NodeKind::GE:
+        return decide_le(b, a);
       case NodeKind::LT:
         if (std::optional<bool> d = decide_le(b, a)) return !*d;
         return std::nullopt;
@@ -536,7 +628,8 @@ class ExprSimplifier : public IRMutator {
         }
         return std::nullopt;
       }
-      default: return std::nullopt;
+      default:
+        return std::nullopt;
     }
   }
 
@@ -618,7 +711,8 @@ class ExprSimplifier : public IRMutator {
         if (std::optional<bool> d = decide_le(b, a)) return (*d == is_min) ? b : a;
         break;
       }
-      default: break;
+      default:
+        break;
     }
     return make_binary(k, a, b);
   }
@@ -685,8 +779,8 @@ class ExprSimplifier : public IRMutator {
 Expr Analyzer::simplify(const Expr& e) {
   if (!e.defined()) return e;
   Expr r = ExprSimplifier(this).mutate(e);
-  internal_assert(r.dtype() == e.dtype()) << "simplify changed the type " << e.dtype().str() << " -> "
-                                          << r.dtype().str();
+  internal_assert(r.dtype() == e.dtype())
+      << "simplify changed the type " << e.dtype().str() << " -> " << r.dtype().str();
   return expr_deep_equal(r, e) ? e : r;
 }
 

@@ -27,7 +27,9 @@ LinearForm LinearForm::of(const Expr& e) {
 void LinearForm::add_expr(const Expr& e, int64_t scale) {
   if (scale == 0) return;
   switch (e->kind()) {
-    case NodeKind::IntImm: add_constant(wmul(dtype_, e.as<IntImmNode>()->value, scale)); return;
+    case NodeKind::IntImm:
+      add_constant(wmul(dtype_, e.as<IntImmNode>()->value, scale));
+      return;
     case NodeKind::Add: {
       auto* op = e.as<AddNode>();
       add_expr(op->a, scale);
@@ -52,7 +54,8 @@ void LinearForm::add_expr(const Expr& e, int64_t scale) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   add_atom(e, scale);
 }
@@ -99,9 +102,12 @@ void LinearForm::merge_div_mod() {
     for (size_t i = 0; i < terms_.size() && !changed; ++i) {
       const Expr& m = terms_[i].atom;
       NodeKind div_kind;
-      if (m->kind() == NodeKind::FloorMod) div_kind = NodeKind::FloorDiv;
-      else if (m->kind() == NodeKind::Mod) div_kind = NodeKind::Div;
-      else continue;
+      if (m->kind() == NodeKind::FloorMod)
+        div_kind = NodeKind::FloorDiv;
+      else if (m->kind() == NodeKind::Mod)
+        div_kind = NodeKind::Div;
+      else
+        continue;
       auto* mod = static_cast<const BinaryNode*>(m.get());
       const int64_t* c = mod->b.as<IntImmNode>() ? &mod->b.as<IntImmNode>()->value : nullptr;
       if (!c || *c == 0) continue;
@@ -145,8 +151,10 @@ Expr LinearForm::to_expr() const {
         continue;
       }
     }
-    if (negatable(t.coeff)) acc = SubNode::make(acc, term(t, -t.coeff));
-    else acc = AddNode::make(acc, term(t, t.coeff));
+    if (negatable(t.coeff))
+      acc = SubNode::make(acc, term(t, -t.coeff));
+    else
+      acc = AddNode::make(acc, term(t, t.coeff));
   }
   if (!acc.defined()) return make_const(dtype_, c);
   if (c > 0) return AddNode::make(acc, make_const(dtype_, c));

@@ -7,20 +7,28 @@ namespace kiln {
 
 const char* for_kind_name(ForKind k) {
   switch (k) {
-    case ForKind::kSerial: return "for";
-    case ForKind::kParallel: return "parallel";
-    case ForKind::kVectorized: return "vectorized";
-    case ForKind::kUnrolled: return "unrolled";
-    case ForKind::kThreadBinding: return "thread_binding";
+    case ForKind::kSerial:
+      return "for";
+    case ForKind::kParallel:
+      return "parallel";
+    case ForKind::kVectorized:
+      return "vectorized";
+    case ForKind::kUnrolled:
+      return "unrolled";
+    case ForKind::kThreadBinding:
+      return "thread_binding";
   }
   return "?";
 }
 
 const char* mem_scope_name(MemScope s) {
   switch (s) {
-    case MemScope::kGlobal: return "global";
-    case MemScope::kShared: return "shared";
-    case MemScope::kLocal: return "local";
+    case MemScope::kGlobal:
+      return "global";
+    case MemScope::kShared:
+      return "shared";
+    case MemScope::kLocal:
+      return "local";
   }
   return "?";
 }
@@ -37,7 +45,8 @@ Stmt ForNode::make(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::s
   internal_assert(v.dtype() == min.dtype() && v.dtype() == extent.dtype())
       << "loop " << v->name << ": var " << v.dtype().str() << " min " << min.dtype().str() << " extent "
       << extent.dtype().str();
-  return Stmt(new ForNode(std::move(v), std::move(min), std::move(extent), kind, std::move(thread_tag), std::move(body)));
+  return Stmt(
+      new ForNode(std::move(v), std::move(min), std::move(extent), kind, std::move(thread_tag), std::move(body)));
 }
 
 Stmt AllocateNode::make(Var buf, DType t, std::vector<Expr> extents, MemScope scope, Stmt body) {
@@ -91,7 +100,8 @@ Stmt ProvideNode::make(Ref<TensorNode> t, Expr value, std::vector<Expr> indices)
   return Stmt(new ProvideNode(std::move(t), std::move(value), std::move(indices)));
 }
 
-Stmt RealizeNode::make(Ref<TensorNode> t, std::vector<Range> bounds, MemScope scope, std::vector<Align> align, Stmt body) {
+Stmt RealizeNode::make(Ref<TensorNode> t, std::vector<Range> bounds, MemScope scope, std::vector<Align> align,
+                       Stmt body) {
   return Stmt(new RealizeNode(std::move(t), std::move(bounds), scope, std::move(align), std::move(body)));
 }
 

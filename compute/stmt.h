@@ -35,8 +35,13 @@ class ForNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::For;
   ForNode(Var v, Expr mn, Expr ext, ForKind k, std::string tag, Stmt b)
-      : StmtNode(kKind), loop_var(std::move(v)), min(std::move(mn)), extent(std::move(ext)), for_kind(k),
-        thread_tag(std::move(tag)), body(std::move(b)) {}
+      : StmtNode(kKind),
+        loop_var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        thread_tag(std::move(tag)),
+        body(std::move(b)) {}
   const Var loop_var;
   const Expr min, extent;
   const ForKind for_kind;
@@ -66,7 +71,11 @@ class StoreNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::Store;
   StoreNode(Var buf, Expr v, Expr idx, Expr pred)
-      : StmtNode(kKind), buffer(std::move(buf)), value(std::move(v)), index(std::move(idx)), predicate(std::move(pred)) {}
+      : StmtNode(kKind),
+        buffer(std::move(buf)),
+        value(std::move(v)),
+        index(std::move(idx)),
+        predicate(std::move(pred)) {}
   const Var buffer;
   const Expr value, index, predicate;
   static Stmt make(Var buf, Expr value, Expr index, Expr pred = Expr());
@@ -85,7 +94,8 @@ class SeqNode : public StmtNode {
 class IfThenElseNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::IfThenElse;
-  IfThenElseNode(Expr c, Stmt t, Stmt e) : StmtNode(kKind), condition(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  IfThenElseNode(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), condition(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
   const Expr condition;
   const Stmt then_case, else_case;  // else_case may be undefined
   static Stmt make(Expr c, Stmt then_case, Stmt else_case = Stmt());
@@ -94,7 +104,8 @@ class IfThenElseNode : public StmtNode {
 class LetStmtNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::LetStmt;
-  LetStmtNode(Var v, Expr val, Stmt b) : StmtNode(kKind), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  LetStmtNode(Var v, Expr val, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
   const Var var;
   const Expr value;
   const Stmt body;
@@ -161,7 +172,8 @@ class TensorIntrinCallNode : public StmtNode {
 class ProvideNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::Provide;
-  ProvideNode(Ref<TensorNode> t, Expr v, std::vector<Expr> idx) : StmtNode(kKind), tensor(std::move(t)), value(std::move(v)), indices(std::move(idx)) {}
+  ProvideNode(Ref<TensorNode> t, Expr v, std::vector<Expr> idx)
+      : StmtNode(kKind), tensor(std::move(t)), value(std::move(v)), indices(std::move(idx)) {}
   const Ref<TensorNode> tensor;
   const Expr value;
   const std::vector<Expr> indices;
@@ -178,7 +190,12 @@ class RealizeNode : public StmtNode {
     int64_t factor = 0, offset = 0;
   };
   RealizeNode(Ref<TensorNode> t, std::vector<Range> bnd, MemScope s, std::vector<Align> al, Stmt b)
-      : StmtNode(kKind), tensor(std::move(t)), bounds(std::move(bnd)), scope(s), align(std::move(al)), body(std::move(b)) {}
+      : StmtNode(kKind),
+        tensor(std::move(t)),
+        bounds(std::move(bnd)),
+        scope(s),
+        align(std::move(al)),
+        body(std::move(b)) {}
   const Ref<TensorNode> tensor;
   const std::vector<Range> bounds;
   const MemScope scope;

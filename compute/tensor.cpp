@@ -67,21 +67,24 @@ Tensor compute(std::vector<Expr> shape, const ComputeFn& f, std::string name, st
   post_order_visit(body, [&](const Ref<Object>& n) {
     if (n.get() != body.get() && n->kind() == NodeKind::Reduce) nested_reduce = true;
   });
-  user_check(!nested_reduce) << "compute '" << name
-                             << "': a reduction must be the whole body (e.g. sum(...)), not part of a larger expression";
+  user_check(!nested_reduce)
+      << "compute '" << name
+      << "': a reduction must be the whole body (e.g. sum(...)), not part of a larger expression";
   return Tensor(Operation(new ComputeOpNode(std::move(name), std::move(tag), std::move(axis), std::move(raxis), body)));
 }
 
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var)>& f, std::string name, std::string tag) {
   user_check(shape.size() == 1) << "compute '" << name << "': a 1-argument function needs a 1-d shape";
-  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return f(v[0]); }), std::move(name), std::move(tag));
+  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return f(v[0]); }), std::move(name),
+                 std::move(tag));
 }
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var)>& f, std::string name, std::string tag) {
   user_check(shape.size() == 2) << "compute '" << name << "': a 2-argument function needs a 2-d shape";
   return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return f(v[0], v[1]); }), std::move(name),
                  std::move(tag));
 }
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& f, std::string name, std::string tag) {
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& f, std::string name,
+               std::string tag) {
   user_check(shape.size() == 3) << "compute '" << name << "': a 3-argument function needs a 3-d shape";
   return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return f(v[0], v[1], v[2]); }),
                  std::move(name), std::move(tag));

@@ -37,7 +37,10 @@ class ComputeOpNode : public OperationNode {
  public:
   static constexpr NodeKind kKind = NodeKind::ComputeOp;
   ComputeOpNode(std::string n, std::string t, std::vector<IterVar> ax, std::vector<IterVar> rax, Expr b)
-      : OperationNode(kKind, std::move(n), std::move(t)), axis(std::move(ax)), reduce_axis(std::move(rax)), body(std::move(b)) {}
+      : OperationNode(kKind, std::move(n), std::move(t)),
+        axis(std::move(ax)),
+        reduce_axis(std::move(rax)),
+        body(std::move(b)) {}
   const std::vector<IterVar> axis;
   const std::vector<IterVar> reduce_axis;
   const Expr body;
@@ -92,7 +95,8 @@ using ComputeFn = std::function<Expr(const std::vector<Var>&)>;
 Tensor compute(std::vector<Expr> shape, const ComputeFn& f, std::string name, std::string tag = "");
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var)>& f, std::string name, std::string tag = "");
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var)>& f, std::string name, std::string tag = "");
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& f, std::string name, std::string tag = "");
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& f, std::string name,
+               std::string tag = "");
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var, Var)>& f, std::string name,
                std::string tag = "");
 

@@ -46,12 +46,12 @@ Tensor pad_input(const Tensor& data, const ConvShape& s, DType dtype) {
 
 }  // namespace
 
-OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
-                         int64_t stride, int64_t pad, int64_t dilation, DType dtype) {
+OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
+                         int64_t pad, int64_t dilation, DType dtype) {
   OpInstance op;
   op.dtype = dtype;
-  op.ints = {{"N", N}, {"C", C}, {"H", H}, {"W", W}, {"K", K}, {"R", R}, {"S", S},
-             {"stride", stride}, {"pad", pad}, {"dilation", dilation}};
+  op.ints = {{"N", N}, {"C", C}, {"H", H},           {"W", W},     {"K", K},
+             {"R", R}, {"S", S}, {"stride", stride}, {"pad", pad}, {"dilation", dilation}};
   ConvShape s = conv_shape(op);
   user_check(s.OH > 0 && s.OW > 0) << "conv2d: the kernel (" << R << "x" << S << ", dilation " << dilation
                                    << ") does not fit the padded input (" << H + 2 * pad << "x" << W + 2 * pad << ")";
@@ -126,8 +126,8 @@ ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg) {
       "conv_blocked", "conv2d");
   Tensor out = compute(
       {s.N, s.K, s.OH, s.OW},
-      [&](Var n, Var k, Var oh, Var ow) { return conv_blocked(n, floordiv(k, kb), oh, ow, floormod(k, kb)); },
-      "conv", "unpack");
+      [&](Var n, Var k, Var oh, Var ow) { return conv_blocked(n, floordiv(k, kb), oh, ow, floormod(k, kb)); }, "conv",
+      "unpack");
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
@@ -179,8 +179,8 @@ OpDef conv2d_op_def() {
       {OpParam::kDType, "dtype", "element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
-    return conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("K"), p.at("R"), p.at("S"),
-                         p.at("stride"), p.at("pad"), p.at("dilation"), t);
+    return conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("K"), p.at("R"), p.at("S"), p.at("stride"),
+                         p.at("pad"), p.at("dilation"), t);
   };
   d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
     return conv2d_schedule(op, conv2d_default_config(op, cpu));

@@ -10,8 +10,8 @@ namespace kiln {
 
 OpDef conv2d_op_def();
 
-OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
-                         int64_t stride, int64_t pad, int64_t dilation, DType dtype);
+OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
+                         int64_t pad, int64_t dilation, DType dtype);
 
 // Weights packed as [K/kb, C, R, S, kb]; each (ow_block x kb) output tile
 // accumulates in registers in an NCHW[kb]c layout and is copied out to NCHW.

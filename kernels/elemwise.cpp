@@ -10,8 +10,10 @@ OpInstance elemwise_define(int64_t M, int64_t N, DType dtype) {
   op.ints = {{"M", M}, {"N", N}};
   Tensor A = placeholder({M, N}, dtype, "A");
   Tensor B = placeholder({M, N}, dtype, "B");
-  Tensor t1 = compute({M, N}, [&](Var i, Var j) { return A(i, j) * B(i, j) + make_const(dtype, int64_t{1}); }, "t1");
-  Tensor t2 = compute({M, N}, [&](Var i, Var j) { return max(t1(i, j), make_zero(dtype)); }, "t2");
+  Tensor t1 = compute(
+      {M, N}, [&](Var i, Var j) { return A(i, j) * B(i, j) + make_const(dtype, int64_t{1}); }, "t1");
+  Tensor t2 = compute(
+      {M, N}, [&](Var i, Var j) { return max(t1(i, j), make_zero(dtype)); }, "t2");
   Tensor out = compute(
       {M, N},
       [&](Var i, Var j) {

@@ -16,8 +16,7 @@ OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool with
   Tensor B = placeholder({K, N}, dtype, "B");
   IterVar k = reduce_axis(static_cast<int>(K), "k");
   Tensor C = compute(
-      {M, N}, [&](Var i, Var j) { return sum(cast(acc, A(i, k->var)) * cast(acc, B(k->var, j)), {k}); }, "C",
-      "matmul");
+      {M, N}, [&](Var i, Var j) { return sum(cast(acc, A(i, k->var)) * cast(acc, B(k->var, j)), {k}); }, "C", "matmul");
   op.inputs = {A, B};
   Tensor out = C;
   if (with_bias || relu) {

@@ -37,8 +37,8 @@ struct OpInstance {
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   std::vector<Tensor> args() const;  // inputs then outputs
-  double flops = 0;                   // arithmetic work (FMA = 2), padding included
-  std::string canonical;              // canonical workload string (every parameter)
+  double flops = 0;                  // arithmetic work (FMA = 2), padding included
+  std::string canonical;             // canonical workload string (every parameter)
   // Tensors of interest to schedules, by role ("data_pad", "packed_B", ...).
   std::map<std::string, Tensor> parts;
 };

@@ -21,8 +21,8 @@ Workload Workload::parse(const std::string& text) {
   std::string t = trim(text);
   user_check(!t.empty()) << "empty workload string (expected e.g. 'matmul:M=1024,N=1024,K=1024')";
   size_t colon = t.find(':');
-  user_check(colon != std::string::npos)
-      << "workload '" << text << "': expected OP:NAME=VALUE,... (e.g. 'matmul:M=1024,N=1024,K=1024')";
+  user_check(colon != std::string::npos) << "workload '" << text
+                                         << "': expected OP:NAME=VALUE,... (e.g. 'matmul:M=1024,N=1024,K=1024')";
   w.op = trim(t.substr(0, colon));
   user_check(!w.op.empty()) << "workload '" << text << "': missing op name before ':'";
   std::string rest = t.substr(colon + 1);

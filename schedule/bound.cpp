@@ -175,9 +175,9 @@ BoundMap infer_bounds(const Schedule& sch) {
           for (auto& [stage, pos] : enclosing_loops(cs))
             inside |= stage == s->attach_stage && pos >= leaf_pos(s->attach_stage, s->attach_ivar);
           inside |= cs == s->attach_stage;
-          user_check(inside) << "compute_at: '" << s->op->name << "' is computed at loop '"
-                             << s->attach_ivar->var->name << "' of '" << s->attach_stage->op->name
-                             << "', but its consumer '" << cs->op->name << "' is computed outside that loop";
+          user_check(inside) << "compute_at: '" << s->op->name << "' is computed at loop '" << s->attach_ivar->var->name
+                             << "' of '" << s->attach_stage->op->name << "', but its consumer '" << cs->op->name
+                             << "' is computed outside that loop";
         }
         const StageBounds& cb = bm.stages.at(cs);
         VarMap values = iter_var_values(cs, cb);
@@ -229,8 +229,10 @@ BoundMap infer_bounds(const Schedule& sch) {
         bool clamp_lo = !ana.can_prove(lo >= 0), clamp_hi = !ana.can_prove(hi <= full_ext - 1);
         Expr lo_c = clamp_lo ? ana.simplify(max(lo, 0)) : lo;
         Expr ext_c = extent;
-        if (clamp_lo) ext_c = ana.simplify(min(hi, full_ext - 1) - lo_c + 1);
-        else if (clamp_hi) ext_c = ana.simplify(min(extent, full_ext - lo));
+        if (clamp_lo)
+          ext_c = ana.simplify(min(hi, full_ext - 1) - lo_c + 1);
+        else if (clamp_hi)
+          ext_c = ana.simplify(min(extent, full_ext - lo));
         int64_t cap = *as_const_int(full_ext);
         auto bound = ana.const_int_bound(extent);
         if (bound.max_value < ConstIntBound::kPosInf) {

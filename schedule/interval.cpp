@@ -76,8 +76,10 @@ class IntervalEval {
         Interval a = eval(op->a, depth), b = eval(op->b, depth);
         Interval r;
         if (a.min.defined() && b.min.defined()) r.min = min(a.min, b.min);
-        if (a.max.defined() && b.max.defined()) r.max = min(a.max, b.max);
-        else r.max = a.max.defined() ? a.max : b.max;
+        if (a.max.defined() && b.max.defined())
+          r.max = min(a.max, b.max);
+        else
+          r.max = a.max.defined() ? a.max : b.max;
         return r;
       }
       case NodeKind::Max: {
@@ -85,8 +87,10 @@ class IntervalEval {
         Interval a = eval(op->a, depth), b = eval(op->b, depth);
         Interval r;
         if (a.max.defined() && b.max.defined()) r.max = max(a.max, b.max);
-        if (a.min.defined() && b.min.defined()) r.min = max(a.min, b.min);
-        else r.min = a.min.defined() ? a.min : b.min;
+        if (a.min.defined() && b.min.defined())
+          r.min = max(a.min, b.min);
+        else
+          r.min = a.min.defined() ? a.min : b.min;
         return r;
       }
       case NodeKind::Select: {
@@ -99,7 +103,8 @@ class IntervalEval {
         Interval a = eval(op->value, depth);
         return {a.min.defined() ? cast(op->dtype, a.min) : Expr(), a.max.defined() ? cast(op->dtype, a.max) : Expr()};
       }
-      default: return {};
+      default:
+        return {};
     }
   }
 

@@ -101,7 +101,8 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
     Stmt next = p.run(stmt);
     internal_assert(next.defined()) << "pass " << p.name << " removed the whole function body";
     if (verify) verify_ir(next, p.name, VerifyOptions{p.flattened_after, p.vectorized_after, free_vars});
-    if (debug && !next.same_as(stmt)) std::cerr << "// ---- " << name << ": after " << p.name << "\n" << to_string(next) << "\n";
+    if (debug && !next.same_as(stmt))
+      std::cerr << "// ---- " << name << ": after " << p.name << "\n" << to_string(next) << "\n";
     stmt = next;
   }
   f.body = stmt;

@@ -204,9 +204,11 @@ Tensor Schedule::rfactor(const Tensor& t, const IterVar& axis) {
       << "rfactor: axis '" << axis_name(axis) << "' of '" << t.name() << "' is not a reduction axis";
   const IterVarRelation* rel = nullptr;
   for (auto& r : s->relations) {
-    if (r.kind == IterVarRelation::kSplit && (r.outer == axis || r.inner == axis)) rel = &r;
-    else user_error() << "rfactor: apply it right after splitting one reduction axis of '" << t.name()
-                      << "' (other splits or fuses on the stage are not supported)";
+    if (r.kind == IterVarRelation::kSplit && (r.outer == axis || r.inner == axis))
+      rel = &r;
+    else
+      user_error() << "rfactor: apply it right after splitting one reduction axis of '" << t.name()
+                   << "' (other splits or fuses on the stage are not supported)";
   }
   user_check(rel != nullptr) << "rfactor: axis '" << axis_name(axis)
                              << "' must come from splitting a reduction axis of '" << t.name() << "'";
@@ -246,8 +248,8 @@ Tensor Schedule::rfactor(const Tensor& t, const IterVar& axis) {
   IterVar kk = reduce_axis(Range(0, *as_const_int(kf_iv->dom.extent)), axis_name(axis) + ".v");
   std::vector<Expr> idx{kk->var};
   for (auto& iv : c->axis) idx.push_back(iv->var);
-  Operation combined(new ComputeOpNode(c->name, c->tag, c->axis, {kk},
-                                       ReduceNode::make(red->combiner, rf(idx), {kk}, Expr())));
+  Operation combined(
+      new ComputeOpNode(c->name, c->tag, c->axis, {kk}, ReduceNode::make(red->combiner, rf(idx), {kk}, Expr())));
   add_stage(rf_op, position_of(s));
   set_op(s, combined);
   s->root_iter_vars = c->axis;
@@ -290,14 +292,14 @@ static void do_split(StageNode* s, const IterVar& parent, int64_t factor, int64_
 }
 
 void Stage::split(const IterVar& parent, int64_t factor, IterVar* outer, IterVar* inner) {
-  user_check(factor > 0) << "split: factor for axis '" << (parent.defined() ? axis_name(parent) : "?")
-                         << "' of stage '" << name() << "' must be positive, got " << factor;
+  user_check(factor > 0) << "split: factor for axis '" << (parent.defined() ? axis_name(parent) : "?") << "' of stage '"
+                         << name() << "' must be positive, got " << factor;
   do_split(node_, parent, factor, 0, outer, inner);
 }
 
 void Stage::split_nparts(const IterVar& parent, int64_t nparts, IterVar* outer, IterVar* inner) {
-  user_check(nparts > 0) << "split: nparts for axis '" << (parent.defined() ? axis_name(parent) : "?")
-                         << "' of stage '" << name() << "' must be positive, got " << nparts;
+  user_check(nparts > 0) << "split: nparts for axis '" << (parent.defined() ? axis_name(parent) : "?") << "' of stage '"
+                         << name() << "' must be positive, got " << nparts;
   do_split(node_, parent, 0, nparts, outer, inner);
 }
 
@@ -369,9 +371,8 @@ Stage& Stage::unroll(const IterVar& iv) {
 Stage& Stage::parallel(const IterVar& iv) {
   check_not_placeholder(node_, "parallel");
   check_leaf(node_, iv, "parallel");
-  user_check(iv->iter_kind != IterKind::kReduce)
-      << "parallel: axis '" << axis_name(iv) << "' of stage '" << name()
-      << "' is a reduction axis; its iterations depend on each other";
+  user_check(iv->iter_kind != IterKind::kReduce) << "parallel: axis '" << axis_name(iv) << "' of stage '" << name()
+                                                 << "' is a reduction axis; its iterations depend on each other";
   node_->iter_attrs[iv.get()].for_kind = ForKind::kParallel;
   return *this;
 }
@@ -379,7 +380,7 @@ Stage& Stage::parallel(const IterVar& iv) {
 Stage& Stage::bind(const IterVar& iv, const std::string& tag) {
   check_not_placeholder(node_, "bind");
   check_leaf(node_, iv, "bind");
-  static const char* const kTags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z",
+  static const char* const kTags[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                       "threadIdx.x", "threadIdx.y", "threadIdx.z"};
   bool ok = false;
   for (auto* k : kTags) ok |= tag == k;
@@ -401,8 +402,8 @@ Stage& Stage::pragma(const IterVar& iv, const std::string& pname, Expr value) {
 Stage& Stage::storage_align(int axis, int64_t factor, int64_t offset) {
   check_not_placeholder(node_, "storage_align");
   int nd = static_cast<int>(node_->storage_align.size());
-  user_check(axis >= 0 && axis < nd) << "storage_align: stage '" << name() << "' has " << nd
-                                     << " dimensions, axis " << axis << " is out of range";
+  user_check(axis >= 0 && axis < nd) << "storage_align: stage '" << name() << "' has " << nd << " dimensions, axis "
+                                     << axis << " is out of range";
   user_check(factor > 0 && offset >= 0 && offset < factor)
       << "storage_align: need factor > 0 and 0 <= offset < factor, got factor " << factor << ", offset " << offset;
   node_->storage_align[axis] = {factor, offset};

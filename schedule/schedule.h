@@ -94,8 +94,8 @@ class Stage {
 
 class StageNode {
  public:
-  Operation op;         // current op (rewritten by cache_read/cache_write/rfactor/inline)
-  Operation origin_op;  // the op the user created
+  Operation op;                         // current op (rewritten by cache_read/cache_write/rfactor/inline)
+  Operation origin_op;                  // the op the user created
   std::vector<IterVar> root_iter_vars;  // axis then reduce_axis of `op`
   std::vector<IterVar> all_iter_vars;   // root and derived
   std::vector<IterVar> leaf_iter_vars;

@@ -38,7 +38,8 @@ TEST_CASE("compute builds axes and finds inputs", "[expr]") {
   Tensor A = placeholder({8, 16}, DType::f32(), "A");
   Tensor B = placeholder({16, 4}, DType::f32(), "B");
   IterVar k = reduce_axis(16, "k");
-  Tensor C = compute({8, 4}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  Tensor C = compute(
+      {8, 4}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
   auto* op = C->op.as<ComputeOpNode>();
   REQUIRE(op);
   CHECK(op->axis.size() == 2);
@@ -50,5 +51,7 @@ TEST_CASE("compute builds axes and finds inputs", "[expr]") {
 TEST_CASE("a reduction nested in an expression is a user error", "[expr][user_error]") {
   Tensor A = placeholder({8}, DType::f32(), "A");
   IterVar k = reduce_axis(8, "k");
-  CHECK_THROWS_AS(compute({1}, [&](Var) { return sum(A(k->var), {k}) + 1.0f; }, "bad"), UserError);
+  CHECK_THROWS_AS(compute(
+                      {1}, [&](Var) { return sum(A(k->var), {k}) + 1.0f; }, "bad"),
+                  UserError);
 }

@@ -42,7 +42,8 @@ std::vector<int64_t> ints(const HostTensor& t) {
 // Evaluates a 1-d elementwise definition out[i] = f(A[i]) on `a`.
 HostTensor unary(DType in, DType out_t, const HostTensor& a, const std::function<Expr(Expr)>& f) {
   Tensor A = placeholder({a.shape[0]}, in, "A");
-  Tensor out = compute({a.shape[0]}, [&](Var i) { return f(A(i)); }, "out");
+  Tensor out = compute(
+      {a.shape[0]}, [&](Var i) { return f(A(i)); }, "out");
   HostTensor r = interpret({out}, {{A, a}})[0];
   REQUIRE(r.dtype == out_t);
   return r;
@@ -54,7 +55,8 @@ TEST_CASE("interpreter: matmul 2x3x2", "[interpreter]") {
   Tensor A = placeholder({2, 3}, DType::f32(), "A");
   Tensor B = placeholder({3, 2}, DType::f32(), "B");
   IterVar k = reduce_axis(3, "k");
-  Tensor C = compute({2, 2}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  Tensor C = compute(
+      {2, 2}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
   HostTensor a = make_f32({2, 3}, {1, 2, 3, 4, 5, 6});
   HostTensor b = make_f32({3, 2}, {7, 8, 9, 10, 11, 12});
   auto out = interpret({C}, {{A, a}, {B, b}});
@@ -67,9 +69,11 @@ TEST_CASE("interpreter: padding select, chained ops, several outputs", "[interpr
   // pad[i] = A[i-1] for 1 <= i < 5 else 0; out[i] = sum_k pad[i+k] * W[k]
   Tensor A = placeholder({4}, DType::f32(), "A");
   Tensor W = placeholder({3}, DType::f32(), "W");
-  Tensor pad = compute({6}, [&](Var i) { return select(i >= 1 && i < 5, A(i - 1), Expr(0.0f)); }, "pad");
+  Tensor pad = compute(
+      {6}, [&](Var i) { return select(i >= 1 && i < 5, A(i - 1), Expr(0.0f)); }, "pad");
   IterVar k = reduce_axis(3, "k");
-  Tensor out = compute({4}, [&](Var i) { return sum(pad(i + k->var) * W(k->var), {k}); }, "out");
+  Tensor out = compute(
+      {4}, [&](Var i) { return sum(pad(i + k->var) * W(k->var), {k}); }, "out");
   HostTensor a = make_f32({4}, {1, 2, 3, 4});
   HostTensor w = make_f32({3}, {1, 10, 100});
   auto r = interpret({out, pad}, {{W, w}, {A, a}});
@@ -83,10 +87,13 @@ TEST_CASE("interpreter: max/min reductions with a condition", "[interpreter]") {
   Tensor A = placeholder({2, 4}, DType::f32(), "A");
   IterVar k = reduce_axis(4, "k");
   // Only odd k count.
-  Tensor mx = compute({2}, [&](Var i) { return max_reduce(A(i, k->var), {k}, floormod(k->var, 2) == 1); }, "mx");
-  Tensor mn = compute({2}, [&](Var i) { return min_reduce(A(i, k->var), {k}, floormod(k->var, 2) == 1); }, "mn");
+  Tensor mx = compute(
+      {2}, [&](Var i) { return max_reduce(A(i, k->var), {k}, floormod(k->var, 2) == 1); }, "mx");
+  Tensor mn = compute(
+      {2}, [&](Var i) { return min_reduce(A(i, k->var), {k}, floormod(k->var, 2) == 1); }, "mn");
   // Nothing counts: the identity.
-  Tensor none = compute({2}, [&](Var i) { return max_reduce(A(i, k->var), {k}, k->var > 10); }, "none");
+  Tensor none = compute(
+      {2}, [&](Var i) { return max_reduce(A(i, k->var), {k}, k->var > 10); }, "none");
   HostTensor a = make_f32({2, 4}, {9, 1, 8, 3, -1, -7, 5, -2});
   auto r = interpret({mx, mn, none}, {{A, a}});
   CHECK(floats(r[0]) == std::vector<double>{3, -2});
@@ -96,7 +103,8 @@ TEST_CASE("interpreter: max/min reductions with a condition", "[interpreter]") {
   // A reduction over a range with a non-zero min, and a product.
   Tensor Ai = placeholder({5}, DType::i32(), "Ai");
   IterVar r2 = reduce_axis(Range(Expr(1), Expr(3)), "r");
-  Tensor prod = compute({1}, [&](Var) { return ReduceNode::make(Combiner::kProd, Ai(r2->var), {r2}); }, "prod");
+  Tensor prod = compute(
+      {1}, [&](Var) { return ReduceNode::make(Combiner::kProd, Ai(r2->var), {r2}); }, "prod");
   CHECK(ints(interpret({prod}, {{Ai, make_ints(DType::i32(), {5}, {2, 3, 5, 7, 11})}})[0]) ==
         std::vector<int64_t>{105});
 }
@@ -144,9 +152,8 @@ TEST_CASE("interpreter: integer types wrap and divide like C", "[interpreter]") 
     CHECK_THROWS_WITH(unary(DType::i32(), DType::i32(), a, [](Expr x) { return DivNode::make(Expr(5), x); }),
                       Catch::Contains("division by zero"));
     // select evaluates only the chosen branch.
-    HostTensor r = unary(DType::i32(), DType::i32(), a, [](Expr x) {
-      return select(x != 0, DivNode::make(Expr(5), x), Expr(-1));
-    });
+    HostTensor r = unary(DType::i32(), DType::i32(), a,
+                         [](Expr x) { return select(x != 0, DivNode::make(Expr(5), x), Expr(-1)); });
     CHECK(ints(r) == std::vector<int64_t>{5, -1});
   }
 }
@@ -163,7 +170,8 @@ TEST_CASE("interpreter: f32 rounds after every operation, f64 does not", "[inter
   // f32 reductions accumulate in float.
   Tensor A = placeholder({3}, DType::f32(), "A");
   IterVar k = reduce_axis(3, "k");
-  Tensor s = compute({1}, [&](Var) { return sum(A(k->var), {k}); }, "s");
+  Tensor s = compute(
+      {1}, [&](Var) { return sum(A(k->var), {k}); }, "s");
   HostTensor v = make_f32({3}, {1e8f, 1.0f, -1e8f});
   CHECK(floats(interpret({s}, {{A, v}})[0]) == std::vector<double>{0.0});
 }
@@ -233,11 +241,11 @@ TEST_CASE("interpreter: f16 and bf16", "[interpreter]") {
   CHECK(f16_bits_from_float(1.0f) == 0x3c00);
   CHECK(f16_bits_from_float(65504.0f) == 0x7bff);
   CHECK(f16_bits_from_float(65519.0f) == 0x7bff);
-  CHECK(f16_bits_from_float(65520.0f) == 0x7c00);  // rounds to infinity
-  CHECK(f16_bits_from_float(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);                     // tie -> even
-  CHECK(f16_bits_from_float(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);                 // tie -> even (up)
-  CHECK(f16_bits_from_float(std::ldexp(1.0f, -24)) == 0x0001);                            // smallest subnormal
-  CHECK(f16_bits_from_float(std::ldexp(1.0f, -25)) == 0x0000);                            // tie -> 0
+  CHECK(f16_bits_from_float(65520.0f) == 0x7c00);                          // rounds to infinity
+  CHECK(f16_bits_from_float(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);      // tie -> even
+  CHECK(f16_bits_from_float(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // tie -> even (up)
+  CHECK(f16_bits_from_float(std::ldexp(1.0f, -24)) == 0x0001);             // smallest subnormal
+  CHECK(f16_bits_from_float(std::ldexp(1.0f, -25)) == 0x0000);             // tie -> 0
   CHECK(f16_bits_from_float(std::ldexp(3.0f, -26)) == 0x0001);
   CHECK(f16_bits_from_float(-2.0f) == 0xc000);
   CHECK(std::isnan(float_from_f16_bits(f16_bits_from_float(NAN))));
@@ -255,10 +263,11 @@ TEST_CASE("interpreter: f16 and bf16", "[interpreter]") {
 
   // Compute in float, round on store: (x * 3) / 3 keeps x exactly in float.
   HostTensor a(DType::f16(), {2});
-  a.set_float(0, 0.1);  // stored as the nearest half
+  a.set_float(0, 0.1);   // stored as the nearest half
   a.set_float(1, 2049);  // rounds to 2048
   CHECK(a.get_float(1) == 2048);
-  HostTensor r = unary(DType::f16(), DType::f16(), a, [](Expr x) { return (x * make_const(DType::f16(), 3.0)) / make_const(DType::f16(), 3.0); });
+  HostTensor r = unary(DType::f16(), DType::f16(), a,
+                       [](Expr x) { return (x * make_const(DType::f16(), 3.0)) / make_const(DType::f16(), 3.0); });
   CHECK(r.get_float(0) == a.get_float(0));
   // 2048 + 1 is 2049 in float, stored as 2048; 2048 + 3 = 2051 stored as 2052 (nearest even).
   r = unary(DType::f16(), DType::f16(), a, [](Expr x) { return x + make_const(DType::f16(), 3.0); });
@@ -271,7 +280,8 @@ TEST_CASE("interpreter: f16 and bf16", "[interpreter]") {
 
 TEST_CASE("interpreter: user errors", "[interpreter][user_error]") {
   Tensor A = placeholder({2, 3}, DType::f32(), "A");
-  Tensor B = compute({2, 3}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
+  Tensor B = compute(
+      {2, 3}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
   HostTensor good(DType::f32(), {2, 3});
   CHECK_THROWS_WITH(interpret({B}, {}), Catch::Contains("input tensor 'A' was not given"));
   CHECK_THROWS_WITH(interpret({B}, {{A, HostTensor(DType::f32(), {3, 2})}}),
@@ -283,11 +293,13 @@ TEST_CASE("interpreter: user errors", "[interpreter][user_error]") {
   HostTensor truncated = good;
   truncated.bytes.resize(8);
   CHECK_THROWS_WITH(interpret({B}, {{A, truncated}}), Catch::Contains("holds 8 bytes, expected 24"));
-  Tensor shifted = compute({2, 3}, [&](Var i, Var j) { return A(i, j + 1); }, "shifted");
+  Tensor shifted = compute(
+      {2, 3}, [&](Var i, Var j) { return A(i, j + 1); }, "shifted");
   CHECK_THROWS_WITH(interpret({shifted}, {{A, good}}),
                     Catch::Contains("compute 'shifted' reads 'A' at [0, 3], outside its shape [2, 3]"));
   Var free("n");
-  Tensor uses_free = compute({2}, [&](Var i) { return A(i, free); }, "uses_free");
+  Tensor uses_free = compute(
+      {2}, [&](Var i) { return A(i, free); }, "uses_free");
   CHECK_THROWS_WITH(interpret({uses_free}, {{A, good}}), Catch::Contains("uses variable 'n'"));
   CHECK_THROWS_AS(HostTensor(DType::f32().with_lanes(4), {2}), UserError);
   CHECK_THROWS_AS(good.flat_index({2, 0}), UserError);
@@ -330,7 +342,8 @@ TEST_CASE("interpreter: test-sized workloads are fast", "[interpreter]") {
   Tensor A = placeholder({17, 31}, DType::f32(), "A");
   Tensor B = placeholder({31, 23}, DType::f32(), "B");
   IterVar k = reduce_axis(31, "k");
-  Tensor C = compute({17, 23}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  Tensor C = compute(
+      {17, 23}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
   HostTensor a(DType::f32(), {17, 31}), b(DType::f32(), {31, 23});
   a.fill_random(1);
   b.fill_random(2);
@@ -345,19 +358,18 @@ TEST_CASE("interpreter: test-sized workloads are fast", "[interpreter]") {
   // conv2d NCHW 1x8x15x15, 8 output channels, 3x3, padding 1.
   Tensor X = placeholder({1, 8, 15, 15}, DType::f32(), "X");
   Tensor Wt = placeholder({8, 8, 3, 3}, DType::f32(), "W");
-  Tensor P = compute({1, 8, 17, 17},
-                     ComputeFn([&](const std::vector<Var>& v) {
+  Tensor P = compute({1, 8, 17, 17}, ComputeFn([&](const std::vector<Var>& v) {
                        Expr in = v[2] >= 1 && v[2] < 16 && v[3] >= 1 && v[3] < 16;
                        return select(in, X(v[0], v[1], v[2] - 1, v[3] - 1), Expr(0.0f));
                      }),
                      "P");
   IterVar rc = reduce_axis(8, "rc"), ry = reduce_axis(3, "ry"), rx = reduce_axis(3, "rx");
-  Tensor Y = compute({1, 8, 15, 15},
-                     ComputeFn([&](const std::vector<Var>& v) {
-                       return sum(P(v[0], rc->var, v[2] + ry->var, v[3] + rx->var) * Wt(v[1], rc->var, ry->var, rx->var),
-                                  {rc, ry, rx});
-                     }),
-                     "Y");
+  Tensor Y =
+      compute({1, 8, 15, 15}, ComputeFn([&](const std::vector<Var>& v) {
+                return sum(P(v[0], rc->var, v[2] + ry->var, v[3] + rx->var) * Wt(v[1], rc->var, ry->var, rx->var),
+                           {rc, ry, rx});
+              }),
+              "Y");
   HostTensor x(DType::f32(), {1, 8, 15, 15}), w(DType::f32(), {8, 8, 3, 3});
   x.fill_random(3);
   w.fill_random(4);
@@ -421,7 +433,8 @@ void check_sampled(const Tensor& out, const Inputs& inputs, int count, uint64_t 
   for (size_t p = 0; p < pts.size(); ++p) {
     int64_t f = full.flat_index(pts[p]);
     if (std::memcmp(got.bytes.data() + static_cast<int64_t>(p) * elem, full.bytes.data() + f * elem,
-                    static_cast<size_t>(elem)) != 0 && bad++ == 0) {
+                    static_cast<size_t>(elem)) != 0 &&
+        bad++ == 0) {
       FAIL_CHECK("point " << p << ": interpret_at " << got.get_float(static_cast<int64_t>(p)) << ", interpret "
                           << full.get_float(f));
     }
@@ -436,14 +449,15 @@ TEST_CASE("interpret_at: matmul with f16 epilogue stages matches interpret", "[i
   Tensor B = placeholder({37, 23}, DType::f32(), "B");
   Tensor bias = placeholder({23}, DType::f32(), "bias");
   IterVar k = reduce_axis(37, "k");
-  Tensor C = compute({19, 23}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  Tensor C = compute(
+      {19, 23}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
   // H is f16 computed in float (the sum of two halves is rarely a half) and
   // rounded only when stored: a consumer must see the rounded value, as it
   // does after interpret() stores H.
-  Tensor H = compute({19, 23}, [&](Var i, Var j) { return cast(DType::f16(), C(i, j)) + cast(DType::f16(), bias(j)); },
-                     "H");
-  Tensor D = compute({19, 23}, [&](Var i, Var j) { return max(cast(DType::f32(), H(i, j)) * 1.001f, Expr(0.0f)); },
-                     "D");
+  Tensor H = compute(
+      {19, 23}, [&](Var i, Var j) { return cast(DType::f16(), C(i, j)) + cast(DType::f16(), bias(j)); }, "H");
+  Tensor D = compute(
+      {19, 23}, [&](Var i, Var j) { return max(cast(DType::f32(), H(i, j)) * 1.001f, Expr(0.0f)); }, "D");
   HostTensor a(DType::f32(), {19, 37}), b(DType::f32(), {37, 23}), c(DType::f32(), {23});
   a.fill_random(11, -4, 4);
   b.fill_random(12, -4, 4);
@@ -457,19 +471,18 @@ TEST_CASE("interpret_at: matmul with f16 epilogue stages matches interpret", "[i
 TEST_CASE("interpret_at: padded conv2d matches interpret", "[interpreter][interpret_at]") {
   Tensor X = placeholder({2, 5, 9, 11}, DType::f32(), "X");
   Tensor Wt = placeholder({6, 5, 3, 3}, DType::f32(), "W");
-  Tensor P = compute({2, 5, 11, 13},
-                     ComputeFn([&](const std::vector<Var>& v) {
+  Tensor P = compute({2, 5, 11, 13}, ComputeFn([&](const std::vector<Var>& v) {
                        Expr in = v[2] >= 1 && v[2] < 10 && v[3] >= 1 && v[3] < 12;
                        return select(in, X(v[0], v[1], v[2] - 1, v[3] - 1), Expr(0.0f));
                      }),
                      "P");
   IterVar rc = reduce_axis(5, "rc"), ry = reduce_axis(3, "ry"), rx = reduce_axis(3, "rx");
-  Tensor Y = compute({2, 6, 9, 11},
-                     ComputeFn([&](const std::vector<Var>& v) {
-                       return sum(P(v[0], rc->var, v[2] + ry->var, v[3] + rx->var) * Wt(v[1], rc->var, ry->var, rx->var),
-                                  {rc, ry, rx});
-                     }),
-                     "Y");
+  Tensor Y =
+      compute({2, 6, 9, 11}, ComputeFn([&](const std::vector<Var>& v) {
+                return sum(P(v[0], rc->var, v[2] + ry->var, v[3] + rx->var) * Wt(v[1], rc->var, ry->var, rx->var),
+                           {rc, ry, rx});
+              }),
+              "Y");
   HostTensor x(DType::f32(), {2, 5, 9, 11}), w(DType::f32(), {6, 5, 3, 3});
   x.fill_random(21);
   w.fill_random(22);
@@ -492,15 +505,19 @@ TEST_CASE("interpret_at: a 50-stage integer chain wraps like interpret", "[inter
     std::string name = "s" + std::to_string(s);
     if (s % 6 == 0 && s < 48) {
       IterVar k = reduce_axis(3, "k");
-      prev = compute({n}, [&](Var i) { return sum(p(min(i + k->var, last)) * c8(37), {k}); }, name);
+      prev = compute(
+          {n}, [&](Var i) { return sum(p(min(i + k->var, last)) * c8(37), {k}); }, name);
     } else if (s % 6 == 3) {
-      prev = compute({n}, [&](Var i) { return p(i) * p(max(i - 1, 0)) + c8(101); }, name);
+      prev = compute(
+          {n}, [&](Var i) { return p(i) * p(max(i - 1, 0)) + c8(101); }, name);
     } else if (s % 2 == 0) {
-      prev = compute({n}, [&](Var i) { return p(i) * c8(-77) - c8(90); }, name);
+      prev = compute(
+          {n}, [&](Var i) { return p(i) * c8(-77) - c8(90); }, name);
     } else {
-      Tensor u = compute({n}, [&](Var i) { return cast(DType::u8(), p(i)) + make_const(DType::u8(), int64_t{200}); },
-                         name + "u");
-      prev = compute({n}, [&](Var i) { return cast(DType::i8(), u(i)) + c8(3); }, name);
+      Tensor u = compute(
+          {n}, [&](Var i) { return cast(DType::u8(), p(i)) + make_const(DType::u8(), int64_t{200}); }, name + "u");
+      prev = compute(
+          {n}, [&](Var i) { return cast(DType::i8(), u(i)) + c8(3); }, name);
     }
   }
   HostTensor a(DType::i8(), {n});
@@ -517,7 +534,8 @@ TEST_CASE("interpret_at: a 50-stage integer chain wraps like interpret", "[inter
 
 TEST_CASE("interpret_at: placeholder outputs and user errors", "[interpreter][interpret_at][user_error]") {
   Tensor A = placeholder({2, 3}, DType::f32(), "A");
-  Tensor B = compute({2, 3}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
+  Tensor B = compute(
+      {2, 3}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
   HostTensor a = make_f32({2, 3}, {1, 2, 3, 4, 5, 6});
   CHECK(floats(interpret_at(A, {{A, a}}, {{1, 2}, {0, 1}})) == std::vector<double>{6, 2});
   CHECK(floats(interpret_at(B, {{A, a}}, {{1, 0}})) == std::vector<double>{8});
@@ -531,7 +549,8 @@ TEST_CASE("interpret_at: placeholder outputs and user errors", "[interpreter][in
   CHECK_THROWS_WITH(interpret_at(B, {{A, HostTensor(DType::f32(), {3, 2})}}, {{0, 0}}),
                     Catch::Contains("input 'A' has shape [3, 2], expected [2, 3]"));
   // Out-of-bounds reads are reported at the points that make them.
-  Tensor shifted = compute({2, 3}, [&](Var i, Var j) { return A(i, j + 1); }, "shifted");
+  Tensor shifted = compute(
+      {2, 3}, [&](Var i, Var j) { return A(i, j + 1); }, "shifted");
   CHECK(floats(interpret_at(shifted, {{A, a}}, {{1, 1}})) == std::vector<double>{6});
   CHECK_THROWS_WITH(interpret_at(shifted, {{A, a}}, {{1, 2}}),
                     Catch::Contains("compute 'shifted' reads 'A' at [1, 3], outside its shape [2, 3]"));
@@ -544,8 +563,10 @@ TEST_CASE("interpret_at: evaluates only what the points need", "[interpreter][in
   Tensor A = placeholder({512, 512}, DType::f32(), "A");
   Tensor B = placeholder({512, 512}, DType::f32(), "B");
   IterVar k = reduce_axis(512, "k");
-  Tensor C = compute({512, 512}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
-  Tensor D = compute({512, 512}, [&](Var i, Var j) { return C(i, j) + C(j, i); }, "D");
+  Tensor C = compute(
+      {512, 512}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  Tensor D = compute(
+      {512, 512}, [&](Var i, Var j) { return C(i, j) + C(j, i); }, "D");
   HostTensor a(DType::f32(), {512, 512}), b(DType::f32(), {512, 512});
   a.fill_random(41);
   b.fill_random(42);

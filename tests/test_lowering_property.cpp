@@ -73,8 +73,8 @@ TEST_CASE("random configs of the hand-written templates are correct", "[property
   std::mt19937_64 rng(7);
   auto pick = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
   for (int c = 0; c < 25; ++c) {
-    OpInstance mm = matmul_define(small_extent(rng), small_extent(rng) * 3, small_extent(rng), DType::f32(),
-                                  c % 2 == 0, c % 3 == 0);
+    OpInstance mm = matmul_define(small_extent(rng), small_extent(rng) * 3, small_extent(rng), DType::f32(), c % 2 == 0,
+                                  c % 3 == 0);
     MatmulSchedule mc;
     mc.mb = pick(1, 7);
     mc.nb = pick(1, 4) * 8;
@@ -88,8 +88,8 @@ TEST_CASE("random configs of the hand-written templates are correct", "[property
   }
   for (int c = 0; c < 20; ++c) {
     int64_t stride = pick(1, 2), pad = pick(0, 1);
-    OpInstance cv = conv2d_define(1, pick(1, 6), pick(3, 11), pick(3, 11), pick(1, 20), 3, 3, stride, pad, 1,
-                                  DType::f32());
+    OpInstance cv =
+        conv2d_define(1, pick(1, 6), pick(3, 11), pick(3, 11), pick(1, 20), 3, 3, stride, pad, 1, DType::f32());
     Conv2dSchedule cc;
     cc.kb = pick(1, 3) * 8;
     cc.owb = pick(1, 6);

@@ -103,8 +103,8 @@ TEST_CASE("printer: statements", "[printer]") {
 
   Tensor T = placeholder({64, 16}, DType::f32(), "T");
   Stmt provide = ProvideNode::make(T, Expr(1.0f), {i, j});
-  Stmt realize = RealizeNode::make(T, {Range(Expr(0), Expr(64)), Range(Expr(0), Expr(16))}, MemScope::kGlobal, {},
-                                   provide);
+  Stmt realize =
+      RealizeNode::make(T, {Range(Expr(0), Expr(64)), Range(Expr(0), Expr(16))}, MemScope::kGlobal, {}, provide);
   CHECK(to_string(realize) == "realize T([0, 64], [0, 16]) @global\nT[i, j] = 1f\n");
   Stmt aligned = RealizeNode::make(T, {Range(Expr(0), Expr(64)), Range(Expr(0), Expr(16))}, MemScope::kShared,
                                    {{0, 0}, {16, 1}}, provide);
@@ -137,8 +137,8 @@ TEST_CASE("printer: lowered function", "[printer]") {
   Stmt jl = ForNode::make(j, Expr(0), Expr(16), ForKind::kVectorized, SeqNode::make({init, update, vec}));
   Stmt il = ForNode::make(ii, Expr(0), Expr(16), ForKind::kSerial, jl);
   Stmt ol = ForNode::make(io, Expr(0), Expr(4), ForKind::kParallel, il);
-  LoweredFunc f{"matmul", {{A, "A", DType::f32(), {64, 32}}, {B, "B", DType::f32(), {32, 16}},
-                           {C, "C", DType::f32(), {64, 16}}},
+  LoweredFunc f{"matmul",
+                {{A, "A", DType::f32(), {64, 32}}, {B, "B", DType::f32(), {32, 16}}, {C, "C", DType::f32(), {64, 16}}},
                 ol};
   const char* expected =
       "func matmul(A: f32[64, 32], B: f32[32, 16], C: f32[64, 16]) {\n"

@@ -22,7 +22,8 @@ Mm matmul(int m = 16, int n = 16, int kk = 16) {
   r.A = placeholder({m, kk}, DType::f32(), "A");
   r.B = placeholder({kk, n}, DType::f32(), "B");
   r.k = reduce_axis(kk, "k");
-  r.C = compute({m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
+  r.C = compute(
+      {m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
   return r;
 }
 
@@ -38,7 +39,8 @@ TEST_CASE("split of an axis that is no longer a leaf", "[schedule][user_error]")
 
 TEST_CASE("split of another stage's axis", "[schedule][user_error]") {
   Mm m = matmul();
-  Tensor D = compute({16, 16}, [&](Var i, Var j) { return m.C(i, j) * 2.0f; }, "D");
+  Tensor D = compute(
+      {16, 16}, [&](Var i, Var j) { return m.C(i, j) * 2.0f; }, "D");
   Schedule s({D});
   IterVar o, in;
   CHECK_THROWS_WITH(s[D].split(s[m.C].axis()[0], 4, &o, &in), Contains("does not belong to stage 'D'"));
@@ -86,23 +88,28 @@ TEST_CASE("parallel over a reduction axis", "[schedule][user_error]") {
 
 TEST_CASE("compute_at a stage at itself", "[schedule][user_error]") {
   Mm m = matmul();
-  Tensor D = compute({16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
+  Tensor D = compute(
+      {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
   CHECK_THROWS_WITH(s[m.C].compute_at(s[m.C], s[m.C].axis()[0]), Contains("cannot be computed at itself"));
 }
 
 TEST_CASE("compute_at an output", "[schedule][user_error]") {
   Mm m = matmul();
-  Tensor D = compute({16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
+  Tensor D = compute(
+      {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
   CHECK_THROWS_WITH(s[D].compute_at(s[m.C], s[m.C].axis()[0]), Contains("'D' is an output of the schedule"));
 }
 
 TEST_CASE("compute_at a stage that does not enclose the consumer", "[schedule][user_error]") {
   Tensor A = placeholder({8}, DType::f32(), "A");
-  Tensor P = compute({8}, [&](Var i) { return A(i) * 2.0f; }, "P");
-  Tensor Q = compute({8}, [&](Var i) { return A(i) + 1.0f; }, "Q");
-  Tensor R = compute({8}, [&](Var i) { return P(i) + Q(i); }, "R");
+  Tensor P = compute(
+      {8}, [&](Var i) { return A(i) * 2.0f; }, "P");
+  Tensor Q = compute(
+      {8}, [&](Var i) { return A(i) + 1.0f; }, "Q");
+  Tensor R = compute(
+      {8}, [&](Var i) { return P(i) + Q(i); }, "R");
   Schedule s({R});
   s[P].compute_at(s[Q], s[Q].axis()[0]);  // Q does not read P
   CHECK_THROWS_WITH(lower(s, {A, R}, "f"), Contains("its consumer 'R' is computed outside that loop"));
@@ -110,9 +117,12 @@ TEST_CASE("compute_at a stage that does not enclose the consumer", "[schedule][u
 
 TEST_CASE("compute_at cycle", "[schedule][user_error]") {
   Tensor A = placeholder({8}, DType::f32(), "A");
-  Tensor P = compute({8}, [&](Var i) { return A(i) * 2.0f; }, "P");
-  Tensor Q = compute({8}, [&](Var i) { return P(i) + 1.0f; }, "Q");
-  Tensor R = compute({8}, [&](Var i) { return Q(i) + 1.0f; }, "R");
+  Tensor P = compute(
+      {8}, [&](Var i) { return A(i) * 2.0f; }, "P");
+  Tensor Q = compute(
+      {8}, [&](Var i) { return P(i) + 1.0f; }, "Q");
+  Tensor R = compute(
+      {8}, [&](Var i) { return Q(i) + 1.0f; }, "R");
   Schedule s({R});
   s[P].compute_at(s[Q], s[Q].axis()[0]);
   s[Q].compute_at(s[P], s[P].axis()[0]);
@@ -121,9 +131,12 @@ TEST_CASE("compute_at cycle", "[schedule][user_error]") {
 
 TEST_CASE("compute_at an inlined stage", "[schedule][user_error]") {
   Tensor A = placeholder({8}, DType::f32(), "A");
-  Tensor P = compute({8}, [&](Var i) { return A(i) * 2.0f; }, "P");
-  Tensor Q = compute({8}, [&](Var i) { return P(i) + 1.0f; }, "Q");
-  Tensor R = compute({8}, [&](Var i) { return Q(i) + 1.0f; }, "R");
+  Tensor P = compute(
+      {8}, [&](Var i) { return A(i) * 2.0f; }, "P");
+  Tensor Q = compute(
+      {8}, [&](Var i) { return P(i) + 1.0f; }, "Q");
+  Tensor R = compute(
+      {8}, [&](Var i) { return Q(i) + 1.0f; }, "R");
   Schedule s({R});
   s[P].compute_at(s[Q], s[Q].axis()[0]);
   s[Q].compute_inline();
@@ -132,8 +145,10 @@ TEST_CASE("compute_at an inlined stage", "[schedule][user_error]") {
 
 TEST_CASE("compute_at axis split afterwards", "[schedule][user_error]") {
   Tensor A = placeholder({8}, DType::f32(), "A");
-  Tensor P = compute({8}, [&](Var i) { return A(i) * 2.0f; }, "P");
-  Tensor R = compute({8}, [&](Var i) { return P(i) + 1.0f; }, "R");
+  Tensor P = compute(
+      {8}, [&](Var i) { return A(i) * 2.0f; }, "P");
+  Tensor R = compute(
+      {8}, [&](Var i) { return P(i) + 1.0f; }, "R");
   Schedule s({R});
   IterVar i = s[R].axis()[0], o, in;
   s[P].compute_at(s[R], i);
@@ -143,14 +158,16 @@ TEST_CASE("compute_at axis split afterwards", "[schedule][user_error]") {
 
 TEST_CASE("compute_inline a reduction", "[schedule][user_error]") {
   Mm m = matmul();
-  Tensor D = compute({16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
+  Tensor D = compute(
+      {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
   CHECK_THROWS_WITH(s[m.C].compute_inline(), Contains("'C' is a reduction; only element-wise stages can be inlined"));
 }
 
 TEST_CASE("compute_inline an output", "[schedule][user_error]") {
   Tensor A = placeholder({8}, DType::f32(), "A");
-  Tensor R = compute({8}, [&](Var i) { return A(i) + 1.0f; }, "R");
+  Tensor R = compute(
+      {8}, [&](Var i) { return A(i) + 1.0f; }, "R");
   Schedule s({R});
   CHECK_THROWS_WITH(s[R].compute_inline(), Contains("'R' is an output of the schedule"));
 }
@@ -184,7 +201,8 @@ TEST_CASE("cache_write after other primitives", "[schedule][user_error]") {
 
 TEST_CASE("cache_read for a stage that does not read the tensor", "[schedule][user_error]") {
   Mm m = matmul();
-  Tensor D = compute({16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
+  Tensor D = compute(
+      {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
   CHECK_THROWS_WITH(s.cache_read(m.A, MemScope::kShared, {D->op}), Contains("'D' does not read 'A'"));
 }

@@ -9,8 +9,8 @@
 #include "support/kernel_check.h"
 
 using namespace kiln;
-using kiln::testing::check_schedule;
 using Catch::Contains;
+using kiln::testing::check_schedule;
 
 namespace {
 
@@ -24,7 +24,8 @@ Mm matmul(int m, int n, int kk) {
   r.A = placeholder({m, kk}, DType::f32(), "A");
   r.B = placeholder({kk, n}, DType::f32(), "B");
   r.k = reduce_axis(kk, "k");
-  r.C = compute({m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
+  r.C = compute(
+      {m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
   return r;
 }
 
@@ -46,7 +47,8 @@ TEST_CASE("rfactor of a split reduction", "[schedule][primitive]") {
 TEST_CASE("rfactor of a max reduction with a condition", "[schedule][primitive]") {
   Tensor A = placeholder({6, 11}, DType::f32(), "A");
   IterVar k = reduce_axis(11, "k");
-  Tensor M = compute({6}, [&](Var i) { return max_reduce(A(i, k->var), {k}, k->var % 3 != 1); }, "M");
+  Tensor M = compute(
+      {6}, [&](Var i) { return max_reduce(A(i, k->var), {k}, k->var % 3 != 1); }, "M");
   Schedule s({M});
   IterVar ko, ki;
   s[M].split(k, 3, &ko, &ki);
@@ -68,8 +70,10 @@ TEST_CASE("cache_read into local memory at a consumer loop", "[schedule][primiti
 
 TEST_CASE("storage_align pads the row pitch", "[schedule][primitive]") {
   Tensor A = placeholder({8, 10}, DType::f32(), "A");
-  Tensor T = compute({8, 10}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "T");
-  Tensor O = compute({8, 10}, [&](Var i, Var j) { return T(i, j) + T(7 - i, j); }, "O");
+  Tensor T = compute(
+      {8, 10}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "T");
+  Tensor O = compute(
+      {8, 10}, [&](Var i, Var j) { return T(i, j) + T(7 - i, j); }, "O");
   Schedule s({O});
   s[T].storage_align(0, 16, 3);  // pitch of dim 0 becomes 19 (19 % 16 == 3)
   std::string ir;
@@ -88,8 +92,10 @@ TEST_CASE("pragma annotates the loop", "[schedule][primitive]") {
 
 TEST_CASE("compute_root materializes an intermediate", "[schedule][primitive]") {
   Tensor A = placeholder({7, 5}, DType::f32(), "A");
-  Tensor T = compute({7, 5}, [&](Var i, Var j) { return exp(A(i, j)); }, "T");
-  Tensor O = compute({7, 5}, [&](Var i, Var j) { return T(i, j) * T(6 - i, 4 - j); }, "O");
+  Tensor T = compute(
+      {7, 5}, [&](Var i, Var j) { return exp(A(i, j)); }, "T");
+  Tensor O = compute(
+      {7, 5}, [&](Var i, Var j) { return T(i, j) * T(6 - i, 4 - j); }, "O");
   Schedule s({O});
   s[T].compute_at(s[O], s[O].axis()[0]);
   s[T].compute_root();
@@ -100,7 +106,8 @@ TEST_CASE("compute_root materializes an intermediate", "[schedule][primitive]") 
 
 TEST_CASE("GPU thread binding lowers but needs a cuda target to compile", "[schedule][primitive][user_error]") {
   Tensor A = placeholder({64}, DType::f32(), "A");
-  Tensor O = compute({64}, [&](Var i) { return A(i) + 1.0f; }, "O");
+  Tensor O = compute(
+      {64}, [&](Var i) { return A(i) + 1.0f; }, "O");
   Schedule s({O});
   IterVar bx, tx;
   s[O].split(s[O].axis()[0], 32, &bx, &tx);
@@ -125,8 +132,7 @@ TEST_CASE("multi-stage pipeline: padding into a convolution, matmul with bias an
   Tensor Y = compute(
       {1, 3, 5, 5},
       [&](const std::vector<Var>& v) {
-        return sum(P(v[0], rc->var, v[2] + rr->var, v[3] + rs->var) * W(v[1], rc->var, rr->var, rs->var),
-                   {rc, rr, rs});
+        return sum(P(v[0], rc->var, v[2] + rr->var, v[3] + rs->var) * W(v[1], rc->var, rr->var, rs->var), {rc, rr, rs});
       },
       "Y");
   Schedule s({Y});

@@ -258,30 +258,49 @@ namespace {
 int64_t eval(const Expr& e, const std::unordered_map<const VarNode*, int64_t>& env) {
   if (auto* c = e.as<IntImmNode>()) return c->value;
   if (auto* v = e.as<VarNode>()) return env.at(v);
-  if (auto* s = e.as<SelectNode>()) return eval(s->condition, env) ? eval(s->true_value, env) : eval(s->false_value, env);
+  if (auto* s = e.as<SelectNode>())
+    return eval(s->condition, env) ? eval(s->true_value, env) : eval(s->false_value, env);
   if (auto* n = e.as<NotNode>()) return !eval(n->a, env);
   if (!is_binary_kind(e->kind())) throw std::runtime_error(std::string("unexpected node ") + node_kind_name(e->kind()));
   auto* op = static_cast<const BinaryNode*>(e.get());
   int64_t a = eval(op->a, env), b = eval(op->b, env);
   switch (e->kind()) {
-    case NodeKind::Add: return a + b;
-    case NodeKind::Sub: return a - b;
-    case NodeKind::Mul: return a * b;
-    case NodeKind::Div: return a / b;
-    case NodeKind::Mod: return a % b;
-    case NodeKind::FloorDiv: return floordiv_int(a, b);
-    case NodeKind::FloorMod: return floormod_int(a, b);
-    case NodeKind::Min: return std::min(a, b);
-    case NodeKind::Max: return std::max(a, b);
-    case NodeKind::EQ: return a == b;
-    case NodeKind::NE: return a != b;
-    case NodeKind::LT: return a < b;
-    case NodeKind::LE: return a <= b;
-    case NodeKind::GT: return a > b;
-    case NodeKind::GE: return a >= b;
-    case NodeKind::And: return a && b;
-    case NodeKind::Or: return a || b;
-    default: throw std::runtime_error(std::string("unexpected node ") + node_kind_name(e->kind()));
+    case NodeKind::Add:
+      return a + b;
+    case NodeKind::Sub:
+      return a - b;
+    case NodeKind::Mul:
+      return a * b;
+    case NodeKind::Div:
+      return a / b;
+    case NodeKind::Mod:
+      return a % b;
+    case NodeKind::FloorDiv:
+      return floordiv_int(a, b);
+    case NodeKind::FloorMod:
+      return floormod_int(a, b);
+    case NodeKind::Min:
+      return std::min(a, b);
+    case NodeKind::Max:
+      return std::max(a, b);
+    case NodeKind::EQ:
+      return a == b;
+    case NodeKind::NE:
+      return a != b;
+    case NodeKind::LT:
+      return a < b;
+    case NodeKind::LE:
+      return a <= b;
+    case NodeKind::GT:
+      return a > b;
+    case NodeKind::GE:
+      return a >= b;
+    case NodeKind::And:
+      return a && b;
+    case NodeKind::Or:
+      return a || b;
+    default:
+      throw std::runtime_error(std::string("unexpected node ") + node_kind_name(e->kind()));
   }
 }
 
@@ -297,21 +316,31 @@ struct RandomExprs {
     if (depth == 0) return leaf();
     switch (pick(12)) {
       case 0:
-      case 1: return add(gen(depth - 1), gen(depth - 1));
-      case 2: return sub(gen(depth - 1), gen(depth - 1));
-      case 3: return mul(gen(depth - 1), i32(range(-4, 16)));
-      case 4: return pick(4) ? mul(i32(range(1, 16)), gen(depth - 1)) : mul(leaf(), leaf());
-      case 5: return fdiv(gen(depth - 1), i32(range(1, 17)));
-      case 6: return fmod(gen(depth - 1), i32(range(1, 17)));
+      case 1:
+        return add(gen(depth - 1), gen(depth - 1));
+      case 2:
+        return sub(gen(depth - 1), gen(depth - 1));
+      case 3:
+        return mul(gen(depth - 1), i32(range(-4, 16)));
+      case 4:
+        return pick(4) ? mul(i32(range(1, 16)), gen(depth - 1)) : mul(leaf(), leaf());
+      case 5:
+        return fdiv(gen(depth - 1), i32(range(1, 17)));
+      case 6:
+        return fmod(gen(depth - 1), i32(range(1, 17)));
       case 7:
-        return pick(2) ? DivNode::make(gen(depth - 1), i32(range(1, 9))) : ModNode::make(gen(depth - 1), i32(range(1, 9)));
-      case 8: return MinNode::make(gen(depth - 1), gen(depth - 1));
-      case 9: return MaxNode::make(gen(depth - 1), gen(depth - 1));
+        return pick(2) ? DivNode::make(gen(depth - 1), i32(range(1, 9)))
+                       : ModNode::make(gen(depth - 1), i32(range(1, 9)));
+      case 8:
+        return MinNode::make(gen(depth - 1), gen(depth - 1));
+      case 9:
+        return MaxNode::make(gen(depth - 1), gen(depth - 1));
       case 10: {
         Expr c = LTNode::make(gen(depth - 1), gen(depth - 1));
         return SelectNode::make(c, gen(depth - 1), gen(depth - 1));
       }
-      default: return add(mul(gen(depth - 1), i32(range(1, 8))), leaf());
+      default:
+        return add(mul(gen(depth - 1), i32(range(1, 8))), leaf());
     }
   }
 };
@@ -353,7 +382,8 @@ TEST_CASE("simplify: statements", "[simplify]") {
   SECTION("loop vars are bound; provable guards disappear") {
     Stmt body = IfThenElseNode::make(LTNode::make(add(mul(i, i32(16)), j), i32(64)),
                                      store(fmod(add(mul(i, i32(16)), j), i32(16))));
-    Stmt s = ForNode::make(i, i32(0), i32(4), ForKind::kParallel, ForNode::make(j, i32(0), i32(16), ForKind::kSerial, body));
+    Stmt s =
+        ForNode::make(i, i32(0), i32(4), ForKind::kParallel, ForNode::make(j, i32(0), i32(16), ForKind::kSerial, body));
     CHECK(to_string(simplify(s)) ==
           "parallel (i, 0, 4) {\n"
           "  for (j, 0, 16) {\n"
@@ -362,9 +392,10 @@ TEST_CASE("simplify: statements", "[simplify]") {
           "}\n");
   }
   SECTION("false guards take the else branch or vanish") {
-    Stmt s = ForNode::make(i, i32(0), i32(4), ForKind::kSerial,
-                           SeqNode::make({IfThenElseNode::make(GENode::make(i, i32(4)), store(i), store(add(i, i32(1)))),
-                                          IfThenElseNode::make(GTNode::make(i, i32(7)), store(i))}));
+    Stmt s =
+        ForNode::make(i, i32(0), i32(4), ForKind::kSerial,
+                      SeqNode::make({IfThenElseNode::make(GENode::make(i, i32(4)), store(i), store(add(i, i32(1)))),
+                                     IfThenElseNode::make(GTNode::make(i, i32(7)), store(i))}));
     CHECK(to_string(simplify(s)) == "for (i, 0, 4) {\n  C[(i + 1)] = 1f\n}\n");
   }
   SECTION("extent-0 loops vanish, extent-1 loops are substituted") {
@@ -410,7 +441,8 @@ TEST_CASE("simplify: statements", "[simplify]") {
 namespace {
 
 // Executes a statement over integer stores, recording (index, value) pairs.
-void exec(const Stmt& s, std::unordered_map<const VarNode*, int64_t>* env, std::vector<std::pair<int64_t, int64_t>>* out) {
+void exec(const Stmt& s, std::unordered_map<const VarNode*, int64_t>* env,
+          std::vector<std::pair<int64_t, int64_t>>* out) {
   if (!s.defined()) return;
   if (auto* f = s.as<ForNode>()) {
     int64_t lo = eval(f->min, *env), ext = eval(f->extent, *env);
@@ -444,19 +476,29 @@ TEST_CASE("simplify: random guarded loop nests keep their stores", "[simplify][r
         Expr v = g.pick(2) ? Expr(i) : Expr(j), c = i32(g.range(-2, 17));
         if (g.pick(2)) std::swap(v, c);
         switch (g.pick(6)) {
-          case 0: return LTNode::make(v, c);
-          case 1: return LENode::make(v, c);
-          case 2: return GTNode::make(v, c);
-          case 3: return GENode::make(v, c);
-          case 4: return EQNode::make(v, c);
-          default: return NENode::make(v, c);
+          case 0:
+            return LTNode::make(v, c);
+          case 1:
+            return LENode::make(v, c);
+          case 2:
+            return GTNode::make(v, c);
+          case 3:
+            return GENode::make(v, c);
+          case 4:
+            return EQNode::make(v, c);
+          default:
+            return NENode::make(v, c);
         }
       };
       switch (g.pick(4)) {
-        case 0: return NotNode::make(cmp());
-        case 1: return AndNode::make(cmp(), cmp());
-        case 2: return OrNode::make(cmp(), cmp());
-        default: return cmp();
+        case 0:
+          return NotNode::make(cmp());
+        case 1:
+          return AndNode::make(cmp(), cmp());
+        case 2:
+          return OrNode::make(cmp(), cmp());
+        default:
+          return cmp();
       }
     };
     int leaf = 0;
@@ -466,8 +508,8 @@ TEST_CASE("simplify: random guarded loop nests keep their stores", "[simplify][r
       Stmt e = g.pick(2) ? body(depth - 1) : Stmt();
       return IfThenElseNode::make(cond(), t, e);
     };
-    Stmt inner = ForNode::make(j, i32(g.range(-2, 3)), i32(g.range(0, 5)), ForKind::kSerial,
-                               SeqNode::make({body(3), body(2)}));
+    Stmt inner =
+        ForNode::make(j, i32(g.range(-2, 3)), i32(g.range(0, 5)), ForKind::kSerial, SeqNode::make({body(3), body(2)}));
     Stmt s = ForNode::make(i, i32(0), i32(16), ForKind::kSerial, inner);
     Stmt r = simplify(s);
     std::unordered_map<const VarNode*, int64_t> env;
