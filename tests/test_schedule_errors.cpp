@@ -6,31 +6,20 @@
 #include "compute/expr_ops.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "support/te_examples.h"
 
 using namespace kiln;
 using Catch::Contains;
 
 namespace {
 
-struct Mm {
-  Tensor A, B, C;
-  IterVar k;
-};
-
-Mm matmul(int m = 16, int n = 16, int kk = 16) {
-  Mm r;
-  r.A = placeholder({m, kk}, DType::f32(), "A");
-  r.B = placeholder({kk, n}, DType::f32(), "B");
-  r.k = reduce_axis(kk, "k");
-  r.C = compute(
-      {m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
-  return r;
-}
+using Mm = kiln::testing::PlainMatmul;
+using kiln::testing::plain_matmul;
 
 }  // namespace
 
 TEST_CASE("split of an axis that is no longer a leaf", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   IterVar i = s[m.C].axis()[0], o, in;
   s[m.C].split(i, 4, &o, &in);
@@ -38,7 +27,7 @@ TEST_CASE("split of an axis that is no longer a leaf", "[schedule][user_error]")
 }
 
 TEST_CASE("split of another stage's axis", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Tensor D = compute(
       {16, 16}, [&](Var i, Var j) { return m.C(i, j) * 2.0f; }, "D");
   Schedule s({D});
@@ -47,7 +36,7 @@ TEST_CASE("split of another stage's axis", "[schedule][user_error]") {
 }
 
 TEST_CASE("split factor must be positive", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   IterVar o, in;
   CHECK_THROWS_WITH(s[m.C].split(s[m.C].axis()[0], 0, &o, &in), Contains("must be positive, got 0"));
@@ -55,39 +44,39 @@ TEST_CASE("split factor must be positive", "[schedule][user_error]") {
 }
 
 TEST_CASE("fuse of non-adjacent axes", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   auto ax = s[m.C].axis();
   CHECK_THROWS_WITH(s[m.C].fuse(ax[1], ax[0]), Contains("must be adjacent, outer first"));
 }
 
 TEST_CASE("fuse of a reduction with a data-parallel axis", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s[m.C].fuse(s[m.C].axis()[1], m.k), Contains("cannot fuse reduction and data-parallel axes"));
 }
 
 TEST_CASE("reorder naming an axis twice", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   auto ax = s[m.C].axis();
   CHECK_THROWS_WITH(s[m.C].reorder({ax[0], ax[0]}), Contains("appears twice"));
 }
 
 TEST_CASE("vectorize a reduction axis", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s[m.C].vectorize(m.k), Contains("'k' of stage 'C' is a reduction axis; vectorize a data-parallel"));
 }
 
 TEST_CASE("parallel over a reduction axis", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s[m.C].parallel(m.k), Contains("is a reduction axis; its iterations depend on each other"));
 }
 
 TEST_CASE("compute_at a stage at itself", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Tensor D = compute(
       {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
@@ -95,7 +84,7 @@ TEST_CASE("compute_at a stage at itself", "[schedule][user_error]") {
 }
 
 TEST_CASE("compute_at an output", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Tensor D = compute(
       {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
@@ -157,7 +146,7 @@ TEST_CASE("compute_at axis split afterwards", "[schedule][user_error]") {
 }
 
 TEST_CASE("compute_inline a reduction", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Tensor D = compute(
       {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
@@ -173,26 +162,26 @@ TEST_CASE("compute_inline an output", "[schedule][user_error]") {
 }
 
 TEST_CASE("primitives on a placeholder", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s[m.A].compute_root(), Contains("'A' is an input placeholder and has no loops"));
 }
 
 TEST_CASE("storage_align arguments", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s[m.C].storage_align(5, 16, 0), Contains("has 2 dimensions, axis 5 is out of range"));
   CHECK_THROWS_WITH(s[m.C].storage_align(0, 16, 16), Contains("need factor > 0 and 0 <= offset < factor"));
 }
 
 TEST_CASE("bind to an unknown thread tag", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s[m.C].bind(s[m.C].axis()[0], "warpIdx.x"), Contains("unknown thread tag 'warpIdx.x'"));
 }
 
 TEST_CASE("cache_write after other primitives", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   IterVar o, in;
   s[m.C].split(s[m.C].axis()[0], 4, &o, &in);
@@ -200,7 +189,7 @@ TEST_CASE("cache_write after other primitives", "[schedule][user_error]") {
 }
 
 TEST_CASE("cache_read for a stage that does not read the tensor", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Tensor D = compute(
       {16, 16}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
   Schedule s({D});
@@ -208,25 +197,25 @@ TEST_CASE("cache_read for a stage that does not read the tensor", "[schedule][us
 }
 
 TEST_CASE("rfactor of a data-parallel axis", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s.rfactor(m.C, s[m.C].axis()[0]), Contains("is not a reduction axis"));
 }
 
 TEST_CASE("rfactor of an axis not produced by a split", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(s.rfactor(m.C, m.k), Contains("must come from splitting a reduction axis"));
 }
 
 TEST_CASE("lower with an input missing from the arguments", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(lower(s, {m.A, m.C}, "f"), Contains("input 'B' is read but is not among the function's arguments"));
 }
 
 TEST_CASE("lower without the output among the arguments", "[schedule][user_error]") {
-  Mm m = matmul();
+  Mm m = plain_matmul();
   Schedule s({m.C});
   CHECK_THROWS_WITH(lower(s, {m.A, m.B}, "f"), Contains("output 'C' is not among the function's arguments"));
 }

@@ -7,6 +7,7 @@
 #include "compute/expr_ops.h"
 #include "compute/printer.h"
 #include "support/kernel_check.h"
+#include "support/te_examples.h"
 
 using namespace kiln;
 using Catch::Contains;
@@ -14,26 +15,14 @@ using kiln::testing::check_schedule;
 
 namespace {
 
-struct Mm {
-  Tensor A, B, C;
-  IterVar k;
-};
-
-Mm matmul(int m, int n, int kk) {
-  Mm r;
-  r.A = placeholder({m, kk}, DType::f32(), "A");
-  r.B = placeholder({kk, n}, DType::f32(), "B");
-  r.k = reduce_axis(kk, "k");
-  r.C = compute(
-      {m, n}, [&](Var i, Var j) { return sum(r.A(i, r.k->var) * r.B(r.k->var, j), {r.k}); }, "C");
-  return r;
-}
+using Mm = kiln::testing::PlainMatmul;
+using kiln::testing::plain_matmul;
 
 }  // namespace
 
 TEST_CASE("rfactor of a split reduction", "[schedule][primitive]") {
   for (int factored_inner = 0; factored_inner < 2; ++factored_inner) {
-    Mm m = matmul(5, 7, 13);  // 13 = not a multiple of the factor
+    Mm m = plain_matmul(5, 7, 13);  // 13 = not a multiple of the factor
     Schedule s({m.C});
     IterVar ko, ki;
     s[m.C].split(m.k, 4, &ko, &ki);
@@ -57,7 +46,7 @@ TEST_CASE("rfactor of a max reduction with a condition", "[schedule][primitive]"
 }
 
 TEST_CASE("cache_read into local memory at a consumer loop", "[schedule][primitive]") {
-  Mm m = matmul(9, 10, 6);
+  Mm m = plain_matmul(9, 10, 6);
   Schedule s({m.C});
   Tensor AL = s.cache_read(m.A, MemScope::kLocal, {m.C->op});
   IterVar io, ii;
@@ -82,7 +71,7 @@ TEST_CASE("storage_align pads the row pitch", "[schedule][primitive]") {
 }
 
 TEST_CASE("pragma annotates the loop", "[schedule][primitive]") {
-  Mm m = matmul(4, 4, 4);
+  Mm m = plain_matmul(4, 4, 4);
   Schedule s({m.C});
   s[m.C].pragma(s[m.C].axis()[0], "auto_unroll_max_step", 16);
   std::string ir;
