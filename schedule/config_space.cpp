@@ -1,0 +1,214 @@
+#include "schedule/config_space.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "compute/error.h"
+
+namespace kiln {
+
+std::vector<std::vector<int64_t>> split_options(int64_t extent, int parts, const std::vector<int64_t>& candidates,
+                                                int64_t max_inner) {
+  std::vector<std::vector<int64_t>> out;
+  std::vector<int64_t> inner;  // factors after the outer one, outer-most first
+  std::function<void(int, int64_t)> rec = [&](int remaining, int64_t product) {
+    if (remaining == 0) {
+      std::vector<int64_t> f{(extent + product - 1) / product};
+      f.insert(f.end(), inner.begin(), inner.end());
+      out.push_back(f);
+      return;
+    }
+    for (int64_t c : candidates) {
+      if (product * c > extent) continue;
+      if (remaining == 1 && max_inner > 0 && c > max_inner) continue;
+      inner.push_back(c);
+      rec(remaining - 1, product * c);
+      inner.pop_back();
+    }
+  };
+  rec(parts - 1, 1);
+  return out;
+}
+
+namespace {
+std::vector<int64_t> default_candidates(int64_t extent) {
+  std::set<int64_t> c;
+  for (int64_t d = 1; d * d <= extent; ++d)
+    if (extent % d == 0) {
+      c.insert(d);
+      c.insert(extent / d);
+    }
+  for (int64_t p = 1; p <= extent; p *= 2) c.insert(p);
+  return {c.begin(), c.end()};
+}
+}  // namespace
+
+void ConfigSpace::add(Knob k) {
+  user_check(!k.name.empty()) << "config space: a knob needs a name";
+  for (auto& other : knobs_) user_check(other.name != k.name) << "config space: knob '" << k.name << "' defined twice";
+  user_check(!k.options.empty()) << "config space: knob '" << k.name << "' has no options";
+  knobs_.push_back(std::move(k));
+}
+
+void ConfigSpace::define_split(const std::string& name, int64_t extent, int parts, int64_t max_inner) {
+  define_split_with(name, extent, parts, default_candidates(extent));
+  if (max_inner > 0) {
+    Knob& k = knobs_.back();
+    k.options = split_options(extent, parts, default_candidates(extent), max_inner);
+  }
+}
+
+void ConfigSpace::define_split_with(const std::string& name, int64_t extent, int parts,
+                                    const std::vector<int64_t>& candidates) {
+  user_check(extent >= 1 && parts >= 1) << "config space: split '" << name << "' needs extent >= 1 and parts >= 1";
+  Knob k{Knob::kSplit, name, split_options(extent, parts, candidates, 0), {}};
+  add(std::move(k));
+}
+
+void ConfigSpace::define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& permutations) {
+  Knob k{Knob::kReorder, name, permutations, {}};
+  add(std::move(k));
+}
+
+void ConfigSpace::define_annotate(const std::string& name, const std::vector<std::string>& choices) {
+  Knob k{Knob::kAnnotate, name, {}, choices};
+  for (size_t i = 0; i < choices.size(); ++i) k.options.push_back({static_cast<int64_t>(i)});
+  add(std::move(k));
+}
+
+void ConfigSpace::define_choice(const std::string& name, const std::vector<int64_t>& values) {
+  Knob k{Knob::kChoice, name, {}, {}};
+  for (int64_t v : values) k.options.push_back({v});
+  add(std::move(k));
+}
+
+int ConfigSpace::knob_index(const std::string& name) const {
+  for (size_t i = 0; i < knobs_.size(); ++i)
+    if (knobs_[i].name == name) return static_cast<int>(i);
+  user_error() << "config space has no knob named '" << name << "'";
+}
+
+const Knob& ConfigSpace::knob(const std::string& name) const { return knobs_[knob_index(name)]; }
+
+uint64_t ConfigSpace::size() const {
+  uint64_t n = 1;
+  for (auto& k : knobs_) {
+    if (n > UINT64_MAX / k.size()) return UINT64_MAX;
+    n *= k.size();
+  }
+  return n;
+}
+
+Config ConfigSpace::get(uint64_t index) const {
+  user_check(index < size()) << "config index " << index << " is outside the space (size " << size() << ")";
+  std::vector<int> choices(knobs_.size());
+  for (size_t i = knobs_.size(); i-- > 0;) {
+    choices[i] = static_cast<int>(index % knobs_[i].size());
+    index /= knobs_[i].size();
+  }
+  return Config(this, choices);
+}
+
+Config ConfigSpace::random(std::mt19937_64& rng) const {
+  std::vector<int> choices;
+  for (auto& k : knobs_) choices.push_back(std::uniform_int_distribution<int>(0, static_cast<int>(k.size()) - 1)(rng));
+  return Config(this, choices);
+}
+
+Config ConfigSpace::random_neighbor(const Config& c, std::mt19937_64& rng) const {
+  std::vector<int> movable;
+  for (size_t i = 0; i < knobs_.size(); ++i)
+    if (knobs_[i].size() > 1) movable.push_back(static_cast<int>(i));
+  if (movable.empty()) return c;
+  std::vector<int> choices = c.choices();
+  int k = movable[std::uniform_int_distribution<size_t>(0, movable.size() - 1)(rng)];
+  int n = static_cast<int>(knobs_[k].size());
+  int step = std::uniform_int_distribution<int>(1, n - 1)(rng);
+  choices[k] = (choices[k] + step) % n;
+  return Config(this, choices);
+}
+
+Config ConfigSpace::from_json(const nlohmann::json& j) const {
+  user_check(j.is_object()) << "a config must be a JSON object of knob values, got " << j.dump();
+  std::vector<int> choices;
+  for (auto& k : knobs_) {
+    user_check(j.contains(k.name)) << "config " << j.dump() << " lacks knob '" << k.name << "'";
+    const auto& v = j.at(k.name);
+    int found = -1;
+    for (size_t o = 0; o < k.size() && found < 0; ++o) {
+      bool match = false;
+      switch (k.kind) {
+        case Knob::kSplit:
+        case Knob::kReorder: match = v.is_array() && v.get<std::vector<int64_t>>() == k.options[o]; break;
+        case Knob::kChoice: match = v.is_number_integer() && v.get<int64_t>() == k.options[o][0]; break;
+        case Knob::kAnnotate: match = v.is_string() && v.get<std::string>() == k.labels[o]; break;
+      }
+      if (match) found = static_cast<int>(o);
+    }
+    user_check(found >= 0) << "config value " << v.dump() << " is not an option of knob '" << k.name << "'";
+    choices.push_back(found);
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) knob_index(it.key());  // no unknown keys
+  return Config(this, choices);
+}
+
+Config ConfigSpace::from_json_string(const std::string& text) const {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    user_error() << "config is not valid JSON: " << e.what();
+  }
+  return from_json(j);
+}
+
+Config::Config(const ConfigSpace* space, std::vector<int> choices) : space_(space), choices_(std::move(choices)) {
+  internal_assert(space_ && choices_.size() == space_->knobs().size());
+}
+
+uint64_t Config::index() const {
+  uint64_t idx = 0;
+  for (size_t i = 0; i < choices_.size(); ++i) idx = idx * space_->knobs()[i].size() + static_cast<uint64_t>(choices_[i]);
+  return idx;
+}
+
+static const Knob& typed_knob(const ConfigSpace* s, const std::string& name, Knob::Kind kind, int* idx) {
+  *idx = s->knob_index(name);
+  const Knob& k = s->knobs()[*idx];
+  user_check(k.kind == kind) << "knob '" << name << "' is not of the requested kind";
+  return k;
+}
+
+const std::vector<int64_t>& Config::split(const std::string& name) const {
+  int i;
+  return typed_knob(space_, name, Knob::kSplit, &i).options[choices_[i]];
+}
+const std::vector<int64_t>& Config::reorder(const std::string& name) const {
+  int i;
+  return typed_knob(space_, name, Knob::kReorder, &i).options[choices_[i]];
+}
+const std::string& Config::annotate(const std::string& name) const {
+  int i;
+  return typed_knob(space_, name, Knob::kAnnotate, &i).labels[choices_[i]];
+}
+int64_t Config::choice(const std::string& name) const {
+  int i;
+  return typed_knob(space_, name, Knob::kChoice, &i).options[choices_[i]][0];
+}
+
+nlohmann::json Config::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const Knob& k = space_->knobs()[i];
+    switch (k.kind) {
+      case Knob::kSplit:
+      case Knob::kReorder: j[k.name] = k.options[choices_[i]]; break;
+      case Knob::kChoice: j[k.name] = k.options[choices_[i]][0]; break;
+      case Knob::kAnnotate: j[k.name] = k.labels[choices_[i]]; break;
+    }
+  }
+  return j;
+}
+
+}  // namespace kiln

@@ -1,0 +1,75 @@
+// ConfigSpace: split options, index and JSON round trips, neighbours, errors.
+#include <catch2/catch.hpp>
+
+#include "compute/error.h"
+#include "schedule/config_space.h"
+
+using namespace kiln;
+using Catch::Contains;
+
+namespace {
+ConfigSpace sample_space() {
+  ConfigSpace s;
+  s.define_split("tile_m", 100, 3);
+  s.define_split("tile_k", 64, 2, 16);
+  s.define_reorder("order", {{0, 1, 2}, {1, 0, 2}, {2, 1, 0}});
+  s.define_annotate("unroll", {"none", "unroll"});
+  s.define_choice("vec", {4, 8, 16});
+  return s;
+}
+}  // namespace
+
+TEST_CASE("split options cover the extent with a ceil outer factor", "[config]") {
+  auto opts = split_options(10, 2, {1, 2, 4, 5, 8, 10}, 0);
+  CHECK(opts.size() == 6);
+  for (auto& o : opts) CHECK(o[0] * o[1] >= 10);
+  CHECK(std::find(opts.begin(), opts.end(), std::vector<int64_t>{3, 4}) != opts.end());  // non-divisible
+  for (auto& o : split_options(64, 2, {1, 2, 4, 8, 16, 32, 64}, 16)) CHECK(o[1] <= 16);
+}
+
+TEST_CASE("config index and JSON round trips over the whole space", "[config]") {
+  ConfigSpace s = sample_space();
+  uint64_t n = s.size();
+  CHECK(n == s.knob("tile_m").size() * s.knob("tile_k").size() * 3 * 2 * 3);
+  for (uint64_t i = 0; i < n; i += 7) {
+    Config c = s.get(i);
+    CHECK(c.index() == i);
+    CHECK(s.from_json(c.to_json()) == c);
+    CHECK(s.from_json_string(c.str()).index() == i);
+  }
+  Config c = s.get(n - 1);
+  CHECK(c.annotate("unroll") == "unroll");
+  CHECK(c.choice("vec") == 16);
+  CHECK(c.reorder("order") == std::vector<int64_t>{2, 1, 0});
+}
+
+TEST_CASE("random neighbours differ in exactly one knob", "[config]") {
+  ConfigSpace s = sample_space();
+  std::mt19937_64 rng(3);
+  for (int t = 0; t < 200; ++t) {
+    Config a = s.random(rng), b = s.random_neighbor(a, rng);
+    int diff = 0;
+    for (size_t k = 0; k < a.choices().size(); ++k) diff += a.choices()[k] != b.choices()[k];
+    CHECK(diff == 1);
+  }
+}
+
+TEST_CASE("config errors are user errors", "[config][user_error]") {
+  ConfigSpace s = sample_space();
+  CHECK_THROWS_WITH(s.get(s.size()), Contains("outside the space"));
+  CHECK_THROWS_WITH(s.from_json_string("{"), Contains("not valid JSON"));
+  CHECK_THROWS_WITH(s.from_json_string("[1]"), Contains("must be a JSON object"));
+  auto j = s.get(0).to_json();
+  j.erase("vec");
+  CHECK_THROWS_WITH(s.from_json(j), Contains("lacks knob 'vec'"));
+  j = s.get(0).to_json();
+  j["vec"] = 5;
+  CHECK_THROWS_WITH(s.from_json(j), Contains("is not an option of knob 'vec'"));
+  j = s.get(0).to_json();
+  j["bogus"] = 1;
+  CHECK_THROWS_WITH(s.from_json(j), Contains("no knob named 'bogus'"));
+  CHECK_THROWS_WITH(s.get(0).choice("order"), Contains("not of the requested kind"));
+  ConfigSpace d;
+  d.define_choice("a", {1});
+  CHECK_THROWS_WITH(d.define_choice("a", {2}), Contains("defined twice"));
+}
