@@ -83,7 +83,7 @@ Stmt lower_to_loop_nest(const Schedule& sch, const std::vector<Tensor>& args, st
   return schedule_ops(sch, bm, binds);
 }
 
-LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name) {
+LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, LowerDepth depth) {
   user_check(!name.empty()) << "lower: the function needs a name";
   LoweredFunc f;
   f.name = name;
@@ -98,6 +98,7 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   for (auto& a : f.args) free_vars.push_back(a.data);
   if (debug) std::cerr << "// ---- " << name << ": loop nest\n" << to_string(stmt) << "\n";
   for (const Pass& p : pass_list()) {
+    if (depth == LowerDepth::kAnnotatedLoops && p.vectorized_after) break;
     Stmt next = p.run(stmt);
     internal_assert(next.defined()) << "pass " << p.name << " removed the whole function body";
     if (verify) verify_ir(next, p.name, VerifyOptions{p.flattened_after, p.vectorized_after, free_vars});

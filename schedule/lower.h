@@ -17,7 +17,12 @@ namespace kiln {
 // `args` are the function's buffers in calling order: every input
 // placeholder the outputs read, and the outputs. User errors: a placeholder
 // missing from args, an arg that is neither an input nor a stage.
-LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name);
+// How far lower() goes: kFull is ready for codegen; kAnnotatedLoops stops
+// before vectorize/unroll, so loops still carry their annotations (what the
+// cost model's features describe) and the IR stays small.
+enum class LowerDepth { kFull, kAnnotatedLoops };
+LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
+                  LowerDepth depth = LowerDepth::kFull);
 
 // The loop nest before any pass ran (for `kiln lower --stage=ops` and tests).
 Stmt lower_to_loop_nest(const Schedule& sch, const std::vector<Tensor>& args, std::vector<BufferArg>* buffer_args);

@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build git pkg-config
   llvm-14-dev lld-14 libzstd-dev zlib1g-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2
+  libsqlite3-dev libxgboost-dev
   libdnnl-dev libopenblas-dev
 )
 

@@ -1,0 +1,58 @@
+// What the tuner measures and what comes back: one record per candidate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedule/config_space.h"
+
+namespace kiln {
+
+// Why a candidate has no timing. The names are stored in the database.
+enum class ErrorKind {
+  kNone,
+  kInvalidConfig,   // the template rejected the config (user_error while instantiating)
+  kCompileError,    // lowering or code generation failed
+  kCompileTimeout,  // the build ran past its time limit
+  kRuntimeCrash,    // the kernel crashed its worker (signal) or returned non-zero
+  kRuntimeTimeout,  // the kernel ran past its time limit
+  kWrongResult,     // the output differs from the task's reference
+  kDeviceError,     // the measuring device failed (remote runner)
+};
+const char* error_kind_name(ErrorKind k);
+ErrorKind parse_error_kind(const std::string& name);  // user_error on unknown
+
+struct BuildResult {
+  std::string artifact;  // path of the shared object ("" on error)
+  std::string entry;     // exported kernel name
+  ErrorKind error = ErrorKind::kNone;
+  std::string message;
+  double compile_ms = 0;
+};
+
+struct MeasureResult {
+  std::vector<double> samples_ms;  // every timing sample (per-run time of each repeat)
+  ErrorKind error = ErrorKind::kNone;
+  std::string message;
+  double compile_ms = 0;
+  std::string device;  // where it ran ("local" or a pool device id)
+  int64_t timestamp = 0;  // unix seconds
+  bool ok() const { return error == ErrorKind::kNone && !samples_ms.empty(); }
+  // Median of samples_ms (0 when none).
+  double median_ms() const;
+};
+
+// Options of the timing protocol (DESIGN.md).
+struct MeasureOptions {
+  int number = 0;              // runs per measurement; 0: grown to min_repeat_ms
+  int repeat = 3;
+  double min_repeat_ms = 50;
+  int warmup = 1;
+  double cooldown_ms = 0;
+  bool flush_cache = false;
+  double build_timeout_s = 30;
+  double run_timeout_s = 10;  // per candidate, all repeats included
+};
+
+}  // namespace kiln
