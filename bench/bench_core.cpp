@@ -1,8 +1,10 @@
 // bench_core: kiln's hand-scheduled kernels against oneDNN, interleaved in
 // one process on the same inputs, so the ratio is fair on a noisy machine.
 //
-//   build/bench/bench_core [--rounds R] [--min-repeat-ms T] [--json F] [WORKLOAD...]
+//   build/bench/bench_core [--db F] [--rounds R] [--min-repeat-ms T] [--json F] [WORKLOAD...]
 //
+// With --db, kiln uses each workload's best tuned config from the database
+// (the hand schedule where it has none).
 // Each round times kiln then oneDNN (min_repeat_ms per measurement, 5
 // measurements); a contender's figure is its best round's median. Outputs of
 // the two are cross-checked. FLOPs include zero padding for every contender.
@@ -25,6 +27,7 @@ using nlohmann::json;
 namespace {
 
 struct Options {
+  std::string db;  // tuned configs (else the hand schedules)
   int rounds = 5;
   double min_repeat_ms = 150;
   std::string json_path;
@@ -32,7 +35,7 @@ struct Options {
 };
 
 json bench_one(const std::string& workload, const Options& o) {
-  cli::BuiltKernel k = cli::build_kernel(workload, "");
+  cli::BuiltKernel k = cli::build_kernel(workload, "", o.db);
   user_check(k.op.dtype == DType::f32()) << "bench_core compares f32 kernels only";
   auto jit = JitModule::compile({k.func}, k.target);
   kiln_packed_fn fn = jit->get_function(k.func.name);
@@ -73,6 +76,7 @@ json bench_one(const std::string& workload, const Options& o) {
   rt::CompareResult cmp = rt::compare(arrays.back(), ref, 1e-3, 1e-3);
   json j;
   j["workload"] = k.op.canonical;
+  j["kiln_config"] = k.config_source;
   j["kiln_gflops"] = k.op.flops / (kiln_best * 1e6);
   j["onednn_gflops"] = k.op.flops / (dnnl_best * 1e6);
   j["ratio"] = dnnl_best / kiln_best;
@@ -113,7 +117,8 @@ int main(int argc, char** argv) {
     o.workloads = {"matmul:M=1024,N=1024,K=1024", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
                    "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1"};
   json all = json::array();
-  std::cout << bench::onednn_version() << ", " << o.rounds << " interleaved rounds, best round's median\n";
+  std::cout << bench::onednn_version() << ", " << o.rounds << " interleaved rounds, best round's median, kiln "
+            << (o.db.empty() ? "hand schedules" : "tuned configs from " + o.db) << "\n";
   std::cout << std::left << std::setw(62) << "workload" << std::right << std::setw(10) << "kiln" << std::setw(10)
             << "oneDNN" << std::setw(8) << "ratio"
             << "  outputs\n";

@@ -13,5 +13,9 @@ Handler add_lower_command(CLI::App& app);
 Handler add_source_command(CLI::App& app);
 Handler add_run_command(CLI::App& app);
 Handler add_ops_command(CLI::App& app);
+Handler add_tune_command(CLI::App& app);
+Handler add_show_command(CLI::App& app);
+Handler add_export_command(CLI::App& app);
+Handler add_import_command(CLI::App& app);
 
 }  // namespace kiln::cli

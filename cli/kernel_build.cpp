@@ -1,8 +1,11 @@
 #include "cli/kernel_build.h"
 
+#include <optional>
 #include <thread>
 
-#include "runtime/c_api.h"
+#include "cli/task_factory.h"
+#include "runtime/thread_pool.h"
+#include "tuner/database.h"
 #include "schedule/lower.h"
 
 namespace kiln::cli {
@@ -10,15 +13,25 @@ namespace kiln::cli {
 CpuInfo cpu_info_for(const Target& target) {
   CpuInfo cpu;
   cpu.vector_bits = target.vector_bits();
-  cpu.num_threads = target.is_host() ? kiln_num_threads() : 1;
+  // The configured thread count, without starting the pool (tuning
+  // processes fork and must stay single-threaded).
+  cpu.num_threads = target.is_host() ? rt::default_num_threads() : 1;
   return cpu;
 }
 
-BuiltKernel build_kernel(const std::string& workload, const std::string& target_str) {
+BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path) {
   BuiltKernel k;
   k.target = target_str.empty() ? Target::host() : Target::parse(target_str);
   k.op = build_workload(workload);
-  k.scheduled = find_op(k.op.op).hand_schedule(k.op, cpu_info_for(k.target));
+  std::optional<Database::Record> best;
+  if (!db_path.empty()) best = Database::open_existing(db_path)->best(k.op.canonical + " @ " + k.target.str());
+  if (best) {
+    k.scheduled = apply_task_config(k.op.canonical, k.target, best->config);
+    k.config_source = "database";
+    k.config = best->config;
+  } else {
+    k.scheduled = find_op(k.op.op).hand_schedule(k.op, cpu_info_for(k.target));
+  }
   k.func = lower(*k.scheduled.schedule, k.scheduled.args, "kiln_" + k.op.op);
   return k;
 }

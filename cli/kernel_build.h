@@ -2,6 +2,7 @@
 // given) schedule, and the lowered function, for a target.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "codegen/target.h"
@@ -15,10 +16,13 @@ struct BuiltKernel {
   ScheduledOp scheduled;
   LoweredFunc func;
   Target target;
+  std::string config_source = "default";  // "database" when a tuned record was used
+  nlohmann::json config;                   // the tuned config, when from the database
 };
 
 CpuInfo cpu_info_for(const Target& target);
-// user_error on a bad workload or target string.
-BuiltKernel build_kernel(const std::string& workload, const std::string& target_str);
+// user_error on a bad workload or target string. With a database, the best
+// record of the workload on the target is used when there is one.
+BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path = "");
 
 }  // namespace kiln::cli

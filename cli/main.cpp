@@ -12,13 +12,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
   std::vector<std::pair<CLI::App*, kiln::cli::Handler>> handlers;
-  size_t before = app.get_subcommands({}).size();
-  (void)before;
   auto add = [&](kiln::cli::Handler h) { handlers.emplace_back(app.get_subcommands({}).back(), std::move(h)); };
   add(kiln::cli::add_lower_command(app));
   add(kiln::cli::add_source_command(app));
   add(kiln::cli::add_run_command(app));
   add(kiln::cli::add_ops_command(app));
+  add(kiln::cli::add_tune_command(app));
+  add(kiln::cli::add_show_command(app));
+  add(kiln::cli::add_export_command(app));
+  add(kiln::cli::add_import_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -18,7 +18,7 @@ namespace kiln::cli {
 namespace {
 
 struct RunOptions {
-  std::string workload, target;
+  std::string workload, target, db;
   bool check = false, json = false;
   int repeat = 10, number = 0;
   double min_repeat_ms = 100;
@@ -28,7 +28,7 @@ struct RunOptions {
 rt::DataType to_rt(DType t) { return rt::DataType{static_cast<rt::DataType::Code>(t.code), t.bits}; }
 
 int run(const RunOptions& o) {
-  BuiltKernel k = build_kernel(o.workload, o.target);
+  BuiltKernel k = build_kernel(o.workload, o.target, o.db);
   user_check(k.target.is_host()) << "kiln run measures on this machine; target '" << k.target.str()
                                  << "' is not this machine's (use kiln source to cross-compile)";
   auto jit = JitModule::compile({k.func}, k.target);
@@ -54,6 +54,8 @@ int run(const RunOptions& o) {
   out["workload"] = k.op.canonical;
   out["target"] = k.target.str();
   out["threads"] = kiln_num_threads();
+  out["config_source"] = k.config_source;
+  if (k.config_source == "database") out["config"] = k.config;
   bool correct = true;
   if (o.check) {
     std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
@@ -96,6 +98,7 @@ Handler add_run_command(CLI::App& app) {
   sub->add_option("workload", o->workload, "e.g. conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1")->required();
   sub->add_option("--target", o->target, "target string (default: this machine)");
   sub->add_flag("--check", o->check, "compare the output with the reference interpreter");
+  sub->add_option("--db", o->db, "use the best tuned config of this database (else the template's default)");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--repeat", o->repeat, "measurements (default 10)")->check(CLI::Range(1, 100000));
   sub->add_option("--number", o->number, "runs per measurement (default: grown to --min-repeat-ms)")

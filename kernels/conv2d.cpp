@@ -2,16 +2,10 @@
 
 #include "compute/error.h"
 #include "compute/expr_ops.h"
+#include "kernels/conv2d_template.h"
+#include "kernels/template_util.h"
 
 namespace kiln {
-
-namespace {
-
-DType accumulator_type(DType t) { return t.is_float() ? t : DType::i32(); }
-
-struct ConvShape {
-  int64_t N, C, H, W, K, R, S, stride, pad, dil, OH, OW;
-};
 
 ConvShape conv_shape(const OpInstance& op) {
   ConvShape s{};
@@ -30,7 +24,6 @@ ConvShape conv_shape(const OpInstance& op) {
   return s;
 }
 
-// Zero-padded input (the data itself when pad == 0).
 Tensor pad_input(const Tensor& data, const ConvShape& s, DType dtype) {
   if (s.pad == 0) return data;
   const int p = static_cast<int>(s.pad);
@@ -44,11 +37,10 @@ Tensor pad_input(const Tensor& data, const ConvShape& s, DType dtype) {
       "data_pad", "pad");
 }
 
-}  // namespace
-
 OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
                          int64_t pad, int64_t dilation, DType dtype) {
   OpInstance op;
+  op.op = "conv2d";
   op.dtype = dtype;
   op.ints = {{"N", N}, {"C", C}, {"H", H},           {"W", W},     {"K", K},
              {"R", R}, {"S", S}, {"stride", stride}, {"pad", pad}, {"dilation", dilation}};
@@ -76,89 +68,16 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
   return op;
 }
 
-Conv2dSchedule conv2d_default_config(const OpInstance& op, const CpuInfo& cpu) {
-  ConvShape s = conv_shape(op);
-  int lanes = std::max(1, cpu.vector_bits / accumulator_type(op.dtype).bits);
-  Conv2dSchedule cfg;
-  cfg.kb = s.K % (2 * lanes) == 0 ? 2 * lanes : lanes;
-  if (s.K < cfg.kb) cfg.kb = s.K;
-  // Widest column block (at most 14) that divides OW and keeps the
-  // accumulator tile within 28 vector registers.
-  int64_t regs_per_col = (cfg.kb + lanes - 1) / lanes;
-  cfg.owb = 1;
-  for (int64_t b = std::min<int64_t>(14, s.OW); b >= 1; --b)
-    if (s.OW % b == 0 && b * regs_per_col <= 28) {
-      cfg.owb = b;
-      break;
-    }
-  if (cfg.owb < 4) cfg.owb = std::min<int64_t>(s.OW, std::max<int64_t>(1, 28 / regs_per_col));
-  cfg.parallel = cpu.num_threads > 1;
-  return cfg;
-}
-
 ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg) {
   user_check(cfg.kb > 0 && cfg.owb > 0) << "conv2d schedule: tile sizes must be positive";
   ConvShape s = conv_shape(op);
-  DType acc = accumulator_type(op.dtype);
-  const Tensor& data = op.inputs[0];
-  const Tensor& weight = op.inputs[1];
-  const int kb = static_cast<int>(cfg.kb);
-  int64_t kblocks = (s.K + kb - 1) / kb;
-  Tensor padded = pad_input(data, s, op.dtype);
-  Tensor wpack = compute(
-      {kblocks, s.C, s.R, s.S, cfg.kb},
-      [&](const std::vector<Var>& v) {
-        Expr k = v[0] * kb + v[4];
-        Expr w = weight(min(k, static_cast<int>(s.K - 1)), v[1], v[2], v[3]);
-        return s.K % kb == 0 ? w : select(k < static_cast<int>(s.K), w, make_zero(op.dtype));
-      },
-      "weight_pack", "pack");
-  IterVar rc = reduce_axis(static_cast<int>(s.C), "rc"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
-          rs = reduce_axis(static_cast<int>(s.S), "rs");
-  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil);
-  Tensor conv_blocked = compute(
-      {s.N, kblocks, s.OH, s.OW, cfg.kb},
-      [&](const std::vector<Var>& v) {
-        return sum(cast(acc, padded(v[0], rc->var, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl)) *
-                       cast(acc, wpack(v[1], rc->var, rr->var, rs->var, v[4])),
-                   {rc, rr, rs});
-      },
-      "conv_blocked", "conv2d");
-  Tensor out = compute(
-      {s.N, s.K, s.OH, s.OW},
-      [&](Var n, Var k, Var oh, Var ow) { return conv_blocked(n, floordiv(k, kb), oh, ow, floormod(k, kb)); }, "conv",
-      "unpack");
-
-  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
-  Schedule& sc = *sch;
-  if (s.pad > 0) {
-    Stage sp = sc[padded];
-    IterVar f = sp.fuse(sp.axis()[0], sp.axis()[1]);
-    if (cfg.parallel) sp.parallel(f);
-  }
-  Stage sw = sc[wpack];
-  sw.vectorize(sw.axis()[4]);
-
-  Stage so = sc[out];
-  auto ax = so.axis();
-  IterVar ko, ki, owo, owi;
-  so.split(ax[1], cfg.kb, &ko, &ki);
-  so.split(ax[3], cfg.owb, &owo, &owi);
-  so.reorder({ax[0], ko, ax[2], owo, owi, ki});
-  IterVar outer = so.fuse({ax[0], ko, ax[2]});
-  if (cfg.parallel) so.parallel(outer);
-
-  Stage sb = sc[conv_blocked];
-  sb.set_scope(MemScope::kLocal);
-  sb.compute_at(so, owo);
-  auto bx = sb.axis();
-  auto br = sb.reduce_axis();
-  sb.reorder({bx[0], bx[1], bx[2], br[0], br[1], br[2], bx[3], bx[4]});
-  sb.unroll(bx[3]);
-  sb.vectorize(bx[4]);
-  std::vector<Tensor> args = op.inputs;
-  args.push_back(out);
-  return ScheduledOp{sch, args};
+  Conv2dParams p;
+  p.tile_k = {(s.K + cfg.kb - 1) / cfg.kb, cfg.kb};
+  p.tile_c = {1, s.C};
+  p.tile_oh = {s.OH, 1, 1};
+  p.tile_ow = {(s.OW + cfg.owb - 1) / cfg.owb, cfg.owb};
+  p.parallel = cfg.parallel ? 3 : 0;
+  return conv2d_template_schedule(op, p);
 }
 
 OpDef conv2d_op_def() {
@@ -182,8 +101,12 @@ OpDef conv2d_op_def() {
     return conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("K"), p.at("R"), p.at("S"), p.at("stride"),
                          p.at("pad"), p.at("dilation"), t);
   };
+  d.define_space = conv2d_space;
+  d.default_config = conv2d_default;
+  d.apply_config = conv2d_apply;
   d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    return conv2d_schedule(op, conv2d_default_config(op, cpu));
+    auto space = conv2d_space(op, cpu);
+    return conv2d_apply(op, conv2d_default(op, cpu, *space));
   };
   return d;
 }

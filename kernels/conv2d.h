@@ -13,14 +13,23 @@ OpDef conv2d_op_def();
 OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
                          int64_t pad, int64_t dilation, DType dtype);
 
-// Weights packed as [K/kb, C, R, S, kb]; each (ow_block x kb) output tile
-// accumulates in registers in an NCHW[kb]c layout and is copied out to NCHW.
+// The resolved shape of a built conv2d op (OH, OW: output height, width).
+struct ConvShape {
+  int64_t N, C, H, W, K, R, S, stride, pad, dil, OH, OW;
+};
+ConvShape conv_shape(const OpInstance& op);
+// The zero-padded input (the data itself when pad == 0).
+Tensor pad_input(const Tensor& data, const ConvShape& s, DType dtype);
+
+// The NCHW schedule with its few classic parameters: weights packed as
+// [K/kb, C, R, S, kb]; each (owb x kb) output tile accumulates in registers
+// in an NCHW[kb]c layout and is copied out to NCHW. A point of the template
+// (conv2d_template.h), kept for tests that pick these parameters directly.
 struct Conv2dSchedule {
   int64_t kb = 32;   // output channels per tile (vectorized)
   int64_t owb = 14;  // output columns per tile (unrolled)
   bool parallel = true;
 };
 ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg);
-Conv2dSchedule conv2d_default_config(const OpInstance& op, const CpuInfo& cpu);
 
 }  // namespace kiln

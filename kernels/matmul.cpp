@@ -2,15 +2,14 @@
 
 #include "compute/error.h"
 #include "compute/expr_ops.h"
+#include "kernels/matmul_template.h"
+#include "kernels/template_util.h"
 
 namespace kiln {
 
-namespace {
-DType accumulator_type(DType t) { return t.is_float() ? t : DType::i32(); }
-}  // namespace
-
 OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool with_bias, bool relu) {
   OpInstance op;
+  op.op = "matmul";
   DType acc = accumulator_type(dtype);
   Tensor A = placeholder({M, K}, dtype, "A");
   Tensor B = placeholder({K, N}, dtype, "B");
@@ -43,99 +42,20 @@ OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool with
   return op;
 }
 
-MatmulSchedule matmul_default_config(const OpInstance& op, const CpuInfo& cpu) {
-  MatmulSchedule cfg;
-  DType acc = accumulator_type(op.dtype);
-  int lanes = std::max(1, cpu.vector_bits / acc.bits);
-  cfg.nb = 4 * lanes;  // four vector registers per row of the tile
-  cfg.mb = 6;
-  int64_t N = op.ints.at("N"), M = op.ints.at("M");
-  if (N < cfg.nb) cfg.nb = std::max<int64_t>(1, N);
-  if (M < cfg.mb) cfg.mb = M;
-  cfg.parallel = cpu.num_threads > 1;
-  return cfg;
-}
-
 ScheduledOp matmul_schedule(const OpInstance& op, const MatmulSchedule& cfg) {
   user_check(cfg.mb > 0 && cfg.nb > 0) << "matmul schedule: tile sizes must be positive";
   int64_t M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
-  bool with_bias = op.ints.at("bias") != 0, relu = op.ints.at("relu") != 0;
-  DType acc = accumulator_type(op.dtype);
-  const Tensor& A = op.inputs[0];
-  const Tensor& B = op.inputs[1];
-  const int nb = static_cast<int>(cfg.nb);
-  int64_t n_panels = (N + nb - 1) / nb;
-
-  // B packed into panels of nb columns: PB[jo, k, ji] = B[k, jo*nb + ji]
-  // (zero past N), so the micro-kernel reads B contiguously.
-  Tensor PB = compute(
-      {n_panels, K, cfg.nb},
-      [&](Var jo, Var k, Var ji) {
-        Expr j = jo * nb + ji;
-        Expr v = B(k, min(j, static_cast<int>(N - 1)));
-        return (N % nb == 0) ? v : select(j < static_cast<int>(N), v, make_zero(op.dtype));
-      },
-      "PB", "pack");
-  IterVar k = reduce_axis(static_cast<int>(K), "k");
-  Tensor C = compute(
-      {M, N},
-      [&](Var i, Var j) {
-        return sum(cast(acc, A(i, k->var)) * cast(acc, PB(floordiv(j, nb), k->var, floormod(j, nb))), {k});
-      },
-      "C", "matmul");
-  Tensor out = C;
-  if (with_bias || relu) {
-    const Tensor* bias = with_bias ? &op.inputs[2] : nullptr;
-    out = compute(
-        {M, N},
-        [&](Var i, Var j) {
-          Expr v = C(i, j);
-          if (bias) v = v + (*bias)(j);
-          if (relu) v = max(v, make_zero(acc));
-          return v;
-        },
-        "out", "epilogue");
-  }
-  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
-  Schedule& s = *sch;
-  // Accumulator tile in registers: the matmul stage itself when an
-  // epilogue stage writes the output, else a cache_write stage.
-  Tensor acc_t = (out.same_tensor(C)) ? s.cache_write(C, MemScope::kLocal) : C;
-  if (!out.same_tensor(C)) s[C].set_scope(MemScope::kLocal);
-  Stage so = s[out];
-  IterVar io, jo, ii, ji;
-  so.tile(so.axis()[0], so.axis()[1], cfg.mb, cfg.nb, &io, &jo, &ii, &ji);
-  so.reorder({jo, io, ii, ji});
-  so.vectorize(ji);
-  if (cfg.parallel) so.parallel(jo);
-  // Pack each panel inside the parallel loop that uses it.
-  s[PB].compute_at(so, jo);
-  Stage sp = s[PB];
-  sp.vectorize(sp.axis()[2]);
-
-  Stage sc = s[acc_t];
-  sc.compute_at(so, io);
-  IterVar ci = sc.axis()[0], cj = sc.axis()[1], ck = sc.reduce_axis()[0];
-  if (cfg.kb > 0 && cfg.kb < K) {
-    IterVar ko, ki;
-    sc.split(ck, cfg.kb, &ko, &ki);
-    sc.reorder({ko, ki, ci, cj});
-    ck = ki;
-  } else {
-    sc.reorder({ck, ci, cj});
-  }
-  if (cfg.k_unroll > 1) {
-    IterVar ko, ki;
-    sc.split(ck, cfg.k_unroll, &ko, &ki);
-    sc.unroll(ki);
-  }
-  sc.unroll(ci);
-  sc.vectorize(cj);
-  return ScheduledOp{sch, [&] {
-                       std::vector<Tensor> a = op.inputs;
-                       a.push_back(out);
-                       return a;
-                     }()};
+  MatmulParams p;
+  p.tile_y = {(M + cfg.mb - 1) / cfg.mb, 1, cfg.mb};
+  p.tile_x = {(N + cfg.nb - 1) / cfg.nb, 1, cfg.nb};
+  p.tile_k =
+      cfg.kb > 0 && cfg.kb < K ? std::vector<int64_t>{(K + cfg.kb - 1) / cfg.kb, cfg.kb} : std::vector<int64_t>{1, K};
+  p.order = {1, 0, 3, 2};  // column panels outer
+  p.acc_at = 3;
+  p.pack_b = 0;
+  p.unroll_k = std::max<int64_t>(1, cfg.k_unroll);
+  p.parallel = cfg.parallel ? 1 : 0;
+  return matmul_template_schedule(op, p);
 }
 
 OpDef matmul_op_def() {
@@ -153,8 +73,12 @@ OpDef matmul_op_def() {
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     return matmul_define(p.at("M"), p.at("N"), p.at("K"), t, p.at("bias") != 0, p.at("relu") != 0);
   };
+  d.define_space = matmul_space;
+  d.default_config = matmul_default;
+  d.apply_config = matmul_apply;
   d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    return matmul_schedule(op, matmul_default_config(op, cpu));
+    auto space = matmul_space(op, cpu);
+    return matmul_apply(op, matmul_default(op, cpu, *space));
   };
   return d;
 }

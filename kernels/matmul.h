@@ -11,8 +11,10 @@ OpDef matmul_op_def();
 // The plain definition (the oracle's input).
 OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool bias, bool relu);
 
-// Register-blocked, packed schedule: B is packed into panels of `nb`
-// columns, each (mb x nb) tile of C accumulates in registers over K.
+// The register-blocked, packed schedule with its few classic parameters:
+// B packed into panels of `nb` columns, each (mb x nb) tile of C
+// accumulates in registers over K. A point of the template
+// (matmul_template.h), kept for tests that pick these parameters directly.
 struct MatmulSchedule {
   int64_t mb = 6, nb = 64;  // register tile
   int64_t kb = 0;           // K block for the micro-kernel loop (0 = whole K)
@@ -20,6 +22,5 @@ struct MatmulSchedule {
   bool parallel = true;
 };
 ScheduledOp matmul_schedule(const OpInstance& op, const MatmulSchedule& cfg);
-MatmulSchedule matmul_default_config(const OpInstance& op, const CpuInfo& cpu);
 
 }  // namespace kiln

@@ -11,6 +11,7 @@
 
 #include "compute/tensor.h"
 #include "kernels/workload.h"
+#include "schedule/config_space.h"
 #include "schedule/schedule.h"
 
 namespace kiln {
@@ -57,6 +58,13 @@ struct OpDef {
   std::vector<OpParam> params;
   std::function<OpInstance(const std::map<std::string, int64_t>&, DType)> build;
   std::function<ScheduledOp(const OpInstance&, const CpuInfo&)> hand_schedule;
+  // The tunable schedule template (empty for ops without one): its knobs
+  // for a built op on a CPU, the hand-tuned point of that space (what
+  // hand_schedule applies), and the schedule of any config of the space
+  // (user_error for a config the template rejects).
+  std::function<std::shared_ptr<ConfigSpace>(const OpInstance&, const CpuInfo&)> define_space;
+  std::function<Config(const OpInstance&, const CpuInfo&, const ConfigSpace&)> default_config;
+  std::function<ScheduledOp(const OpInstance&, const Config&)> apply_config;
 };
 
 const std::vector<OpDef>& op_registry();

@@ -66,6 +66,30 @@ void ConfigSpace::define_split_with(const std::string& name, int64_t extent, int
   add(std::move(k));
 }
 
+void ConfigSpace::define_split_levels(const std::string& name, int64_t extent,
+                                      const std::vector<std::vector<int64_t>>& levels) {
+  user_check(extent >= 1) << "config space: split '" << name << "' needs extent >= 1";
+  std::vector<std::vector<int64_t>> options;
+  std::vector<int64_t> inner;
+  std::function<void(size_t, int64_t)> rec = [&](size_t level, int64_t product) {
+    if (level == levels.size()) {
+      std::vector<int64_t> f{(extent + product - 1) / product};
+      f.insert(f.end(), inner.begin(), inner.end());
+      options.push_back(f);
+      return;
+    }
+    for (int64_t c : std::set<int64_t>(levels[level].begin(), levels[level].end())) {
+      if (c < 1 || product * c > extent) continue;
+      inner.push_back(c);
+      rec(level + 1, product * c);
+      inner.pop_back();
+    }
+  };
+  rec(0, 1);
+  user_check(!options.empty()) << "config space: no factors of split '" << name << "' fit the extent " << extent;
+  add(Knob{Knob::kSplit, name, std::move(options), {}});
+}
+
 void ConfigSpace::define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& permutations) {
   Knob k{Knob::kReorder, name, permutations, {}};
   add(std::move(k));

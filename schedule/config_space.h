@@ -66,6 +66,11 @@ class ConfigSpace {
   // Splits into `parts` factors whose inner factors are taken only from
   // `candidates` (e.g. multiples of the vector width).
   void define_split_with(const std::string& name, int64_t extent, int parts, const std::vector<int64_t>& candidates);
+  // Splits into levels.size() + 1 factors; inner factor p + 1 (outer-most
+  // first) is taken from levels[p] (e.g. a cache block from the divisors,
+  // then a register tile from multiples of the vector width). user_error
+  // when no combination fits the extent.
+  void define_split_levels(const std::string& name, int64_t extent, const std::vector<std::vector<int64_t>>& levels);
   void define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& permutations);
   void define_annotate(const std::string& name, const std::vector<std::string>& choices);
   void define_choice(const std::string& name, const std::vector<int64_t>& values);

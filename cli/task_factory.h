@@ -1,0 +1,21 @@
+// Builds tuning tasks from workload strings: the op's template space, its
+// instantiate function, the kernel's arguments and the reference samples
+// (the interpreter's values at sampled output points for the task's inputs).
+#pragma once
+
+#include <string>
+
+#include "codegen/target.h"
+#include "kernels/op_registry.h"
+#include "tuner/task.h"
+
+namespace kiln::cli {
+
+// user_error on a bad workload or target string. Without reference
+// samples, a task can only provide features (transfer learning).
+Task make_task(const std::string& workload, const Target& target, bool with_reference = true);
+
+// The op instance and the scheduled kernel of a task's config.
+ScheduledOp apply_task_config(const std::string& workload, const Target& target, const nlohmann::json& config);
+
+}  // namespace kiln::cli

@@ -1,0 +1,178 @@
+// `kiln tune WORKLOAD... --trials N`: tunes each workload on this machine
+// (or for --target), storing every measurement in the tuning database.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/task_factory.h"
+#include "compute/error.h"
+#include "costmodel/features.h"
+#include "costmodel/xgb_model.h"
+#include "tuner/grid_tuner.h"
+#include "tuner/local_builder.h"
+#include "tuner/local_runner.h"
+#include "tuner/random_tuner.h"
+#include "tuner/tuning_loop.h"
+#include "tuner/xgb_tuner.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct TuneCommandOptions {
+  std::vector<std::string> workloads;
+  int trials = 0;
+  std::string tuner = "xgb";
+  std::string db = "kiln.db";
+  std::string target;
+  int batch = 64;
+  uint64_t seed = 0;
+  int early_stop = 0;
+  bool json = false;
+  int repeat = 3;
+  double min_repeat_ms = 50;
+  double timeout_s = 10;
+  double build_timeout_s = 20;
+};
+
+std::string format_eta(double s) {
+  std::ostringstream os;
+  int t = static_cast<int>(s + 0.5);
+  if (t >= 3600) os << t / 3600 << "h" << std::setw(2) << std::setfill('0') << (t % 3600) / 60 << "m";
+  else if (t >= 60) os << t / 60 << "m" << std::setw(2) << std::setfill('0') << t % 60 << "s";
+  else os << t << "s";
+  return os.str();
+}
+
+// Features of a config; a UserError (the template rejects the config) tells
+// the xgb tuner never to propose it.
+FeatureVector features_of(const Task& task, const Config& c) {
+  return extract_features(task.instantiate(c, LowerDepth::kAnnotatedLoops));
+}
+
+std::unique_ptr<Tuner> make_tuner(const TuneCommandOptions& o, const Task& task, Database& db, const Target& target) {
+  if (o.tuner == "random") return std::make_unique<RandomTuner>(*task.space, o.seed);
+  if (o.tuner == "grid") return std::make_unique<GridTuner>(*task.space);
+  user_check(o.tuner == "xgb") << "unknown tuner '" << o.tuner << "' (expected xgb, random or grid)";
+  XGBTunerOptions xo;
+  xo.seed = o.seed;
+  xo.batch_size = o.batch;
+  const Task* tp = &task;
+  XGBoostRanker::Options mo;
+  mo.seed = o.seed;
+  mo.nthread = 1;  // more would leave OpenMP threads behind, and the builder forks
+  auto tuner = std::make_unique<XGBTuner>(
+      *task.space, [tp](const Config& c) { return features_of(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
+  // Transfer: records of earlier tasks of the same op warm-start the model.
+  std::map<std::string, std::vector<Database::Record>> by_task;
+  for (auto& rec : db.records_of_op(task.op, task.target, task.key())) by_task[rec.workload].push_back(rec);
+  int group = 1;
+  for (auto& [workload, recs] : by_task) {
+    Task other = make_task(workload, target, /*with_reference=*/false);
+    double best = 0;
+    for (auto& r : recs) best = std::max(best, r.gflops);
+    if (best <= 0) continue;
+    std::vector<FeatureVector> x;
+    std::vector<float> y;
+    for (auto& r : recs) {
+      try {
+        x.push_back(features_of(other, other.space->from_json(r.config)));
+        y.push_back(static_cast<float>(r.gflops / best));
+      } catch (const UserError&) {
+        // a record of an older template version, or a config it rejects
+      }
+    }
+    tuner->add_transfer_data(x, y, group++);
+  }
+  return tuner;
+}
+
+int run_tune(const TuneCommandOptions& o) {
+  user_check(o.trials > 0) << "--trials must be a positive number of measured configs";
+  Target target = o.target.empty() ? Target::host() : Target::parse(o.target);
+  user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
+                               << "' is not this machine's (remote devices come with --pool)";
+  auto db = Database::open(o.db);
+  // Build every task before the builder forks (no threads may exist then).
+  std::vector<Task> tasks;
+  for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
+  MeasureOptions mo;
+  mo.repeat = o.repeat;
+  mo.min_repeat_ms = o.min_repeat_ms;
+  mo.run_timeout_s = o.timeout_s;
+  const bool tty = isatty(STDERR_FILENO);
+  int exit_code = 0;
+  for (const Task& task : tasks) {
+    auto tuner = make_tuner(o, task, *db, target);
+    LocalBuilderOptions bo;
+    bo.timeout_s = o.build_timeout_s;
+    LocalBuilder builder(bo);
+    LocalRunner runner(mo);
+    TuneOptions to;
+    to.trials = o.trials;
+    to.batch = o.batch;
+    to.early_stop = o.early_stop;
+    auto progress = [&](const TuneProgress& p) {
+      std::ostringstream line;
+      line << task.workload << ": " << p.done << "/" << p.total << " trials, " << p.errors << " errors, best "
+           << std::fixed << std::setprecision(1) << p.best_gflops << " GFLOP/s, ETA " << format_eta(p.eta_s);
+      if (tty)
+        std::cerr << "\r\033[K" << line.str() << std::flush;
+      else
+        std::cerr << line.str() << "\n";
+    };
+    TuneResult r = tune_task(task, *tuner, builder, runner, *db, to, progress);
+    if (tty) std::cerr << "\n";
+    if (o.json) {
+      nlohmann::json j;
+      j["workload"] = r.workload;
+      j["target"] = task.target;
+      j["best_gflops"] = r.best_gflops;
+      j["best_config"] = r.best_config;
+      j["trials"] = r.trials;
+      j["new_trials"] = r.new_trials;
+      j["errors"] = r.errors;
+      j["seconds"] = {{"build", r.timing.build_s}, {"run", r.timing.run_s}, {"search", r.timing.search_s},
+                      {"total", r.timing.elapsed_s}};
+      std::cout << j.dump() << std::endl;
+    } else {
+      std::cout << r.workload << "\n  trials " << r.trials << " (" << r.new_trials << " new), errors " << r.errors
+                << "\n  best " << std::fixed << std::setprecision(1) << r.best_gflops << " GFLOP/s: "
+                << (r.best_config.is_null() ? std::string("none ran correctly") : r.best_config.dump()) << "\n";
+    }
+    if (r.best_config.is_null()) exit_code = 1;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+Handler add_tune_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("tune", "tune workloads on this machine and store every measurement");
+  auto o = std::make_shared<TuneCommandOptions>();
+  sub->add_option("workloads", o->workloads, "workload strings")->required();
+  sub->add_option("--trials", o->trials, "measured configs per workload, earlier runs included")->required();
+  sub->add_option("--tuner", o->tuner, "xgb (default), random or grid");
+  sub->add_option("--db", o->db, "tuning database (default kiln.db)");
+  sub->add_option("--target", o->target, "target string (default: this machine)");
+  sub->add_option("--batch", o->batch, "candidates per batch (default 64)")->check(CLI::Range(1, 4096));
+  sub->add_option("--seed", o->seed, "random seed (same seed, same proposals)");
+  sub->add_option("--early-stop", o->early_stop, "stop after N trials without improvement (0: never)")
+      ->check(CLI::Range(0, 1 << 30));
+  sub->add_flag("--json", o->json, "print one JSON object per workload");
+  sub->add_option("--repeat", o->repeat, "measurements per candidate (default 3)")->check(CLI::Range(1, 1000));
+  sub->add_option("--min-repeat-ms", o->min_repeat_ms, "minimum time of one measurement (default 50)")
+      ->check(CLI::Range(0.0, 1e5));
+  sub->add_option("--timeout", o->timeout_s, "seconds a candidate may run (default 10)")->check(CLI::Range(0.01, 1e5));
+  sub->add_option("--build-timeout", o->build_timeout_s, "seconds a candidate may compile (default 20)")
+      ->check(CLI::Range(0.1, 1e5));
+  return [o]() { return run_tune(*o); };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,545 @@
+// Feature extraction: one walk over the statement tree records, for every
+// Store, the loop path above it; the hottest store's accesses are then
+// analysed as affine functions of its loop variables (features.h gives the
+// layout).
+#include "costmodel/features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "compute/analyzer.h"
+#include "compute/error.h"
+#include "compute/ir_functor.h"
+
+namespace kiln {
+
+float feature_log(double x) { return static_cast<float>(std::log2(1.0 + std::fabs(x))); }
+
+namespace {
+
+using namespace features;
+
+constexpr double kCacheLine = 64;
+constexpr double kL1Bytes = 32 * 1024;
+constexpr double kL2Bytes = 1024 * 1024;
+
+struct Loop {
+  const VarNode* var;
+  int64_t extent;
+  ForKind kind;
+};
+
+// One buffer access: its flat index as sum(coef[level] * loop var) + rest.
+struct Access {
+  const VarNode* buffer;
+  int bytes;
+  std::vector<double> coef;  // per loop level of the path (outermost first)
+};
+
+struct StoreRecord {
+  std::vector<Loop> path;
+  double executions = 1;
+  std::vector<Access> accesses;  // [0] the store itself, then the loads in order of appearance
+  std::vector<bool> guarded;     // per loop level: an enclosing if-condition uses its variable
+  int guards = 0;                // enclosing if-conditions
+  int arith_ops = 0;
+  int loads = 0;
+};
+
+int kind_slot(ForKind k) {
+  switch (k) {
+    case ForKind::kSerial:
+      return 0;
+    case ForKind::kParallel:
+    case ForKind::kThreadBinding:
+      return 1;
+    case ForKind::kVectorized:
+      return 2;
+    case ForKind::kUnrolled:
+      return 3;
+  }
+  return 0;
+}
+
+class Collector {
+ public:
+  explicit Collector(const LoweredFunc& f) {
+    for (auto& a : f.args) elem_bytes_[a.data.node()] = a.dtype.bytes();
+    stmt(f.body);
+  }
+
+  bool found = false;
+  StoreRecord hottest;
+  double all_executions = 0;
+  int num_stores = 0;
+  int loop_kinds[4] = {0, 0, 0, 0};
+  double local_bytes = 0, global_bytes = 0;
+
+ private:
+  void stmt(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s->kind()) {
+      case NodeKind::For: {
+        auto* op = s.as<ForNode>();
+        int64_t ext = extent_of(op->extent);
+        analyzer_.bind(op->loop_var, Range(op->min, op->extent));
+        ++loop_kinds[kind_slot(op->for_kind)];
+        depth_[op->loop_var.node()] = static_cast<int>(path_.size());
+        path_.push_back(Loop{op->loop_var.node(), ext, op->for_kind});
+        stmt(op->body);
+        path_.pop_back();
+        depth_.erase(op->loop_var.node());
+        return;
+      }
+      case NodeKind::Allocate: {
+        auto* op = s.as<AllocateNode>();
+        double n = op->dtype.bytes() * op->dtype.lanes;
+        for (auto& e : op->extents) n *= static_cast<double>(extent_of(e));
+        (op->scope == MemScope::kGlobal ? global_bytes : local_bytes) += n;
+        elem_bytes_[op->buffer.node()] = op->dtype.bytes();
+        stmt(op->body);
+        return;
+      }
+      case NodeKind::Store:
+        store(s.as<StoreNode>());
+        return;
+      case NodeKind::Seq:
+        for (auto& c : s.as<SeqNode>()->seq) stmt(c);
+        return;
+      case NodeKind::IfThenElse: {
+        auto* op = s.as<IfThenElseNode>();
+        guards_.push_back(op->condition);
+        stmt(op->then_case);
+        stmt(op->else_case);
+        guards_.pop_back();
+        return;
+      }
+      case NodeKind::LetStmt: {
+        auto* op = s.as<LetStmtNode>();
+        lets_[op->var.node()] = op->value;
+        stmt(op->body);
+        lets_.erase(op->var.node());
+        return;
+      }
+      case NodeKind::AttrStmt:
+        stmt(s.as<AttrStmtNode>()->body);
+        return;
+      case NodeKind::Realize:
+        stmt(s.as<RealizeNode>()->body);
+        return;
+      default:  // Evaluate, Barrier, TensorIntrinCall, Provide: nothing to count
+        return;
+    }
+  }
+
+  int64_t extent_of(const Expr& e) {
+    int64_t v;
+    if (as_const_int(e, &v)) return std::max<int64_t>(v, 1);
+    ConstIntBound b = analyzer_.const_int_bound(e);
+    if (b.max_value == ConstIntBound::kPosInf || b.max_value < 1) return 1;
+    return b.max_value;
+  }
+
+  int bytes_of(const Var& buffer, DType fallback) const {
+    auto it = elem_bytes_.find(buffer.node());
+    return it != elem_bytes_.end() ? it->second : fallback.bytes();
+  }
+
+  void store(const StoreNode* op) {
+    ++num_stores;
+    double executions = 1;
+    for (auto& l : path_) executions *= static_cast<double>(l.extent);
+    all_executions += executions;
+    StoreRecord r;
+    r.executions = executions;
+    r.accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->value.dtype()), op->index));
+    scan(op->value, &r);
+    bool better = !found || executions > hottest.executions ||
+                  (executions == hottest.executions && r.loads > hottest.loads);
+    if (!better) return;
+    r.path = path_;
+    r.guards = static_cast<int>(guards_.size());
+    r.guarded.assign(path_.size(), false);
+    for (auto& cond : guards_)
+      for (size_t l = 0; l < path_.size(); ++l) r.guarded[l] = r.guarded[l] || uses_var(cond, path_[l].var);
+    hottest = std::move(r);
+    found = true;
+  }
+
+  Access access(const Var& buffer, int bytes, const Expr& index) {
+    Access a{buffer.node(), bytes, std::vector<double>(path_.size(), 0.0)};
+    linear(index, 1.0, &a.coef, 0);
+    return a;
+  }
+
+  // Loads and arithmetic of a stored value (not of load indices).
+  void scan(const Expr& e, StoreRecord* r) {
+    if (!e.defined()) return;
+    NodeKind k = e->kind();
+    if (k == NodeKind::Load) {
+      auto* op = e.as<LoadNode>();
+      ++r->loads;
+      r->accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->dtype), op->index));
+      return;
+    }
+    if (is_binary_kind(k)) {
+      auto* op = static_cast<const BinaryNode*>(e.get());
+      ++r->arith_ops;
+      scan(op->a, r);
+      scan(op->b, r);
+      return;
+    }
+    switch (k) {
+      case NodeKind::Not:
+        scan(e.as<NotNode>()->a, r);
+        return;
+      case NodeKind::Select: {
+        auto* op = e.as<SelectNode>();
+        scan(op->condition, r);
+        scan(op->true_value, r);
+        scan(op->false_value, r);
+        return;
+      }
+      case NodeKind::Cast:
+        scan(e.as<CastNode>()->value, r);
+        return;
+      case NodeKind::Call:
+        ++r->arith_ops;
+        for (auto& a : e.as<CallNode>()->args) scan(a, r);
+        return;
+      case NodeKind::Broadcast:
+        scan(e.as<BroadcastNode>()->value, r);
+        return;
+      case NodeKind::Let: {
+        auto* op = e.as<LetNode>();
+        scan(op->value, r);
+        lets_[op->var.node()] = op->value;
+        scan(op->body, r);
+        lets_.erase(op->var.node());
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  // Adds scale * (the linear part of e in the path's loop variables) to
+  // coef. Non-affine parts are approximated: floordiv by c scales by 1/c,
+  // floormod by c drops coefficients that are multiples of c, min/max and
+  // select follow their non-constant / true operand.
+  void linear(const Expr& e, double scale, std::vector<double>* coef, int let_depth) {
+    if (!e.defined() || let_depth > 16) return;
+    switch (e->kind()) {
+      case NodeKind::Var: {
+        auto* v = e.as<VarNode>();
+        auto d = depth_.find(v);
+        if (d != depth_.end()) {
+          (*coef)[d->second] += scale;
+          return;
+        }
+        auto l = lets_.find(v);
+        if (l != lets_.end()) linear(l->second, scale, coef, let_depth + 1);
+        return;
+      }
+      case NodeKind::Add: {
+        auto* op = e.as<AddNode>();
+        linear(op->a, scale, coef, let_depth);
+        linear(op->b, scale, coef, let_depth);
+        return;
+      }
+      case NodeKind::Sub: {
+        auto* op = e.as<SubNode>();
+        linear(op->a, scale, coef, let_depth);
+        linear(op->b, -scale, coef, let_depth);
+        return;
+      }
+      case NodeKind::Mul: {
+        auto* op = e.as<MulNode>();
+        int64_t c;
+        if (as_const_int(op->b, &c)) {
+          linear(op->a, scale * static_cast<double>(c), coef, let_depth);
+        } else if (as_const_int(op->a, &c)) {
+          linear(op->b, scale * static_cast<double>(c), coef, let_depth);
+        }
+        return;
+      }
+      case NodeKind::Div:
+      case NodeKind::FloorDiv: {
+        auto* op = static_cast<const BinaryNode*>(e.get());
+        int64_t c;
+        if (as_const_int(op->b, &c) && c != 0) linear(op->a, scale / static_cast<double>(c), coef, let_depth);
+        return;
+      }
+      case NodeKind::Mod:
+      case NodeKind::FloorMod: {
+        auto* op = static_cast<const BinaryNode*>(e.get());
+        int64_t c;
+        if (!as_const_int(op->b, &c) || c == 0) return;
+        std::vector<double> inner(coef->size(), 0.0);
+        linear(op->a, 1.0, &inner, let_depth);
+        for (size_t i = 0; i < inner.size(); ++i) {
+          double q = inner[i] / static_cast<double>(c);
+          if (q != std::floor(q)) (*coef)[i] += scale * inner[i];
+        }
+        return;
+      }
+      case NodeKind::Min:
+      case NodeKind::Max: {
+        auto* op = static_cast<const BinaryNode*>(e.get());
+        linear(as_const_int(op->a) ? op->b : op->a, scale, coef, let_depth);
+        return;
+      }
+      case NodeKind::Select:
+        linear(e.as<SelectNode>()->true_value, scale, coef, let_depth);
+        return;
+      case NodeKind::Cast:
+        linear(e.as<CastNode>()->value, scale, coef, let_depth);
+        return;
+      case NodeKind::Ramp:
+        linear(e.as<RampNode>()->base, scale, coef, let_depth);
+        return;
+      case NodeKind::Broadcast:
+        linear(e.as<BroadcastNode>()->value, scale, coef, let_depth);
+        return;
+      case NodeKind::Let: {
+        auto* op = e.as<LetNode>();
+        lets_[op->var.node()] = op->value;
+        linear(op->body, scale, coef, let_depth);
+        lets_.erase(op->var.node());
+        return;
+      }
+      default:  // constants, loads (indirect indices), anything non-affine
+        return;
+    }
+  }
+
+  std::vector<Loop> path_;
+  std::vector<Expr> guards_;
+  std::unordered_map<const VarNode*, int> depth_;
+  std::unordered_map<const VarNode*, Expr> lets_;
+  std::unordered_map<const VarNode*, int> elem_bytes_;
+  Analyzer analyzer_;
+};
+
+// The buffers of the hottest store in slot order (features.h).
+struct BufferSlot {
+  const Access* first;  // defines the index
+  int accesses;         // per innermost iteration
+};
+
+std::vector<BufferSlot> buffer_slots(const StoreRecord& r) {
+  std::vector<BufferSlot> slots;
+  for (auto& a : r.accesses) {
+    auto it = std::find_if(slots.begin(), slots.end(), [&](const BufferSlot& s) { return s.first->buffer == a.buffer; });
+    if (it != slots.end()) {
+      ++it->accesses;
+    } else if (static_cast<int>(slots.size()) < kBuffers) {
+      slots.push_back(BufferSlot{&a, 1});
+    }
+  }
+  return slots;
+}
+
+struct Footprint {
+  double elements = 1;  // distinct elements
+  double lines = 1;     // distinct cache lines
+};
+
+// Distinct elements and cache lines an access touches while the loops at
+// levels >= from vary. Loops with equal strides overlap (i + r in a
+// convolution); a smaller stride inside a larger span interleaves.
+Footprint footprint(const Access& a, const std::vector<Loop>& path, size_t from) {
+  std::vector<std::pair<double, double>> groups;  // (stride, extent)
+  for (size_t l = from; l < path.size(); ++l) {
+    double c = std::fabs(a.coef[l]), e = static_cast<double>(path[l].extent);
+    if (c == 0 || e <= 1) continue;
+    if (c < 1) {  // floordiv: the index moves every 1/c iterations
+      e = std::floor(c * (e - 1)) + 1;
+      c = 1;
+    }
+    groups.emplace_back(c, e);
+  }
+  std::sort(groups.begin(), groups.end());
+  Footprint f;
+  double span = 1, run = 1;
+  bool dense = true;
+  for (size_t i = 0; i < groups.size();) {
+    double c = groups[i].first, e = groups[i].second;
+    for (++i; i < groups.size() && groups[i].first == c; ++i) e += groups[i].second - 1;
+    double new_span = span + c * (e - 1);
+    if (dense && c <= span) {
+      f.elements = new_span;
+      run = new_span;
+    } else {
+      f.elements = c >= span ? f.elements * e : std::min(f.elements * e, new_span);
+      dense = false;
+    }
+    span = new_span;
+  }
+  double per_line = std::max(1.0, kCacheLine / a.bytes);
+  double blocks = f.elements / run;
+  f.lines = std::min(blocks * std::ceil(run / per_line), std::ceil(span / per_line) + 1);
+  f.lines = std::max(1.0, std::min(f.lines, f.elements));
+  return f;
+}
+
+}  // namespace
+
+FeatureVector extract_features(const LoweredFunc& f) {
+  FeatureVector out(kFeatureLength, 0.0f);
+  Collector c(f);
+  if (!c.found) return out;
+  const StoreRecord& r = c.hottest;
+  const std::vector<Loop>& path = r.path;
+  const int n = static_cast<int>(path.size());
+  std::vector<BufferSlot> bufs = buffer_slots(r);
+  float* g = out.data() + kGlobalOffset;
+
+  // Iterations of one run of the loop at each level (inner product).
+  std::vector<double> inner(n + 1, 1.0);
+  for (int l = n - 1; l >= 0; --l) inner[l] = inner[l + 1] * static_cast<double>(path[l].extent);
+
+  int fit_l1 = 0, fit_l2 = 0;
+  bool in_l1 = true, in_l2 = true;
+  double outer = 1;
+  std::vector<double> working_set(n, 0.0);
+  for (int l = n - 1; l >= 0; --l) {
+    for (auto& b : bufs) working_set[l] += footprint(*b.first, path, l).elements * b.first->bytes;
+    in_l1 = in_l1 && working_set[l] <= kL1Bytes;
+    in_l2 = in_l2 && working_set[l] <= kL2Bytes;
+    fit_l1 += in_l1;
+    fit_l2 += in_l2;
+  }
+  for (int l = 0; l < n; ++l) {
+    outer *= static_cast<double>(path[l].extent);
+    int slot = n - 1 - l;
+    if (slot >= kLoopSlots) continue;
+    float* p = out.data() + loop_offset(slot);
+    p[0] = 1;
+    p[1] = feature_log(static_cast<double>(path[l].extent));
+    p[2] = static_cast<float>(l);
+    p[3 + kind_slot(path[l].kind)] = 1;
+    p[7] = feature_log(inner[l]);
+    p[8] = feature_log(outer);
+    p[9] = feature_log(working_set[l]);
+    p[10] = r.guarded[l] ? 1.0f : 0.0f;
+    for (size_t b = 0; b < bufs.size(); ++b) {
+      float* q = out.data() + buffer_offset(slot, static_cast<int>(b));
+      const Access& a = *bufs[b].first;
+      Footprint fp = footprint(a, path, l);
+      double count = bufs[b].accesses * inner[l];
+      q[0] = feature_log(a.coef[l]);
+      q[1] = feature_log(fp.elements * a.bytes);
+      q[2] = feature_log(fp.lines);
+      q[3] = feature_log(count);
+      q[4] = feature_log(count / fp.elements);
+    }
+  }
+
+  // Products over loops of a kind; 0 when there is none.
+  double parallel = 0, unrolled = 0, tile = 0;
+  auto times = [](double acc, double e) { return acc == 0 ? e : acc * e; };
+  int vec_level = -1;
+  bool in_tile = true;
+  for (int l = n - 1; l >= 0; --l) {
+    ForKind k = path[l].kind;
+    double e = static_cast<double>(path[l].extent);
+    if (k == ForKind::kParallel || k == ForKind::kThreadBinding) parallel = times(parallel, e);
+    if (k == ForKind::kUnrolled) unrolled = times(unrolled, e);
+    if (k == ForKind::kVectorized && vec_level < 0) vec_level = l;
+    in_tile = in_tile && (k == ForKind::kUnrolled || k == ForKind::kVectorized);
+    if (in_tile) tile = times(tile, e);
+  }
+  // Bytes brought into a cache of `fit` innermost loops' capacity: the
+  // lines the fitting loops touch, once per entry of the outermost of them;
+  // every access when not even the innermost loop fits.
+  auto traffic = [&](int fit) {
+    double total = 0;
+    int level = n - fit;
+    for (auto& b : bufs) {
+      if (fit == 0) {
+        total += b.accesses * inner[0] * b.first->bytes;
+      } else {
+        total += r.executions / inner[level] * footprint(*b.first, path, level).lines * kCacheLine;
+      }
+    }
+    return total;
+  };
+  // Vector lanes of the innermost loop: its extent when vectorized, up to one
+  // 64-byte vector when LLVM can vectorize it (all strides 0 or 1).
+  double lanes = 1;
+  if (n > 0 && !bufs.empty()) {
+    const Loop& in = path[n - 1];
+    bool unit = true;
+    for (auto& b : bufs) unit = unit && std::fabs(b.first->coef[n - 1]) <= 1;
+    if (in.kind == ForKind::kVectorized) {
+      lanes = static_cast<double>(in.extent);
+    } else if (unit && in.kind != ForKind::kParallel && in.kind != ForKind::kThreadBinding) {
+      lanes = std::min(static_cast<double>(in.extent), std::max(1.0, kCacheLine / bufs[0].first->bytes));
+    }
+  }
+  g[0] = feature_log(r.executions);
+  g[1] = static_cast<float>(n);
+  g[2] = feature_log(c.all_executions);
+  g[3] = feature_log(c.all_executions - r.executions);
+  g[4] = static_cast<float>(c.num_stores);
+  for (int k = 0; k < 4; ++k) g[5 + k] = static_cast<float>(c.loop_kinds[k]);
+  g[9] = feature_log(parallel);
+  g[10] = n > 0 && kind_slot(path[0].kind) == 1 ? 1.0f : 0.0f;
+  g[11] = vec_level >= 0 ? feature_log(static_cast<double>(path[vec_level].extent)) : 0.0f;
+  g[12] = n > 0 && path[n - 1].kind == ForKind::kVectorized ? 1.0f : 0.0f;
+  g[13] = feature_log(unrolled);
+  g[14] = feature_log(tile);
+  g[15] = feature_log(c.local_bytes);
+  g[16] = feature_log(c.global_bytes);
+  g[17] = static_cast<float>(r.arith_ops);
+  g[18] = static_cast<float>(r.loads);
+  g[19] = static_cast<float>(fit_l1);
+  g[20] = static_cast<float>(fit_l2);
+  g[21] = feature_log(std::max(0, n - kLoopSlots));
+  g[22] = feature_log(traffic(fit_l1));
+  g[23] = feature_log(traffic(fit_l2));
+  g[24] = feature_log(r.executions / lanes);
+  // The register tile: the innermost run of vectorized / unrolled loops.
+  int run = n;
+  while (run > 0 && (path[run - 1].kind == ForKind::kVectorized || path[run - 1].kind == ForKind::kUnrolled)) --run;
+  double run_elements = 0;
+  for (auto& b : bufs) run_elements += footprint(*b.first, path, run).elements;
+  if (!bufs.empty()) {
+    const Access& st = *bufs[0].first;
+    double acc = footprint(st, path, run).elements;
+    g[25] = feature_log(acc);
+    g[26] = feature_log(std::ceil(acc * st.bytes / kCacheLine));
+    g[27] = feature_log(inner[run] * bufs.size() / run_elements);
+  }
+  g[28] = static_cast<float>(r.guards);
+  g[29] = n > 0 && r.guarded[n - 1] ? 1.0f : 0.0f;
+  g[30] = feature_log(r.executions / lanes / std::max(1.0, parallel));
+  if (!bufs.empty()) {
+    double per_vector = std::max(1.0, kCacheLine / bufs[0].first->bytes);
+    g[31] = static_cast<float>(lanes / (std::ceil(lanes / per_vector) * per_vector));
+  }
+  for (size_t b = 0; b < bufs.size(); ++b) {
+    float* q = g + kGlobalBufferOffset + b * kGlobalBufferStride;
+    const Access& a = *bufs[b].first;
+    q[0] = feature_log(footprint(a, path, 0).elements * a.bytes);
+    q[1] = feature_log(bufs[b].accesses * inner[0]);
+    if (vec_level >= 0) {
+      double s = std::fabs(a.coef[vec_level]);
+      q[s == 0 ? 2 : s == 1 ? 3 : 4] = 1;
+    }
+    // Reuse carried by the innermost loop the access does not depend on.
+    for (int l = n - 1; l >= 0; --l) {
+      if (a.coef[l] != 0 || path[l].extent <= 1) continue;
+      q[5] = feature_log(inner[l + 1]);
+      q[6] = feature_log(l + 1 < n ? working_set[l + 1] : 0.0);
+      q[7] = feature_log(static_cast<double>(path[l].extent));
+      break;
+    }
+    q[8] = feature_log(footprint(a, path, run).elements);
+  }
+  return out;
+}
+
+}  // namespace kiln

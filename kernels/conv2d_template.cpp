@@ -1,0 +1,276 @@
+#include "kernels/conv2d_template.h"
+
+#include <algorithm>
+
+#include "compute/error.h"
+#include "compute/expr_ops.h"
+#include "kernels/conv2d.h"
+#include "kernels/template_util.h"
+
+namespace kiln {
+
+namespace {
+
+// Band loops: 0 = n, 1 = ko, 2 = oho, 3 = ohm, 4 = owo.
+const std::vector<std::vector<int64_t>>& band_orders() {
+  static const std::vector<std::vector<int64_t>> orders = {
+      {0, 1, 2, 3, 4},  // channel blocks outer: the weights of a block stay in cache
+      {0, 2, 1, 3, 4},  // row blocks outer: their input rows stay in cache
+      {0, 2, 3, 1, 4},  // rows, then channel blocks
+      {0, 2, 3, 4, 1},  // all channel blocks of one register tile position
+      {1, 0, 2, 3, 4},  // channel blocks outside the batch
+  };
+  return orders;
+}
+
+// Reduction loops: 0 = c/cb, 1 = r, 2 = s, 3 = c%cb.
+const std::vector<std::vector<int64_t>>& reduce_orders() {
+  static const std::vector<std::vector<int64_t>> orders = {
+      {0, 1, 2, 3},  // oneDNN: channel block, taps, channels of the block
+      {0, 3, 1, 2},  // channels, then taps
+      {1, 2, 0, 3},  // taps outermost
+      {0, 1, 3, 2},  // kernel width innermost
+      {1, 0, 2, 3},  // kernel rows outermost
+      {1, 0, 3, 2},  // kernel rows outermost, kernel width innermost
+  };
+  return orders;
+}
+
+const std::vector<int64_t> kTileRows = {1, 2, 3, 4};
+
+std::vector<int64_t> tile_cols(int64_t OW) {
+  std::vector<int64_t> w = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32};
+  for (int64_t d : block_candidates(OW, 32)) w.push_back(d);
+  return capped_candidates(OW, w);
+}
+
+}  // namespace
+
+std::shared_ptr<ConfigSpace> conv2d_space(const OpInstance& op, const CpuInfo& cpu) {
+  ConvShape c = conv_shape(op);
+  int lanes = vector_lanes(cpu, accumulator_type(op.dtype));
+  auto s = std::make_shared<ConfigSpace>();
+  std::vector<int64_t> cb = block_candidates(c.C, 64);
+  cb.push_back(c.C);
+  s->define_annotate("layout", {"nchw", "nchwc"});
+  s->define_split_levels("tile_k", c.K, {vector_tile_candidates(c.K, lanes)});
+  s->define_split_levels("tile_c", c.C, {cb});
+  s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, kTileRows)});
+  s->define_split_levels("tile_ow", c.OW, {tile_cols(c.OW)});
+  s->define_reorder("order", band_orders());
+  s->define_choice("acc_at", {1, 2, 3, 4});
+  s->define_reorder("reduce_order", reduce_orders());
+  s->define_annotate("unroll_kw", {"none", "unroll"});
+  s->define_choice("parallel", {0, 1, 2, 3});
+  s->define_choice("data_at", {-1, 0, 1, 2});
+  s->define_choice("weight_at", {-1, 0});
+  s->define_annotate("out_vec", {"none", "k", "ow"});
+  return s;
+}
+
+Config conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+  ConvShape c = conv_shape(op);
+  int lanes = vector_lanes(cpu, accumulator_type(op.dtype));
+  int64_t kb = c.K % (2 * lanes) == 0 ? 2 * lanes : lanes;
+  if (c.K < kb) kb = c.K;
+  // Widest column block (at most 14) that divides OW and keeps the
+  // accumulator tile within the vector registers (but four).
+  const int64_t acc_regs = vector_registers(cpu) - 4;
+  int64_t regs_per_col = (kb + lanes - 1) / lanes;
+  int64_t owb = 1;
+  for (int64_t b = std::min<int64_t>(14, c.OW); b >= 1; --b)
+    if (c.OW % b == 0 && b * regs_per_col <= acc_regs) {
+      owb = b;
+      break;
+    }
+  if (owb < 4) owb = std::min<int64_t>(c.OW, std::max<int64_t>(1, acc_regs / regs_per_col));
+  nlohmann::json j;
+  j["layout"] = "nchw";
+  j["tile_k"] = nearest_split(space, "tile_k", {kb});
+  // Channel blocks of 16 (oneDNN's block), reduced as: block, taps, channels of the block.
+  j["tile_c"] = nearest_split(space, "tile_c", {16});
+  j["tile_oh"] = nearest_split(space, "tile_oh", {1, 1});
+  j["tile_ow"] = nearest_split(space, "tile_ow", {owb});
+  j["order"] = band_orders()[0];
+  j["acc_at"] = 4;
+  j["reduce_order"] = reduce_orders()[0];
+  j["unroll_kw"] = "none";
+  j["parallel"] = cpu.num_threads > 1 ? 3 : 0;
+  j["data_at"] = -1;
+  j["weight_at"] = -1;
+  j["out_vec"] = "none";
+  return space.make(j);
+}
+
+Conv2dParams conv2d_decode(const Config& c) {
+  Conv2dParams p;
+  p.packed_data = c.annotate("layout") == "nchwc";
+  p.tile_k = c.split("tile_k");
+  p.tile_c = c.split("tile_c");
+  p.tile_oh = c.split("tile_oh");
+  p.tile_ow = c.split("tile_ow");
+  p.order = c.reorder("order");
+  p.acc_at = static_cast<int>(c.choice("acc_at"));
+  p.reduce_order = c.reorder("reduce_order");
+  p.unroll_kw = c.annotate("unroll_kw") == "unroll";
+  p.parallel = static_cast<int>(c.choice("parallel"));
+  p.data_at = static_cast<int>(c.choice("data_at"));
+  p.weight_at = static_cast<int>(c.choice("weight_at"));
+  p.out_vec = c.annotate("out_vec");
+  return p;
+}
+
+ScheduledOp conv2d_apply(const OpInstance& op, const Config& cfg) {
+  return conv2d_template_schedule(op, conv2d_decode(cfg));
+}
+
+ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p) {
+  user_check(op.op == "conv2d") << "the conv2d template cannot schedule op '" << op.op << "'";
+  user_check(p.tile_k.size() == 2 && p.tile_c.size() == 2 && p.tile_oh.size() == 3 && p.tile_ow.size() == 2 &&
+             p.order.size() == 5 && p.reduce_order.size() == 4)
+      << "conv2d template: tile_k, tile_c, tile_ow need 2 factors, tile_oh 3, order 5 loops, reduce_order 4";
+  const int64_t kb = p.tile_k[1], cb = p.tile_c[1], ohm = p.tile_oh[1], ohi = p.tile_oh[2], owi = p.tile_ow[1];
+  user_check(kb > 0 && cb > 0 && ohm > 0 && ohi > 0 && owi > 0) << "conv2d template: tile sizes must be positive";
+  std::vector<int64_t> sorted = p.reduce_order;
+  std::sort(sorted.begin(), sorted.end());
+  user_check(sorted == std::vector<int64_t>({0, 1, 2, 3}))
+      << "conv2d template: reduce_order must be a permutation of 0..3";
+  ConvShape s = conv_shape(op);
+  DType acc = accumulator_type(op.dtype);
+  const Tensor& data = op.inputs[0];
+  const Tensor& weight = op.inputs[1];
+  const int64_t KB = (s.K + kb - 1) / kb, CB = (s.C + cb - 1) / cb;
+  const int ikb = static_cast<int>(kb), icb = static_cast<int>(cb);
+  const int iK = static_cast<int>(s.K), iC = static_cast<int>(s.C);
+
+  // weight_pack[ko, <co, r, s, ci in the reduction's loop order>, ki] =
+  // W[ko*kb + ki, co*cb + ci, r, s], zero past K and C: the reduction reads
+  // the weights contiguously whatever its loop order.
+  const std::vector<int64_t> red_extent = {CB, s.R, s.S, cb};
+  std::vector<Expr> wshape = {KB};
+  for (int64_t r : p.reduce_order) wshape.push_back(red_extent.at(static_cast<size_t>(r)));
+  wshape.push_back(kb);
+  Tensor wpack = compute(
+      wshape,
+      [&](const std::vector<Var>& v) {
+        Expr red[4];
+        for (size_t i = 0; i < 4; ++i) red[p.reduce_order[i]] = v[i + 1];
+        Expr k = v[0] * ikb + v[5], c = red[0] * icb + red[3];
+        Expr w = weight(s.K % kb ? min(k, iK - 1) : k, s.C % cb ? min(c, iC - 1) : c, red[1], red[2]);
+        Expr inside;
+        if (s.K % kb) inside = k < iK;
+        if (s.C % cb) inside = inside.defined() ? (inside && c < iC) : (c < iC);
+        return inside.defined() ? select(inside, w, make_zero(op.dtype)) : w;
+      },
+      "weight_pack", "pack");
+
+  // The data as the reduction reads it: D(n, co, ci, h, w) in padded coordinates.
+  Tensor dstage;  // the data stage (undefined when the kernel reads `data` directly)
+  std::function<Expr(Expr, Expr, Expr, Expr, Expr)> D;
+  if (p.packed_data) {
+    const int pd = static_cast<int>(s.pad);
+    dstage = compute(
+        {s.N, CB, s.H + 2 * s.pad, s.W + 2 * s.pad, cb},
+        [&](const std::vector<Var>& v) {
+          Expr c = v[1] * icb + v[4], h = v[2], w = v[3];
+          Expr inside;
+          auto both = [&](Expr a) { inside = inside.defined() ? (inside && a) : a; };
+          if (s.pad > 0) both(h >= pd && h < static_cast<int>(s.H + pd) && w >= pd && w < static_cast<int>(s.W + pd));
+          if (s.C % cb) both(c < iC);
+          Expr hh = s.pad ? min(max(h - pd, 0), static_cast<int>(s.H - 1)) : h;
+          Expr ww = s.pad ? min(max(w - pd, 0), static_cast<int>(s.W - 1)) : w;
+          Expr val = data(v[0], s.C % cb ? min(c, iC - 1) : c, hh, ww);
+          return inside.defined() ? select(inside, val, make_zero(op.dtype)) : val;
+        },
+        "data_pack", "pack");
+    D = [&](Expr n, Expr co, Expr ci, Expr h, Expr w) { return dstage(n, co, h, w, ci); };
+  } else {
+    Tensor padded = pad_input(data, s, op.dtype);
+    if (s.pad > 0) dstage = padded;
+    // Channels past C read channel C-1; their packed weights are zero.
+    D = [&s, padded, icb, iC](Expr n, Expr co, Expr ci, Expr h, Expr w) {
+      Expr c = co * icb + ci;
+      return padded(n, s.C % icb ? min(c, iC - 1) : c, h, w);
+    };
+  }
+
+  IterVar rco = reduce_axis(static_cast<int>(CB), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
+          rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(icb, "rci");
+  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil);
+  Tensor conv_blocked = compute(
+      {s.N, KB, s.OH, s.OW, kb},
+      [&](const std::vector<Var>& v) {
+        Expr x = D(v[0], rco->var, rci->var, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl);
+        const IterVar red[4] = {rco, rr, rs, rci};
+        std::vector<Expr> widx = {v[1]};
+        for (int64_t r : p.reduce_order) widx.push_back(red[r]->var);
+        widx.push_back(v[4]);
+        return sum(cast(acc, x) * cast(acc, wpack(widx)), {rco, rr, rs, rci});
+      },
+      "conv_blocked", "conv2d");
+  Tensor out = compute(
+      {s.N, s.K, s.OH, s.OW},
+      [&](Var n, Var k, Var oh, Var ow) { return conv_blocked(n, floordiv(k, ikb), oh, ow, floormod(k, ikb)); }, "conv",
+      "unpack");
+
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& sc = *sch;
+  Stage so = sc[out];
+  auto ax = so.axis();
+  IterVar ko, ki, oho, ohr, ohm_l, ohi_l, owo, owi_l;
+  so.split(ax[1], kb, &ko, &ki);
+  so.split(ax[2], ohm * ohi, &oho, &ohr);
+  so.split(ohr, ohi, &ohm_l, &ohi_l);
+  so.split(ax[3], owi, &owo, &owi_l);
+  const bool vec_ow = p.out_vec == "ow";
+  std::vector<IterVar> inner = vec_ow ? std::vector<IterVar>{ki, ohi_l, owi_l} : std::vector<IterVar>{ohi_l, owi_l, ki};
+  LoopBand band(so, {ax[0], ko, oho, ohm_l, owo}, p.order, inner, p.parallel, true);
+  if (vec_ow) so.vectorize(owi_l);
+  if (p.out_vec == "k") so.vectorize(ki);
+  const int acc_pos = std::max(0, std::min(p.acc_at, band.size() - 1));
+
+  // The accumulator: register tiles of ohi x owi x kb, reduction outside them.
+  Stage sb = sc[conv_blocked];
+  sb.set_scope(MemScope::kLocal);
+  sb.compute_at(so, band.at(acc_pos));
+  auto bx = sb.axis();
+  auto br = sb.reduce_axis();
+  IterVar cho, chi, cwo, cwi;
+  sb.split(bx[2], ohi, &cho, &chi);
+  sb.split(bx[3], owi, &cwo, &cwi);
+  std::vector<IterVar> border{bx[0], bx[1], cho, cwo};
+  for (int64_t r : p.reduce_order) border.push_back(br.at(static_cast<size_t>(r)));
+  border.insert(border.end(), {chi, cwi, bx[4]});
+  sb.reorder(border);
+  sb.unroll(chi);
+  sb.unroll(cwi);
+  sb.vectorize(bx[4]);
+  if (p.unroll_kw) sb.unroll(br[2]);
+
+  Stage sw = sc[wpack];
+  if (p.weight_at < 0) {
+    auto wx = sw.axis();
+    IterVar f = sw.fuse(wx[0], wx[1]);
+    if (p.parallel > 0) sw.parallel(f);
+  } else {
+    sw.compute_at(so, band.at(std::min(band.position_of(1), acc_pos)));
+  }
+  sw.vectorize(sw.axis()[5]);
+
+  if (dstage.defined()) {
+    Stage sd = sc[dstage];
+    if (p.data_at < 0) {
+      auto dx = sd.axis();
+      IterVar f = sd.fuse(dx[0], dx[1]);
+      if (p.parallel > 0) sd.parallel(f);
+    } else {
+      sd.compute_at(so, band.at(std::min(p.data_at, acc_pos)));
+    }
+    if (p.packed_data) sd.vectorize(sd.axis()[4]);
+  }
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace kiln

@@ -1,0 +1,144 @@
+// The tuning database: one SQLite file holding every measurement record of
+// every task (DESIGN.md, "Tuning"). Tuning jobs append a batch of records in
+// one transaction; a killed job resumes from measured_indices(); records of
+// other workloads of the same op seed the cost model (records_of_op); the
+// library builder takes best(); JSON lines export/import share records
+// between machines.
+//
+// Storage (schema version 1, PRAGMA user_version; PRAGMA application_id
+// marks the file as kiln's):
+//   workloads(id, key UNIQUE "<workload> @ <target>", workload, op, target, flops)
+//   records(id, workload_id, config JSON text, config_index TEXT, samples_ms
+//           JSON array text, median_ms, gflops, error_kind, error_msg,
+//           device, target, compile_ms, timestamp, kiln_version)
+// config_index is stored as decimal TEXT: indices reach 2^64-1, past
+// SQLite's signed 64-bit INTEGER. Only equality is asked of it (resume,
+// duplicates), which TEXT serves as well as a number.
+//
+// Concurrency and durability: the file is in WAL mode with a busy timeout,
+// so several processes (tuning jobs) can read and write it at once; writers
+// take the lock up front (BEGIN IMMEDIATE) and queue. synchronous=NORMAL:
+// a COMMIT appends the transaction to the -wal file with write(2) before it
+// returns, and only checkpoints fsync. Data handed to write(2) lives in the
+// kernel's page cache, which outlives the process, so every committed batch
+// survives SIGKILL or a crash of the tuner; only a power loss or an OS crash
+// can roll back the last few commits (never corrupt the file).
+//
+// Opening never modifies a file that is not a kiln database: a non-SQLite
+// file, an SQLite file of another application and a file written by a newer
+// kiln (higher schema version) are refused with a UserError.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "tuner/measure.h"
+#include "tuner/task.h"
+
+namespace kiln {
+
+namespace sql {
+class Connection;
+}
+
+class Database {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  struct Record {
+    std::string workload, op, target;
+    nlohmann::json config;     // {"knob": value}
+    std::string config_index;  // decimal uint64 (index in the task's ConfigSpace)
+    std::vector<double> samples_ms;
+    double median_ms = 0;
+    double gflops = 0;  // 0 for errors and when the task's flops are unknown
+    ErrorKind error = ErrorKind::kNone;
+    std::string error_msg, device;
+    double compile_ms = 0;
+    int64_t timestamp = 0;  // unix seconds
+    std::string kiln_version;
+
+    std::string task_key() const { return workload + " @ " + target; }
+    bool ok() const { return error == ErrorKind::kNone && !samples_ms.empty(); }
+    bool operator==(const Record& o) const;
+    bool operator!=(const Record& o) const { return !(*this == o); }
+  };
+
+  struct ImportStats {
+    int64_t imported = 0;    // records added
+    int64_t duplicates = 0;  // lines skipped: the record was already there
+  };
+
+  // Opens the database at `path`, creating the file and the schema when
+  // missing. UserError for an unwritable path, a non-SQLite or foreign
+  // file, a damaged header or schema, or a newer schema version. Damage
+  // deeper in the file shows as a UserError of the query that reads it.
+  static std::unique_ptr<Database> open(const std::string& path);
+  // As open(), but a missing file is a UserError instead of a new database
+  // (for commands that only read: show, export).
+  static std::unique_ptr<Database> open_existing(const std::string& path);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Appends one record per (config, result) in a single transaction: either
+  // the whole batch is stored or none of it. The workload row is created on
+  // first use. A result with timestamp 0 is stamped with the current time;
+  // kiln_version is this build's KILN_VERSION.
+  void add_records(const Task& task, const std::vector<Config>& configs, const std::vector<MeasureResult>& results);
+
+  // Every record of a task, in insertion order.
+  std::vector<Record> records(const std::string& task_key);
+  // Every record (errors included) of other workloads of `op` on `target`,
+  // leaving out the task `exclude_task_key`: the transfer-learning set.
+  std::vector<Record> records_of_op(const std::string& op, const std::string& target,
+                                    const std::string& exclude_task_key);
+  // The error-free record with the highest gflops (lowest median time on a
+  // tie or when flops are unknown); nullopt when there is none.
+  std::optional<Record> best(const std::string& task_key);
+  // Keys of every task that has a workload row, sorted.
+  std::vector<std::string> task_keys();
+  // config_index of every record of the task, errors included (a config
+  // that failed is not worth measuring again on resume).
+  std::unordered_set<std::string> measured_indices(const std::string& task_key);
+  int64_t count(const std::string& task_key);
+
+  // One JSON object per line per record, in insertion order (see
+  // database_jsonl.cpp for the fields); returns the number of records.
+  // UserError when the file cannot be written.
+  int64_t export_jsonl(const std::string& path);
+  // Reads records written by export_jsonl, in one transaction: a malformed
+  // line is a UserError naming the line, and nothing of the file is
+  // imported. Records already present (same task, config_index, timestamp
+  // and samples) are skipped.
+  ImportStats import_jsonl(const std::string& path);
+
+ private:
+  explicit Database(std::unique_ptr<sql::Connection> conn, std::string path);
+  void init_schema();
+  // Id of the workload row of `key`, inserted if missing; flops > 0 fills in
+  // an unknown (0) flop count. Call inside a transaction.
+  int64_t workload_id(const std::string& key, const std::string& workload, const std::string& op,
+                      const std::string& target, double flops);
+  // Runs kSelectRecords + tail_sql (WHERE/ORDER BY with ?1.. bound to
+  // params) and calls fn with each record and its workload's flops. The
+  // caller holds mu_.
+  void for_each_record(const std::string& tail_sql, const std::vector<std::string>& params,
+                       const std::function<void(const Record&, double flops)>& fn);
+  std::vector<Record> query(const std::string& tail_sql, const std::vector<std::string>& params);
+
+  std::unique_ptr<sql::Connection> conn_;
+  std::string path_;
+  std::mutex mu_;  // one statement sequence at a time on the connection
+};
+
+}  // namespace kiln

@@ -1,0 +1,182 @@
+// The worker loop of LocalRunner (see measure_worker.h).
+#include "tuner/measure_worker.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "codegen/runtime_dtype.h"
+#include "compute/error.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/time_evaluator.h"
+#include "tuner/process_util.h"
+
+namespace kiln {
+namespace {
+
+// A kernel call that returned non-zero during timing.
+struct KernelFailed {
+  int32_t code;
+};
+
+std::string index_str(const std::vector<int64_t>& shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] > 0 ? flat % shape[d] : 0;
+    flat = shape[d] > 0 ? flat / shape[d] : 0;
+  }
+  std::ostringstream os;
+  os << "[";
+  for (size_t d = 0; d < idx.size(); ++d) os << (d ? ", " : "") << idx[d];
+  os << "]";
+  return os.str();
+}
+
+class Worker {
+ public:
+  Worker(const Task& task, const MeasureOptions& options) : task_(task) {
+    for (size_t i = 0; i < task.args.size(); ++i) {
+      const BufferArg& a = task.args[i];
+      rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
+      if (i < task.num_inputs) {
+        arr.fill_random(task.input_seed + i);
+        pristine_.push_back(arr.copy());
+      }
+      arrays_.push_back(arr);
+      ptrs_.push_back(arr.data());
+    }
+    if (options.number > 0) {
+      time_.number = options.number;
+      time_.min_repeat_ms = 0;
+    } else {
+      time_.number = 1;
+      time_.min_repeat_ms = options.min_repeat_ms;
+    }
+    time_.repeat = options.repeat;
+    time_.warmup = options.warmup;
+    time_.cooldown_ms = options.cooldown_ms;
+    time_.flush_cache = options.flush_cache;
+  }
+
+  // Returns (error kind, message, samples) encoded for the parent.
+  std::string measure(const std::string& path, const std::string& entry) {
+    std::shared_ptr<rt::Module> module;
+    try {
+      module = rt::Module::load(path);
+    } catch (const std::exception& e) {
+      return reply(ErrorKind::kRuntimeCrash, e.what());
+    }
+    kiln_packed_fn fn = module->get_function(entry);
+    if (!fn) return reply(ErrorKind::kRuntimeCrash, "the artifact " + path + " has no kernel '" + entry + "'");
+
+    // The check run: pristine inputs (a faulty earlier kernel may have
+    // written them), outputs poisoned (all bits set: NaN for floats) so an
+    // element the kernel never writes cannot pass by luck.
+    for (size_t i = 0; i < pristine_.size(); ++i)
+      std::memcpy(arrays_[i].data(), pristine_[i].data(), pristine_[i].nbytes());
+    for (size_t i = task_.num_inputs; i < arrays_.size(); ++i)
+      std::memset(arrays_[i].data(), 0xff, arrays_[i].nbytes());
+    const int32_t rc = fn(ptrs_.data());
+    if (rc != 0) return reply(ErrorKind::kRuntimeCrash, "the kernel returned " + std::to_string(rc));
+    std::string wrong = check_reference();
+    if (!wrong.empty()) return reply(ErrorKind::kWrongResult, wrong);
+
+    try {
+      rt::TimeResult t = rt::time_function(
+          [&] {
+            const int32_t code = fn(ptrs_.data());
+            if (code != 0) throw KernelFailed{code};
+          },
+          time_);
+      return reply(ErrorKind::kNone, "", t.samples_ms);
+    } catch (const KernelFailed& f) {
+      return reply(ErrorKind::kRuntimeCrash, "the kernel returned " + std::to_string(f.code) + " while being timed");
+    } catch (const std::exception& e) {
+      return reply(ErrorKind::kRuntimeCrash, std::string("timing failed: ") + e.what());
+    }
+  }
+
+ private:
+  // "" when every reference sample matches; else the first bad element.
+  std::string check_reference() const {
+    for (const ReferenceSample& ref : task_.reference) {
+      const size_t arg = task_.num_inputs + static_cast<size_t>(ref.output);
+      const rt::NDArray& out = arrays_[arg];
+      int64_t bad = 0, first = -1;
+      double got_first = 0, want_first = 0;
+      for (size_t k = 0; k < ref.flat_index.size(); ++k) {
+        const double got = out.get(ref.flat_index[k]);
+        const double want = ref.expected[k];
+        // Written so that a NaN on either side never matches.
+        if (std::fabs(got - want) <= ref.tolerance * (1 + std::fabs(want))) continue;
+        if (bad++ == 0) {
+          first = ref.flat_index[k];
+          got_first = got;
+          want_first = want;
+        }
+      }
+      if (bad == 0) continue;
+      const BufferArg& a = task_.args[arg];
+      std::ostringstream os;
+      os.precision(9);
+      os << "output " << a.name << index_str(a.shape, first) << " is " << got_first << ", expected " << want_first
+         << " (tolerance " << ref.tolerance << " * (1 + |expected|)); " << bad << " of " << ref.flat_index.size()
+         << " checked elements differ";
+      return os.str();
+    }
+    return "";
+  }
+
+  static std::string reply(ErrorKind kind, const std::string& message, const std::vector<double>& samples = {}) {
+    proc::Writer w;
+    w.i64(static_cast<int64_t>(kind)).str(message).f64s(samples);
+    return w.bytes();
+  }
+
+  const Task& task_;
+  std::vector<rt::NDArray> arrays_;    // task.args order
+  std::vector<rt::NDArray> pristine_;  // the inputs as generated
+  std::vector<void*> ptrs_;
+  rt::TimeOptions time_;
+};
+
+}  // namespace
+
+void serve_measurements(int fd, const Task& task, const MeasureOptions& options) {
+  std::unique_ptr<Worker> worker;
+  try {
+    worker = std::make_unique<Worker>(task, options);
+  } catch (const std::exception& e) {
+    proc::send_frame(fd, proc::Writer().str(std::string("cannot set up the task's buffers: ") + e.what()).bytes());
+    return;
+  }
+  if (!proc::send_frame(fd, proc::Writer().str("").bytes())) return;
+  std::string request;
+  while (proc::recv_frame(fd, std::nullopt, &request) == proc::RecvStatus::kOk) {
+    proc::Reader in(request);
+    const std::string path = in.str();
+    const std::string entry = in.str();
+    if (!proc::send_frame(fd, worker->measure(path, entry))) return;
+  }
+}
+
+std::string encode_measure_request(const BuildResult& build) {
+  return proc::Writer().str(build.artifact).str(build.entry).bytes();
+}
+
+std::string decode_worker_ready(const std::string& payload) { return proc::Reader(payload).str(); }
+
+MeasureResult decode_measure_reply(const std::string& payload) {
+  proc::Reader in(payload);
+  MeasureResult r;
+  r.error = static_cast<ErrorKind>(in.i64());
+  r.message = in.str();
+  r.samples_ms = in.f64s();
+  return r;
+}
+
+}  // namespace kiln

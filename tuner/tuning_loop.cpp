@@ -1,0 +1,109 @@
+#include "tuner/tuning_loop.h"
+
+#include <chrono>
+
+#include "compute/error.h"
+
+namespace kiln {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double gflops_of(const Task& task, const MeasureResult& r) {
+  return r.ok() && r.median_ms() > 0 ? task.flops / (r.median_ms() * 1e6) : 0;
+}
+
+// A database record as the tuner's view of a measurement.
+MeasureResult to_result(const Database::Record& rec) {
+  MeasureResult r;
+  r.samples_ms = rec.samples_ms;
+  r.error = rec.error;
+  r.message = rec.error_msg;
+  r.compile_ms = rec.compile_ms;
+  r.device = rec.device;
+  r.timestamp = rec.timestamp;
+  return r;
+}
+
+}  // namespace
+
+TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& runner, Database& db,
+                     const TuneOptions& options, const std::function<void(const TuneProgress&)>& on_progress) {
+  user_check(options.trials > 0) << "--trials must be positive";
+  user_check(options.batch > 0) << "--batch must be positive";
+  TuneResult result;
+  result.workload = task.workload;
+  TuneProgress p;
+  p.task = &task;
+  p.total = options.trials;
+
+  // Resume: earlier records of this task count as trials and feed the search.
+  std::vector<Config> prior_configs;
+  std::vector<MeasureResult> prior_results;
+  for (const auto& rec : db.records(task.key())) {
+    Config c;
+    try {
+      c = task.space->from_json(rec.config);
+    } catch (const UserError&) {
+      continue;  // a record from a different version of the template
+    }
+    prior_configs.push_back(c);
+    prior_results.push_back(to_result(rec));
+  }
+  int since_best = 0;
+  auto account = [&](const Config& c, const MeasureResult& r) {
+    ++p.done;
+    if (!r.ok()) ++p.errors;
+    double g = gflops_of(task, r);
+    if (g > p.best_gflops) {
+      p.best_gflops = g;
+      result.best_config = c.to_json();
+      since_best = 0;
+    } else {
+      ++since_best;
+    }
+  };
+  for (size_t i = 0; i < prior_configs.size(); ++i) account(prior_configs[i], prior_results[i]);
+  since_best = 0;
+  if (!prior_configs.empty()) tuner.update(prior_configs, prior_results);
+
+  const double start = now_s();
+  while (p.done < options.trials && tuner.has_next()) {
+    if (options.early_stop > 0 && since_best >= options.early_stop) break;
+    int n = std::min(options.batch, options.trials - p.done);
+    double t0 = now_s();
+    std::vector<Config> configs = tuner.next_batch(n);
+    double t1 = now_s();
+    if (configs.empty()) break;
+    std::vector<BuildResult> builds = builder.build(task, configs);
+    double t2 = now_s();
+    std::vector<MeasureResult> results = runner.run(task, builds);
+    double t3 = now_s();
+    internal_assert(results.size() == configs.size()) << "runner returned " << results.size() << " results for "
+                                                      << configs.size() << " candidates";
+    db.add_records(task, configs, results);  // one transaction: a kill loses at most this batch
+    double t4 = now_s();
+    tuner.update(configs, results);
+    double t5 = now_s();
+    for (size_t i = 0; i < configs.size(); ++i) account(configs[i], results[i]);
+    result.new_trials += static_cast<int>(configs.size());
+    p.search_s += (t1 - t0) + (t5 - t4);
+    p.build_s += t2 - t1;
+    p.run_s += t3 - t2;
+    p.elapsed_s = now_s() - start;
+    double per_trial = p.elapsed_s / std::max(1, result.new_trials);
+    p.eta_s = per_trial * std::max(0, options.trials - p.done);
+    if (on_progress) on_progress(p);
+  }
+  result.best_gflops = p.best_gflops;
+  result.trials = p.done;
+  result.errors = p.errors;
+  p.elapsed_s = now_s() - start;
+  result.timing = p;
+  return result;
+}
+
+}  // namespace kiln
