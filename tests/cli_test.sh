@@ -47,5 +47,36 @@ for key in workload target correct gflops median_ms samples_ms; do
   fi
 done
 
+# Tuning end to end: a short job, then a job killed with SIGKILL and started
+# again, which must continue without re-measuring and lose no record.
+TMPD=$(mktemp -d)
+trap 'rm -rf "$TMPD"' EXIT
+W=matmul:M=24,N=40,K=16
+expect 0 '"best_gflops"' -- tune "$W" --trials 8 --batch 4 --db "$TMPD/a.db" --json --min-repeat-ms 1 --repeat 1
+expect 0 'records 8, errors 0' -- show --db "$TMPD/a.db"
+expect 2 "no tunable template" -- tune elemwise:M=4,N=4 --trials 4 --db "$TMPD/a.db"
+expect 2 "--trials" -- tune "$W" --db "$TMPD/a.db"
+expect 2 "no tuning database at" -- show --db "$TMPD/missing.db"
+W2=matmul:M=40,N=48,K=24
+"$KILN" tune "$W2" --trials 200 --batch 4 --db "$TMPD/k.db" --min-repeat-ms 1 --repeat 1 >/dev/null 2>&1 &
+job=$!
+for _ in $(seq 100); do
+  n=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from records').fetchone()[0])" "$TMPD/k.db" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 8 ] && break
+  sleep 0.2
+done
+kill -9 "$job" 2>/dev/null; wait "$job" 2>/dev/null
+before=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from records').fetchone()[0])" "$TMPD/k.db")
+expect 0 "trials 24 (" -- tune "$W2" --trials 24 --batch 4 --db "$TMPD/k.db" --min-repeat-ms 1 --repeat 1
+read -r total distinct < <(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(*c.execute('select count(*), count(distinct config_index) from records').fetchone())" "$TMPD/k.db")
+if [ "$before" -ge 8 ] && [ "$before" -le 24 ] && [ "$total" -eq 24 ] && [ "$distinct" -eq 24 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: resume after kill: $before records before, $total after ($distinct distinct), want 24 distinct"
+  fails=$((fails + 1))
+fi
+expect 0 '"config_source":"database"' -- run "$W2" --db "$TMPD/k.db" --check --json --repeat 1 --min-repeat-ms 1
+expect 2 "line 1" -- import --db "$TMPD/k.db" /etc/hostname
+
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]
