@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "compute/analyzer.h"
@@ -118,6 +119,7 @@ class Collector {
       case NodeKind::LetStmt: {
         auto* op = s.as<LetStmtNode>();
         lets_[op->var.node()] = op->value;
+        if (op->var.dtype().is_int()) analyzer_.bind(op->var, op->value);
         stmt(op->body);
         lets_.erase(op->var.node());
         return;
@@ -133,11 +135,13 @@ class Collector {
     }
   }
 
+  // A symbolic extent (a tail loop) counts as its upper bound; one that is
+  // not bounded by the enclosing loops counts as 1.
   int64_t extent_of(const Expr& e) {
     int64_t v;
     if (as_const_int(e, &v)) return std::max<int64_t>(v, 1);
     ConstIntBound b = analyzer_.const_int_bound(e);
-    if (b.max_value == ConstIntBound::kPosInf || b.max_value < 1) return 1;
+    if (b.max_value >= std::numeric_limits<int32_t>::max() || b.max_value < 1) return 1;
     return b.max_value;
   }
 
@@ -155,8 +159,8 @@ class Collector {
     r.executions = executions;
     r.accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->value.dtype()), op->index));
     scan(op->value, &r);
-    bool better = !found || executions > hottest.executions ||
-                  (executions == hottest.executions && r.loads > hottest.loads);
+    bool better =
+        !found || executions > hottest.executions || (executions == hottest.executions && r.loads > hottest.loads);
     if (!better) return;
     r.path = path_;
     r.guards = static_cast<int>(guards_.size());
@@ -331,7 +335,8 @@ struct BufferSlot {
 std::vector<BufferSlot> buffer_slots(const StoreRecord& r) {
   std::vector<BufferSlot> slots;
   for (auto& a : r.accesses) {
-    auto it = std::find_if(slots.begin(), slots.end(), [&](const BufferSlot& s) { return s.first->buffer == a.buffer; });
+    auto it =
+        std::find_if(slots.begin(), slots.end(), [&](const BufferSlot& s) { return s.first->buffer == a.buffer; });
     if (it != slots.end()) {
       ++it->accesses;
     } else if (static_cast<int>(slots.size()) < kBuffers) {
@@ -384,51 +389,78 @@ Footprint footprint(const Access& a, const std::vector<Loop>& path, size_t from)
   return f;
 }
 
-}  // namespace
+// What the feature groups share about the hottest store's loop path.
+struct PathSummary {
+  const StoreRecord* r;
+  const std::vector<Loop>* path;
+  int n;                            // loops on the path
+  std::vector<BufferSlot> bufs;     // buffer slots
+  std::vector<double> inner;        // [l]: iterations of one run of loop l (inner[n] = 1)
+  std::vector<double> working_set;  // [l]: bytes all buffers touch in one run of loop l
+  int fit_l1 = 0, fit_l2 = 0;       // innermost loops whose working set fits
+  int run = 0;                      // first level of the innermost vectorized/unrolled run
+  double lanes = 1;                 // vector lanes of the innermost loop
 
-FeatureVector extract_features(const LoweredFunc& f) {
-  FeatureVector out(kFeatureLength, 0.0f);
-  Collector c(f);
-  if (!c.found) return out;
-  const StoreRecord& r = c.hottest;
-  const std::vector<Loop>& path = r.path;
-  const int n = static_cast<int>(path.size());
-  std::vector<BufferSlot> bufs = buffer_slots(r);
-  float* g = out.data() + kGlobalOffset;
-
-  // Iterations of one run of the loop at each level (inner product).
-  std::vector<double> inner(n + 1, 1.0);
-  for (int l = n - 1; l >= 0; --l) inner[l] = inner[l + 1] * static_cast<double>(path[l].extent);
-
-  int fit_l1 = 0, fit_l2 = 0;
-  bool in_l1 = true, in_l2 = true;
-  double outer = 1;
-  std::vector<double> working_set(n, 0.0);
-  for (int l = n - 1; l >= 0; --l) {
-    for (auto& b : bufs) working_set[l] += footprint(*b.first, path, l).elements * b.first->bytes;
-    in_l1 = in_l1 && working_set[l] <= kL1Bytes;
-    in_l2 = in_l2 && working_set[l] <= kL2Bytes;
-    fit_l1 += in_l1;
-    fit_l2 += in_l2;
+  explicit PathSummary(const StoreRecord& rec)
+      : r(&rec), path(&rec.path), n(static_cast<int>(rec.path.size())), bufs(buffer_slots(rec)) {
+    const std::vector<Loop>& p = *path;
+    inner.assign(n + 1, 1.0);
+    for (int l = n - 1; l >= 0; --l) inner[l] = inner[l + 1] * static_cast<double>(p[l].extent);
+    working_set.assign(n, 0.0);
+    bool in_l1 = true, in_l2 = true;
+    for (int l = n - 1; l >= 0; --l) {
+      for (auto& b : bufs) working_set[l] += footprint(*b.first, p, l).elements * b.first->bytes;
+      in_l1 = in_l1 && working_set[l] <= kL1Bytes;
+      in_l2 = in_l2 && working_set[l] <= kL2Bytes;
+      fit_l1 += in_l1;
+      fit_l2 += in_l2;
+    }
+    run = n;
+    while (run > 0 && (p[run - 1].kind == ForKind::kVectorized || p[run - 1].kind == ForKind::kUnrolled)) --run;
+    // Only explicit vectorization counts: whether LLVM vectorizes a serial
+    // loop depends on the code generator's settings (measured: counting
+    // unit-stride serial loops as vectors did not rank better).
+    if (n > 0 && p[n - 1].kind == ForKind::kVectorized) lanes = static_cast<double>(p[n - 1].extent);
   }
-  for (int l = 0; l < n; ++l) {
+
+  // Bytes brought into a cache that holds the `fit` innermost loops' data:
+  // the lines those loops touch, once per entry of the outermost of them;
+  // every access's bytes when not even the innermost loop fits.
+  double traffic(int fit) const {
+    double total = 0;
+    int level = n - fit;
+    for (auto& b : bufs) {
+      if (fit == 0) {
+        total += b.accesses * inner[0] * b.first->bytes;
+      } else {
+        total += r->executions / inner[level] * footprint(*b.first, *path, level).lines * kCacheLine;
+      }
+    }
+    return total;
+  }
+};
+
+void fill_loop_slots(const PathSummary& s, float* out) {
+  const std::vector<Loop>& path = *s.path;
+  double outer = 1;
+  for (int l = 0; l < s.n; ++l) {
     outer *= static_cast<double>(path[l].extent);
-    int slot = n - 1 - l;
+    int slot = s.n - 1 - l;
     if (slot >= kLoopSlots) continue;
-    float* p = out.data() + loop_offset(slot);
+    float* p = out + loop_offset(slot);
     p[0] = 1;
     p[1] = feature_log(static_cast<double>(path[l].extent));
     p[2] = static_cast<float>(l);
     p[3 + kind_slot(path[l].kind)] = 1;
-    p[7] = feature_log(inner[l]);
+    p[7] = feature_log(s.inner[l]);
     p[8] = feature_log(outer);
-    p[9] = feature_log(working_set[l]);
-    p[10] = r.guarded[l] ? 1.0f : 0.0f;
-    for (size_t b = 0; b < bufs.size(); ++b) {
-      float* q = out.data() + buffer_offset(slot, static_cast<int>(b));
-      const Access& a = *bufs[b].first;
+    p[9] = feature_log(s.working_set[l]);
+    p[10] = s.r->guarded[l] ? 1.0f : 0.0f;
+    for (size_t b = 0; b < s.bufs.size(); ++b) {
+      float* q = out + buffer_offset(slot, static_cast<int>(b));
+      const Access& a = *s.bufs[b].first;
       Footprint fp = footprint(a, path, l);
-      double count = bufs[b].accesses * inner[l];
+      double count = s.bufs[b].accesses * s.inner[l];
       q[0] = feature_log(a.coef[l]);
       q[1] = feature_log(fp.elements * a.bytes);
       q[2] = feature_log(fp.lines);
@@ -436,48 +468,20 @@ FeatureVector extract_features(const LoweredFunc& f) {
       q[4] = feature_log(count / fp.elements);
     }
   }
+}
 
-  // Products over loops of a kind; 0 when there is none.
-  double parallel = 0, unrolled = 0, tile = 0;
-  auto times = [](double acc, double e) { return acc == 0 ? e : acc * e; };
+void fill_globals(const PathSummary& s, const Collector& c, float* g) {
+  const std::vector<Loop>& path = *s.path;
+  const StoreRecord& r = *s.r;
+  const int n = s.n;
+  double parallel = 0, unrolled = 0;  // products; 0 when there is no such loop
   int vec_level = -1;
-  bool in_tile = true;
   for (int l = n - 1; l >= 0; --l) {
     ForKind k = path[l].kind;
     double e = static_cast<double>(path[l].extent);
-    if (k == ForKind::kParallel || k == ForKind::kThreadBinding) parallel = times(parallel, e);
-    if (k == ForKind::kUnrolled) unrolled = times(unrolled, e);
+    if (k == ForKind::kParallel || k == ForKind::kThreadBinding) parallel = parallel == 0 ? e : parallel * e;
+    if (k == ForKind::kUnrolled) unrolled = unrolled == 0 ? e : unrolled * e;
     if (k == ForKind::kVectorized && vec_level < 0) vec_level = l;
-    in_tile = in_tile && (k == ForKind::kUnrolled || k == ForKind::kVectorized);
-    if (in_tile) tile = times(tile, e);
-  }
-  // Bytes brought into a cache of `fit` innermost loops' capacity: the
-  // lines the fitting loops touch, once per entry of the outermost of them;
-  // every access when not even the innermost loop fits.
-  auto traffic = [&](int fit) {
-    double total = 0;
-    int level = n - fit;
-    for (auto& b : bufs) {
-      if (fit == 0) {
-        total += b.accesses * inner[0] * b.first->bytes;
-      } else {
-        total += r.executions / inner[level] * footprint(*b.first, path, level).lines * kCacheLine;
-      }
-    }
-    return total;
-  };
-  // Vector lanes of the innermost loop: its extent when vectorized, up to one
-  // 64-byte vector when LLVM can vectorize it (all strides 0 or 1).
-  double lanes = 1;
-  if (n > 0 && !bufs.empty()) {
-    const Loop& in = path[n - 1];
-    bool unit = true;
-    for (auto& b : bufs) unit = unit && std::fabs(b.first->coef[n - 1]) <= 1;
-    if (in.kind == ForKind::kVectorized) {
-      lanes = static_cast<double>(in.extent);
-    } else if (unit && in.kind != ForKind::kParallel && in.kind != ForKind::kThreadBinding) {
-      lanes = std::min(static_cast<double>(in.extent), std::max(1.0, kCacheLine / bufs[0].first->bytes));
-    }
   }
   g[0] = feature_log(r.executions);
   g[1] = static_cast<float>(n);
@@ -490,55 +494,62 @@ FeatureVector extract_features(const LoweredFunc& f) {
   g[11] = vec_level >= 0 ? feature_log(static_cast<double>(path[vec_level].extent)) : 0.0f;
   g[12] = n > 0 && path[n - 1].kind == ForKind::kVectorized ? 1.0f : 0.0f;
   g[13] = feature_log(unrolled);
-  g[14] = feature_log(tile);
+  g[14] = s.run < n ? feature_log(s.inner[s.run]) : 0.0f;
   g[15] = feature_log(c.local_bytes);
   g[16] = feature_log(c.global_bytes);
   g[17] = static_cast<float>(r.arith_ops);
   g[18] = static_cast<float>(r.loads);
-  g[19] = static_cast<float>(fit_l1);
-  g[20] = static_cast<float>(fit_l2);
+  g[19] = static_cast<float>(s.fit_l1);
+  g[20] = static_cast<float>(s.fit_l2);
   g[21] = feature_log(std::max(0, n - kLoopSlots));
-  g[22] = feature_log(traffic(fit_l1));
-  g[23] = feature_log(traffic(fit_l2));
-  g[24] = feature_log(r.executions / lanes);
-  // The register tile: the innermost run of vectorized / unrolled loops.
-  int run = n;
-  while (run > 0 && (path[run - 1].kind == ForKind::kVectorized || path[run - 1].kind == ForKind::kUnrolled)) --run;
-  double run_elements = 0;
-  for (auto& b : bufs) run_elements += footprint(*b.first, path, run).elements;
-  if (!bufs.empty()) {
-    const Access& st = *bufs[0].first;
-    double acc = footprint(st, path, run).elements;
+  g[22] = feature_log(s.traffic(s.fit_l1));
+  g[23] = feature_log(s.traffic(s.fit_l2));
+  g[24] = feature_log(r.executions / s.lanes);
+  if (!s.bufs.empty()) {
+    const Access& st = *s.bufs[0].first;
+    double acc = footprint(st, path, s.run).elements;
+    double run_elements = 0;
+    for (auto& b : s.bufs) run_elements += footprint(*b.first, path, s.run).elements;
     g[25] = feature_log(acc);
     g[26] = feature_log(std::ceil(acc * st.bytes / kCacheLine));
-    g[27] = feature_log(inner[run] * bufs.size() / run_elements);
+    g[27] = feature_log(s.inner[s.run] * static_cast<double>(s.bufs.size()) / run_elements);
+    double per_vector = std::max(1.0, kCacheLine / st.bytes);
+    g[31] = static_cast<float>(s.lanes / (std::ceil(s.lanes / per_vector) * per_vector));
   }
   g[28] = static_cast<float>(r.guards);
   g[29] = n > 0 && r.guarded[n - 1] ? 1.0f : 0.0f;
-  g[30] = feature_log(r.executions / lanes / std::max(1.0, parallel));
-  if (!bufs.empty()) {
-    double per_vector = std::max(1.0, kCacheLine / bufs[0].first->bytes);
-    g[31] = static_cast<float>(lanes / (std::ceil(lanes / per_vector) * per_vector));
-  }
-  for (size_t b = 0; b < bufs.size(); ++b) {
+  g[30] = feature_log(r.executions / s.lanes / std::max(1.0, parallel));
+
+  for (size_t b = 0; b < s.bufs.size(); ++b) {
     float* q = g + kGlobalBufferOffset + b * kGlobalBufferStride;
-    const Access& a = *bufs[b].first;
+    const Access& a = *s.bufs[b].first;
     q[0] = feature_log(footprint(a, path, 0).elements * a.bytes);
-    q[1] = feature_log(bufs[b].accesses * inner[0]);
+    q[1] = feature_log(s.bufs[b].accesses * s.inner[0]);
     if (vec_level >= 0) {
-      double s = std::fabs(a.coef[vec_level]);
-      q[s == 0 ? 2 : s == 1 ? 3 : 4] = 1;
+      double stride = std::fabs(a.coef[vec_level]);
+      q[stride == 0 ? 2 : stride == 1 ? 3 : 4] = 1;
     }
     // Reuse carried by the innermost loop the access does not depend on.
     for (int l = n - 1; l >= 0; --l) {
       if (a.coef[l] != 0 || path[l].extent <= 1) continue;
-      q[5] = feature_log(inner[l + 1]);
-      q[6] = feature_log(l + 1 < n ? working_set[l + 1] : 0.0);
+      q[5] = feature_log(s.inner[l + 1]);
+      q[6] = feature_log(l + 1 < n ? s.working_set[l + 1] : 0.0);
       q[7] = feature_log(static_cast<double>(path[l].extent));
       break;
     }
-    q[8] = feature_log(footprint(a, path, run).elements);
+    q[8] = feature_log(footprint(a, path, s.run).elements);
   }
+}
+
+}  // namespace
+
+FeatureVector extract_features(const LoweredFunc& f) {
+  FeatureVector out(kFeatureLength, 0.0f);
+  Collector c(f);
+  if (!c.found) return out;
+  PathSummary s(c.hottest);
+  fill_loop_slots(s, out.data());
+  fill_globals(s, c, out.data() + kGlobalOffset);
   return out;
 }
 

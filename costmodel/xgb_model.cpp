@@ -5,6 +5,7 @@
 #include <xgboost/c_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -80,9 +81,11 @@ XGBoostRanker::~XGBoostRanker() = default;
 void XGBoostRanker::fit(const std::vector<FeatureVector>& x, const std::vector<float>& scores,
                         const std::vector<int>& groups) {
   user_check(x.size() == scores.size() && x.size() == groups.size())
-      << "cost model: fit got " << x.size() << " feature vectors, " << scores.size() << " scores and "
-      << groups.size() << " group ids";
+      << "cost model: fit got " << x.size() << " feature vectors, " << scores.size() << " scores and " << groups.size()
+      << " group ids";
   const size_t width = checked_width(x);
+  for (size_t i = 0; i < scores.size(); ++i)
+    user_check(std::isfinite(scores[i])) << "cost model: score " << i << " is " << scores[i];
   std::lock_guard<std::mutex> lock(mutex_);
   booster_.reset();
   num_features_ = 0;

@@ -58,7 +58,7 @@ Config matmul_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpac
   j["acc_at"] = 3;
   j["k_outer"] = 0;
   j["pack_b"] = 0;
-  j["unroll_k"] = 1;
+  j["unroll_k"] = 4;
   j["unroll_y"] = "unroll";
   j["parallel"] = cpu.num_threads > 1 ? 1 : 0;
   return space.make(j);
