@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
       o.min_repeat_ms = std::atof(value().c_str());
     else if (a == "--json")
       o.json_path = value();
+    else if (a == "--db")
+      o.db = value();
     else if (a.rfind("--", 0) == 0) {
       std::cerr << "bench_core: unknown option " << a << "\n";
       return 2;
