@@ -5,8 +5,8 @@
 
 #include "cli/task_factory.h"
 #include "runtime/thread_pool.h"
-#include "tuner/database.h"
 #include "schedule/lower.h"
+#include "tuner/database.h"
 
 namespace kiln::cli {
 

@@ -17,7 +17,7 @@ struct BuiltKernel {
   LoweredFunc func;
   Target target;
   std::string config_source = "default";  // "database" when a tuned record was used
-  nlohmann::json config;                   // the tuned config, when from the database
+  nlohmann::json config;                  // the tuned config, when from the database
 };
 
 CpuInfo cpu_info_for(const Target& target);

@@ -25,8 +25,6 @@ HostTensor to_host(const rt::NDArray& a, DType t) {
   return h;
 }
 
-double tolerance_for(DType t) { return t.is_float() ? (t.bits <= 16 ? 1e-2 : (t.bits == 32 ? 1e-3 : 1e-9)) : 0; }
-
 // Random points plus the first and last element (tails are where bugs live).
 std::vector<std::vector<int64_t>> sample_points(const std::vector<int64_t>& shape, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -51,6 +49,8 @@ int64_t flat_index(const std::vector<int64_t>& shape, const std::vector<int64_t>
 
 }  // namespace
 
+double reference_tolerance(DType t) { return t.is_float() ? (t.bits <= 16 ? 1e-2 : (t.bits == 32 ? 1e-3 : 1e-9)) : 0; }
+
 CheckResult check_outputs(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
                           const std::vector<rt::NDArray>& outputs, uint64_t seed) {
   std::vector<std::pair<Tensor, HostTensor>> in;
@@ -61,7 +61,7 @@ CheckResult check_outputs(const OpInstance& op, const std::vector<rt::NDArray>& 
   if (full) expected_full = interpret(op.outputs, in);
   for (size_t i = 0; i < op.outputs.size(); ++i) {
     DType t = op.outputs[i].dtype();
-    double tol = tolerance_for(t);
+    double tol = reference_tolerance(t);
     HostTensor actual = to_host(outputs[i], t);
     if (full) {
       std::string msg = compare_tensors(expected_full[i], actual, tol, tol);

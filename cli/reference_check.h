@@ -16,6 +16,10 @@ struct CheckResult {
   std::string detail;   // first mismatch
 };
 
+// Allowed difference from the reference for an output of type t (floats
+// are compared relative to the expected value; integers exactly).
+double reference_tolerance(DType t);
+
 CheckResult check_outputs(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
                           const std::vector<rt::NDArray>& outputs, uint64_t seed);
 

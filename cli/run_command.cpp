@@ -8,6 +8,7 @@
 #include "cli/kernel_build.h"
 #include "cli/reference_check.h"
 #include "codegen/build.h"
+#include "codegen/runtime_dtype.h"
 #include "compute/error.h"
 #include "runtime/c_api.h"
 #include "runtime/ndarray.h"
@@ -25,8 +26,6 @@ struct RunOptions {
   uint64_t seed = 1;
 };
 
-rt::DataType to_rt(DType t) { return rt::DataType{static_cast<rt::DataType::Code>(t.code), t.bits}; }
-
 int run(const RunOptions& o) {
   BuiltKernel k = build_kernel(o.workload, o.target, o.db);
   user_check(k.target.is_host()) << "kiln run measures on this machine; target '" << k.target.str()
@@ -39,7 +38,7 @@ int run(const RunOptions& o) {
   std::vector<void*> ptrs;
   for (size_t i = 0; i < k.func.args.size(); ++i) {
     const BufferArg& a = k.func.args[i];
-    rt::NDArray arr = rt::NDArray::empty(a.shape, to_rt(a.dtype));
+    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
     if (i < k.op.inputs.size())
       arr.fill_random(o.seed + i);
     else

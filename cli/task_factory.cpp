@@ -4,6 +4,7 @@
 #include <random>
 
 #include "cli/kernel_build.h"
+#include "cli/reference_check.h"
 #include "codegen/runtime_dtype.h"
 #include "compute/error.h"
 #include "compute/interpreter.h"
@@ -14,8 +15,6 @@ namespace kiln::cli {
 namespace {
 
 constexpr int kReferencePoints = 512;
-
-double tolerance_for(DType t) { return t.is_float() ? (t.bits <= 16 ? 1e-2 : (t.bits == 32 ? 1e-3 : 1e-9)) : 0; }
 
 std::vector<ReferenceSample> reference_samples(const OpInstance& op, uint64_t seed) {
   std::vector<std::pair<Tensor, HostTensor>> inputs;
@@ -41,7 +40,7 @@ std::vector<ReferenceSample> reference_samples(const OpInstance& op, uint64_t se
     }
     ReferenceSample s;
     s.output = static_cast<int>(o);
-    s.tolerance = tolerance_for(t.dtype());
+    s.tolerance = reference_tolerance(t.dtype());
     std::vector<std::vector<int64_t>> points;
     // First and last elements (tails), then random ones.
     for (int64_t p = 0; p < std::min<int64_t>(n, kReferencePoints); ++p) {

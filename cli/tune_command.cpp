@@ -44,9 +44,12 @@ struct TuneCommandOptions {
 std::string format_eta(double s) {
   std::ostringstream os;
   int t = static_cast<int>(s + 0.5);
-  if (t >= 3600) os << t / 3600 << "h" << std::setw(2) << std::setfill('0') << (t % 3600) / 60 << "m";
-  else if (t >= 60) os << t / 60 << "m" << std::setw(2) << std::setfill('0') << t % 60 << "s";
-  else os << t << "s";
+  if (t >= 3600)
+    os << t / 3600 << "h" << std::setw(2) << std::setfill('0') << (t % 3600) / 60 << "m";
+  else if (t >= 60)
+    os << t / 60 << "m" << std::setw(2) << std::setfill('0') << t % 60 << "s";
+  else
+    os << t << "s";
   return os.str();
 }
 
@@ -138,13 +141,16 @@ int run_tune(const TuneCommandOptions& o) {
       j["trials"] = r.trials;
       j["new_trials"] = r.new_trials;
       j["errors"] = r.errors;
-      j["seconds"] = {{"build", r.timing.build_s}, {"run", r.timing.run_s}, {"search", r.timing.search_s},
+      j["seconds"] = {{"build", r.timing.build_s},
+                      {"run", r.timing.run_s},
+                      {"search", r.timing.search_s},
                       {"total", r.timing.elapsed_s}};
       std::cout << j.dump() << std::endl;
     } else {
       std::cout << r.workload << "\n  trials " << r.trials << " (" << r.new_trials << " new), errors " << r.errors
-                << "\n  best " << std::fixed << std::setprecision(1) << r.best_gflops << " GFLOP/s: "
-                << (r.best_config.is_null() ? std::string("none ran correctly") : r.best_config.dump()) << "\n";
+                << "\n  best " << std::fixed << std::setprecision(1) << r.best_gflops
+                << " GFLOP/s: " << (r.best_config.is_null() ? std::string("none ran correctly") : r.best_config.dump())
+                << "\n";
     }
     if (r.best_config.is_null()) exit_code = 1;
   }

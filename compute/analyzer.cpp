@@ -3,6 +3,7 @@
 #include "compute/analyzer.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "compute/error.h"
 
@@ -97,17 +98,6 @@ int64_t sat_truncdiv(int64_t a, int64_t c) {
   if (is_inf(a)) return (a < 0) == (c < 0) ? kPosInf : kNegInf;
   if (c == -1) return a == INT64_MIN ? kPosInf : -a;
   return a / c;
-}
-
-int64_t gcd64(int64_t a, int64_t b) {
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
 }
 
 }  // namespace
@@ -347,7 +337,7 @@ class ModularAnalysis {
         if (!c || *c <= 0) return ModularSet::everything();
         ModularSet a = get(op->a);
         if (a.coeff == 0) return ModularSet(0, floormod_int(a.base, *c));
-        int64_t g = gcd64(a.coeff, *c);
+        int64_t g = std::gcd(a.coeff, *c);
         return ModularSet(g, a.base);
       }
       case NodeKind::Min:
@@ -371,7 +361,7 @@ class ModularAnalysis {
       case NodeKind::Ramp: {
         auto* op = e.as<RampNode>();
         ModularSet b = get(op->base), s = get(op->stride);
-        return ModularSet(gcd64(gcd64(b.coeff, s.coeff), s.base), b.base);
+        return ModularSet(std::gcd(std::gcd(b.coeff, s.coeff), s.base), b.base);
       }
       case NodeKind::Broadcast:
         return get(e.as<BroadcastNode>()->value);
@@ -390,7 +380,7 @@ class ModularAnalysis {
   static ModularSet add(ModularSet a, ModularSet b, int64_t sign) {
     __int128 base = static_cast<__int128>(a.base) + sign * static_cast<__int128>(b.base);
     if (base > INT64_MAX || base < INT64_MIN) return ModularSet::everything();
-    return ModularSet(gcd64(a.coeff, b.coeff), static_cast<int64_t>(base));
+    return ModularSet(std::gcd(a.coeff, b.coeff), static_cast<int64_t>(base));
   }
   static ModularSet mul(ModularSet a, ModularSet b) {
     __int128 c1 = static_cast<__int128>(a.coeff) * b.coeff;
@@ -399,13 +389,13 @@ class ModularAnalysis {
     __int128 bb = static_cast<__int128>(a.base) * b.base;
     for (__int128 v : {c1, c2, c3, bb})
       if (v > INT64_MAX || v < INT64_MIN) return ModularSet::everything();
-    int64_t g = gcd64(gcd64(static_cast<int64_t>(c1), static_cast<int64_t>(c2)), static_cast<int64_t>(c3));
+    int64_t g = std::gcd(std::gcd(static_cast<int64_t>(c1), static_cast<int64_t>(c2)), static_cast<int64_t>(c3));
     return ModularSet(g, static_cast<int64_t>(bb));
   }
   static ModularSet join(ModularSet a, ModularSet b) {
     __int128 d = static_cast<__int128>(a.base) - b.base;
     if (d > INT64_MAX || d < INT64_MIN) return ModularSet::everything();
-    int64_t g = gcd64(gcd64(a.coeff, b.coeff), static_cast<int64_t>(d));
+    int64_t g = std::gcd(std::gcd(a.coeff, b.coeff), static_cast<int64_t>(d));
     return ModularSet(g, a.base);
   }
 

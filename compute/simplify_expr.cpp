@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <optional>
 
 #include "compute/analyzer.h"
@@ -203,17 +204,6 @@ NodeKind negate_comparison(NodeKind k) {
     default:
       internal_error() << node_kind_name(k);
   }
-}
-
-int64_t gcd64(int64_t a, int64_t b) {
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
 }
 
 Expr make_ramp(const Expr& base, const Expr& stride, int lanes) {
@@ -430,7 +420,7 @@ class ExprSimplifier : public IRMutator {
   static std::vector<int64_t> split_candidates(const LinearForm& f, int64_t c) {
     std::vector<int64_t> gs;
     for (auto& t : f.terms()) {
-      int64_t g = gcd64(t.coeff, c);
+      int64_t g = std::gcd(t.coeff, c);
       if (g > 1 && g < c && std::find(gs.begin(), gs.end(), g) == gs.end()) gs.push_back(g);
     }
     std::sort(gs.rbegin(), gs.rend());
