@@ -10,6 +10,10 @@ PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2
   libsqlite3-dev libxgboost-dev
   libdnnl-dev libopenblas-dev
+  # kiln lib: C glue compiled with clang, aarch64 libc headers for cross-target libraries
+  clang-14 libc6-dev-arm64-cross
+  # device pool (rpc/)
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 )
 
 missing=()

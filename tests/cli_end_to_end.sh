@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of the kiln executable: exit codes and messages.
-# Usage: cli_test.sh path/to/kiln
+# Usage: cli_end_to_end.sh path/to/kiln
 set -u
 KILN="$1"
 fails=0
