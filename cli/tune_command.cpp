@@ -1,5 +1,7 @@
 // `kiln tune WORKLOAD... --trials N`: tunes each workload on this machine
-// (or for --target), storing every measurement in the tuning database.
+// (or for --target), storing every measurement in the tuning database. With
+// --pool HOST:PORT --key KEY the candidates are compiled for the target that
+// the key's devices report and measured on the pool (rpc/pool_runner.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,10 +12,12 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/pool_commands.h"
 #include "cli/task_factory.h"
 #include "compute/error.h"
 #include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
+#include "rpc/pool_runner.h"
 #include "tuner/grid_tuner.h"
 #include "tuner/local_builder.h"
 #include "tuner/local_runner.h"
@@ -39,6 +43,10 @@ struct TuneCommandOptions {
   double min_repeat_ms = 50;
   double timeout_s = 10;
   double build_timeout_s = 20;
+  // Device pool.
+  std::string pool, key, token, tls_ca, job;
+  int priority = 0;
+  double pool_wait_s = 10;
 };
 
 std::string format_eta(double s) {
@@ -98,17 +106,42 @@ std::unique_ptr<Tuner> make_tuner(const TuneCommandOptions& o, const Task& task,
 
 int run_tune(const TuneCommandOptions& o) {
   user_check(o.trials > 0) << "--trials must be a positive number of measured configs";
-  Target target = o.target.empty() ? Target::host() : Target::parse(o.target);
-  user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
-                               << "' is not this machine's (remote devices come with --pool)";
-  auto db = Database::open(o.db);
-  // Build every task before the builder forks (no threads may exist then).
-  std::vector<Task> tasks;
-  for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
   MeasureOptions mo;
   mo.repeat = o.repeat;
   mo.min_repeat_ms = o.min_repeat_ms;
   mo.run_timeout_s = o.timeout_s;
+  // On a pool the devices of the key decide the target; the pool runner
+  // forks its client process first, while this process runs one thread.
+  std::unique_ptr<rpc::PoolRunner> pool_runner;
+  Target target;
+  if (!o.pool.empty()) {
+    user_check(!o.key.empty()) << "--pool needs --key: the key of the devices to measure on";
+    user_check(o.target.empty()) << "--target cannot be combined with --pool: the devices of the key decide the target";
+    rpc::PoolOptions po;
+    po.tracker = o.pool;
+    po.key = o.key;
+    po.security.token = token_or_env(o.token);
+    po.security.tls_ca = o.tls_ca;
+    po.priority = o.priority;
+    char host[128] = {};
+    gethostname(host, sizeof host - 1);
+    po.job = o.job.empty() ? "tune:" + std::to_string(getpid()) + "@" + host : o.job;
+    po.key_wait_s = o.pool_wait_s;
+    pool_runner = std::make_unique<rpc::PoolRunner>(po, mo);
+    const rpc::DeviceInfo device = pool_runner->device_info();
+    target = Target::parse(device.target());
+    std::cerr << "tuning on the pool at " << o.pool << ": key '" << o.key << "', target '" << target.str() << "'"
+              << (target.is_host() ? "" : " (cross-compiling)") << "\n";
+  } else {
+    user_check(o.key.empty() && o.token.empty() && o.tls_ca.empty()) << "--key, --token and --tls-ca need --pool";
+    target = o.target.empty() ? Target::host() : Target::parse(o.target);
+    user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
+                                 << "' is not this machine's (remote devices come with --pool)";
+  }
+  auto db = Database::open(o.db);
+  // Build every task before the builder forks (no threads may exist then).
+  std::vector<Task> tasks;
+  for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
   const bool tty = isatty(STDERR_FILENO);
   int exit_code = 0;
   for (const Task& task : tasks) {
@@ -116,7 +149,8 @@ int run_tune(const TuneCommandOptions& o) {
     LocalBuilderOptions bo;
     bo.timeout_s = o.build_timeout_s;
     LocalBuilder builder(bo);
-    LocalRunner runner(mo);
+    LocalRunner local_runner(mo);
+    Runner& runner = pool_runner ? static_cast<Runner&>(*pool_runner) : local_runner;
     TuneOptions to;
     to.trials = o.trials;
     to.batch = o.batch;
@@ -160,7 +194,8 @@ int run_tune(const TuneCommandOptions& o) {
 }  // namespace
 
 Handler add_tune_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("tune", "tune workloads on this machine and store every measurement");
+  auto* sub =
+      app.add_subcommand("tune", "tune workloads on this machine (or a device pool) and store every measurement");
   auto o = std::make_shared<TuneCommandOptions>();
   sub->add_option("workloads", o->workloads, "workload strings")->required();
   sub->add_option("--trials", o->trials, "measured configs per workload, earlier runs included")->required();
@@ -178,6 +213,14 @@ Handler add_tune_command(CLI::App& app) {
   sub->add_option("--timeout", o->timeout_s, "seconds a candidate may run (default 10)")->check(CLI::Range(0.01, 1e5));
   sub->add_option("--build-timeout", o->build_timeout_s, "seconds a candidate may compile (default 20)")
       ->check(CLI::Range(0.1, 1e5));
+  sub->add_option("--pool", o->pool, "HOST:PORT of a device pool's tracker: measure there");
+  sub->add_option("--key", o->key, "with --pool: the key of the devices to measure on");
+  sub->add_option("--token", o->token, "with --pool: the pool's shared secret (default: $KILN_TOKEN)");
+  sub->add_option("--tls-ca", o->tls_ca, "with --pool: PEM CA certificate to verify a TLS pool");
+  sub->add_option("--priority", o->priority, "with --pool: higher jobs get devices first (default 0)");
+  sub->add_option("--job", o->job, "with --pool: the job's name in `kiln pool status`");
+  sub->add_option("--pool-wait", o->pool_wait_s, "with --pool: seconds to wait for a device of the key (default 10)")
+      ->check(CLI::Range(0.0, 86400.0));
   return [o]() { return run_tune(*o); };
 }
 

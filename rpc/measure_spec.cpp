@@ -1,0 +1,242 @@
+// Task <-> MeasureRequest conversions and request validation.
+#include "rpc/measure_spec.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "compute/dtype.h"
+#include "compute/error.h"
+#include "compute/expr.h"
+
+namespace kiln::rpc {
+
+MeasureRequest measure_spec(const Task& task, const kiln::MeasureOptions& options) {
+  MeasureRequest r;
+  for (const BufferArg& a : task.args) {
+    BufferSpec* b = r.add_args();
+    b->set_name(a.name);
+    b->set_dtype(a.dtype.str());
+    for (int64_t d : a.shape) b->add_shape(d);
+  }
+  r.set_num_inputs(static_cast<int32_t>(task.num_inputs));
+  r.set_input_seed(task.input_seed);
+  for (const ReferenceSample& ref : task.reference) {
+    ReferenceSpec* s = r.add_reference();
+    s->set_output(ref.output);
+    for (int64_t i : ref.flat_index) s->add_flat_index(i);
+    for (double v : ref.expected) s->add_expected(v);
+    s->set_tolerance(ref.tolerance);
+  }
+  kiln::rpc::MeasureOptions* o = r.mutable_options();
+  o->set_number(options.number);
+  o->set_repeat(options.repeat);
+  o->set_min_repeat_ms(options.min_repeat_ms);
+  o->set_warmup(options.warmup);
+  o->set_cooldown_ms(options.cooldown_ms);
+  o->set_flush_cache(options.flush_cache);
+  o->set_run_timeout_s(options.run_timeout_s);
+  return r;
+}
+
+Task task_of_request(const MeasureRequest& request, const std::string& target) {
+  Task t;
+  for (const BufferSpec& b : request.args()) {
+    const DType dtype = parse_dtype(b.dtype());
+    t.args.push_back(BufferArg{Var::handle(b.name(), dtype), b.name(), dtype, {b.shape().begin(), b.shape().end()}});
+  }
+  t.num_inputs = static_cast<size_t>(request.num_inputs());
+  t.input_seed = request.input_seed();
+  for (const ReferenceSpec& s : request.reference()) {
+    ReferenceSample ref;
+    ref.output = s.output();
+    ref.flat_index.assign(s.flat_index().begin(), s.flat_index().end());
+    ref.expected.assign(s.expected().begin(), s.expected().end());
+    ref.tolerance = s.tolerance();
+    t.reference.push_back(std::move(ref));
+  }
+  // Identity: everything that decides the worker's buffers and checks.
+  MeasureRequest id = request;
+  id.clear_artifact();
+  id.clear_entry();
+  id.clear_options();
+  id.clear_job();
+  std::string bytes;
+  id.SerializeToString(&bytes);
+  std::ostringstream os;
+  os << "remote#" << std::hex << std::hash<std::string>()(bytes) << "#" << std::dec << bytes.size();
+  t.workload = os.str();
+  t.op = "remote";
+  t.target = target;
+  return t;
+}
+
+kiln::MeasureOptions options_of_request(const MeasureRequest& request) {
+  const kiln::rpc::MeasureOptions& o = request.options();
+  kiln::MeasureOptions m;
+  m.number = o.number();
+  m.repeat = o.repeat();
+  m.min_repeat_ms = o.min_repeat_ms();
+  m.warmup = o.warmup();
+  m.cooldown_ms = o.cooldown_ms();
+  m.flush_cache = o.flush_cache();
+  m.run_timeout_s = o.run_timeout_s();
+  return m;
+}
+
+ErrorKind to_proto(kiln::ErrorKind kind) {
+  switch (kind) {
+    case kiln::ErrorKind::kNone:
+      return NONE;
+    case kiln::ErrorKind::kInvalidConfig:
+      return INVALID_CONFIG;
+    case kiln::ErrorKind::kCompileError:
+      return COMPILE_ERROR;
+    case kiln::ErrorKind::kCompileTimeout:
+      return COMPILE_TIMEOUT;
+    case kiln::ErrorKind::kRuntimeCrash:
+      return RUNTIME_CRASH;
+    case kiln::ErrorKind::kRuntimeTimeout:
+      return RUNTIME_TIMEOUT;
+    case kiln::ErrorKind::kWrongResult:
+      return WRONG_RESULT;
+    case kiln::ErrorKind::kDeviceError:
+      return DEVICE_ERROR;
+  }
+  return DEVICE_ERROR;
+}
+
+kiln::ErrorKind from_proto(ErrorKind kind) {
+  switch (kind) {
+    case NONE:
+      return kiln::ErrorKind::kNone;
+    case INVALID_CONFIG:
+      return kiln::ErrorKind::kInvalidConfig;
+    case COMPILE_ERROR:
+      return kiln::ErrorKind::kCompileError;
+    case COMPILE_TIMEOUT:
+      return kiln::ErrorKind::kCompileTimeout;
+    case RUNTIME_CRASH:
+      return kiln::ErrorKind::kRuntimeCrash;
+    case RUNTIME_TIMEOUT:
+      return kiln::ErrorKind::kRuntimeTimeout;
+    case WRONG_RESULT:
+      return kiln::ErrorKind::kWrongResult;
+    default:
+      return kiln::ErrorKind::kDeviceError;
+  }
+}
+
+namespace {
+
+grpc::Status invalid(const std::string& message) { return {grpc::StatusCode::INVALID_ARGUMENT, message}; }
+grpc::Status too_big(const std::string& message) { return {grpc::StatusCode::RESOURCE_EXHAUSTED, message}; }
+
+uint16_t read_u16(const std::string& bytes, size_t at) {
+  uint16_t v = 0;
+  std::memcpy(&v, bytes.data() + at, 2);  // little-endian hosts only run kiln's runtime
+  return v;
+}
+
+}  // namespace
+
+int host_elf_machine() {
+  static const int machine = [] {
+    std::ifstream in("/proc/self/exe", std::ios::binary);
+    std::string head(20, '\0');
+    in.read(&head[0], 20);
+    return in.gcount() == 20 ? static_cast<int>(read_u16(head, 18)) : -1;
+  }();
+  return machine;
+}
+
+std::string elf_machine_name(int machine) {
+  switch (machine) {
+    case 62:
+      return "x86-64";
+    case 183:
+      return "AArch64";
+    case 243:
+      return "RISC-V";
+    case 3:
+      return "x86";
+    case 40:
+      return "ARM";
+    default:
+      return "machine " + std::to_string(machine);
+  }
+}
+
+grpc::Status validate_request(const MeasureRequest& r, const RequestLimits& limits, int elf_machine) {
+  const std::string& a = r.artifact();
+  if (a.size() > limits.max_artifact_bytes)
+    return too_big("the artifact is " + std::to_string(a.size()) + " bytes, over this device's limit of " +
+                   std::to_string(limits.max_artifact_bytes) + " bytes");
+  if (a.size() < 64 || a.compare(0, 4,
+                                 "\x7f"
+                                 "ELF") != 0)
+    return invalid("the artifact is not an ELF shared object (" + std::to_string(a.size()) + " bytes)");
+  if (a[4] != 2) return invalid("the artifact is not a 64-bit ELF object");
+  if (read_u16(a, 16) != 3) return invalid("the artifact is an ELF file but not a shared object");
+  const int machine = read_u16(a, 18);
+  if (machine != elf_machine)
+    return invalid("the artifact is built for " + elf_machine_name(machine) + ", this device runs " +
+                   elf_machine_name(elf_machine) + " (build for the target the device reports)");
+  if (r.entry().empty()) return invalid("the request names no kernel entry point");
+  if (r.args_size() == 0) return invalid("the request has no kernel arguments");
+  if (r.num_inputs() < 0 || r.num_inputs() >= r.args_size())
+    return invalid("num_inputs " + std::to_string(r.num_inputs()) + " leaves no output among " +
+                   std::to_string(r.args_size()) + " arguments");
+  double total_bytes = 0;
+  std::vector<int64_t> sizes;
+  for (const BufferSpec& b : r.args()) {
+    DType dtype;
+    try {
+      dtype = parse_dtype(b.dtype());
+    } catch (const UserError& e) {
+      return invalid("argument '" + b.name() + "': " + e.what());
+    }
+    if (dtype.is_handle() || !dtype.is_scalar())
+      return invalid("argument '" + b.name() + "' has type " + b.dtype() + ", not a scalar element type");
+    if (b.shape_size() == 0) return invalid("argument '" + b.name() + "' has no shape");
+    double n = 1;
+    for (int64_t d : b.shape()) {
+      if (d <= 0) return invalid("argument '" + b.name() + "' has a non-positive extent " + std::to_string(d));
+      n *= static_cast<double>(d);
+    }
+    if (n > 9e15) return too_big("argument '" + b.name() + "' is too large");
+    sizes.push_back(static_cast<int64_t>(n));
+    total_bytes += n * dtype.bytes();
+  }
+  if (total_bytes > static_cast<double>(limits.max_buffer_bytes))
+    return too_big("the kernel's arguments take " + std::to_string(static_cast<int64_t>(total_bytes)) +
+                   " bytes, over this device's limit of " + std::to_string(limits.max_buffer_bytes) + " bytes");
+  size_t points = 0;
+  for (const ReferenceSpec& s : r.reference()) {
+    if (s.output() < 0 || r.num_inputs() + s.output() >= r.args_size())
+      return invalid("a reference sample names output " + std::to_string(s.output()) + ", which does not exist");
+    if (s.flat_index_size() != s.expected_size())
+      return invalid("a reference sample has " + std::to_string(s.flat_index_size()) + " indices but " +
+                     std::to_string(s.expected_size()) + " values");
+    if (!(s.tolerance() >= 0)) return invalid("a reference tolerance must be >= 0");
+    const int64_t n = sizes[static_cast<size_t>(r.num_inputs() + s.output())];
+    for (int64_t i : s.flat_index())
+      if (i < 0 || i >= n) return invalid("reference index " + std::to_string(i) + " is out of range");
+    points += static_cast<size_t>(s.flat_index_size());
+  }
+  if (points > limits.max_reference_points)
+    return too_big("the request has " + std::to_string(points) + " reference points, over the limit of " +
+                   std::to_string(limits.max_reference_points));
+  const kiln::rpc::MeasureOptions& o = r.options();
+  if (o.repeat() < 1) return invalid("measure option repeat must be >= 1");
+  if (o.number() < 0 || o.warmup() < 0) return invalid("measure options number and warmup must be >= 0");
+  if (!(o.min_repeat_ms() >= 0) || !(o.cooldown_ms() >= 0))
+    return invalid("measure options min_repeat_ms and cooldown_ms must be >= 0");
+  if (!(o.run_timeout_s() > 0) || o.run_timeout_s() > limits.max_run_timeout_s)
+    return invalid("the run timeout must be positive and at most " + std::to_string(limits.max_run_timeout_s) + " s");
+  return grpc::Status::OK;
+}
+
+}  // namespace kiln::rpc

@@ -1,0 +1,51 @@
+// Conversions between the tuner's types (Task, MeasureOptions, results) and
+// the Device service's messages, and the server-side validation of a
+// MeasureRequest (a malformed or oversized request is refused before it
+// reaches the measuring process).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstddef>
+#include <string>
+
+#include "rpc/kiln.pb.h"
+#include "tuner/measure.h"
+#include "tuner/task.h"
+
+namespace kiln::rpc {
+
+// A request for `task` without artifact and entry (the pool runner adds them
+// per candidate): arguments, input seed, reference samples and options.
+MeasureRequest measure_spec(const Task& task, const kiln::MeasureOptions& options);
+
+// The task a device server measures for a (validated) request: the
+// arguments, seed and reference of the request; workload is a stable
+// identity of all that (so the measuring worker is reused while it stays
+// the same), target the device's.
+Task task_of_request(const MeasureRequest& request, const std::string& target);
+kiln::MeasureOptions options_of_request(const MeasureRequest& request);
+
+ErrorKind to_proto(kiln::ErrorKind kind);
+kiln::ErrorKind from_proto(ErrorKind kind);
+
+// What a device server accepts.
+struct RequestLimits {
+  size_t max_artifact_bytes = size_t{64} << 20;
+  size_t max_buffer_bytes = size_t{4} << 30;  // all arguments together
+  size_t max_reference_points = 1 << 20;
+  double max_run_timeout_s = 3600;
+};
+
+// OK, or INVALID_ARGUMENT / RESOURCE_EXHAUSTED with a message saying what
+// is wrong with the request. `elf_machine` is the device's ELF machine
+// number (e_machine, e.g. 62 for x86-64): an artifact is a 64-bit ELF shared
+// object for it.
+grpc::Status validate_request(const MeasureRequest& request, const RequestLimits& limits, int elf_machine);
+
+// The ELF machine number of this process (read from /proc/self/exe).
+int host_elf_machine();
+// "x86-64", "AArch64", or "machine N".
+std::string elf_machine_name(int machine);
+
+}  // namespace kiln::rpc
