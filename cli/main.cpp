@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/lib_command.h"
 #include "cli/pool_commands.h"
 #include "compute/error.h"
 #include "runtime/module.h"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   add(kiln::cli::add_tracker_command(app));
   add(kiln::cli::add_serve_command(app));
   add(kiln::cli::add_pool_command(app));
+  add(kiln::cli::add_lib_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -39,8 +39,11 @@ std::vector<char> emit_object(const std::vector<LoweredFunc>& funcs, const Targe
 // Links object files into a shared object with LLVM's ld.lld (ld.lld-14 or
 // ld.lld on PATH, else /usr/lib/llvm-14/bin/ld.lld). For the host, libm is
 // recorded as a dependency so the .so resolves its math calls by itself.
-// Linker failures are user errors carrying the linker's output.
-void link_shared_object(const std::vector<std::string>& objects, const std::string& out_so, const Target& target);
+// Linker failures are user errors carrying the linker's output. extra_args
+// go to ld.lld after the objects (e.g. "-soname", a shared library to record
+// as DT_NEEDED).
+void link_shared_object(const std::vector<std::string>& objects, const std::string& out_so, const Target& target,
+                        const std::vector<std::string>& extra_args = {});
 
 struct Artifact {
   std::string path;                       // the .so

@@ -1,6 +1,5 @@
 // link_shared_object: runs LLVM's ELF linker (ld.lld) as a subprocess.
 #include <dlfcn.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,29 +10,21 @@
 #include <sstream>
 
 #include "codegen/build.h"
+#include "codegen/subprocess.h"
 #include "compute/error.h"
-
-extern char** environ;
 
 namespace kiln {
 namespace {
 
-bool is_executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
-
 std::string find_linker() {
-  const char* path_env = std::getenv("PATH");
-  const std::string path = path_env ? path_env : "";
   for (const char* name : {"ld.lld-14", "ld.lld"}) {
-    std::istringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      if (dir.empty()) continue;
-      const std::string candidate = dir + "/" + name;
-      if (is_executable(candidate)) return candidate;
-    }
+    std::string found = find_executable(name);
+    if (!found.empty()) return found;
   }
   const std::string fallback = "/usr/lib/llvm-14/bin/ld.lld";
-  user_check(is_executable(fallback)) << "cannot link a shared object: no ld.lld-14 or ld.lld on PATH and no "
-                                      << fallback << " (install Debian's lld-14 package)";
+  user_check(!find_executable(fallback).empty())
+      << "cannot link a shared object: no ld.lld-14 or ld.lld on PATH and no " << fallback
+      << " (install Debian's lld-14 package)";
   return fallback;
 }
 
@@ -46,49 +37,14 @@ std::string host_libm_path() {
   return path.find("libm") != std::string::npos ? path : "";
 }
 
-// Runs argv, returns (exit status, combined stdout+stderr).
-int run_process(const std::vector<std::string>& argv, std::string* output) {
-  int fds[2];
-  user_check(::pipe(fds) == 0) << "cannot create a pipe for the linker: " << std::strerror(errno);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    user_error() << "cannot run the linker " << argv[0] << ": " << std::strerror(rc);
-  }
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n > 0) {
-      output->append(buf, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
 }  // namespace
 
-void link_shared_object(const std::vector<std::string>& objects, const std::string& out_so, const Target& target) {
+void link_shared_object(const std::vector<std::string>& objects, const std::string& out_so, const Target& target,
+                        const std::vector<std::string>& extra_args) {
   user_check(!objects.empty()) << "link_shared_object needs at least one object file";
   std::vector<std::string> argv = {find_linker(), "-shared", "-o", out_so};
   argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   if (target.is_host()) {
     const std::string libm = host_libm_path();
     if (!libm.empty()) {
@@ -97,7 +53,7 @@ void link_shared_object(const std::vector<std::string>& objects, const std::stri
     }
   }
   std::string output;
-  const int status = run_process(argv, &output);
+  const int status = run_process(argv, &output, "the linker");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ostringstream cmd;
     for (const auto& a : argv) cmd << a << ' ';

@@ -289,6 +289,7 @@ void Database::for_each_record(const std::string& tail_sql, const std::vector<st
     r.compile_ms = s.real(13);
     r.timestamp = s.int64(14);
     r.kiln_version = s.text(15);
+    r.id = id;
     fn(r, flops);
   }
 }

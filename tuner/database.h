@@ -64,6 +64,7 @@ class Database {
     double compile_ms = 0;
     int64_t timestamp = 0;  // unix seconds
     std::string kiln_version;
+    int64_t id = 0;  // row id in the file it was read from (0: not read from a database; not compared)
 
     std::string task_key() const { return workload + " @ " + target; }
     bool ok() const { return error == ErrorKind::kNone && !samples_ms.empty(); }

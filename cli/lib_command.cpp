@@ -1,0 +1,37 @@
+// `kiln lib --db F --out DIR [--name NAME] [--target T] [--workloads W... | --all]`
+#include "cli/lib_command.h"
+
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli/library_builder.h"
+
+namespace kiln::cli {
+
+Handler add_lib_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("lib", "build a static and shared library of tuned kernels from a tuning database");
+  auto o = std::make_shared<LibraryOptions>();
+  auto all = std::make_shared<bool>(false);
+  sub->add_option("--db", o->db_path, "tuning database")->required();
+  sub->add_option("--out", o->out_dir, "output directory (created when missing)")->required();
+  sub->add_option("--name", o->name, "library name: symbol prefix, libNAME.a, NAME.h (default kiln_kernels)");
+  sub->add_option("--target", o->target,
+                  "target string (default: this machine), e.g. \"llvm -mtriple=aarch64-linux-gnu\"");
+  auto* workloads = sub->add_option("--workloads", o->workloads, "the workloads to include (default: --all)");
+  sub->add_flag("--all", *all, "every tuned workload of the database (the default)")->excludes(workloads);
+  return [=]() {
+    LibraryResult r = build_library(*o);
+    for (const std::string& w : r.warnings) std::cerr << "kiln: warning: " << w << "\n";
+    std::cout << "library " << o->name << " for " << r.target.str() << "\n";
+    for (const LibraryKernel& k : r.kernels) {
+      std::cout << "  " << k.entry << "  " << std::fixed << std::setprecision(1) << k.record.gflops << " GFLOP/s tuned";
+      if (k.record.target != r.target.str()) std::cout << " on " << k.record.target;
+      std::cout << " (record " << k.record.id << ")\n";
+    }
+    for (const std::string& f : r.files) std::cout << "wrote " << f << "\n";
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,359 @@
+// `kiln lib` orchestration: database records -> kernels -> library files
+// (see library_builder.h).
+#include "cli/library_builder.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "cli/c_compiler.h"
+#include "cli/kernel_build.h"
+#include "cli/library_c_source.h"
+#include "codegen/build.h"
+#include "codegen/static_library.h"
+#include "compute/error.h"
+#include "kernels/op_registry.h"
+#include "schedule/lower.h"
+
+namespace kiln::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Public symbols are NAME_<...> without "__"; the library's internal
+// symbols all contain "__", so they cannot collide. Two characters at least:
+// NAME_OK must not be a libc macro (R_OK, W_OK, ...).
+void check_name(const std::string& name) {
+  bool ok = name.size() >= 2 && name.size() <= 64 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+            name.find("__") == std::string::npos && name.back() != '_';
+  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  user_check(ok) << "library name '" << name
+                 << "' must be a C identifier of 2 to 64 characters (letters, digits, '_'; not starting with a "
+                    "digit, without '__', not ending with '_'): it prefixes every symbol and names the files";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  user_check(out.good()) << "cannot write '" << path << "'";
+  out << text;
+  out.close();
+  user_check(out.good()) << "cannot write '" << path << "'";
+}
+
+void write_file(const std::string& path, const std::vector<char>& bytes) {
+  write_file(path, std::string(bytes.begin(), bytes.end()));
+}
+
+// A scratch directory inside the output directory, removed on scope exit.
+// Creating it is also the check that the output directory is writable.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& out_dir) {
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    user_check(!ec && fs::is_directory(out_dir)) << "cannot create the output directory '" << out_dir
+                                                 << "': " << (ec ? ec.message() : "a file of that name exists");
+    path_ = out_dir + "/.kiln_lib_" + std::to_string(::getpid());
+    fs::remove_all(path_, ec);
+    fs::create_directory(path_, ec);
+    user_check(!ec) << "cannot write to the output directory '" << out_dir << "': " << ec.message();
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string list_text(const std::vector<std::string>& items, size_t max_items = 8) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < max_items; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > max_items) out += ", ... (" + std::to_string(items.size()) + " in all)";
+  return out.empty() ? "none" : out;
+}
+
+// The best error-free record of each workload: one measured on `target`
+// when there is one, else the best of any target.
+std::map<std::string, Database::Record> best_records(Database& db, const std::string& db_path, const Target& target) {
+  const std::vector<std::string> keys = db.task_keys();
+  user_check(!keys.empty()) << "the tuning database '" << db_path
+                            << "' has no records: tune the workloads first (kiln tune WORKLOAD... --db " << db_path
+                            << ")";
+  std::map<std::string, Database::Record> best;
+  const std::string want = target.str();
+  for (const std::string& key : keys) {
+    std::optional<Database::Record> r = db.best(key);
+    if (!r) continue;
+    auto it = best.find(r->workload);
+    if (it == best.end()) {
+      best.emplace(r->workload, *r);
+      continue;
+    }
+    const bool native = r->target == want, current_native = it->second.target == want;
+    if ((native && !current_native) || (native == current_native && r->gflops > it->second.gflops)) it->second = *r;
+  }
+  user_check(!best.empty()) << "the tuning database '" << db_path
+                            << "' has no error-free records (every measured config failed)";
+  return best;
+}
+
+std::string supported_text() {
+  return "kiln lib supports matmul (with or without bias/relu) and conv2d, with f32, f64, i8, u8 or i32 inputs";
+}
+
+struct Selected {
+  OpInstance op;
+  Database::Record record;
+};
+
+std::vector<Selected> select_records(const LibraryOptions& o, Database& db, const Target& target,
+                                     const std::vector<std::string>& wanted, std::vector<std::string>* warnings) {
+  std::map<std::string, Database::Record> best = best_records(db, o.db_path, target);
+  std::vector<std::string> tuned;
+  for (const auto& [w, r] : best) tuned.push_back(w);
+  std::vector<Selected> out;
+  if (!wanted.empty()) {
+    for (const std::string& w : wanted) {
+      auto it = best.find(w);
+      user_check(it != best.end()) << "the tuning database '" << o.db_path << "' has no error-free record of '" << w
+                                   << "' (tuned workloads: " << list_text(tuned) << ")";
+      out.push_back({build_workload(w), it->second});
+    }
+    return out;
+  }
+  for (const auto& [w, r] : best) {
+    OpInstance op = build_workload(w);
+    if (!library_supports(op.op, op.dtype.str())) {
+      warnings->push_back("left out " + w + ": " + supported_text());
+      continue;
+    }
+    out.push_back({op, r});
+  }
+  user_check(!out.empty()) << "no workload of the tuning database '" << o.db_path << "' can go into a library ("
+                           << supported_text() << ")";
+  return out;
+}
+
+// The config of a record applied through the op's template, in the config
+// space of the target it was tuned on, then lowered.
+LoweredFunc lower_record(const Selected& s, const std::string& symbol) {
+  Target tuned_on;
+  try {
+    tuned_on = Target::parse(s.record.target);
+  } catch (const UserError& e) {
+    user_error() << "record " << s.record.id << " of '" << s.record.workload << "' was tuned on target '"
+                 << s.record.target << "', which this kiln cannot read: " << e.what();
+  }
+  const OpDef& def = find_op(s.op.op);
+  user_check(def.define_space && def.apply_config) << "op '" << s.op.op << "' has no tunable template";
+  ScheduledOp so;
+  try {
+    auto space = def.define_space(s.op, cpu_info_for(tuned_on));
+    so = def.apply_config(s.op, space->from_json(s.record.config));
+  } catch (const UserError& e) {
+    user_error() << "the config of record " << s.record.id << " of '" << s.record.workload
+                 << "' does not fit the op's template any more (" << e.what() << ")";
+  }
+  return lower(*so.schedule, so.args, symbol);
+}
+
+std::string entry_name(const std::string& lib, const std::string& family, const OpInstance& op) {
+  std::string e = lib + "_" + family + "_" + op.dtype.str();
+  const std::vector<const char*> params =
+      op.op == "conv2d" ? std::vector<const char*>{"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"}
+                        : std::vector<const char*>{"M", "N", "K"};
+  for (const char* p : params) e += std::string("_") + p + std::to_string(op.ints.at(p));
+  return e;
+}
+
+// Shared libraries the .so records as DT_NEEDED, so it resolves the C
+// library (pthreads, malloc) and libm by itself.
+std::vector<std::string> needed_libraries(const Target& target) {
+  std::vector<std::string> libs;
+  if (target.is_host()) {
+    for (void* fn : {reinterpret_cast<void*>(&::pthread_create), reinterpret_cast<void*>(&::malloc)}) {
+      Dl_info info{};
+      if (::dladdr(fn, &info) != 0 && info.dli_fname && info.dli_fname[0] == '/') libs.push_back(info.dli_fname);
+    }
+  } else if (std::string sysroot = find_sysroot(target); !sysroot.empty()) {
+    for (const char* lib : {"libc.so.6", "libpthread.so.0", "libm.so.6"}) {
+      std::error_code ec;
+      if (fs::is_regular_file(sysroot + "/lib/" + lib, ec)) libs.push_back(sysroot + "/lib/" + lib);
+    }
+  }
+  std::vector<std::string> unique;
+  for (const std::string& l : libs)
+    if (std::find(unique.begin(), unique.end(), l) == unique.end()) unique.push_back(l);
+  return unique;
+}
+
+std::string cmake_config(const std::string& n) {
+  std::ostringstream os;
+  os << "# " << n << "Config.cmake: the kernel library " << n << ", generated by kiln " << KILN_VERSION
+     << " (`kiln lib`).\n"
+     << "#   find_package(" << n << " CONFIG REQUIRED)   # with " << n
+     << "_DIR (or CMAKE_PREFIX_PATH) set to this directory\n"
+     << "#   target_link_libraries(app PRIVATE " << n << "::" << n << ")          # static; " << n << "::" << n
+     << "_shared for the .so\n"
+     << "include(CMakeFindDependencyMacro)\n"
+     << "find_dependency(Threads)\n"
+     << "if(NOT TARGET " << n << "::" << n << ")\n"
+     << "  add_library(" << n << "::" << n << " STATIC IMPORTED)\n"
+     << "  set_target_properties(" << n << "::" << n << " PROPERTIES\n"
+     << "    IMPORTED_LOCATION \"${CMAKE_CURRENT_LIST_DIR}/lib" << n << ".a\"\n"
+     << "    IMPORTED_LINK_INTERFACE_LANGUAGES C\n"
+     << "    INTERFACE_INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_LIST_DIR}\"\n"
+     << "    INTERFACE_LINK_LIBRARIES \"Threads::Threads;m\")\n"
+     << "endif()\n"
+     << "if(NOT TARGET " << n << "::" << n << "_shared)\n"
+     << "  add_library(" << n << "::" << n << "_shared SHARED IMPORTED)\n"
+     << "  set_target_properties(" << n << "::" << n << "_shared PROPERTIES\n"
+     << "    IMPORTED_LOCATION \"${CMAKE_CURRENT_LIST_DIR}/lib" << n << ".so\"\n"
+     << "    IMPORTED_SONAME \"lib" << n << ".so\"\n"
+     << "    INTERFACE_INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_LIST_DIR}\")\n"
+     << "endif()\n";
+  return os.str();
+}
+
+std::string pkg_config(const std::string& n, const Target& target) {
+  std::ostringstream os;
+  os << "# " << n << ".pc: the kernel library " << n << ", generated by kiln " << KILN_VERSION << " (`kiln lib`)\n"
+     << "prefix=${pcfiledir}\n"
+     << "libdir=${prefix}\n"
+     << "includedir=${prefix}\n\n"
+     << "Name: " << n << "\n"
+     << "Description: tuned tensor kernels for " << target.str() << "\n"
+     << "Version: " << KILN_VERSION << "\n"
+     << "Cflags: -I${includedir}\n"
+     << "Libs: -L${libdir} -l" << n << "\n"
+     << "Libs.private: -lpthread -lm\n";
+  return os.str();
+}
+
+}  // namespace
+
+LibraryResult build_library(const LibraryOptions& o) {
+  check_name(o.name);
+  user_check(!o.out_dir.empty()) << "kiln lib needs an output directory (--out DIR)";
+  user_check(!o.db_path.empty()) << "kiln lib needs a tuning database (--db FILE)";
+  LibraryResult result;
+  result.target = o.target.empty() ? Target::host() : Target::parse(o.target);
+  const Target& target = result.target;
+  user_check(target.kind == "llvm") << "kiln lib builds CPU libraries with the llvm backend; target '" << target.str()
+                                    << "' is not an llvm target";
+
+  find_c_compiler();  // before any slow work: a missing compiler is the user's to fix first
+
+  // Workloads: canonical, supported, each once.
+  std::vector<std::string> wanted;
+  for (const std::string& w : o.workloads) {
+    OpInstance op = build_workload(w);
+    user_check(library_supports(op.op, op.dtype.str())) << "'" << w << "': " << supported_text();
+    if (std::find(wanted.begin(), wanted.end(), op.canonical) == wanted.end()) wanted.push_back(op.canonical);
+  }
+
+  const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
+  ScratchDir scratch(out_dir);
+
+  auto db = Database::open_existing(o.db_path);
+  std::vector<Selected> selected = select_records(o, *db, target, wanted, &result.warnings);
+
+  // Kernels -> one object.
+  LibrarySource src;
+  src.name = o.name;
+  src.target = target.str();
+  src.kiln_version = KILN_VERSION;
+  src.slot_symbol = o.name + "__parallel_for";
+  std::vector<LoweredFunc> funcs;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const Selected& s = selected[i];
+    LibraryKernelSource k;
+    k.op = s.op.op;
+    k.family = library_family(s.op.op, s.op.ints);
+    k.dtype = s.op.dtype.str();
+    k.shape = s.op.ints;
+    k.entry = entry_name(o.name, k.family, s.op);
+    k.symbol = o.name + "__kernel" + std::to_string(i);
+    k.workload = s.op.canonical;
+    k.gflops = s.record.gflops;
+    k.tuned_on = s.record.target;
+    funcs.push_back(lower_record(s, k.symbol));
+    for (const BufferArg& a : funcs.back().args) {
+      int64_t n = 1;
+      for (int64_t d : a.shape) n *= d;
+      k.arg_elements.push_back(n);
+    }
+    src.kernels.push_back(k);
+    result.kernels.push_back({s.op.canonical, k.entry, o.name + "_" + k.family + "_" + k.dtype, s.record});
+  }
+  const std::string kernels_obj = scratch.path() + "/" + o.name + "_kernels.o";
+  write_file(kernels_obj, emit_library_object(funcs, target, src.slot_symbol));
+
+  // Header, then the C runtime (it includes the header).
+  const std::string header = out_dir + "/" + o.name + ".h";
+  write_file(header, library_header(src));
+  const std::string c_file = scratch.path() + "/" + o.name + "_runtime.c";
+  const std::string runtime_obj = scratch.path() + "/" + o.name + "_runtime.o";
+  write_file(c_file, library_c_source(src));
+  compile_c(c_file, runtime_obj, target, out_dir);
+
+  const std::string archive = out_dir + "/lib" + o.name + ".a";
+  write_static_archive(archive, {kernels_obj, runtime_obj});
+  const std::string shared = out_dir + "/lib" + o.name + ".so";
+  std::vector<std::string> link_args = {"-soname", "lib" + o.name + ".so"};
+  std::vector<std::string> needed = needed_libraries(target);
+  if (!needed.empty()) link_args.push_back("--as-needed");
+  link_args.insert(link_args.end(), needed.begin(), needed.end());
+  link_shared_object({kernels_obj, runtime_obj}, shared, target, link_args);
+
+  nlohmann::json j;
+  j["name"] = o.name;
+  j["target"] = target.str();
+  j["kiln_version"] = KILN_VERSION;
+  j["database"] = fs::absolute(o.db_path).lexically_normal().string();
+  j["kernels"] = nlohmann::json::array();
+  for (const LibraryKernel& k : result.kernels) {
+    const Database::Record& r = k.record;
+    j["kernels"].push_back({{"workload", k.workload},
+                            {"entry", k.entry},
+                            {"dispatcher", k.dispatcher},
+                            {"config", r.config},
+                            {"gflops", r.gflops},
+                            {"median_ms", r.median_ms},
+                            {"target", target.str()},
+                            {"tuned_on", r.target},
+                            {"kiln_version", KILN_VERSION},
+                            {"record",
+                             {{"id", r.id},
+                              {"task", r.task_key()},
+                              {"config_index", r.config_index},
+                              {"device", r.device},
+                              {"timestamp", r.timestamp},
+                              {"kiln_version", r.kiln_version}}}});
+  }
+  const std::string json_path = out_dir + "/" + o.name + ".json";
+  write_file(json_path, j.dump(2) + "\n");
+  const std::string cmake_path = out_dir + "/" + o.name + "Config.cmake";
+  write_file(cmake_path, cmake_config(o.name));
+  const std::string pc_path = out_dir + "/" + o.name + ".pc";
+  write_file(pc_path, pkg_config(o.name, target));
+  result.files = {archive, shared, header, json_path, cmake_path, pc_path};
+  return result;
+}
+
+}  // namespace kiln::cli
