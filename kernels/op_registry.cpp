@@ -18,7 +18,12 @@ std::vector<Tensor> OpInstance::args() const {
 }
 
 const std::vector<OpDef>& op_registry() {
-  static const std::vector<OpDef> ops = {matmul_op_def(), conv2d_op_def(), elemwise_op_def()};
+  // One line per op family (kiln ops lists them in this order).
+  static const std::vector<OpDef> ops = {
+      matmul_op_def(),
+      conv2d_op_def(),
+      elemwise_op_def(),
+  };
   return ops;
 }
 
@@ -79,6 +84,7 @@ OpInstance build_workload(const Workload& w) {
           << "workload '" << w.text << "': " << p.name << " is a flag and must be 0 or 1, got " << x;
       ints[p.name] = x;
       value = std::to_string(x);
+      if (p.omit_when_default && !p.default_value.empty() && x == std::stoll(p.default_value)) continue;
     }
     canon << (first ? "" : ",") << p.name << "=" << value;
     first = false;

@@ -28,6 +28,10 @@ struct OpParam {
   std::string meaning;
   std::string default_value;  // empty: required
   int64_t min_value = 1;      // for kInt
+  // Left out of the canonical workload string while it has its default
+  // value: for parameters added to an op after databases already hold its
+  // records, so their canonical strings (task keys) stay the same.
+  bool omit_when_default = false;
 };
 
 // A built operator: its tensors and work.

@@ -14,6 +14,8 @@ PACKAGES=(
   clang-14 libc6-dev-arm64-cross
   # device pool (rpc/)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # kiln bench's Halide baseline (Adams2019 autoscheduler) and kiln report's rendering test
+  libhalide14-0-dev chromium
 )
 
 missing=()
