@@ -43,6 +43,12 @@ std::unique_ptr<llvm::MCSubtargetInfo> create_subtarget_info(const std::string& 
   return std::unique_ptr<llvm::MCSubtargetInfo>(t->createMCSubtargetInfo(triple, cpu, attrs));
 }
 
+namespace {
+// kiln spells "the triple's baseline CPU" as `generic`; LLVM spells it as
+// an empty name (some backends, e.g. RISC-V, abort on "generic").
+std::string llvm_cpu_name(const Target& target) { return target.cpu == "generic" ? "" : target.cpu; }
+}  // namespace
+
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const Target& target) {
   internal_assert(target.kind == "llvm") << "LLVM target machine for a " << target.kind << " target";
   std::string error;
@@ -53,8 +59,8 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const Target& target)
   // Fusing a*b+c into an FMA is decided per instruction by the `contract`
   // fast-math flag that codegen sets; nothing else is relaxed globally.
   options.AllowFPOpFusion = llvm::FPOpFusion::Standard;
-  llvm::TargetMachine* tm = t->createTargetMachine(target.triple, target.cpu, target.attrs, options, llvm::Reloc::PIC_,
-                                                   llvm::None, llvm::CodeGenOpt::Aggressive);
+  llvm::TargetMachine* tm = t->createTargetMachine(target.triple, llvm_cpu_name(target), target.attrs, options,
+                                                   llvm::Reloc::PIC_, llvm::None, llvm::CodeGenOpt::Aggressive);
   internal_assert(tm != nullptr) << "cannot create a target machine for " << target.str();
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
@@ -63,7 +69,7 @@ void set_function_target_attributes(llvm::Module& module, const Target& target) 
   const bool avx512 = target.vector_bits() >= 512;
   for (llvm::Function& f : module) {
     if (f.isDeclaration()) continue;
-    if (!target.cpu.empty()) f.addFnAttr("target-cpu", target.cpu);
+    if (!llvm_cpu_name(target).empty()) f.addFnAttr("target-cpu", llvm_cpu_name(target));
     if (!target.attrs.empty()) f.addFnAttr("target-features", target.attrs);
     // Many x86 CPUs default to 256-bit vectors in the loop vectorizer; kiln's
     // schedules vectorize explicitly at 512 bits, so let LLVM do the same.

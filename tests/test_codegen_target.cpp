@@ -129,6 +129,9 @@ TEST_CASE("emit_object cross-compiles ELF for x86-64 and AArch64", "[codegen][ob
         "\x7f"
         "ELF");
   CHECK(elf_machine(arm) == 183);  // EM_AARCH64
+  // The baseline CPU of a triple whose backend has no CPU named "generic".
+  std::vector<char> riscv = emit_object(funcs, Target::parse("llvm -mtriple=riscv64-linux-gnu"));
+  CHECK(elf_machine(riscv) == 243);  // EM_RISCV
 }
 
 TEST_CASE("host assembly of a 16-lane FMA loop uses zmm registers and vfmadd", "[codegen][asm]") {
