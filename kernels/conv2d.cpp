@@ -1,7 +1,10 @@
 #include "kernels/conv2d.h"
 
+#include <algorithm>
+
 #include "compute/error.h"
 #include "compute/expr_ops.h"
+#include "kernels/conv2d_common.h"
 #include "kernels/conv2d_template.h"
 #include "kernels/template_util.h"
 
@@ -19,52 +22,75 @@ ConvShape conv_shape(const OpInstance& op) {
   s.stride = op.ints.at("stride");
   s.pad = op.ints.at("pad");
   s.dil = op.ints.at("dilation");
-  s.OH = (s.H + 2 * s.pad - s.dil * (s.R - 1) - 1) / s.stride + 1;
-  s.OW = (s.W + 2 * s.pad - s.dil * (s.S - 1) - 1) / s.stride + 1;
+  s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
+  s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
+  auto flag = [&](const char* name) {
+    auto it = op.ints.find(name);
+    return it != op.ints.end() ? it->second : 0;
+  };
+  s.G = std::max<int64_t>(1, flag("groups"));
+  s.Cg = s.C / s.G;
+  s.Kg = s.K / s.G;
+  s.bias = flag("bias") != 0;
+  s.relu = flag("relu") != 0;
   return s;
 }
 
 Tensor pad_input(const Tensor& data, const ConvShape& s, DType dtype) {
-  if (s.pad == 0) return data;
-  const int p = static_cast<int>(s.pad);
-  return compute(
-      {s.N, s.C, s.H + 2 * s.pad, s.W + 2 * s.pad},
-      [&](Var n, Var c, Var h, Var w) {
-        Expr inside = h >= p && h < static_cast<int>(s.H + p) && w >= p && w < static_cast<int>(s.W + p);
-        Expr hh = min(max(h - p, 0), static_cast<int>(s.H - 1)), ww = min(max(w - p, 0), static_cast<int>(s.W - 1));
-        return select(inside, data(n, c, hh, ww), make_zero(dtype));
-      },
-      "data_pad", "pad");
+  return pad_spatial(data, 2, 3, s.pad, make_zero(dtype));
 }
 
 OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
-                         int64_t pad, int64_t dilation, DType dtype) {
+                         int64_t pad, int64_t dilation, DType dtype, int64_t groups, bool with_bias, bool relu) {
   OpInstance op;
   op.op = "conv2d";
   op.dtype = dtype;
-  op.ints = {{"N", N}, {"C", C}, {"H", H},           {"W", W},     {"K", K},
-             {"R", R}, {"S", S}, {"stride", stride}, {"pad", pad}, {"dilation", dilation}};
+  op.ints = {{"N", N},           {"C", C},
+             {"H", H},           {"W", W},
+             {"K", K},           {"R", R},
+             {"S", S},           {"stride", stride},
+             {"pad", pad},       {"dilation", dilation},
+             {"groups", groups}, {"bias", with_bias},
+             {"relu", relu}};
+  check_groups("conv2d", C, K, groups);
   ConvShape s = conv_shape(op);
   user_check(s.OH > 0 && s.OW > 0) << "conv2d: the kernel (" << R << "x" << S << ", dilation " << dilation
                                    << ") does not fit the padded input (" << H + 2 * pad << "x" << W + 2 * pad << ")";
   DType acc = accumulator_type(dtype);
   Tensor data = placeholder({N, C, H, W}, dtype, "data");
-  Tensor weight = placeholder({K, C, R, S}, dtype, "weight");
+  Tensor weight = placeholder({K, s.Cg, R, S}, dtype, "weight");
   Tensor padded = pad_input(data, s, dtype);
-  IterVar rc = reduce_axis(static_cast<int>(C), "rc"), rr = reduce_axis(static_cast<int>(R), "rr"),
+  IterVar rc = reduce_axis(static_cast<int>(s.Cg), "rc"), rr = reduce_axis(static_cast<int>(R), "rr"),
           rs = reduce_axis(static_cast<int>(S), "rs");
   const int st = static_cast<int>(stride), dl = static_cast<int>(dilation);
+  const int kg = static_cast<int>(s.Kg), cg = static_cast<int>(s.Cg);
   Tensor out = compute(
       {N, K, s.OH, s.OW},
       [&](Var n, Var k, Var oh, Var ow) {
-        return sum(cast(acc, padded(n, rc->var, oh * st + rr->var * dl, ow * st + rs->var * dl)) *
+        Expr c = groups > 1 ? floordiv(k, kg) * cg + rc->var : Expr(rc->var);
+        return sum(cast(acc, padded(n, c, oh * st + rr->var * dl, ow * st + rs->var * dl)) *
                        cast(acc, weight(k, rc->var, rr->var, rs->var)),
                    {rc, rr, rs});
       },
       "conv", "conv2d");
   op.inputs = {data, weight};
+  if (with_bias || relu) {
+    Tensor bias;
+    if (with_bias) {
+      bias = bias_placeholder(K, dtype);
+      op.inputs.push_back(bias);
+    }
+    op.parts["conv2d"] = out;
+    Tensor conv = out;
+    out = compute(
+        {N, K, s.OH, s.OW},
+        [&](Var n, Var k, Var oh, Var ow) {
+          return conv_epilogue(conv(n, k, oh, ow), with_bias ? &bias : nullptr, k, relu);
+        },
+        "out", "epilogue");
+  }
   op.outputs = {out};
-  op.flops = 2.0 * N * K * s.OH * s.OW * C * R * S;
+  op.flops = 2.0 * N * K * s.OH * s.OW * s.Cg * R * S;
   return op;
 }
 
@@ -73,7 +99,7 @@ ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg) {
   ConvShape s = conv_shape(op);
   Conv2dParams p;
   p.tile_k = {(s.K + cfg.kb - 1) / cfg.kb, cfg.kb};
-  p.tile_c = {1, s.C};
+  p.tile_c = {1, s.Cg};
   p.tile_oh = {s.OH, 1, 1};
   p.tile_ow = {(s.OW + cfg.owb - 1) / cfg.owb, cfg.owb};
   p.parallel = cfg.parallel ? 3 : 0;
@@ -83,23 +109,22 @@ ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg) {
 OpDef conv2d_op_def() {
   OpDef d;
   d.name = "conv2d";
-  d.summary = "2-D convolution, NCHW data, KCRS weights, zero padding";
+  d.summary =
+      "2-D convolution, NCHW data, weights [K, C/groups, R, S], zero padding, optional bias[K] and relu fused; "
+      "FLOPs: 2 per multiply-add, padding included";
   d.params = {
-      {OpParam::kInt, "N", "batch size", "1"},
-      {OpParam::kInt, "C", "input channels", ""},
-      {OpParam::kInt, "H", "input height", ""},
-      {OpParam::kInt, "W", "input width", ""},
-      {OpParam::kInt, "K", "output channels", ""},
-      {OpParam::kInt, "R", "kernel height", ""},
+      {OpParam::kInt, "N", "batch size", "1"},     {OpParam::kInt, "C", "input channels", ""},
+      {OpParam::kInt, "H", "input height", ""},    {OpParam::kInt, "W", "input width", ""},
+      {OpParam::kInt, "K", "output channels", ""}, {OpParam::kInt, "R", "kernel height", ""},
       {OpParam::kInt, "S", "kernel width", ""},
-      {OpParam::kInt, "stride", "stride in H and W", "1"},
-      {OpParam::kInt, "pad", "zero padding on each side of H and W", "0", 0},
-      {OpParam::kInt, "dilation", "spacing between kernel taps", "1"},
-      {OpParam::kDType, "dtype", "element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
   };
+  for (const OpParam& p : window_params(true)) d.params.push_back(p);
+  d.params.push_back(dtype_param());
+  d.params.push_back(groups_param());
+  for (const OpParam& p : epilogue_params()) d.params.push_back(p);
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     return conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("K"), p.at("R"), p.at("S"), p.at("stride"),
-                         p.at("pad"), p.at("dilation"), t);
+                         p.at("pad"), p.at("dilation"), t, p.at("groups"), p.at("bias") != 0, p.at("relu") != 0);
   };
   d.define_space = conv2d_space;
   d.default_config = conv2d_default;

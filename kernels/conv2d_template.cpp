@@ -5,6 +5,7 @@
 #include "compute/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d.h"
+#include "kernels/conv2d_common.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -38,25 +39,21 @@ const std::vector<std::vector<int64_t>>& reduce_orders() {
 
 const std::vector<int64_t> kTileRows = {1, 2, 3, 4};
 
-std::vector<int64_t> tile_cols(int64_t OW) {
-  std::vector<int64_t> w = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32};
-  for (int64_t d : block_candidates(OW, 32)) w.push_back(d);
-  return capped_candidates(OW, w);
-}
-
 }  // namespace
 
 std::shared_ptr<ConfigSpace> conv2d_space(const OpInstance& op, const CpuInfo& cpu) {
   ConvShape c = conv_shape(op);
   int lanes = vector_lanes(cpu, accumulator_type(op.dtype));
   auto s = std::make_shared<ConfigSpace>();
-  std::vector<int64_t> cb = block_candidates(c.C, 64);
-  cb.push_back(c.C);
+  // Grouped: channel blocks stay inside a group (of Cg inputs, Kg outputs).
+  std::vector<int64_t> cb = block_candidates(c.Cg, 64);
+  cb.push_back(c.Cg);
   s->define_annotate("layout", {"nchw", "nchwc"});
-  s->define_split_levels("tile_k", c.K, {vector_tile_candidates(c.K, lanes)});
-  s->define_split_levels("tile_c", c.C, {cb});
+  s->define_split_levels("tile_k", c.K,
+                         {c.G == 1 ? vector_tile_candidates(c.K, lanes) : group_tile_candidates(c.Kg, lanes)});
+  s->define_split_levels("tile_c", c.Cg, {cb});
   s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, kTileRows)});
-  s->define_split_levels("tile_ow", c.OW, {tile_cols(c.OW)});
+  s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
   s->define_reorder("order", band_orders());
   s->define_choice("acc_at", {1, 2, 3, 4});
   s->define_reorder("reduce_order", reduce_orders());
@@ -73,17 +70,8 @@ Config conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpac
   int lanes = vector_lanes(cpu, accumulator_type(op.dtype));
   int64_t kb = c.K % (2 * lanes) == 0 ? 2 * lanes : lanes;
   if (c.K < kb) kb = c.K;
-  // Widest column block (at most 14) that divides OW and keeps the
-  // accumulator tile within the vector registers (but four).
-  const int64_t acc_regs = vector_registers(cpu) - 4;
-  int64_t regs_per_col = (kb + lanes - 1) / lanes;
-  int64_t owb = 1;
-  for (int64_t b = std::min<int64_t>(14, c.OW); b >= 1; --b)
-    if (c.OW % b == 0 && b * regs_per_col <= acc_regs) {
-      owb = b;
-      break;
-    }
-  if (owb < 4) owb = std::min<int64_t>(c.OW, std::max<int64_t>(1, acc_regs / regs_per_col));
+  if (c.G > 1) kb = nearest_split(space, "tile_k", {kb})[1];
+  const int64_t owb = register_tile_cols(c.OW, kb, cpu, accumulator_type(op.dtype));
   nlohmann::json j;
   j["layout"] = "nchw";
   j["tile_k"] = nearest_split(space, "tile_k", {kb});
@@ -139,9 +127,11 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
   DType acc = accumulator_type(op.dtype);
   const Tensor& data = op.inputs[0];
   const Tensor& weight = op.inputs[1];
-  const int64_t KB = (s.K + kb - 1) / kb, CB = (s.C + cb - 1) / cb;
+  user_check(s.G == 1 || s.Kg % kb == 0) << "conv2d template: with groups, tile_k's inner factor (" << kb
+                                         << ") must divide the output channels per group (" << s.Kg << ")";
+  const int64_t KB = (s.K + kb - 1) / kb, CB = (s.Cg + cb - 1) / cb;
   const int ikb = static_cast<int>(kb), icb = static_cast<int>(cb);
-  const int iK = static_cast<int>(s.K), iC = static_cast<int>(s.C);
+  const int iK = static_cast<int>(s.K), iC = static_cast<int>(s.Cg);
 
   // weight_pack[ko, <co, r, s, ci in the reduction's loop order>, ki] =
   // W[ko*kb + ki, co*cb + ci, r, s], zero past K and C: the reduction reads
@@ -156,41 +146,33 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
         Expr red[4];
         for (size_t i = 0; i < 4; ++i) red[p.reduce_order[i]] = v[i + 1];
         Expr k = v[0] * ikb + v[5], c = red[0] * icb + red[3];
-        Expr w = weight(s.K % kb ? min(k, iK - 1) : k, s.C % cb ? min(c, iC - 1) : c, red[1], red[2]);
+        Expr w = weight(s.K % kb ? min(k, iK - 1) : k, s.Cg % cb ? min(c, iC - 1) : c, red[1], red[2]);
         Expr inside;
         if (s.K % kb) inside = k < iK;
-        if (s.C % cb) inside = inside.defined() ? (inside && c < iC) : (c < iC);
+        if (s.Cg % cb) inside = inside.defined() ? (inside && c < iC) : (c < iC);
         return inside.defined() ? select(inside, w, make_zero(op.dtype)) : w;
       },
       "weight_pack", "pack");
 
-  // The data as the reduction reads it: D(n, co, ci, h, w) in padded coordinates.
+  // The data as the reduction reads it: D(g, n, co, ci, h, w) in padded
+  // coordinates, channel co*cb + ci of group g (g undefined without groups).
   Tensor dstage;  // the data stage (undefined when the kernel reads `data` directly)
-  std::function<Expr(Expr, Expr, Expr, Expr, Expr)> D;
+  std::function<Expr(Expr, Expr, Expr, Expr, Expr, Expr)> D;
+  const int iCB = static_cast<int>(CB);
   if (p.packed_data) {
-    const int pd = static_cast<int>(s.pad);
-    dstage = compute(
-        {s.N, CB, s.H + 2 * s.pad, s.W + 2 * s.pad, cb},
-        [&](const std::vector<Var>& v) {
-          Expr c = v[1] * icb + v[4], h = v[2], w = v[3];
-          Expr inside;
-          auto both = [&](Expr a) { inside = inside.defined() ? (inside && a) : a; };
-          if (s.pad > 0) both(h >= pd && h < static_cast<int>(s.H + pd) && w >= pd && w < static_cast<int>(s.W + pd));
-          if (s.C % cb) both(c < iC);
-          Expr hh = s.pad ? min(max(h - pd, 0), static_cast<int>(s.H - 1)) : h;
-          Expr ww = s.pad ? min(max(w - pd, 0), static_cast<int>(s.W - 1)) : w;
-          Expr val = data(v[0], s.C % cb ? min(c, iC - 1) : c, hh, ww);
-          return inside.defined() ? select(inside, val, make_zero(op.dtype)) : val;
-        },
-        "data_pack", "pack");
-    D = [&](Expr n, Expr co, Expr ci, Expr h, Expr w) { return dstage(n, co, h, w, ci); };
+    // Grouped: the channel blocks of group g are blocks g*CB .. g*CB + CB - 1.
+    dstage = pack_nchwc(data, s.G, cb, s.pad, op.dtype);
+    D = [&](Expr g, Expr n, Expr co, Expr ci, Expr h, Expr w) {
+      return dstage(n, g.defined() ? g * iCB + co : co, h, w, ci);
+    };
   } else {
     Tensor padded = pad_input(data, s, op.dtype);
     if (s.pad > 0) dstage = padded;
     // Channels past C read channel C-1; their packed weights are zero.
-    D = [&s, padded, icb, iC](Expr n, Expr co, Expr ci, Expr h, Expr w) {
+    D = [&s, padded, icb, iC](Expr g, Expr n, Expr co, Expr ci, Expr h, Expr w) {
       Expr c = co * icb + ci;
-      return padded(n, s.C % icb ? min(c, iC - 1) : c, h, w);
+      c = s.Cg % icb ? min(c, iC - 1) : c;
+      return padded(n, g.defined() ? g * iC + c : c, h, w);
     };
   }
 
@@ -200,7 +182,9 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
   Tensor conv_blocked = compute(
       {s.N, KB, s.OH, s.OW, kb},
       [&](const std::vector<Var>& v) {
-        Expr x = D(v[0], rco->var, rci->var, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl);
+        // The group of output channel block v[1] (kb divides Kg).
+        Expr g = s.G > 1 ? floordiv(v[1], static_cast<int>(s.Kg / kb)) : Expr();
+        Expr x = D(g, v[0], rco->var, rci->var, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl);
         const IterVar red[4] = {rco, rr, rs, rci};
         std::vector<Expr> widx = {v[1]};
         for (int64_t r : p.reduce_order) widx.push_back(red[r]->var);
@@ -210,8 +194,12 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
       "conv_blocked", "conv2d");
   Tensor out = compute(
       {s.N, s.K, s.OH, s.OW},
-      [&](Var n, Var k, Var oh, Var ow) { return conv_blocked(n, floordiv(k, ikb), oh, ow, floormod(k, ikb)); }, "conv",
-      "unpack");
+      [&](Var n, Var k, Var oh, Var ow) {
+        // The fused epilogue (none: the unpack copy alone).
+        return conv_epilogue(conv_blocked(n, floordiv(k, ikb), oh, ow, floormod(k, ikb)),
+                             s.bias ? &op.inputs[2] : nullptr, k, s.relu);
+      },
+      "conv", "unpack");
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;

@@ -21,6 +21,10 @@
 // pack's dimensions follow the reduction's loop order. Stage positions are
 // clamped so that they enclose the accumulator. Every config of the space
 // lowers to a correct kernel.
+// Groups: channel blocks stay inside a group (tile_k's inner factor divides
+// K/groups, tile_c splits C/groups; the packed data holds the groups' blocks
+// one after another); groups = 1 keeps the space above unchanged. A bias /
+// relu epilogue is fused into the output (unpack) stage.
 #pragma once
 
 #include <memory>

@@ -8,37 +8,26 @@
 namespace kiln {
 
 OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool with_bias, bool relu) {
-  OpInstance op;
+  GemmShape g;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.bias = with_bias;
+  g.relu = relu;
+  return matmul_define(g, dtype);
+}
+
+OpInstance matmul_define(const GemmShape& g, DType dtype) {
+  OpInstance op = gemm_define(g, dtype);
   op.op = "matmul";
-  DType acc = accumulator_type(dtype);
-  Tensor A = placeholder({M, K}, dtype, "A");
-  Tensor B = placeholder({K, N}, dtype, "B");
-  IterVar k = reduce_axis(static_cast<int>(K), "k");
-  Tensor C = compute(
-      {M, N}, [&](Var i, Var j) { return sum(cast(acc, A(i, k->var)) * cast(acc, B(k->var, j)), {k}); }, "C", "matmul");
-  op.inputs = {A, B};
-  Tensor out = C;
-  if (with_bias || relu) {
-    Tensor bias;
-    if (with_bias) {
-      bias = placeholder({N}, acc, "bias");
-      op.inputs.push_back(bias);
-    }
-    out = compute(
-        {M, N},
-        [&](Var i, Var j) {
-          Expr v = C(i, j);
-          if (with_bias) v = v + bias(j);
-          if (relu) v = max(v, make_zero(acc));
-          return v;
-        },
-        "out", "epilogue");
-    op.parts["matmul"] = C;
-  }
-  op.outputs = {out};
-  op.flops = 2.0 * M * N * K;
-  op.dtype = dtype;
-  op.ints = {{"M", M}, {"N", N}, {"K", K}, {"bias", with_bias}, {"relu", relu}};
+  op.ints = {{"M", g.M},
+             {"N", g.N},
+             {"K", g.K},
+             {"bias", g.bias},
+             {"relu", g.relu},
+             {"trans_a", g.trans_a},
+             {"trans_b", g.trans_b},
+             {"gelu", g.gelu}};
   return op;
 }
 
@@ -61,7 +50,9 @@ ScheduledOp matmul_schedule(const OpInstance& op, const MatmulSchedule& cfg) {
 OpDef matmul_op_def() {
   OpDef d;
   d.name = "matmul";
-  d.summary = "row-major C[M,N] = A[M,K] . B[K,N], optional bias[N] and relu epilogue";
+  d.summary =
+      "row-major C[M,N] = A[M,K] . B[K,N] (A stored [K,M] with trans_a, B stored [N,K] with trans_b), optional "
+      "bias[N] and relu or gelu epilogue fused into the kernel; FLOPs 2*M*N*K";
   d.params = {
       {OpParam::kInt, "M", "rows of A and C", ""},
       {OpParam::kInt, "N", "columns of B and C", ""},
@@ -69,9 +60,22 @@ OpDef matmul_op_def() {
       {OpParam::kDType, "dtype", "input element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
       {OpParam::kFlag, "bias", "1: add bias[N] to every row", "0"},
       {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"},
+      {OpParam::kFlag, "trans_a", "1: A is stored transposed, as [K,M]", "0", 1, true},
+      {OpParam::kFlag, "trans_b", "1: B is stored transposed, as [N,K]", "0", 1, true},
+      {OpParam::kFlag, "gelu", "1: apply gelu 0.5*x*(1+erf(x/sqrt(2))) to the result (floats; not with relu)", "0", 1,
+       true},
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
-    return matmul_define(p.at("M"), p.at("N"), p.at("K"), t, p.at("bias") != 0, p.at("relu") != 0);
+    GemmShape g;
+    g.M = p.at("M");
+    g.N = p.at("N");
+    g.K = p.at("K");
+    g.bias = p.at("bias") != 0;
+    g.relu = p.at("relu") != 0;
+    g.trans_a = p.at("trans_a") != 0;
+    g.trans_b = p.at("trans_b") != 0;
+    g.gelu = p.at("gelu") != 0;
+    return matmul_define(g, t);
   };
   d.define_space = matmul_space;
   d.default_config = matmul_default;

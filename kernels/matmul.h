@@ -1,7 +1,9 @@
-// matmul: row-major C[M, N] = A[M, K] . B[K, N], optional bias[N] and relu
-// epilogue. Integer inputs (i8, u8, i32) accumulate in i32.
+// matmul: row-major C[M, N] = A[M, K] . B[K, N] (either operand may be
+// stored transposed), optional bias[N] and relu or gelu epilogue. Integer
+// inputs (i8, u8, i32) accumulate in i32.
 #pragma once
 
+#include "kernels/gemm_common.h"
 #include "kernels/op_registry.h"
 
 namespace kiln {
@@ -10,6 +12,7 @@ OpDef matmul_op_def();
 
 // The plain definition (the oracle's input).
 OpInstance matmul_define(int64_t M, int64_t N, int64_t K, DType dtype, bool bias, bool relu);
+OpInstance matmul_define(const GemmShape& g, DType dtype);
 
 // The register-blocked, packed schedule with its few classic parameters:
 // B packed into panels of `nb` columns, each (mb x nb) tile of C

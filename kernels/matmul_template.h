@@ -13,28 +13,24 @@
 //     not ("unroll_y"), the tile columns vectorized;
 //   B packed into panels PB[N/xi, K, xi] ("pack_b": none, at the root, or at
 //     a band position, clamped to enclose the accumulator).
-// Every config of the space lowers to a correct kernel.
+//   with trans_b only, "reduce_vector": 0 (the above), or dot products
+//     along k per output element in vectors of that many lanes (no
+//     packing; for few rows).
+// Every config of the space lowers to a correct kernel. The machinery
+// lives in gemm_common.h (shared with batch_matmul and dense); trans_a and
+// gelu change the graph, not the space.
 #pragma once
 
 #include <memory>
 
+#include "kernels/gemm_common.h"
 #include "kernels/op_registry.h"
 #include "schedule/config_space.h"
 
 namespace kiln {
 
-// A config's values, decoded (also what the legacy MatmulSchedule maps to).
-struct MatmulParams {
-  std::vector<int64_t> tile_y{1, 1, 1}, tile_x{1, 1, 1}, tile_k{1, 1};
-  std::vector<int64_t> order{0, 1, 2, 3};  // permutation of band {yo, xo, ym, xm}
-  int acc_at = 3;                          // band position the accumulator is computed at
-  bool k_outer = false;                    // ko outside the accumulator's register-tile loops
-  int pack_b = 0;                          // -2: no packing, -1: root, else band position
-  int64_t unroll_k = 1;                    // unrolled k steps
-  bool unroll_y = true;                    // unroll the register tile's rows
-  int parallel = 1;                        // band loops fused into the parallel loop
-};
-
+// The GEMM a built matmul computes (flags missing from op.ints are 0).
+GemmShape matmul_gemm_shape(const OpInstance& op);
 std::shared_ptr<ConfigSpace> matmul_space(const OpInstance& op, const CpuInfo& cpu);
 // The hand-tuned point of the space (6 x 4-vector register tile, B packed
 // per panel, parallel over panels).

@@ -5,9 +5,16 @@
 #include <sstream>
 
 #include "compute/error.h"
+#include "kernels/batch_matmul.h"
 #include "kernels/conv2d.h"
+#include "kernels/conv2d_nhwc.h"
+#include "kernels/depthwise_conv2d.h"
+#include "kernels/dense.h"
 #include "kernels/elemwise.h"
+#include "kernels/layer_norm.h"
 #include "kernels/matmul.h"
+#include "kernels/pool2d.h"
+#include "kernels/softmax.h"
 
 namespace kiln {
 
@@ -22,6 +29,13 @@ const std::vector<OpDef>& op_registry() {
   static const std::vector<OpDef> ops = {
       matmul_op_def(),
       conv2d_op_def(),
+      conv2d_nhwc_op_def(),
+      depthwise_conv2d_op_def(),
+      max_pool2d_op_def(), avg_pool2d_op_def(),
+      batch_matmul_op_def(),
+      dense_op_def(),
+      softmax_op_def(),
+      layer_norm_op_def(),
       elemwise_op_def(),
   };
   return ops;

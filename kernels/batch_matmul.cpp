@@ -1,0 +1,60 @@
+#include "kernels/batch_matmul.h"
+
+#include "compute/error.h"
+#include "kernels/gemm_common.h"
+
+namespace kiln {
+
+namespace {
+
+GemmShape batch_matmul_shape(const std::map<std::string, int64_t>& p) {
+  GemmShape g;
+  g.batch = p.at("B");
+  g.M = p.at("M");
+  g.N = p.at("N");
+  g.K = p.at("K");
+  g.trans_a = p.at("trans_a") != 0;
+  g.trans_b = p.at("trans_b") != 0;
+  return g;
+}
+
+void check_op(const OpInstance& op) {
+  user_check(op.op == "batch_matmul") << "the batch_matmul template cannot schedule op '" << op.op << "'";
+}
+
+}  // namespace
+
+OpDef batch_matmul_op_def() {
+  OpDef d;
+  d.name = "batch_matmul";
+  d.summary =
+      "out[b,M,N] = A[b,M,K] . B[b,K,N] for each of B batches (A stored [b,K,M] with trans_a, B stored [b,N,K] with "
+      "trans_b); FLOPs 2*B*M*N*K";
+  d.params = {
+      {OpParam::kInt, "B", "batches (independent products)", ""},
+      {OpParam::kInt, "M", "rows of each A and output", ""},
+      {OpParam::kInt, "N", "columns of each B and output", ""},
+      {OpParam::kInt, "K", "the reduction: columns of A, rows of B", ""},
+      {OpParam::kFlag, "trans_a", "1: each A is stored transposed, as [K,M]", "0"},
+      {OpParam::kFlag, "trans_b", "1: each B is stored transposed, as [N,K]", "0"},
+      {OpParam::kDType, "dtype", "input element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
+  };
+  d.build = [](const std::map<std::string, int64_t>& p, DType t) { return gemm_define(batch_matmul_shape(p), t); };
+  d.define_space = [](const OpInstance& op, const CpuInfo& cpu) {
+    return gemm_space(batch_matmul_shape(op.ints), op.dtype, cpu);
+  };
+  d.default_config = [](const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+    return gemm_default(batch_matmul_shape(op.ints), op.dtype, cpu, space);
+  };
+  d.apply_config = [](const OpInstance& op, const Config& cfg) {
+    check_op(op);
+    return gemm_schedule(op, batch_matmul_shape(op.ints), gemm_decode(cfg));
+  };
+  d.hand_schedule = [d](const OpInstance& op, const CpuInfo& cpu) {
+    auto space = d.define_space(op, cpu);
+    return d.apply_config(op, d.default_config(op, cpu, *space));
+  };
+  return d;
+}
+
+}  // namespace kiln

@@ -1,0 +1,176 @@
+#include "kernels/conv2d_common.h"
+
+#include <algorithm>
+
+#include "compute/error.h"
+#include "compute/expr_ops.h"
+
+namespace kiln {
+
+int64_t window_out_extent(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+Tensor pad_spatial(const Tensor& data, int h_dim, int w_dim, int64_t pad, Expr fill) {
+  if (pad == 0) return data;
+  std::vector<Expr> shape = data.shape();
+  const int64_t H = *as_const_int(shape[static_cast<size_t>(h_dim)]);
+  const int64_t W = *as_const_int(shape[static_cast<size_t>(w_dim)]);
+  shape[static_cast<size_t>(h_dim)] = static_cast<int>(H + 2 * pad);
+  shape[static_cast<size_t>(w_dim)] = static_cast<int>(W + 2 * pad);
+  const int p = static_cast<int>(pad);
+  return compute(
+      shape,
+      [&](const std::vector<Var>& v) {
+        Expr h = v[static_cast<size_t>(h_dim)], w = v[static_cast<size_t>(w_dim)];
+        Expr inside = h >= p && h < static_cast<int>(H + p) && w >= p && w < static_cast<int>(W + p);
+        Expr hh = min(max(h - p, 0), static_cast<int>(H - 1)), ww = min(max(w - p, 0), static_cast<int>(W - 1));
+        std::vector<Expr> idx(v.begin(), v.end());
+        idx[static_cast<size_t>(h_dim)] = hh;
+        idx[static_cast<size_t>(w_dim)] = ww;
+        return select(inside, data(idx), fill);
+      },
+      "data_pad", "pad");
+}
+
+Tensor pack_nchwc(const Tensor& data, int64_t groups, int64_t cb, int64_t pad, DType dtype) {
+  std::vector<int64_t> d;
+  for (const Expr& e : data.shape()) d.push_back(*as_const_int(e));
+  const int64_t N = d[0], Cg = d[1] / groups, H = d[2], W = d[3], CB = (Cg + cb - 1) / cb;
+  const int icb = static_cast<int>(cb), iC = static_cast<int>(Cg), iCB = static_cast<int>(CB);
+  const int pd = static_cast<int>(pad);
+  return compute(
+      {N, groups * CB, H + 2 * pad, W + 2 * pad, cb},
+      [&](const std::vector<Var>& v) {
+        Expr c = (groups > 1 ? floormod(v[1], iCB) : Expr(v[1])) * icb + v[4], h = v[2], w = v[3];
+        Expr inside;
+        auto both = [&](Expr a) { inside = inside.defined() ? (inside && a) : a; };
+        if (pad > 0) both(h >= pd && h < static_cast<int>(H + pd) && w >= pd && w < static_cast<int>(W + pd));
+        if (Cg % cb) both(c < iC);
+        Expr hh = pad ? min(max(h - pd, 0), static_cast<int>(H - 1)) : h;
+        Expr ww = pad ? min(max(w - pd, 0), static_cast<int>(W - 1)) : w;
+        Expr ch = Cg % cb ? min(c, iC - 1) : c;
+        if (groups > 1) ch = floordiv(v[1], iCB) * iC + ch;
+        Expr val = data(v[0], ch, hh, ww);
+        return inside.defined() ? select(inside, val, make_zero(dtype)) : val;
+      },
+      "data_pack", "pack");
+}
+
+void check_groups(const std::string& op, int64_t C, int64_t K, int64_t groups) {
+  user_check(C % groups == 0 && K % groups == 0)
+      << op << ": groups=" << groups << " must divide both the input channels (" << C << ") and the output channels ("
+      << K << ")";
+}
+
+void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad, int64_t dilation) {
+  user_check(window_out_extent(H, R, 1, pad, dilation) > 0 && window_out_extent(W, S, 1, pad, dilation) > 0)
+      << op << ": the window (" << R << "x" << S << ", dilation " << dilation << ") does not fit the padded input ("
+      << H + 2 * pad << "x" << W + 2 * pad << ")";
+}
+
+Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, bool relu) {
+  if (bias) v = v + (*bias)(index);
+  if (relu) v = max(v, make_zero(v.dtype()));
+  return v;
+}
+
+Tensor bias_placeholder(int64_t K, DType dtype) { return placeholder({K}, accumulator_type(dtype), "bias"); }
+
+OpParam int_param(const std::string& name, const std::string& meaning, const std::string& default_value) {
+  return OpParam{OpParam::kInt, name, meaning, default_value};
+}
+
+std::vector<OpParam> window_params(bool with_dilation) {
+  std::vector<OpParam> p = {
+      int_param("stride", "stride in H and W", "1"),
+      {OpParam::kInt, "pad", "zero padding on each side of H and W", "0", 0},
+  };
+  if (with_dilation) p.push_back(int_param("dilation", "spacing between kernel taps", "1"));
+  return p;
+}
+
+OpParam dtype_param() {
+  return {OpParam::kDType, "dtype", "element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"};
+}
+
+OpParam groups_param() {
+  OpParam p = int_param("groups",
+                        "channel groups: input and output channels split into this many independent convolutions", "1");
+  p.omit_when_default = true;
+  return p;
+}
+
+std::vector<OpParam> epilogue_params() {
+  std::vector<OpParam> p = {{OpParam::kFlag, "bias", "1: add bias[K] (one value per output channel)", "0"},
+                            {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"}};
+  for (auto& q : p) q.omit_when_default = true;
+  return p;
+}
+
+std::vector<int64_t> row_tile_candidates(int64_t extent) {
+  std::vector<int64_t> w = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32};
+  for (int64_t d : block_candidates(extent, 32)) w.push_back(d);
+  return capped_candidates(extent, w);
+}
+
+int64_t register_tile_cols(int64_t OW, int64_t kb, const CpuInfo& cpu, DType acc) {
+  const int lanes = vector_lanes(cpu, acc);
+  const int64_t acc_regs = vector_registers(cpu) - 4;
+  const int64_t regs_per_col = (kb + lanes - 1) / lanes;
+  int64_t owb = 1;
+  for (int64_t b = std::min<int64_t>(14, OW); b >= 1; --b)
+    if (OW % b == 0 && b * regs_per_col <= acc_regs) {
+      owb = b;
+      break;
+    }
+  if (owb < 4) owb = std::min<int64_t>(OW, std::max<int64_t>(1, acc_regs / regs_per_col));
+  return owb;
+}
+
+std::vector<int64_t> group_tile_candidates(int64_t group_size, int lanes) {
+  std::vector<int64_t> out;
+  for (int64_t d : block_candidates(group_size, 4 * static_cast<int64_t>(lanes)))
+    if (group_size % d == 0) out.push_back(d);
+  return out;
+}
+
+void tile_accumulator(Stage acc, const std::vector<int64_t>& tile, const std::vector<int64_t>& reduce_order,
+                      int vec_axis, int unroll_reduce) {
+  auto ax = acc.axis();
+  auto rx = acc.reduce_axis();
+  internal_assert(tile.size() == ax.size()) << "tile_accumulator: one tile factor per axis";
+  std::vector<IterVar> outer, inner;
+  IterVar vec;
+  for (size_t d = 0; d < ax.size(); ++d) {
+    IterVar o = ax[d], i;
+    if (tile[d] > 0) acc.split(ax[d], tile[d], &o, &i);
+    outer.push_back(o);
+    if (static_cast<int>(d) == vec_axis)
+      vec = i.defined() ? i : o;
+    else if (i.defined())
+      inner.push_back(i);
+  }
+  if (vec.defined() && vec.same_as(outer[static_cast<size_t>(vec_axis)])) outer.erase(outer.begin() + vec_axis);
+  std::vector<IterVar> order = outer;
+  for (int64_t r : reduce_order) order.push_back(rx.at(static_cast<size_t>(r)));
+  order.insert(order.end(), inner.begin(), inner.end());
+  if (vec.defined()) order.push_back(vec);
+  acc.reorder(order);
+  for (auto& i : inner) acc.unroll(i);
+  if (vec.defined()) acc.vectorize(vec);
+  if (unroll_reduce >= 0) acc.unroll(rx.at(static_cast<size_t>(unroll_reduce)));
+}
+
+void place_stage(Stage stage, Stage consumer, const LoopBand& band, int at, int limit, bool parallel, int vec_axis) {
+  if (at < 0) {
+    auto ax = stage.axis();
+    IterVar f = ax.size() >= 2 ? stage.fuse(ax[0], ax[1]) : ax[0];
+    if (parallel) stage.parallel(f);
+  } else {
+    stage.compute_at(consumer, band.at(std::min(at, limit)));
+  }
+  if (vec_axis >= 0) stage.vectorize(stage.axis().at(static_cast<size_t>(vec_axis)));
+}
+
+}  // namespace kiln

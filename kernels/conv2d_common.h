@@ -1,0 +1,76 @@
+// Pieces shared by the sliding-window ops (conv2d, conv2d_nhwc,
+// depthwise_conv2d, max_pool2d, avg_pool2d) and their CPU templates: output
+// extents, the padded input stage, group and epilogue helpers, the common
+// parameter declarations, and the scheduling steps the templates share
+// (a register-tiled accumulator, a producer stage placed at the root or in
+// the loop band).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/op_registry.h"
+#include "kernels/template_util.h"
+
+namespace kiln {
+
+// Output extent of a window of `kernel` taps spaced `dilation` apart, moved
+// by `stride` over an input of `in` elements padded by `pad` on both sides.
+int64_t window_out_extent(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation);
+
+// The input padded by `pad` on both sides of dimensions `h_dim` and `w_dim`
+// with `fill` (a stage named "data_pad", tagged "pad"), or the input itself
+// when pad == 0. h and w are clamped into the input so that every read is in
+// bounds whatever the select does.
+Tensor pad_spatial(const Tensor& data, int h_dim, int w_dim, int64_t pad, Expr fill);
+
+// NCHW data repacked as NCHW[cb]c, padding included (a stage named
+// "data_pack", tagged "pack"): data_pack[n, g*CB + co, h, w, ci] =
+// pad(data)[n, g*Cg + co*cb + ci, h, w] for each of `groups` groups of
+// Cg = C/groups channels in CB = ceil(Cg/cb) blocks; zero in the padding
+// and past a group's channels.
+Tensor pack_nchwc(const Tensor& data, int64_t groups, int64_t cb, int64_t pad, DType dtype);
+
+// user_error unless `groups` divides both channel counts.
+void check_groups(const std::string& op, int64_t C, int64_t K, int64_t groups);
+// user_error unless the window fits the padded input.
+void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad, int64_t dilation);
+
+// v (+ bias[index]) and max(., 0) when relu: the fused element-wise epilogue.
+Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, bool relu);
+// The op's bias input (accumulator type, one value per output channel).
+Tensor bias_placeholder(int64_t K, DType dtype);
+
+// Parameter declarations, in the order ops list them.
+OpParam int_param(const std::string& name, const std::string& meaning, const std::string& default_value = "");
+std::vector<OpParam> window_params(bool with_dilation);  // stride, pad[, dilation]
+OpParam dtype_param();
+OpParam groups_param();
+std::vector<OpParam> epilogue_params();  // bias, relu (flags, left out of canonical strings at 0)
+
+// Register-tile candidates of an output row (at most 32 columns).
+std::vector<int64_t> row_tile_candidates(int64_t extent);
+// The register tile's width along an output row for `kb` vectorized
+// channels: the widest block (at most 14) that divides OW and keeps the
+// accumulators within the vector registers (but four); when only a narrow
+// divisor fits, as many columns as the registers hold.
+int64_t register_tile_cols(int64_t OW, int64_t kb, const CpuInfo& cpu, DType acc);
+// Vector tiles of a channel axis whose blocks must not straddle groups of
+// `group_size` channels: its divisors up to four vectors.
+std::vector<int64_t> group_tile_candidates(int64_t group_size, int lanes);
+
+// Cuts a local accumulator stage into register tiles: axis d is split by
+// tile[d] when tile[d] > 0. Loop order: unsplit axes and the outer parts
+// (in axis order), the reduce axes in `reduce_order`, then the inner parts
+// (unrolled), with axis `vec_axis` (its inner part if split) last and
+// vectorized. The reduce axis `unroll_reduce` (-1: none) is unrolled.
+void tile_accumulator(Stage acc, const std::vector<int64_t>& tile, const std::vector<int64_t>& reduce_order,
+                      int vec_axis, int unroll_reduce);
+
+// Places a producer stage: at the root (`at` < 0; its first two loops
+// fused, parallel when `parallel`), else inside band position
+// min(at, limit). `vec_axis` >= 0 vectorizes that axis of the stage.
+void place_stage(Stage stage, Stage consumer, const LoopBand& band, int at, int limit, bool parallel, int vec_axis);
+
+}  // namespace kiln

@@ -1,0 +1,321 @@
+#include "kernels/gemm_common.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "compute/error.h"
+#include "compute/expr_ops.h"
+#include "kernels/template_util.h"
+
+namespace kiln {
+
+namespace {
+
+// Band loops: 0 = yo, 1 = xo, 2 = ym, 3 = xm.
+const std::vector<std::vector<int64_t>>& band_orders() {
+  static const std::vector<std::vector<int64_t>> orders = {
+      {0, 1, 2, 3},  // row blocks outer
+      {1, 0, 3, 2},  // column panels outer (a B panel is reused down the rows)
+      {1, 0, 2, 3},  // column panels outer, rows before columns inside a block
+      {0, 1, 3, 2},  // row blocks outer, columns before rows inside a block
+      {0, 2, 1, 3},  // whole row strips, then column tiles
+      {1, 3, 0, 2},  // whole column strips, then row tiles
+  };
+  return orders;
+}
+
+const std::vector<int64_t> kTileRows = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
+
+// Shapes and element reads with the optional batch axis in front.
+std::vector<Expr> dims(const GemmShape& g, int64_t rows, int64_t cols) {
+  std::vector<Expr> d;
+  if (g.batch > 0) d.push_back(Expr(static_cast<int>(g.batch)));
+  d.push_back(Expr(static_cast<int>(rows)));
+  d.push_back(Expr(static_cast<int>(cols)));
+  return d;
+}
+
+std::vector<Expr> at(const GemmShape& g, const std::vector<Var>& b, Expr r, Expr c) {
+  std::vector<Expr> idx;
+  if (g.batch > 0) idx.push_back(b.at(0));
+  idx.push_back(std::move(r));
+  idx.push_back(std::move(c));
+  return idx;
+}
+
+// A[.., i, k] and B[.., k, j] through the transposition flags.
+Expr read_a(const GemmShape& g, const Tensor& A, const std::vector<Var>& b, Expr i, Expr k) {
+  return g.trans_a ? A(at(g, b, k, i)) : A(at(g, b, i, k));
+}
+Expr read_b(const GemmShape& g, const Tensor& B, const std::vector<Var>& b, Expr k, Expr j) {
+  return g.trans_b ? B(at(g, b, j, k)) : B(at(g, b, k, j));
+}
+
+// The epilogue stage over the product C.
+Tensor epilogue(const GemmShape& g, const Tensor& C, const Tensor* bias, DType acc) {
+  return compute(
+      dims(g, g.M, g.N),
+      [&](const std::vector<Var>& v) {
+        const size_t o = g.batch > 0 ? 1 : 0;
+        Expr e = C(std::vector<Expr>(v.begin(), v.end()));
+        if (bias) e = e + (*bias)(v[o + 1]);
+        if (g.relu) e = max(e, make_zero(acc));
+        if (g.gelu) e = gelu(e);
+        return e;
+      },
+      "out", "epilogue");
+}
+
+// Every output element (at the innermost loop of the output) reduces k in
+// vectors: partial sums rf[lane, ..] over k = ko * lanes + lane, ko
+// unrolled, then the lanes added up.
+void schedule_dot_products(Schedule& s, Stage so, const Tensor& acc_t, const IterVar& at, const MatmulParams& p) {
+  Stage sc = s[acc_t];
+  sc.compute_at(so, at);
+  IterVar ko, ki;
+  sc.split(sc.reduce_axis()[0], p.reduce_vector, &ko, &ki);
+  Tensor rf = s.rfactor(acc_t, ki);
+  Stage sr = s[rf];
+  sr.compute_at(so, at);
+  std::vector<IterVar> ax = sr.axis();  // [lane, (b), i, j]
+  std::vector<IterVar> order(ax.begin() + 1, ax.end());
+  IterVar rk = sr.reduce_axis()[0];
+  if (p.unroll_k > 1) {
+    IterVar rkm, rku;
+    sr.split(rk, p.unroll_k, &rkm, &rku);
+    sr.unroll(rku);
+    order.push_back(rkm);
+    order.push_back(rku);
+  } else {
+    order.push_back(rk);
+  }
+  order.push_back(ax[0]);
+  sr.reorder(order);
+  sr.vectorize(ax[0]);
+}
+
+}  // namespace
+
+Expr gelu(Expr x) {
+  DType t = x.dtype();
+  return make_const(t, 0.5) * x * (make_const(t, 1.0) + erf(x * make_const(t, 1.0 / std::sqrt(2.0))));
+}
+
+OpInstance gemm_define(const GemmShape& g, DType dtype) {
+  user_check(!(g.relu && g.gelu)) << "relu and gelu are exclusive epilogues: set at most one of them";
+  user_check(!g.gelu || dtype.is_float()) << "gelu needs a float dtype (f32 or f64), got " << dtype.str();
+  OpInstance op;
+  DType acc = accumulator_type(dtype);
+  Tensor A = placeholder(g.trans_a ? dims(g, g.K, g.M) : dims(g, g.M, g.K), dtype, g.a_name);
+  Tensor B = placeholder(g.trans_b ? dims(g, g.N, g.K) : dims(g, g.K, g.N), dtype, g.b_name);
+  IterVar k = reduce_axis(static_cast<int>(g.K), "k");
+  const size_t o = g.batch > 0 ? 1 : 0;
+  Tensor C = compute(
+      dims(g, g.M, g.N),
+      [&](const std::vector<Var>& v) {
+        return sum(cast(acc, read_a(g, A, v, v[o], k->var)) * cast(acc, read_b(g, B, v, k->var, v[o + 1])), {k});
+      },
+      "C", "matmul");
+  op.inputs = {A, B};
+  Tensor out = C;
+  if (g.bias || g.relu || g.gelu) {
+    Tensor bias;
+    if (g.bias) {
+      bias = placeholder({g.N}, acc, g.bias_name);
+      op.inputs.push_back(bias);
+    }
+    out = epilogue(g, C, g.bias ? &bias : nullptr, acc);
+    op.parts["matmul"] = C;
+  }
+  op.outputs = {out};
+  op.flops = 2.0 * std::max<int64_t>(1, g.batch) * g.M * g.N * g.K;
+  op.dtype = dtype;
+  return op;
+}
+
+std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
+  const int64_t M = g.M, N = g.N, K = g.K;
+  int lanes = vector_lanes(cpu, accumulator_type(dtype));
+  auto s = std::make_shared<ConfigSpace>();
+  s->define_split_levels("tile_y", M, {block_candidates(M, M), capped_candidates(M, kTileRows)});
+  s->define_split_levels("tile_x", N, {block_candidates(N, N), vector_tile_candidates(N, lanes)});
+  s->define_split_levels("tile_k", K, {block_candidates(K, K)});
+  s->define_reorder("order", band_orders());
+  s->define_choice("acc_at", {0, 1, 2, 3});
+  s->define_choice("k_outer", {0, 1});
+  s->define_choice("pack_b", {-2, -1, 0, 1, 2, 3});
+  s->define_choice("unroll_k", {1, 2, 4, 8});
+  s->define_annotate("unroll_y", {"unroll", "none"});
+  s->define_choice("parallel", {0, 1, 2});
+  // Only with trans_b: the spaces of the other variants stay as they were
+  // (tuning databases hold their configs).
+  if (g.trans_b) {
+    std::vector<int64_t> rv{0};
+    for (int64_t v : capped_candidates(K, {lanes, 2 * int64_t{lanes}})) rv.push_back(v);
+    s->define_choice("reduce_vector", rv);
+  }
+  return s;
+}
+
+Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const ConfigSpace& space) {
+  int lanes = vector_lanes(cpu, accumulator_type(dtype));
+  nlohmann::json j;
+  // Six rows of two (16 registers) or four (32 registers) vectors: the
+  // accumulators, the B vectors and a broadcast A value fit the registers.
+  int vectors_per_row = vector_registers(cpu) >= 32 ? 4 : 2;
+  j["tile_y"] = nearest_split(space, "tile_y", {1, 6});
+  j["tile_x"] = nearest_split(space, "tile_x", {1, vectors_per_row * lanes});
+  j["tile_k"] = nearest_split(space, "tile_k", {g.K});
+  j["order"] = band_orders()[1];
+  j["acc_at"] = 3;
+  j["k_outer"] = 0;
+  j["pack_b"] = 0;
+  j["unroll_k"] = 4;
+  j["unroll_y"] = "unroll";
+  j["parallel"] = cpu.num_threads > 1 ? 1 : 0;
+  if (g.trans_b) {
+    // A single row has no reuse of B to pack for: dot products along k.
+    const auto& rv = space.knob("reduce_vector").options;
+    j["reduce_vector"] = g.M == 1 ? rv.back()[0] : 0;
+  }
+  return space.make(j);
+}
+
+MatmulParams gemm_decode(const Config& c) {
+  MatmulParams p;
+  p.tile_y = c.split("tile_y");
+  p.tile_x = c.split("tile_x");
+  p.tile_k = c.split("tile_k");
+  p.order = c.reorder("order");
+  p.acc_at = static_cast<int>(c.choice("acc_at"));
+  p.k_outer = c.choice("k_outer") != 0;
+  p.pack_b = static_cast<int>(c.choice("pack_b"));
+  p.unroll_k = c.choice("unroll_k");
+  p.unroll_y = c.annotate("unroll_y") == "unroll";
+  p.parallel = static_cast<int>(c.choice("parallel"));
+  if (c.space())
+    for (const Knob& k : c.space()->knobs())
+      if (k.name == "reduce_vector") p.reduce_vector = c.choice("reduce_vector");
+  return p;
+}
+
+ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const MatmulParams& p) {
+  user_check(p.tile_y.size() == 3 && p.tile_x.size() == 3 && p.tile_k.size() == 2 && p.order.size() == 4)
+      << "matmul template: tile_y and tile_x need 3 factors, tile_k 2, order 4 loops";
+  const int64_t ym = p.tile_y[1], yi = p.tile_y[2], xm = p.tile_x[1], xi = p.tile_x[2], kin = p.tile_k[1];
+  user_check(ym > 0 && yi > 0 && xm > 0 && xi > 0 && kin > 0 && p.unroll_k > 0)
+      << "matmul template: tile sizes and unroll factors must be positive";
+  const int64_t N = g.N, K = g.K;
+  DType acc = accumulator_type(op.dtype);
+  const Tensor& A = op.inputs[0];
+  const Tensor& B = op.inputs[1];
+  user_check(p.reduce_vector == 0 || g.trans_b) << "matmul template: reduce_vector needs B stored transposed";
+  const bool dot = p.reduce_vector > 0;
+  const bool pack = p.pack_b != -2 && !dot;
+  const bool batched = g.batch > 0;
+  const size_t o = batched ? 1 : 0;
+  const int nb = static_cast<int>(xi);
+
+  // B packed into panels of xi columns: PB[.., jo, k, ji] = B[.., k, jo*xi + ji]
+  // (zero past N), so each register tile reads its B rows contiguously
+  // whatever B's layout (the packing also undoes trans_b).
+  Tensor PB;
+  if (pack) {
+    std::vector<Expr> shape;
+    if (batched) shape.push_back(Expr(static_cast<int>(g.batch)));
+    for (int64_t e : {(N + xi - 1) / xi, K, xi}) shape.push_back(Expr(static_cast<int>(e)));
+    PB = compute(
+        shape,
+        [&](const std::vector<Var>& v) {
+          Expr j = v[o] * nb + v[o + 2];
+          Expr e = read_b(g, B, v, v[o + 1], min(j, static_cast<int>(N - 1)));
+          return (N % nb == 0) ? e : select(j < static_cast<int>(N), e, make_zero(op.dtype));
+        },
+        "PB", "pack");
+  }
+  IterVar k = reduce_axis(static_cast<int>(K), "k");
+  Tensor C = compute(
+      dims(g, g.M, g.N),
+      [&](const std::vector<Var>& v) {
+        const Var& j = v[o + 1];
+        std::vector<Expr> pb_idx;
+        if (batched) pb_idx.push_back(v[0]);
+        for (Expr e : {floordiv(j, nb), Expr(k->var), floormod(j, nb)}) pb_idx.push_back(e);
+        Expr b = pack ? PB(pb_idx) : read_b(g, B, v, k->var, j);
+        return sum(cast(acc, read_a(g, A, v, v[o], k->var)) * cast(acc, b), {k});
+      },
+      "C", "matmul");
+  Tensor out = C;
+  if (g.bias || g.relu || g.gelu) out = epilogue(g, C, g.bias ? &op.inputs[2] : nullptr, acc);
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& s = *sch;
+  // The accumulator: the matmul stage itself when an epilogue stage writes
+  // the output, else a cache_write stage.
+  Tensor acc_t = out.same_tensor(C) ? s.cache_write(C, MemScope::kLocal) : C;
+  if (!out.same_tensor(C)) s[C].set_scope(MemScope::kLocal);
+
+  // The batch loop (when there is one) leads the band and always joins the
+  // parallel loop when there is one: batches are independent.
+  Stage so = s[out];
+  IterVar yo, yr, ym_l, yi_l, xo, xr, xm_l, xi_l;
+  so.split(so.axis()[o], ym * yi, &yo, &yr);
+  so.split(yr, yi, &ym_l, &yi_l);
+  so.split(so.axis()[o + 1], xm * xi, &xo, &xr);
+  so.split(xr, xi, &xm_l, &xi_l);
+  std::vector<IterVar> loops{yo, xo, ym_l, xm_l};
+  std::vector<int64_t> order = p.order;
+  int fused = p.parallel;
+  if (batched) {
+    loops.insert(loops.begin(), so.axis()[0]);
+    order.clear();
+    order.push_back(0);
+    for (int64_t i : p.order) order.push_back(i + 1);
+    fused = p.parallel > 0 ? p.parallel + 1 : 0;
+  }
+  LoopBand band(so, loops, order, {yi_l, xi_l}, fused, true);
+  if (dot) {
+    schedule_dot_products(s, so, acc_t, xi_l, p);
+    std::vector<Tensor> args = op.inputs;
+    args.push_back(out);
+    return ScheduledOp{sch, args};
+  }
+  so.vectorize(xi_l);
+  const int acc_pos = std::max(0, std::min(p.acc_at, 3));
+
+  Stage sc = s[acc_t];
+  sc.compute_at(so, band.at(acc_pos + static_cast<int>(o)));
+  IterVar cyo, cyi, cxo, cxi, cko, cki;
+  sc.split(sc.axis()[o], yi, &cyo, &cyi);
+  sc.split(sc.axis()[o + 1], xi, &cxo, &cxi);
+  sc.split(sc.reduce_axis()[0], kin, &cko, &cki);
+  std::vector<IterVar> k_inner{cki};
+  if (p.unroll_k > 1) {
+    IterVar ckm, cku;
+    sc.split(cki, p.unroll_k, &ckm, &cku);
+    sc.unroll(cku);
+    k_inner = {ckm, cku};
+  }
+  std::vector<IterVar> acc_order =
+      p.k_outer ? std::vector<IterVar>{cko, cyo, cxo} : std::vector<IterVar>{cyo, cxo, cko};
+  acc_order.insert(acc_order.end(), k_inner.begin(), k_inner.end());
+  acc_order.push_back(cyi);
+  acc_order.push_back(cxi);
+  sc.reorder(acc_order);
+  if (p.unroll_y) sc.unroll(cyi);
+  sc.vectorize(cxi);
+
+  if (pack) {
+    Stage sp = s[PB];
+    if (p.pack_b < 0) {
+      if (p.parallel > 0) sp.parallel(sp.axis()[0]);
+    } else {
+      sp.compute_at(so, band.at(std::min(p.pack_b, acc_pos) + static_cast<int>(o)));
+    }
+    sp.vectorize(sp.axis()[o + 2]);
+  }
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace kiln

@@ -1,0 +1,60 @@
+// The GEMM machinery shared by matmul, batch_matmul and dense: one
+// description of a (batched, possibly transposed) matrix product with its
+// fused epilogue, its plain definition, and the tunable CPU template
+// (ConfigSpace, default config, schedule) of matmul_template.h applied to
+// it. An optional batch axis stays the outermost loop, fused into the
+// parallel loop; everything inside a batch is scheduled exactly as matmul.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/op_registry.h"
+#include "schedule/config_space.h"
+
+namespace kiln {
+
+// out[b, i, j] = epilogue(sum_k A[b, i, k] * B[b, k, j]) (no b without a
+// batch axis). A is stored [.., K, M] when trans_a, B [.., N, K] when
+// trans_b; bias has N elements (shared by every batch).
+struct GemmShape {
+  int64_t batch = 0;  // 0: no batch axis
+  int64_t M = 1, N = 1, K = 1;
+  bool trans_a = false, trans_b = false;
+  bool bias = false, relu = false, gelu = false;
+  std::string a_name = "A", b_name = "B", bias_name = "bias";
+};
+
+// A config's values, decoded (also what the legacy MatmulSchedule maps to).
+struct MatmulParams {
+  std::vector<int64_t> tile_y{1, 1, 1}, tile_x{1, 1, 1}, tile_k{1, 1};
+  std::vector<int64_t> order{0, 1, 2, 3};  // permutation of band {yo, xo, ym, xm}
+  int acc_at = 3;                          // band position the accumulator is computed at
+  bool k_outer = false;                    // ko outside the accumulator's register-tile loops
+  int pack_b = 0;                          // -2: no packing, -1: root, else band position
+  int64_t unroll_k = 1;                    // unrolled k steps
+  bool unroll_y = true;                    // unroll the register tile's rows
+  int parallel = 1;                        // band loops fused into the parallel loop
+  // trans_b only (B's rows are contiguous along k): 0, or each output
+  // element reduces k in vectors of this many lanes, combined at the end
+  // (a dot product per element; for few rows, e.g. dense with N=1).
+  int64_t reduce_vector = 0;
+};
+
+// The plain definition: inputs A, B (and bias), output C (or "out" when an
+// epilogue stage follows C). user_error for relu with gelu, or gelu on
+// integers.
+OpInstance gemm_define(const GemmShape& g, DType dtype);
+
+std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const CpuInfo& cpu);
+Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const ConfigSpace& space);
+MatmulParams gemm_decode(const Config& cfg);
+// The schedule of `op` (built by gemm_define from `g`) for the given params.
+ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const MatmulParams& p);
+
+// Erf-based GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
+Expr gelu(Expr x);
+
+}  // namespace kiln

@@ -1,0 +1,199 @@
+// The convolution op family: conv2d's existing task keys, ConfigSpace and
+// default configs stay as they were for groups = 1 without an epilogue;
+// grouped conv2d, its bias / relu epilogue, conv2d_nhwc and
+// depthwise_conv2d on random small shapes (1, primes, odd) with random
+// configs agree with the reference interpreter; hand schedules are the
+// default configs; bad workloads are user errors.
+#include <catch2/catch.hpp>
+#include <random>
+#include <sstream>
+
+#include "compute/error.h"
+#include "kernels/conv2d.h"
+#include "test_ops_conv_check.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Catch::Contains;
+
+namespace {
+
+// A random window (R, S, stride, pad, dilation) and an input extent it fits.
+struct Window {
+  int64_t R, S, stride, pad, dil, H, W;
+};
+
+Window random_window(std::mt19937_64& rng) {
+  Window w{};
+  w.R = pick(rng, 1, 3);
+  w.S = pick(rng, 1, 3);
+  w.stride = pick(rng, 1, 2);
+  w.dil = pick(rng, 1, 2);
+  w.pad = pick(rng, 0, 2);
+  int64_t need_h = w.dil * (w.R - 1) + 1 - 2 * w.pad, need_w = w.dil * (w.S - 1) + 1 - 2 * w.pad;
+  w.H = odd_extent(rng, std::max<int64_t>(1, need_h));
+  w.W = odd_extent(rng, std::max<int64_t>(1, need_w));
+  return w;
+}
+
+std::string window_params(const Window& w) {
+  std::ostringstream os;
+  os << "R=" << w.R << ",S=" << w.S << ",stride=" << w.stride << ",pad=" << w.pad << ",dilation=" << w.dil;
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("conv2d task keys and its space for groups=1 without epilogue are unchanged", "[ops][conv]") {
+  // Canonical strings as databases hold them: the new parameters stay out at their defaults.
+  CHECK(build_workload("conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1").canonical ==
+        "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1,dtype=f32");
+  CHECK(build_workload("conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1,groups=1,bias=0,relu=0").canonical ==
+        "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1,dtype=f32");
+  CHECK(build_workload("conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1,groups=2,relu=1").canonical ==
+        "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1,dtype=f32,groups=2,relu=1");
+  // Space sizes and default configs as they were before groups and epilogues (issue 3's templates).
+  struct Known {
+    const char* workload;
+    uint64_t size;
+    const char* default_config;
+  };
+  const Known known[] = {
+      {"conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1", 799948800,
+       R"({"acc_at":4,"data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
+       R"("reduce_order":[0,1,2,3],"tile_c":[4,16],"tile_k":[2,32],"tile_oh":[56,1,1],"tile_ow":[4,14],)"
+       R"("unroll_kw":"none","weight_at":-1})"},
+      {"conv2d:N=2,C=5,H=7,W=6,K=12,R=3,S=2,pad=1,dilation=2", 17694720,
+       R"({"acc_at":4,"data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
+       R"("reduce_order":[0,1,2,3],"tile_c":[1,5],"tile_k":[1,12],"tile_oh":[5,1,1],"tile_ow":[1,6],)"
+       R"("unroll_kw":"none","weight_at":-1})"},
+      {"conv2d:C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,dtype=i8", 431308800,
+       R"({"acc_at":4,"data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
+       R"("reduce_order":[0,1,2,3],"tile_c":[1,3],"tile_k":[2,32],"tile_oh":[112,1,1],"tile_ow":[8,14],)"
+       R"("unroll_kw":"none","weight_at":-1})"},
+  };
+  CpuInfo cpu = avx512_cpu();
+  for (const Known& k : known) {
+    OpInstance op = build_workload(k.workload);
+    const OpDef& def = find_op("conv2d");
+    auto space = def.define_space(op, cpu);
+    INFO(k.workload);
+    CHECK(space->size() == k.size);
+    CHECK(def.default_config(op, cpu, *space).str() == k.default_config);
+  }
+}
+
+TEST_CASE("grouped conv2d with bias and relu: random shapes and configs", "[ops][conv][property]") {
+  std::mt19937_64 rng(41);
+  for (int t = 0; t < 6; ++t) {
+    Window w = random_window(rng);
+    int64_t G = pick(rng, 1, 3), Cg = odd_extent(rng) % 6 + 1, Kg = odd_extent(rng) % 7 + 1;
+    std::ostringstream os;
+    os << "conv2d:N=" << pick(rng, 1, 2) << ",C=" << G * Cg << ",H=" << w.H << ",W=" << w.W << ",K=" << G * Kg << ","
+       << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+    check_configs(os.str(), 3, 100 + static_cast<uint64_t>(t));
+  }
+  // Channel blocks of several groups (K/groups = 16, 32) in both data layouts; integer types.
+  check_configs("conv2d:C=8,H=5,W=6,K=64,R=3,S=3,pad=1,groups=2,bias=1,relu=1", 4, 7);
+  check_configs("conv2d:C=6,H=6,W=5,K=9,R=3,S=1,stride=2,groups=3,dtype=i32,bias=1", 2, 8);
+}
+
+TEST_CASE("grouped conv2d keeps channel blocks inside a group", "[ops][conv]") {
+  CpuInfo cpu = avx512_cpu();
+  OpInstance op = build_workload("conv2d:C=32,H=8,W=8,K=48,R=3,S=3,pad=1,groups=2");
+  auto space = find_op("conv2d").define_space(op, cpu);
+  for (auto& o : space->knob("tile_k").options) CHECK(24 % o[1] == 0);
+  for (auto& o : space->knob("tile_c").options) CHECK(o[1] <= 16);
+  CHECK(op.flops == 2.0 * 48 * 8 * 8 * 16 * 9);
+  // The packed NCHW[x]c layout with every channel block of a group.
+  OpInstance small = build_workload("conv2d:C=6,H=4,W=5,K=4,R=3,S=3,pad=1,groups=2,bias=1");
+  auto ss = find_op("conv2d").define_space(small, cpu);
+  nlohmann::json js = find_op("conv2d").default_config(small, cpu, *ss).to_json();
+  js["layout"] = "nchwc";
+  js["data_at"] = 0;
+  for (auto& cb : ss->knob("tile_c").options) {
+    js["tile_c"] = cb;
+    ScheduledOp so = find_op("conv2d").apply_config(small, ss->from_json(js));
+    INFO("tile_c " << nlohmann::json(cb).dump());
+    CHECK(check_schedule(*so.schedule, small.inputs, so.args, small.outputs, 9) == "");
+  }
+}
+
+TEST_CASE("conv2d_nhwc: random shapes, groups, epilogues and configs", "[ops][conv][property]") {
+  std::mt19937_64 rng(43);
+  for (int t = 0; t < 6; ++t) {
+    Window w = random_window(rng);
+    int64_t G = pick(rng, 1, 2), Cg = odd_extent(rng) % 6 + 1, Kg = odd_extent(rng) % 19 + 1;
+    std::ostringstream os;
+    os << "conv2d_nhwc:N=" << pick(rng, 1, 2) << ",H=" << w.H << ",W=" << w.W << ",C=" << G * Cg << ",K=" << G * Kg
+       << "," << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+    check_configs(os.str(), 3, 200 + static_cast<uint64_t>(t));
+  }
+  check_configs("conv2d_nhwc:H=7,W=9,C=5,K=40,R=3,S=3,pad=1,dtype=u8", 2, 9);
+}
+
+TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv][property]") {
+  std::mt19937_64 rng(47);
+  for (int t = 0; t < 6; ++t) {
+    Window w = random_window(rng);
+    std::ostringstream os;
+    os << "depthwise_conv2d:N=" << pick(rng, 1, 2) << ",C=" << odd_extent(rng) + pick(rng, 0, 20) << ",H=" << w.H
+       << ",W=" << w.W << "," << window_params(w) << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+    check_configs(os.str(), 3, 300 + static_cast<uint64_t>(t));
+  }
+  check_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
+}
+
+TEST_CASE("conv hand schedules are the default configs", "[ops][conv]") {
+  for (const char* w : {"conv2d:C=8,H=9,W=9,K=16,R=3,S=3,pad=1,groups=4,bias=1,relu=1",
+                        "conv2d_nhwc:H=56,W=56,C=64,K=64,R=3,S=3,pad=1", "conv2d_nhwc:H=9,W=9,C=8,K=6,R=1,S=1,groups=2",
+                        "depthwise_conv2d:C=32,H=112,W=112,R=3,S=3,pad=1", "depthwise_conv2d:C=5,H=7,W=7,R=3,S=3"})
+    check_hand_schedule(w);
+  // Spaces of real layers are large enough to tune.
+  CpuInfo cpu = avx512_cpu();
+  for (const char* w :
+       {"conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1,groups=4,bias=1", "conv2d_nhwc:H=56,W=56,C=64,K=64,R=3,S=3,pad=1",
+        "depthwise_conv2d:C=96,H=56,W=56,R=3,S=3,pad=1"}) {
+    OpInstance op = build_workload(w);
+    INFO(w);
+    CHECK(find_op(op.op).define_space(op, cpu)->size() >= 10000);
+  }
+}
+
+TEST_CASE("conv workload errors are user errors", "[ops][conv][user_error]") {
+  CHECK_THROWS_WITH(build_workload("conv2d:C=6,H=5,W=5,K=8,R=3,S=3,groups=4"),
+                    Contains("groups=4 must divide both the input channels (6) and the output channels (8)"));
+  CHECK_THROWS_WITH(build_workload("conv2d_nhwc:H=5,W=5,C=6,K=9,R=3,S=3,groups=2"), Contains("groups=2 must divide"));
+  CHECK_THROWS_WITH(build_workload("conv2d_nhwc:H=2,W=5,C=6,K=9,R=3,S=3"),
+                    Contains("conv2d_nhwc: the window (3x3, dilation 1) does not fit the padded input (2x5)"));
+  CHECK_THROWS_WITH(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,dilation=3"), Contains("does not fit"));
+  CHECK_THROWS_WITH(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,groups=2"),
+                    Contains("depthwise_conv2d has no parameter 'groups'"));
+  CHECK_THROWS_WITH(build_workload("conv2d:C=4,H=5,W=5,K=4,R=3,S=3,bias=2"), Contains("bias is a flag"));
+  // A config of another op's template.
+  CpuInfo cpu = avx512_cpu();
+  OpInstance nhwc = build_workload("conv2d_nhwc:H=5,W=5,C=4,K=4,R=3,S=3");
+  OpInstance dw = build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3");
+  auto space = find_op("conv2d_nhwc").define_space(nhwc, cpu);
+  CHECK_THROWS_WITH(find_op("conv2d_nhwc").apply_config(dw, space->get(0)),
+                    Contains("cannot schedule op 'depthwise_conv2d'"));
+}
+
+TEST_CASE("depthwise_conv2d is conv2d with one group per channel", "[ops][conv]") {
+  // Same inputs (data [N,C,H,W], weight [C,1,R,S], bias [C]): the definitions agree.
+  OpInstance dw = build_workload("depthwise_conv2d:N=2,C=5,H=7,W=6,R=3,S=2,stride=2,pad=1,dilation=2,bias=1,relu=1");
+  OpInstance cv = build_workload("conv2d:N=2,C=5,H=7,W=6,K=5,R=3,S=2,stride=2,pad=1,dilation=2,groups=5,bias=1,relu=1");
+  REQUIRE(dw.inputs.size() == cv.inputs.size());
+  std::vector<std::pair<Tensor, HostTensor>> a, b;
+  for (size_t i = 0; i < dw.inputs.size(); ++i) {
+    std::vector<int64_t> shape;
+    for (auto& e : dw.inputs[i].shape()) shape.push_back(*as_const_int(e));
+    HostTensor h(dw.inputs[i].dtype(), shape);
+    h.fill_random(60 + i, -2.0, 2.0);
+    a.emplace_back(dw.inputs[i], h);
+    b.emplace_back(cv.inputs[i], h);
+  }
+  HostTensor x = interpret(dw.outputs, a)[0], y = interpret(cv.outputs, b)[0];
+  CHECK(compare_tensors(x, y, 1e-6, 1e-6) == "");
+  CHECK(dw.flops == cv.flops);
+}

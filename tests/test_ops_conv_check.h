@@ -1,0 +1,70 @@
+// Shared by the sliding-window op tests (test_ops_conv.cpp,
+// test_ops_pool.cpp): random small extents, and a check of a workload's
+// default config and random configs of its template against the reference
+// interpreter.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+
+#include "compute/printer.h"
+#include "kernels/op_registry.h"
+#include "schedule/lower.h"
+#include "support/kernel_check.h"
+
+namespace kiln::testing {
+
+inline CpuInfo avx512_cpu() {
+  CpuInfo cpu;
+  cpu.vector_bits = 512;
+  cpu.num_threads = 2;
+  return cpu;
+}
+
+// 1, primes and odd sizes.
+inline int64_t odd_extent(std::mt19937_64& rng, int64_t at_least = 1) {
+  static const int64_t kExtents[] = {1, 2, 3, 5, 7, 9, 11, 13, 17};
+  int64_t v = kExtents[std::uniform_int_distribution<int>(0, 8)(rng)];
+  return v < at_least ? at_least : v;
+}
+
+inline int pick(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+// The default config, then configs - 1 random ones, each lowered, compiled
+// and compared with the interpreter on random inputs.
+inline void check_configs(const std::string& workload, int configs, uint64_t seed) {
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  CpuInfo cpu = avx512_cpu();
+  auto space = def.define_space(op, cpu);
+  std::mt19937_64 rng(seed);
+  for (int c = 0; c < configs; ++c) {
+    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
+    std::string err, ir;
+    try {
+      ScheduledOp so = def.apply_config(op, cfg);
+      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(c), &ir);
+    } catch (const std::exception& e) {
+      err = std::string("exception: ") + e.what();
+    }
+    INFO(workload << " config " << cfg.str() << "\n" << ir);
+    CHECK(err == "");
+  }
+}
+
+// The hand schedule is the template's default config, which round-trips
+// through JSON.
+inline void check_hand_schedule(const std::string& workload) {
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  CpuInfo cpu = avx512_cpu();
+  auto space = def.define_space(op, cpu);
+  Config d = def.default_config(op, cpu, *space);
+  INFO(workload << " default " << d.str());
+  CHECK(space->from_json(d.to_json()) == d);
+  auto lowered = [](const ScheduledOp& so) { return to_string(lower(*so.schedule, so.args, "k")); };
+  CHECK(lowered(def.apply_config(op, d)) == lowered(def.hand_schedule(op, cpu)));
+}
+
+}  // namespace kiln::testing
