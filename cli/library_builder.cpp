@@ -113,7 +113,22 @@ std::map<std::string, Database::Record> best_records(Database& db, const std::st
 }
 
 std::string supported_text() {
-  return "kiln lib supports matmul (with or without bias/relu) and conv2d, with f32, f64, i8, u8 or i32 inputs";
+  return "kiln lib supports matmul (row-major operands, with or without bias/relu) and conv2d (ungrouped, no "
+         "bias/relu), with f32, f64, i8, u8 or i32 inputs";
+}
+
+// The op's semantics are those of the library's entry points: row-major
+// operands, no gelu (matmul's trans_a, trans_b and gelu flags change what it
+// computes; entry points dispatch on the shape only), ungrouped conv2d
+// without an epilogue (the conv2d entry points take data, weight, out).
+bool library_semantics(const OpInstance& op) {
+  auto flag = [&](const char* name, int64_t plain) {
+    auto it = op.ints.find(name);
+    return it != op.ints.end() && it->second != plain;
+  };
+  if (op.op == "matmul" && (flag("trans_a", 0) || flag("trans_b", 0) || flag("gelu", 0))) return false;
+  if (op.op == "conv2d" && (flag("groups", 1) || flag("bias", 0) || flag("relu", 0))) return false;
+  return library_supports(op.op, op.dtype.str());
 }
 
 struct Selected {
@@ -138,7 +153,7 @@ std::vector<Selected> select_records(const LibraryOptions& o, Database& db, cons
   }
   for (const auto& [w, r] : best) {
     OpInstance op = build_workload(w);
-    if (!library_supports(op.op, op.dtype.str())) {
+    if (!library_semantics(op)) {
       warnings->push_back("left out " + w + ": " + supported_text());
       continue;
     }
@@ -263,7 +278,7 @@ LibraryResult build_library(const LibraryOptions& o) {
   std::vector<std::string> wanted;
   for (const std::string& w : o.workloads) {
     OpInstance op = build_workload(w);
-    user_check(library_supports(op.op, op.dtype.str())) << "'" << w << "': " << supported_text();
+    user_check(library_semantics(op)) << "'" << w << "': " << supported_text();
     if (std::find(wanted.begin(), wanted.end(), op.canonical) == wanted.end()) wanted.push_back(op.canonical);
   }
 
