@@ -14,7 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "bench/onednn_kernels.h"
+#include "baselines/onednn_kernels.h"
 #include "cli/kernel_build.h"
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
@@ -48,13 +48,13 @@ json bench_one(const std::string& workload, const Options& o) {
     ptrs.push_back(arrays.back().data());
   }
   rt::NDArray ref = rt::NDArray::empty(arrays.back().shape(), arrays.back().dtype());
-  std::unique_ptr<bench::OnednnContender> dnnl;
+  std::unique_ptr<baselines::OnednnContender> dnnl;
   if (k.op.op == "matmul") {
     user_check(k.op.ints.at("bias") == 0 && k.op.ints.at("relu") == 0) << "bench_core: plain matmul only";
-    dnnl = bench::onednn_matmul(arrays[0], arrays[1], ref);
+    dnnl = baselines::onednn_matmul(arrays[0], arrays[1], ref);
   } else if (k.op.op == "conv2d") {
-    dnnl = bench::onednn_conv2d(arrays[0], arrays[1], ref, k.op.ints.at("stride"), k.op.ints.at("pad"),
-                                k.op.ints.at("dilation"));
+    dnnl = baselines::onednn_conv2d(arrays[0], arrays[1], ref, k.op.ints.at("stride"), k.op.ints.at("pad"),
+                                    k.op.ints.at("dilation"));
   } else {
     user_error() << "bench_core: no oneDNN contender for '" << k.op.op << "'";
   }
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     o.workloads = {"matmul:M=1024,N=1024,K=1024", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
                    "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1"};
   json all = json::array();
-  std::cout << bench::onednn_version() << ", " << o.rounds << " interleaved rounds, best round's median, kiln "
+  std::cout << baselines::onednn_version() << ", " << o.rounds << " interleaved rounds, best round's median, kiln "
             << (o.db.empty() ? "hand schedules" : "tuned configs from " + o.db) << "\n";
   std::cout << std::left << std::setw(62) << "workload" << std::right << std::setw(10) << "kiln" << std::setw(10)
             << "oneDNN" << std::setw(8) << "ratio"

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench/onednn_kernels.h"
+#include "baselines/onednn_kernels.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
 
@@ -107,7 +107,7 @@ json bench_matmul(const std::vector<std::string>& a, const TimeOptions& opt) {
   A.fill_random(1);
   B.fill_random(2);
   C.fill_zero();
-  auto gemm = kiln::bench::onednn_matmul(A, B, C);
+  auto gemm = kiln::baselines::onednn_matmul(A, B, C);
   TimeResult r = kiln::rt::time_function([&] { gemm->run(); }, opt);
   const float* pa = A.data_as<float>();
   const float* pb = B.data_as<float>();
@@ -126,7 +126,7 @@ json bench_matmul(const std::vector<std::string>& a, const TimeOptions& opt) {
   }
   json out = {{"op", "matmul"},
               {"shape", {{"M", m}, {"N", n}, {"K", k}}},
-              {"library", kiln::bench::onednn_version()},
+              {"library", kiln::baselines::onednn_version()},
               {"impl", gemm->impl()}};
   out.update(timing_json(r, 2.0 * m * n * k));
   return out;
@@ -143,7 +143,7 @@ json bench_conv2d(const std::vector<std::string>& a, const TimeOptions& opt) {
   NDArray dst = NDArray::empty({n, k, oh, ow}, DataType::f32());
   src.fill_random(1);
   wei.fill_random(2);
-  auto conv = kiln::bench::onednn_conv2d(src, wei, dst, stride, pad, 1);
+  auto conv = kiln::baselines::onednn_conv2d(src, wei, dst, stride, pad, 1);
   TimeResult t = kiln::rt::time_function([&] { conv->run(); }, opt);
   conv->finish();
   const float* ps = src.data_as<float>();
@@ -169,7 +169,8 @@ json bench_conv2d(const std::vector<std::string>& a, const TimeOptions& opt) {
     }
   }
   json shape = {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"K", k}, {"R", r}, {"S", s}, {"stride", stride}, {"pad", pad}};
-  json out = {{"op", "conv2d"}, {"shape", shape}, {"library", kiln::bench::onednn_version()}, {"impl", conv->impl()}};
+  json out = {
+      {"op", "conv2d"}, {"shape", shape}, {"library", kiln::baselines::onednn_version()}, {"impl", conv->impl()}};
   out.update(timing_json(t, 2.0 * n * k * oh * ow * c * r * s));
   return out;
 }

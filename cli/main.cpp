@@ -3,9 +3,11 @@
 // a kiln bug exits with code 3.
 #include <iostream>
 
+#include "cli/bench_command.h"
 #include "cli/commands.h"
 #include "cli/lib_command.h"
 #include "cli/pool_commands.h"
+#include "cli/report_command.h"
 #include "compute/error.h"
 #include "runtime/module.h"
 
@@ -23,6 +25,8 @@ int main(int argc, char** argv) {
   add(kiln::cli::add_show_command(app));
   add(kiln::cli::add_export_command(app));
   add(kiln::cli::add_import_command(app));
+  add(kiln::cli::add_bench_command(app));
+  add(kiln::cli::add_report_command(app));
   add(kiln::cli::add_tracker_command(app));
   add(kiln::cli::add_serve_command(app));
   add(kiln::cli::add_pool_command(app));

@@ -9,7 +9,7 @@
 
 #include "runtime/ndarray.h"
 
-namespace kiln::bench {
+namespace kiln::baselines {
 
 std::string onednn_version();
 
@@ -30,4 +30,4 @@ std::unique_ptr<OnednnContender> onednn_matmul(const rt::NDArray& A, const rt::N
 std::unique_ptr<OnednnContender> onednn_conv2d(const rt::NDArray& data, const rt::NDArray& weight,
                                                const rt::NDArray& out, int64_t stride, int64_t pad, int64_t dilation);
 
-}  // namespace kiln::bench
+}  // namespace kiln::baselines

@@ -1,10 +1,10 @@
-#include "bench/onednn_kernels.h"
+#include "baselines/onednn_kernels.h"
 
 #include <dnnl.hpp>
 #include <stdexcept>
 #include <unordered_map>
 
-namespace kiln::bench {
+namespace kiln::baselines {
 
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl::version();
@@ -93,4 +93,4 @@ std::unique_ptr<OnednnContender> onednn_conv2d(const rt::NDArray& data, const rt
   return std::make_unique<Conv2d>(data, weight, out, stride, pad, dilation);
 }
 
-}  // namespace kiln::bench
+}  // namespace kiln::baselines

@@ -1,0 +1,245 @@
+// oneDNN contenders for every op family of kiln's operator library: matmul
+// primitives (matmul, batch_matmul, dense; epilogues as post-ops),
+// convolutions (conv2d NCHW/NHWC, grouped, depthwise; bias and relu fused),
+// pooling, softmax and layer normalization. User arrays are described with
+// strides (transposed operands, HWIO weights) so no copy is made; constant
+// weights and convolution activations go to the layouts oneDNN picks
+// itself (format `any`), reordered once at set-up, outside timing.
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+#include "baselines/contender.h"
+#include "compute/error.h"
+
+namespace kiln::baselines {
+
+namespace {
+
+using dims = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+dnnl::memory::desc strided(const dims& d, const dims& strides) { return dnnl::memory::desc(d, dt::f32, strides); }
+// Row-major (dense, last dimension contiguous).
+dnnl::memory::desc plain(const dims& d) {
+  dims s(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;) s[i] = s[i + 1] * d[i + 1];
+  return strided(d, s);
+}
+dnnl::memory::desc any(const dims& d) { return dnnl::memory::desc(d, dt::f32, tag::any); }
+
+dims shape_of(const rt::NDArray& a) { return dims(a.shape().begin(), a.shape().end()); }
+
+// One primitive with its arguments; the output may live in a oneDNN layout
+// and is reordered into the user's array by finish().
+class Primitive : public Contender {
+ public:
+  Primitive() : eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {}
+
+  // Binds a user array (described by user_md) to argument `arg` of the
+  // primitive, reordering it once into `want` when the layouts differ.
+  void input(int arg, const rt::NDArray& a, const dnnl::memory::desc& user_md, const dnnl::memory::desc& want) {
+    dnnl::memory user(user_md, eng_, a.data());
+    if (want == user_md) {
+      args_[arg] = user;
+      return;
+    }
+    dnnl::memory m(want, eng_);
+    dnnl::reorder(user, m).execute(strm_, user, m);
+    strm_.wait();
+    args_[arg] = m;
+  }
+  void output(const rt::NDArray& a, const dnnl::memory::desc& user_md, const dnnl::memory::desc& want) {
+    user_dst_ = dnnl::memory(user_md, eng_, a.data());
+    dst_ = want == user_md ? user_dst_ : dnnl::memory(want, eng_);
+    args_[DNNL_ARG_DST] = dst_;
+  }
+  void set(dnnl::primitive p, std::string impl) {
+    prim_ = std::move(p);
+    impl_ = std::move(impl);
+  }
+  dnnl::engine& engine() { return eng_; }
+
+  void run() override {
+    prim_.execute(strm_, args_);
+    strm_.wait();
+  }
+  void finish() override {
+    if (dst_ != user_dst_) dnnl::reorder(dst_, user_dst_).execute(strm_, dst_, user_dst_);
+    strm_.wait();
+  }
+  std::string impl() const override { return impl_; }
+
+ private:
+  dnnl::engine eng_;
+  dnnl::stream strm_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, dnnl::memory> args_;
+  dnnl::memory dst_, user_dst_;
+  std::string impl_;
+};
+
+dnnl::primitive_attr eltwise_attr(bool relu, bool gelu) {
+  dnnl::primitive_attr attr;
+  if (relu || gelu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
+// matmul, batch_matmul and dense: src [.., M, K] x weights [.., K, N] (+ bias [1, N]).
+std::unique_ptr<Contender> gemm_like(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+                                     const dnnl::memory::desc& src_md, const dnnl::memory::desc& wei_md,
+                                     bool weights_constant, bool bias, bool relu, bool gelu) {
+  auto p = std::make_unique<Primitive>();
+  dims dst_dims = shape_of(out);
+  dnnl::memory::desc dst_md = plain(dst_dims);
+  dnnl::memory::desc bias_md;
+  if (bias) {
+    dims bd(dst_dims.size(), 1);
+    bd.back() = dst_dims.back();
+    bias_md = plain(bd);
+  }
+  dnnl::memory::desc wei_want = weights_constant ? any(wei_md.dims()) : wei_md;
+  dnnl::matmul::desc d =
+      bias ? dnnl::matmul::desc(src_md, wei_want, bias_md, dst_md) : dnnl::matmul::desc(src_md, wei_want, dst_md);
+  dnnl::matmul::primitive_desc pd(d, eltwise_attr(relu, gelu), p->engine());
+  p->input(DNNL_ARG_SRC, in[0], src_md, pd.src_desc());
+  p->input(DNNL_ARG_WEIGHTS, in[1], wei_md, pd.weights_desc());
+  if (bias) p->input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
+  p->output(out, dst_md, pd.dst_desc());
+  p->set(dnnl::matmul(pd), pd.impl_info_str());
+  (void)op;
+  return p;
+}
+
+std::unique_ptr<Contender> matmul(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
+  int64_t M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
+  bool ta = param_or(op, "trans_a", 0), tb = param_or(op, "trans_b", 0);
+  auto a = strided({M, K}, ta ? dims{1, M} : dims{K, 1});
+  auto b = strided({K, N}, tb ? dims{1, K} : dims{N, 1});
+  return gemm_like(op, in, out, a, b, true, param_or(op, "bias", 0), param_or(op, "relu", 0), param_or(op, "gelu", 0));
+}
+
+std::unique_ptr<Contender> batch_matmul(const OpInstance& op, const std::vector<rt::NDArray>& in,
+                                        const rt::NDArray& out) {
+  int64_t B = op.ints.at("B"), M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
+  bool ta = param_or(op, "trans_a", 0), tb = param_or(op, "trans_b", 0);
+  auto a = strided({B, M, K}, ta ? dims{M * K, 1, M} : dims{M * K, K, 1});
+  auto b = strided({B, K, N}, tb ? dims{K * N, 1, K} : dims{K * N, N, 1});
+  return gemm_like(op, in, out, a, b, false, false, false, false);
+}
+
+std::unique_ptr<Contender> dense(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
+  int64_t N = op.ints.at("N"), IN = op.ints.at("IN"), OUT = op.ints.at("OUT");
+  auto x = strided({N, IN}, {IN, 1});
+  auto w = strided({IN, OUT}, {1, IN});  // W[OUT, IN] seen as its transpose
+  return gemm_like(op, in, out, x, w, true, param_or(op, "bias", 0), param_or(op, "relu", 0), param_or(op, "gelu", 0));
+}
+
+// conv2d (NCHW or NHWC), grouped and depthwise convolutions.
+std::unique_ptr<Contender> conv(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+                                bool nhwc, bool depthwise) {
+  int64_t N = op.ints.at("N"), C = op.ints.at("C"), H = op.ints.at("H"), W = op.ints.at("W");
+  int64_t R = op.ints.at("R"), S = op.ints.at("S");
+  int64_t K = depthwise ? C : op.ints.at("K");
+  int64_t G = depthwise ? C : param_or(op, "groups", 1);
+  int64_t stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0), dil = param_or(op, "dilation", 1);
+  bool bias = param_or(op, "bias", 0), relu = param_or(op, "relu", 0);
+  const dims& od = shape_of(out);
+  int64_t OH = nhwc ? od[1] : od[2], OW = nhwc ? od[2] : od[3];
+  dims src_d{N, C, H, W}, dst_d{N, K, OH, OW};
+  auto src_user = nhwc ? strided(src_d, {H * W * C, 1, W * C, C}) : plain(src_d);
+  auto dst_user = nhwc ? strided(dst_d, {OH * OW * K, 1, OW * K, K}) : plain(dst_d);
+  int64_t Cg = C / G, Kg = K / G;
+  dims wd = G > 1 ? dims{G, Kg, Cg, R, S} : dims{K, C, R, S};
+  dnnl::memory::desc wei_user;
+  if (nhwc)  // HWIO [R, S, C/G, K]
+    wei_user = G > 1 ? strided(wd, {Kg, 1, K, S * Cg * K, Cg * K}) : strided(wd, {1, K, S * C * K, C * K});
+  else  // [K, C/G, R, S]
+    wei_user = plain(wd);
+  auto p = std::make_unique<Primitive>();
+  dnnl::memory::desc bias_md = plain({K});
+  dims st{stride, stride}, dl{dil - 1, dil - 1}, pd_{pad, pad};
+  using cf = dnnl::convolution_forward;
+  cf::desc d = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_d),
+                               any(wd), bias_md, any(dst_d), st, dl, pd_, pd_)
+                    : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_d),
+                               any(wd), any(dst_d), st, dl, pd_, pd_);
+  cf::primitive_desc pd(d, eltwise_attr(relu, false), p->engine());
+  p->input(DNNL_ARG_SRC, in[0], src_user, pd.src_desc());
+  p->input(DNNL_ARG_WEIGHTS, in[1], wei_user, pd.weights_desc());
+  if (bias) p->input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
+  p->output(out, dst_user, pd.dst_desc());
+  p->set(cf(pd), pd.impl_info_str());
+  return p;
+}
+
+std::unique_ptr<Contender> pool(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+                                bool max) {
+  int64_t stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0);
+  auto src = plain(shape_of(in[0])), dst = plain(shape_of(out));
+  auto p = std::make_unique<Primitive>();
+  using pf = dnnl::pooling_forward;
+  pf::desc d(dnnl::prop_kind::forward_inference,
+             max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src, dst,
+             {stride, stride}, {op.ints.at("R"), op.ints.at("S")}, {pad, pad}, {pad, pad});
+  pf::primitive_desc pd(d, p->engine());
+  p->input(DNNL_ARG_SRC, in[0], src, pd.src_desc());
+  p->output(out, dst, pd.dst_desc());
+  p->set(pf(pd), pd.impl_info_str());
+  return p;
+}
+
+std::unique_ptr<Contender> softmax(const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
+  auto md = plain(shape_of(in[0]));
+  auto p = std::make_unique<Primitive>();
+  dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, 1);
+  dnnl::softmax_forward::primitive_desc pd(d, p->engine());
+  p->input(DNNL_ARG_SRC, in[0], md, pd.src_desc());
+  p->output(out, md, pd.dst_desc());
+  p->set(dnnl::softmax_forward(pd), pd.impl_info_str());
+  return p;
+}
+
+std::unique_ptr<Contender> layer_norm(const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
+  auto md = plain(shape_of(in[0]));
+  auto vec = plain({in[0].shape().back()});
+  auto p = std::make_unique<Primitive>();
+  using ln = dnnl::layer_normalization_forward;
+  ln::desc d(dnnl::prop_kind::forward_inference, md, 1e-5f,
+             dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
+  ln::primitive_desc pd(d, p->engine());
+  p->input(DNNL_ARG_SRC, in[0], md, pd.src_desc());
+  p->input(DNNL_ARG_SCALE, in[1], vec, vec);
+  p->input(DNNL_ARG_SHIFT, in[2], vec, vec);
+  p->output(out, md, pd.dst_desc());
+  p->set(ln(pd), pd.impl_info_str());
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<Contender> make_onednn_contender(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
+                                                 const rt::NDArray& out) {
+  user_check(op.dtype == DType::f32()) << "the oneDNN contender compares f32 ops only";
+  try {
+    if (op.op == "matmul") return matmul(op, inputs, out);
+    if (op.op == "batch_matmul") return batch_matmul(op, inputs, out);
+    if (op.op == "dense") return dense(op, inputs, out);
+    if (op.op == "conv2d") return conv(op, inputs, out, false, false);
+    if (op.op == "conv2d_nhwc") return conv(op, inputs, out, true, false);
+    if (op.op == "depthwise_conv2d") return conv(op, inputs, out, false, true);
+    if (op.op == "max_pool2d") return pool(op, inputs, out, true);
+    if (op.op == "avg_pool2d") return pool(op, inputs, out, false);
+    if (op.op == "softmax") return softmax(inputs, out);
+    if (op.op == "layer_norm") return layer_norm(inputs, out);
+  } catch (const dnnl::error& e) {
+    user_error() << "oneDNN cannot run " << op.canonical << ": " << e.what();
+  }
+  user_error() << "oneDNN has no contender for op '" << op.op << "'";
+}
+
+}  // namespace kiln::baselines

@@ -1,0 +1,280 @@
+#include "cli/bench_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <ostream>
+
+#include "baselines/contender.h"
+#include "baselines/halide_client.h"
+#include "cli/bench_suite.h"
+#include "cli/kernel_build.h"
+#include "cli/reference_check.h"
+#include "cli/task_factory.h"
+#include "codegen/build.h"
+#include "codegen/runtime_dtype.h"
+#include "compute/error.h"
+#include "costmodel/features.h"
+#include "costmodel/xgb_model.h"
+#include "runtime/thread_pool.h"
+#include "runtime/time_evaluator.h"
+#include "tuner/database.h"
+#include "tuner/local_builder.h"
+#include "tuner/local_runner.h"
+#include "tuner/tuning_loop.h"
+#include "tuner/xgb_tuner.h"
+
+namespace kiln::cli {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kCheckSeed = 7;
+
+std::string machine_description() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return model;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+std::vector<std::string> chosen_baselines(const BenchOptions& o) {
+  std::vector<std::string> out;
+  if (o.baselines.empty()) {
+    for (auto& b : baselines::baseline_names())
+      if (baselines::baseline_available(b)) out.push_back(b);
+    return out;
+  }
+  for (auto& b : o.baselines) {
+    auto names = baselines::baseline_names();
+    user_check(std::find(names.begin(), names.end(), b) != names.end())
+        << "unknown baseline '" << b << "' (baselines: onednn, openblas, halide)";
+    user_check(baselines::baseline_available(b))
+        << "baseline '" << b << "' is not available in this build"
+        << (b == "halide" ? " (the kiln-halide-baseline helper was not found; set KILN_HALIDE_BASELINE)" : "");
+    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+  }
+  return out;
+}
+
+// Tunes every workload with a tunable template into the database, before
+// any kernel runs (the builder forks; no threads may exist yet).
+void tune_workloads(const std::vector<std::string>& workloads, const BenchOptions& o, std::ostream& log) {
+  auto db = Database::open(o.db);
+  Target target = Target::host();
+  for (auto& w : workloads) {
+    OpInstance op = build_workload(w);
+    const OpDef& def = find_op(op.op);
+    if (!def.define_space || def.define_space(op, cpu_info_for(target))->size() <= 1) {
+      log << "not tuning " << op.canonical << ": op '" << op.op << "' has no tunable template\n";
+      continue;
+    }
+    Task task = make_task(w, target);
+    const Task* tp = &task;
+    XGBTunerOptions xo;
+    xo.batch_size = std::min(64, o.tune_trials);
+    XGBoostRanker::Options mo;
+    mo.nthread = 1;
+    XGBTuner tuner(
+        *task.space,
+        [tp](const Config& c) { return extract_features(tp->instantiate(c, LowerDepth::kAnnotatedLoops)); },
+        std::make_unique<XGBoostRanker>(mo), xo);
+    LocalBuilder builder(LocalBuilderOptions{});
+    LocalRunner runner(MeasureOptions{});
+    TuneOptions to;
+    to.trials = o.tune_trials;
+    to.batch = xo.batch_size;
+    TuneResult r = tune_task(task, tuner, builder, runner, *db, to, [](const TuneProgress&) {});
+    log << "tuned " << r.workload << ": " << r.trials << " trials, best " << std::fixed << std::setprecision(1)
+        << r.best_gflops << " GFLOP/s\n";
+  }
+}
+
+json check_json(const CheckResult& c) { return c.ok ? json("ok") : json("wrong: " + c.detail); }
+
+struct Entry {
+  std::string name;
+  std::function<double(const rt::TimeOptions&)> time_round;
+  std::vector<double> round_ms;
+  json result;
+};
+
+json bench_workload(const std::string& workload, const BenchOptions& o, const std::vector<std::string>& names,
+                    baselines::HalideHelper* halide, std::ostream& log) {
+  BuiltKernel k = build_kernel(workload, "", o.db);
+  log << k.op.canonical << "\n";
+  auto jit = JitModule::compile({k.func}, k.target);
+  kiln_packed_fn fn = jit->get_function(k.func.name);
+  std::vector<rt::NDArray> arrays, inputs;
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < k.func.args.size(); ++i) {
+    const BufferArg& a = k.func.args[i];
+    arrays.push_back(rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype)));
+    if (i < k.op.inputs.size()) {
+      arrays.back().fill_random(i + 1);
+      inputs.push_back(arrays.back());
+    }
+    ptrs.push_back(arrays.back().data());
+  }
+  internal_assert(arrays.size() == k.op.inputs.size() + 1) << "bench expects ops with one output";
+  const rt::NDArray& kiln_out = arrays.back();
+  fn(ptrs.data());
+
+  json w;
+  w["workload"] = k.op.canonical;
+  w["op"] = k.op.op;
+  w["flops"] = k.op.flops;
+  w["kiln_config"] = k.config_source;
+  if (!k.config.is_null()) w["kiln_tuned_config"] = k.config;
+  std::vector<Entry> entries;
+  entries.push_back({"kiln",
+                     [&](const rt::TimeOptions& t) { return rt::time_function([&] { fn(ptrs.data()); }, t).median_ms; },
+                     {},
+                     {}});
+  entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {kiln_out}, kCheckSeed));
+  entries.back().result["impl"] = "kiln " + k.config_source + " config";
+
+  std::vector<std::unique_ptr<baselines::Contender>> contenders;
+  std::vector<rt::NDArray> outs;
+  for (auto& name : names) {
+    if (!baselines::baseline_supports(name, k.op)) continue;
+    rt::NDArray out = rt::NDArray::empty(kiln_out.shape(), kiln_out.dtype());
+    outs.push_back(out);
+    try {
+      json r;
+      if (name == "halide") {
+        r["impl"] = halide->setup(k.op, inputs, out);
+        entries.push_back({name, [halide](const rt::TimeOptions& t) { return halide->time_round(t); }, {}, r});
+      } else {
+        contenders.push_back(name == "onednn" ? baselines::make_onednn_contender(k.op, inputs, out)
+                                              : baselines::make_openblas_contender(k.op, inputs, out));
+        baselines::Contender* c = contenders.back().get();
+        c->run();
+        c->finish();
+        r["impl"] = c->impl();
+        entries.push_back(
+            {name, [c](const rt::TimeOptions& t) { return rt::time_function([c] { c->run(); }, t).median_ms; }, {}, r});
+      }
+      entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
+    } catch (const UserError& e) {
+      w["results"][name] = {{"error", e.what()}};
+      log << "  " << name << ": " << e.what() << "\n";
+    }
+  }
+
+  rt::TimeOptions topt;
+  topt.warmup = 2;
+  topt.repeat = o.repeat;
+  topt.min_repeat_ms = o.min_repeat_ms;
+  for (int r = 0; r < o.rounds; ++r)
+    for (size_t i = 0; i < entries.size(); ++i) {  // a different contender starts each round
+      Entry& e = entries[(i + r) % entries.size()];
+      e.round_ms.push_back(e.time_round(topt));
+    }
+
+  for (Entry& e : entries) {
+    double best = *std::min_element(e.round_ms.begin(), e.round_ms.end());
+    e.result["median_ms"] = best;
+    e.result["gflops"] = k.op.flops / (best * 1e6);
+    e.result["round_ms"] = e.round_ms;
+    w["results"][e.name] = e.result;
+  }
+  std::string best_name;
+  double best_gflops = 0;
+  for (auto& [name, r] : w["results"].items())
+    if (name != "kiln" && r.contains("gflops") && r["check"] == "ok" && r["gflops"].get<double>() > best_gflops) {
+      best_gflops = r["gflops"].get<double>();
+      best_name = name;
+    }
+  if (!best_name.empty()) {
+    w["best_baseline"] = best_name;
+    w["ratio"] = w["results"]["kiln"]["gflops"].get<double>() / best_gflops;
+  }
+  return w;
+}
+
+json geomeans(const json& workloads, const std::vector<std::string>& names) {
+  json g = json::object();
+  for (auto& name : names) {
+    double sum = 0;
+    int n = 0;
+    for (auto& w : workloads) {
+      const json& res = w["results"];
+      if (!res.contains(name) || !res[name].contains("gflops") || res[name]["check"] != "ok" ||
+          res["kiln"]["check"] != "ok")
+        continue;
+      sum += std::log(res["kiln"]["gflops"].get<double>() / res[name]["gflops"].get<double>());
+      ++n;
+    }
+    if (n > 0) g[name] = {{"ratio", std::exp(sum / n)}, {"workloads", n}};
+  }
+  return g;
+}
+
+}  // namespace
+
+bool bench_outputs_ok(const json& result) {
+  for (auto& w : result.at("workloads"))
+    for (auto& [name, r] : w.at("results").items())
+      if (r.contains("check") && r["check"] != "ok") return false;
+  return true;
+}
+
+json run_bench(const BenchOptions& o, std::ostream& log) {
+  user_check(o.rounds >= 1) << "--rounds must be at least 1";
+  user_check(o.tune_trials == 0 || !o.db.empty())
+      << "--tune-trials needs --db F: the database the tuning records go to";
+  Suite suite = load_suite(o.suite);
+  // Every workload must be valid before anything runs.
+  std::vector<std::string> workloads;
+  for (auto& sw : suite.workloads) {
+    try {
+      workloads.push_back(build_workload(sw.text).canonical);
+    } catch (const UserError& e) {
+      user_error() << "suite '" << suite.path << "' line " << sw.line << ": " << e.what();
+    }
+  }
+  std::vector<std::string> names = chosen_baselines(o);
+  if (o.tune_trials > 0) tune_workloads(workloads, o, log);
+  int threads = rt::default_num_threads();
+  std::unique_ptr<baselines::HalideHelper> halide;
+  json result;
+  result["suite"] = suite.name;
+  result["date"] = utc_now();
+  result["machine"] = machine_description();
+  result["threads"] = threads;
+  result["command"] = o.command;
+  result["rounds"] = o.rounds;
+  result["min_repeat_ms"] = o.min_repeat_ms;
+  result["baselines"] = json::object();
+  for (auto& n : names) {
+    if (n == "halide") {
+      halide = std::make_unique<baselines::HalideHelper>(threads);
+      result["baselines"][n] = halide->version();
+    } else {
+      result["baselines"][n] = baselines::baseline_version(n);
+    }
+  }
+  result["workloads"] = json::array();
+  for (auto& w : workloads) result["workloads"].push_back(bench_workload(w, o, names, halide.get(), log));
+  result["geomean"] = geomeans(result["workloads"], names);
+  return result;
+}
+
+}  // namespace kiln::cli

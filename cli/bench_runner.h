@@ -1,0 +1,41 @@
+// `kiln bench`: runs a suite's workloads with kiln's best kernel and the
+// baseline contenders, interleaved round by round in one run, on the same
+// inputs, with the same FLOP count, checking every contender's output
+// against kiln's reference interpreter. The result is one JSON document
+// (bench_table.h formats it; `kiln report --bench` renders it):
+//   {"suite","date","machine","threads","command","rounds","min_repeat_ms",
+//    "baselines":{name: version},
+//    "workloads":[{"workload","flops","kiln_config","best_baseline","ratio",
+//                  "results":{"kiln"|name: {"gflops","median_ms","round_ms",
+//                             "impl","check":"ok"|"wrong: ..."} or {"error"}}}],
+//    "geomean":{name: {"ratio","workloads"}}}
+// where ratio = kiln GFLOP/s / the contender's (above 1: kiln is faster).
+#pragma once
+
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+struct BenchOptions {
+  std::string suite;                   // name or path (bench_suite.h)
+  std::string db;                      // kiln's tuned configs ("" : the templates' defaults)
+  int tune_trials = 0;                 // > 0: tune every workload into db first
+  std::vector<std::string> baselines;  // empty: every available one
+  int rounds = 5;
+  int repeat = 5;  // measurements per contender per round
+  double min_repeat_ms = 100;
+  std::string command;  // the command line, for reports
+};
+
+// UserError for a bad suite, a workload that does not parse or names an op
+// kiln does not have (with the suite line), an unknown or unavailable
+// baseline, or --tune-trials without a database. Progress goes to `log`.
+nlohmann::json run_bench(const BenchOptions& options, std::ostream& log);
+
+// Whether every output check of a result passed (kiln's and every contender's).
+bool bench_outputs_ok(const nlohmann::json& result);
+
+}  // namespace kiln::cli

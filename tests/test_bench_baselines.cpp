@@ -1,0 +1,128 @@
+// The baseline contenders of `kiln bench` (baselines/): oneDNN, OpenBLAS
+// and the Halide helper process compute the same values as kiln's
+// reference interpreter on every op family of the smoke suite, including
+// transposed operands, fused epilogues, groups, NHWC and pooling padding.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "baselines/contender.h"
+#include "baselines/halide_client.h"
+#include "cli/bench_suite.h"
+#include "cli/reference_check.h"
+#include "codegen/runtime_dtype.h"
+#include "compute/error.h"
+
+using namespace kiln;
+
+namespace {
+
+struct Arrays {
+  std::vector<rt::NDArray> inputs;
+  rt::NDArray out;
+};
+
+std::vector<int64_t> shape_of(const Tensor& t) {
+  std::vector<int64_t> s;
+  for (auto& e : t.shape()) s.push_back(*as_const_int(e));
+  return s;
+}
+
+Arrays arrays_for(const OpInstance& op) {
+  Arrays a;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    a.inputs.push_back(rt::NDArray::empty(shape_of(op.inputs[i]), to_runtime_dtype(op.inputs[i].dtype())));
+    a.inputs.back().fill_random(i + 1);
+  }
+  a.out = rt::NDArray::empty(shape_of(op.outputs[0]), to_runtime_dtype(op.outputs[0].dtype()));
+  return a;
+}
+
+std::vector<OpInstance> smoke_ops() {
+  std::vector<OpInstance> ops;
+  for (auto& w : cli::load_suite("smoke").workloads) ops.push_back(build_workload(w.text));
+  return ops;
+}
+
+void check_in_process(const std::string& lib) {
+  if (!baselines::baseline_available(lib)) {
+    WARN(lib << " is not available in this build; skipped");
+    return;
+  }
+  int covered = 0;
+  for (const OpInstance& op : smoke_ops()) {
+    if (!baselines::baseline_supports(lib, op)) continue;
+    INFO(lib << " on " << op.canonical);
+    Arrays a = arrays_for(op);
+    auto c = lib == "onednn" ? baselines::make_onednn_contender(op, a.inputs, a.out)
+                             : baselines::make_openblas_contender(op, a.inputs, a.out);
+    c->run();
+    c->run();  // running again gives the same result (no state carried over)
+    c->finish();
+    CHECK(!c->impl().empty());
+    cli::CheckResult r = cli::check_outputs(op, a.inputs, {a.out}, 3);
+    CHECK(r.ok);
+    CHECK(r.detail == "");
+    ++covered;
+  }
+  CHECK(covered >= (lib == "openblas" ? 3 : 10));
+}
+
+}  // namespace
+
+TEST_CASE("oneDNN contenders agree with the reference on every op family") { check_in_process("onednn"); }
+
+TEST_CASE("OpenBLAS contenders agree with the reference on the GEMM ops") { check_in_process("openblas"); }
+
+TEST_CASE("OpenBLAS has no contender for convolutions") {
+  OpInstance op = build_workload("conv2d:C=2,H=5,W=5,K=2,R=3,S=3");
+  CHECK_FALSE(baselines::baseline_supports("openblas", op));
+  CHECK(baselines::baseline_supports("onednn", op));
+  if (!baselines::baseline_available("openblas")) return;
+  Arrays a = arrays_for(op);
+  CHECK_THROWS_AS(baselines::make_openblas_contender(op, a.inputs, a.out), UserError);
+}
+
+TEST_CASE("a contender's wrong output fails the check") {
+  if (!baselines::baseline_available("onednn")) return;
+  OpInstance op = build_workload("matmul:M=5,N=6,K=7,bias=1,relu=1");
+  Arrays a = arrays_for(op);
+  auto c = baselines::make_onednn_contender(op, a.inputs, a.out);
+  c->run();
+  c->finish();
+  REQUIRE(cli::check_outputs(op, a.inputs, {a.out}, 3).ok);
+  a.out.data_as<float>()[7] += 0.5f;
+  CHECK_FALSE(cli::check_outputs(op, a.inputs, {a.out}, 3).ok);
+}
+
+TEST_CASE("the Halide helper autoschedules, runs and times ops that agree with the reference") {
+  if (baselines::halide_helper_path().empty()) {
+    WARN("kiln-halide-baseline was not built; skipped");
+    return;
+  }
+  setenv("HL_BEAM_SIZE", "1", 1);  // greedy Adams2019: seconds, not minutes
+  baselines::HalideHelper h(2);
+  CHECK(h.version().find("Halide") == 0);
+  // A few families here (JIT compiles take a while); cli_bench.sh runs Halide
+  // on the whole smoke suite and fails on any output that differs.
+  int covered = 0;
+  for (const char* w :
+       {"matmul:M=16,N=20,K=12,trans_a=1,trans_b=1,bias=1,gelu=1",
+        "conv2d:N=1,C=8,H=11,W=11,K=8,R=3,S=3,stride=2,pad=1,groups=2,bias=1,relu=1", "layer_norm:M=9,N=40"}) {
+    OpInstance op = build_workload(w);
+    INFO("Halide on " << op.canonical);
+    Arrays a = arrays_for(op);
+    std::string impl = h.setup(op, a.inputs, a.out);
+    CHECK(impl.find("Adams2019") != std::string::npos);
+    CHECK(cli::check_outputs(op, a.inputs, {a.out}, 3).ok);
+    rt::TimeOptions t;
+    t.repeat = 2;
+    CHECK(h.time_round(t) > 0);
+    ++covered;
+  }
+  CHECK(covered == 3);
+  // A failing setup is a user error, and the helper keeps serving.
+  OpInstance bad = build_workload("elemwise:M=2,N=2");
+  Arrays b = arrays_for(bad);
+  CHECK_THROWS_AS(h.setup(bad, b.inputs, b.out), UserError);
+  CHECK(h.version().find("Halide") == 0);
+}

@@ -1,0 +1,171 @@
+// `kiln bench` end to end in-process (a tiny suite, in-process baselines,
+// one short round) and the formatting of its result: text and Markdown
+// tables, geometric means, and the HTML report's tuning curves.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "baselines/contender.h"
+#include "cli/bench_runner.h"
+#include "cli/bench_table.h"
+#include "cli/report_html.h"
+#include "compute/error.h"
+#include "kernels/op_registry.h"
+
+using namespace kiln;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+cli::BenchOptions quick(const std::string& suite) {
+  cli::BenchOptions o;
+  o.suite = suite;
+  o.rounds = 2;
+  o.repeat = 1;
+  o.min_repeat_ms = 0;
+  o.baselines = {"onednn", "openblas"};
+  return o;
+}
+
+// A made-up result: two workloads, one with a wrong Halide output.
+json sample_result() {
+  return json::parse(R"({
+    "suite": "demo", "date": "2026-01-01 00:00 UTC", "machine": "Test CPU", "threads": 2,
+    "command": "kiln bench --suite demo", "rounds": 3, "min_repeat_ms": 100,
+    "baselines": {"onednn": "oneDNN 2.6.0", "halide": "Halide 14.0.0"},
+    "workloads": [
+      {"workload": "matmul:M=8,N=8,K=8", "flops": 1024, "kiln_config": "database", "best_baseline": "onednn",
+       "ratio": 2.0, "results": {"kiln": {"gflops": 4.0, "check": "ok"}, "onednn": {"gflops": 2.0, "check": "ok"},
+                                 "halide": {"gflops": 1.0, "check": "wrong: out[0, 0] = 1, expected 2"}}},
+      {"workload": "softmax:M=4,N=4", "flops": 80, "kiln_config": "default", "best_baseline": "onednn",
+       "ratio": 0.5, "results": {"kiln": {"gflops": 1.0, "check": "ok"}, "onednn": {"gflops": 2.0, "check": "ok"},
+                                 "halide": {"error": "Halide cannot run it"}}}],
+    "geomean": {"onednn": {"ratio": 1.0, "workloads": 2}}})");
+}
+
+}  // namespace
+
+TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every output") {
+  if (!baselines::baseline_available("onednn") || !baselines::baseline_available("openblas")) {
+    WARN("oneDNN or OpenBLAS missing; skipped");
+    return;
+  }
+  std::string suite =
+      write_temp("kiln_bench_quick.txt", "matmul:M=9,N=10,K=11,bias=1\nconv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1\n");
+  std::ostringstream log;
+  json r = cli::run_bench(quick(suite), log);
+  REQUIRE(r["workloads"].size() == 2);
+  CHECK(cli::bench_outputs_ok(r));
+  const json& mm = r["workloads"][0];
+  CHECK(mm["workload"] == build_workload("matmul:M=9,N=10,K=11,bias=1").canonical);
+  for (const char* who : {"kiln", "onednn", "openblas"}) {
+    INFO(who);
+    REQUIRE(mm["results"].contains(who));
+    CHECK(mm["results"][who]["check"] == "ok");
+    CHECK(mm["results"][who]["round_ms"].size() == 2);
+    // Same FLOP count for everyone: GFLOP/s * time is the op's work.
+    CHECK(mm["results"][who]["gflops"].get<double>() * mm["results"][who]["median_ms"].get<double>() * 1e6 ==
+          Approx(mm["flops"].get<double>()).epsilon(1e-9));
+    CHECK(mm["flops"].get<double>() == build_workload("matmul:M=9,N=10,K=11,bias=1").flops);
+  }
+  const json& conv = r["workloads"][1];
+  CHECK_FALSE(conv["results"].contains("openblas"));  // not a GEMM
+  CHECK(conv["best_baseline"] == "onednn");
+  CHECK(conv["ratio"].get<double>() ==
+        Approx(conv["results"]["kiln"]["gflops"].get<double>() / conv["results"]["onednn"]["gflops"].get<double>()));
+  CHECK(r["geomean"]["onednn"]["workloads"] == 2);
+  CHECK(r["geomean"]["openblas"]["workloads"] == 1);
+  double k0 = mm["results"]["kiln"]["gflops"], d0 = mm["results"]["onednn"]["gflops"];
+  double k1 = conv["results"]["kiln"]["gflops"], d1 = conv["results"]["onednn"]["gflops"];
+  CHECK(r["geomean"]["onednn"]["ratio"].get<double>() == Approx(std::sqrt(k0 / d0 * k1 / d1)));
+  std::string text = cli::format_bench_text(r);
+  CHECK(text.find("geomean kiln/oneDNN") != std::string::npos);
+  CHECK(text.find(build_workload("conv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1").canonical) != std::string::npos);
+  fs::remove(suite);
+}
+
+TEST_CASE("kiln bench refuses bad suites and options before running anything") {
+  std::string bad = write_temp("kiln_bench_bad.txt", "matmul:M=2,N=2,K=2\nnot_an_op:M=3\n");
+  std::ostringstream log;
+  try {
+    cli::run_bench(quick(bad), log);
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    CHECK(m.find("line 2") != std::string::npos);
+    CHECK(m.find("unknown op 'not_an_op'") != std::string::npos);
+  }
+  CHECK(log.str().empty());
+  cli::BenchOptions o = quick("smoke");
+  o.baselines = {"mkl"};
+  CHECK_THROWS_WITH(cli::run_bench(o, log), Catch::Contains("unknown baseline 'mkl'"));
+  o = quick("smoke");
+  o.tune_trials = 4;
+  CHECK_THROWS_WITH(cli::run_bench(o, log), Catch::Contains("--tune-trials needs --db"));
+  fs::remove(bad);
+}
+
+TEST_CASE("bench tables: text and Markdown with ratios, wrong outputs and geomeans") {
+  json r = sample_result();
+  CHECK_FALSE(cli::bench_outputs_ok(r));
+  std::string text = cli::format_bench_text(r);
+  CHECK(text.find("WRONG") != std::string::npos);
+  CHECK(text.find("n/a") != std::string::npos);
+  CHECK(text.find("2.00x oneDNN") != std::string::npos);
+  CHECK(text.find("Halide differs") != std::string::npos);
+  CHECK(text.find("geomean kiln/oneDNN: 1.00x over 2 workloads") != std::string::npos);
+  std::string md = cli::format_bench_markdown(r);
+  CHECK(md.find("| workload | kiln | oneDNN | Halide | kiln/best | check |") != std::string::npos);
+  CHECK(md.find("| `matmul:M=8,N=8,K=8` | 4.00 | 2.00 | WRONG | 2.00x oneDNN | Halide differs |") != std::string::npos);
+  CHECK(md.find("`kiln bench --suite demo`") != std::string::npos);
+}
+
+TEST_CASE("report: tuning curves are the best GFLOP/s so far") {
+  std::vector<Database::Record> recs(4);
+  double g[] = {1.0, 3.0, 0.0, 2.0};
+  for (int i = 0; i < 4; ++i) {
+    recs[i].gflops = g[i];
+    recs[i].samples_ms = {1.0};
+    recs[i].config = {{"tile", i}};
+  }
+  recs[2].error = ErrorKind::kCompileError;
+  recs[2].samples_ms.clear();
+  cli::TaskCurve c = cli::task_curve("matmul:M=8,N=8,K=8 @ host", recs);
+  CHECK(c.best_so_far == std::vector<double>{1, 3, 3, 3});
+  CHECK(c.trials == 4);
+  CHECK(c.errors == 1);
+  CHECK(c.best_gflops == 3);
+  CHECK(c.best_config == json{{"tile", 1}});
+  std::string svg = cli::curve_svg(c);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("<polyline") != std::string::npos);
+  CHECK(svg.find("best GFLOP/s") != std::string::npos);
+}
+
+TEST_CASE("report: a self-contained page with curves, configs and the bench table") {
+  cli::TaskCurve c = cli::task_curve("conv2d:C=1 @ <host>", {});
+  std::string page = cli::render_report_html("kiln report: a&b.db", {c}, sample_result());
+  CHECK(page.find("<!DOCTYPE html>") == 0);
+  CHECK(page.find("a&amp;b.db") != std::string::npos);
+  CHECK(page.find("<code>conv2d:C=1</code><div class=\"target\">&lt;host&gt;</div>") != std::string::npos);
+  CHECK(page.find("none ran correctly") != std::string::npos);
+  CHECK(page.find("Benchmark: suite demo") != std::string::npos);
+  CHECK(page.find("class=\"wrong\"") != std::string::npos);
+  CHECK(page.find("geomean kiln/oneDNN: 1.00x") != std::string::npos);
+  // Self-contained: nothing to fetch.
+  CHECK(page.find("src=") == std::string::npos);
+  CHECK(page.find("href=") == std::string::npos);
+  CHECK(page.find("<script") == std::string::npos);
+  std::string without = cli::render_report_html("t", {}, json());
+  CHECK(without.find("Benchmark") == std::string::npos);
+  CHECK(without.find("holds no tasks") != std::string::npos);
+}

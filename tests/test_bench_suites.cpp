@@ -1,0 +1,86 @@
+// The benchmark suites (bench/suites/*.txt): every built-in suite parses and
+// names only valid workloads of registered ops; suite files and names are
+// resolved as documented and bad ones are clear user errors.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "cli/bench_suite.h"
+#include "compute/error.h"
+#include "kernels/op_registry.h"
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+std::string error_of(const std::string& arg) {
+  try {
+    cli::load_suite(arg);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every built-in suite names valid workloads of registered ops") {
+  auto names = cli::suite_names();
+  for (const char* want : {"resnet50", "bert-base", "mobilenet-v2", "smoke"})
+    CHECK(std::find(names.begin(), names.end(), want) != names.end());
+  for (auto& name : names) {
+    cli::Suite s = cli::load_suite(name);
+    CHECK(s.name == name);
+    CHECK(!s.workloads.empty());
+    for (auto& w : s.workloads) {
+      INFO(name << " line " << w.line << ": " << w.text);
+      OpInstance op = build_workload(w.text);
+      CHECK(op.flops > 0);
+    }
+  }
+}
+
+TEST_CASE("the built-in suites cover the networks' layers") {
+  CHECK(cli::load_suite("resnet50").workloads.size() == 24);  // 23 distinct convolutions and the dense
+  CHECK(cli::load_suite("bert-base").workloads.size() == 5);
+  auto smoke = cli::load_suite("smoke");
+  std::set<std::string> ops;
+  for (auto& w : smoke.workloads) ops.insert(build_workload(w.text).op);
+  // The smoke suite exercises every op family that has a baseline.
+  for (const char* op : {"matmul", "batch_matmul", "dense", "conv2d", "conv2d_nhwc", "depthwise_conv2d", "max_pool2d",
+                         "avg_pool2d", "softmax", "layer_norm"})
+    CHECK(ops.count(op) == 1);
+}
+
+TEST_CASE("suite files: comments, blank lines and line numbers") {
+  std::string path =
+      write_temp("kiln_suite_test.txt",
+                 "# a comment\n\n  matmul:M=4,N=4,K=4   # trailing comment\n\t\nconv2d:C=1,H=5,W=5,K=1,R=1,S=1\n");
+  cli::Suite s = cli::load_suite(path);
+  CHECK(s.name == "kiln_suite_test");
+  REQUIRE(s.workloads.size() == 2);
+  CHECK(s.workloads[0].text == "matmul:M=4,N=4,K=4");
+  CHECK(s.workloads[0].line == 3);
+  CHECK(s.workloads[1].line == 5);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("bad suites are user errors in the user's terms") {
+  std::string unknown = error_of("no-such-suite");
+  CHECK(unknown.find("unknown suite 'no-such-suite'") != std::string::npos);
+  CHECK(unknown.find("resnet50") != std::string::npos);
+  CHECK(error_of("/nonexistent/dir/suite.txt").find("does not exist") != std::string::npos);
+  std::string empty = write_temp("kiln_suite_empty.txt", "# nothing here\n\n");
+  CHECK(error_of(empty).find("has no workloads") != std::string::npos);
+  std::remove(empty.c_str());
+}
