@@ -91,11 +91,11 @@ TEST_CASE("grouped conv2d with bias and relu: random shapes and configs", "[ops]
     std::ostringstream os;
     os << "conv2d:N=" << pick(rng, 1, 2) << ",C=" << G * Cg << ",H=" << w.H << ",W=" << w.W << ",K=" << G * Kg << ","
        << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
-    check_configs(os.str(), 3, 100 + static_cast<uint64_t>(t));
+    check_template_configs(os.str(), 3, 100 + static_cast<uint64_t>(t));
   }
   // Channel blocks of several groups (K/groups = 16, 32) in both data layouts; integer types.
-  check_configs("conv2d:C=8,H=5,W=6,K=64,R=3,S=3,pad=1,groups=2,bias=1,relu=1", 4, 7);
-  check_configs("conv2d:C=6,H=6,W=5,K=9,R=3,S=1,stride=2,groups=3,dtype=i32,bias=1", 2, 8);
+  check_template_configs("conv2d:C=8,H=5,W=6,K=64,R=3,S=3,pad=1,groups=2,bias=1,relu=1", 4, 7);
+  check_template_configs("conv2d:C=6,H=6,W=5,K=9,R=3,S=1,stride=2,groups=3,dtype=i32,bias=1", 2, 8);
 }
 
 TEST_CASE("grouped conv2d keeps channel blocks inside a group", "[ops][conv]") {
@@ -127,9 +127,9 @@ TEST_CASE("conv2d_nhwc: random shapes, groups, epilogues and configs", "[ops][co
     std::ostringstream os;
     os << "conv2d_nhwc:N=" << pick(rng, 1, 2) << ",H=" << w.H << ",W=" << w.W << ",C=" << G * Cg << ",K=" << G * Kg
        << "," << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
-    check_configs(os.str(), 3, 200 + static_cast<uint64_t>(t));
+    check_template_configs(os.str(), 3, 200 + static_cast<uint64_t>(t));
   }
-  check_configs("conv2d_nhwc:H=7,W=9,C=5,K=40,R=3,S=3,pad=1,dtype=u8", 2, 9);
+  check_template_configs("conv2d_nhwc:H=7,W=9,C=5,K=40,R=3,S=3,pad=1,dtype=u8", 2, 9);
 }
 
 TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv][property]") {
@@ -139,9 +139,9 @@ TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv]
     std::ostringstream os;
     os << "depthwise_conv2d:N=" << pick(rng, 1, 2) << ",C=" << odd_extent(rng) + pick(rng, 0, 20) << ",H=" << w.H
        << ",W=" << w.W << "," << window_params(w) << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
-    check_configs(os.str(), 3, 300 + static_cast<uint64_t>(t));
+    check_template_configs(os.str(), 3, 300 + static_cast<uint64_t>(t));
   }
-  check_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
+  check_template_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
 }
 
 TEST_CASE("conv hand schedules are the default configs", "[ops][conv]") {

@@ -1,7 +1,6 @@
 // Shared by the sliding-window op tests (test_ops_conv.cpp,
-// test_ops_pool.cpp): random small extents, and a check of a workload's
-// default config and random configs of its template against the reference
-// interpreter.
+// test_ops_pool.cpp): random small extents and the hand-schedule check (the
+// config checks are in support/template_check.h).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -12,15 +11,9 @@
 #include "kernels/op_registry.h"
 #include "schedule/lower.h"
 #include "support/kernel_check.h"
+#include "support/template_check.h"
 
 namespace kiln::testing {
-
-inline CpuInfo avx512_cpu() {
-  CpuInfo cpu;
-  cpu.vector_bits = 512;
-  cpu.num_threads = 2;
-  return cpu;
-}
 
 // 1, primes and odd sizes.
 inline int64_t odd_extent(std::mt19937_64& rng, int64_t at_least = 1) {
@@ -30,28 +23,6 @@ inline int64_t odd_extent(std::mt19937_64& rng, int64_t at_least = 1) {
 }
 
 inline int pick(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
-
-// The default config, then configs - 1 random ones, each lowered, compiled
-// and compared with the interpreter on random inputs.
-inline void check_configs(const std::string& workload, int configs, uint64_t seed) {
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  CpuInfo cpu = avx512_cpu();
-  auto space = def.define_space(op, cpu);
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c < configs; ++c) {
-    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
-    std::string err, ir;
-    try {
-      ScheduledOp so = def.apply_config(op, cfg);
-      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(c), &ir);
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str() << "\n" << ir);
-    CHECK(err == "");
-  }
-}
 
 // The hand schedule is the template's default config, which round-trips
 // through JSON.

@@ -3,8 +3,8 @@
 // random configs of random small shapes (1, primes, odd) and random flags
 // compile and agree with the reference interpreter, hand schedules are the
 // default configs, and bad workloads are user errors.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 
@@ -13,19 +13,15 @@
 #include "compute/printer.h"
 #include "kernels/op_registry.h"
 #include "support/kernel_check.h"
+#include "support/template_check.h"
 
 using namespace kiln;
 using Catch::Contains;
+using kiln::testing::avx512_cpu;
 using kiln::testing::check_schedule;
+using kiln::testing::check_template_configs;
 
 namespace {
-
-CpuInfo avx512_cpu() {
-  CpuInfo cpu;
-  cpu.vector_bits = 512;
-  cpu.num_threads = 2;
-  return cpu;
-}
 
 int64_t odd_extent(std::mt19937_64& rng) {
   static const int64_t kExtents[] = {1, 2, 3, 5, 7, 11, 13, 17, 19, 23};
@@ -33,28 +29,6 @@ int64_t odd_extent(std::mt19937_64& rng) {
 }
 
 int flag(std::mt19937_64& rng) { return static_cast<int>(rng() % 2); }
-
-// Builds the workload and checks its default config (c == 0) or a random
-// config of its template against the interpreter.
-void check_workload(const std::string& workload, int configs, uint64_t seed) {
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  CpuInfo cpu = avx512_cpu();
-  auto space = def.define_space(op, cpu);
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c < configs; ++c) {
-    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
-    std::string err, ir;
-    try {
-      ScheduledOp so = def.apply_config(op, cfg);
-      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(c), &ir);
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str() << "\n" << ir);
-    CHECK(err == "");
-  }
-}
 
 std::string lowered(const ScheduledOp& so) { return to_string(lower(*so.schedule, so.args, "k")); }
 
@@ -99,10 +73,10 @@ TEST_CASE("random matmul configs with transposes and epilogues are correct", "[o
                     ",K=" + std::to_string(odd_extent(rng)) + ",trans_a=" + std::to_string(flag(rng)) +
                     ",trans_b=" + std::to_string(flag(rng)) + ",bias=" + std::to_string(flag(rng)) +
                     ",relu=" + std::to_string(relu) + ",gelu=" + std::to_string(gelu);
-    check_workload(w, 2, 100 + static_cast<uint64_t>(c));
+    check_template_configs(w, 2, 100 + static_cast<uint64_t>(c));
   }
-  check_workload("matmul:M=7,N=20,K=9,trans_a=1,trans_b=1,dtype=i8", 2, 120);
-  check_workload("matmul:M=5,N=11,K=3,trans_b=1,gelu=1,bias=1,dtype=f64", 2, 121);
+  check_template_configs("matmul:M=7,N=20,K=9,trans_a=1,trans_b=1,dtype=i8", 2, 120);
+  check_template_configs("matmul:M=5,N=11,K=3,trans_b=1,gelu=1,bias=1,dtype=f64", 2, 121);
 }
 
 TEST_CASE("random batch_matmul configs are correct", "[ops][gemm][property]") {
@@ -112,9 +86,9 @@ TEST_CASE("random batch_matmul configs are correct", "[ops][gemm][property]") {
                     ",M=" + std::to_string(odd_extent(rng)) + ",N=" + std::to_string(odd_extent(rng) * 2) +
                     ",K=" + std::to_string(odd_extent(rng)) + ",trans_a=" + std::to_string(flag(rng)) +
                     ",trans_b=" + std::to_string(flag(rng));
-    check_workload(w, 2, 200 + static_cast<uint64_t>(c));
+    check_template_configs(w, 2, 200 + static_cast<uint64_t>(c));
   }
-  check_workload("batch_matmul:B=3,M=6,N=17,K=5,trans_b=1,dtype=i32", 2, 210);
+  check_template_configs("batch_matmul:B=3,M=6,N=17,K=5,trans_b=1,dtype=i32", 2, 210);
 }
 
 TEST_CASE("random dense configs are correct", "[ops][gemm][property]") {
@@ -124,9 +98,9 @@ TEST_CASE("random dense configs are correct", "[ops][gemm][property]") {
     std::string w = "dense:N=" + std::to_string(odd_extent(rng)) + ",IN=" + std::to_string(odd_extent(rng)) +
                     ",OUT=" + std::to_string(odd_extent(rng) * 3) + ",bias=" + std::to_string(flag(rng)) +
                     ",relu=" + std::to_string(relu) + ",gelu=" + std::to_string(gelu);
-    check_workload(w, 2, 300 + static_cast<uint64_t>(c));
+    check_template_configs(w, 2, 300 + static_cast<uint64_t>(c));
   }
-  check_workload("dense:N=4,IN=9,OUT=13,bias=1,relu=1,dtype=u8", 2, 310);
+  check_template_configs("dense:N=4,IN=9,OUT=13,bias=1,relu=1,dtype=u8", 2, 310);
 }
 
 TEST_CASE("dot products along k are correct for every lane count", "[ops][gemm][property]") {

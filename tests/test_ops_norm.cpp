@@ -11,19 +11,14 @@
 #include "compute/printer.h"
 #include "kernels/op_registry.h"
 #include "support/kernel_check.h"
+#include "support/template_check.h"
 
 using namespace kiln;
 using Catch::Contains;
+using kiln::testing::avx512_cpu;
 using kiln::testing::check_schedule;
 
 namespace {
-
-CpuInfo avx512_cpu() {
-  CpuInfo cpu;
-  cpu.vector_bits = 512;
-  cpu.num_threads = 2;
-  return cpu;
-}
 
 std::string check_config(const OpInstance& op, const Config& cfg, uint64_t seed) {
   std::string err, ir;

@@ -13,41 +13,15 @@
 #include "kernels/matmul.h"
 #include "kernels/op_registry.h"
 #include "support/kernel_check.h"
+#include "support/template_check.h"
 
 using namespace kiln;
 using Catch::Contains;
+using kiln::testing::avx512_cpu;
 using kiln::testing::check_schedule;
+using kiln::testing::check_template_configs;
 
 namespace {
-
-CpuInfo avx512_cpu() {
-  CpuInfo cpu;
-  cpu.vector_bits = 512;
-  cpu.num_threads = 2;
-  return cpu;
-}
-
-// Lowers, compiles and checks `count` random configs of the workload's
-// template (the default config first). Returns the number checked.
-int check_random_configs(const std::string& workload, int count, uint64_t seed, const CpuInfo& cpu = avx512_cpu()) {
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  auto space = def.define_space(op, cpu);
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c < count; ++c) {
-    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
-    std::string err, ir;
-    try {
-      ScheduledOp so = def.apply_config(op, cfg);
-      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(c), &ir);
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str() << "\n" << ir);
-    CHECK(err == "");
-  }
-  return count;
-}
 
 std::string lowered(const ScheduledOp& so) { return to_string(lower(*so.schedule, so.args, "k")); }
 
@@ -95,17 +69,17 @@ TEST_CASE("hand schedules are the templates' default configs", "[templates]") {
 }
 
 TEST_CASE("random matmul configs are correct on small odd shapes", "[templates][property]") {
-  check_random_configs("matmul:M=13,N=40,K=9", 6, 1);
-  check_random_configs("matmul:M=7,N=17,K=33,bias=1,relu=1", 3, 2);
-  check_random_configs("matmul:M=1,N=3,K=5", 2, 3);
-  check_random_configs("matmul:M=9,N=20,K=6,dtype=i8", 2, 4);
+  check_template_configs("matmul:M=13,N=40,K=9", 6, 1);
+  check_template_configs("matmul:M=7,N=17,K=33,bias=1,relu=1", 3, 2);
+  check_template_configs("matmul:M=1,N=3,K=5", 2, 3);
+  check_template_configs("matmul:M=9,N=20,K=6,dtype=i8", 2, 4);
 }
 
 TEST_CASE("random conv2d configs are correct on small odd shapes", "[templates][property]") {
-  check_random_configs("conv2d:C=3,H=9,W=9,K=8,R=3,S=3,stride=2,pad=1", 6, 5);
-  check_random_configs("conv2d:N=2,C=5,H=7,W=6,K=12,R=3,S=2,pad=1,dilation=2", 3, 6);
-  check_random_configs("conv2d:C=4,H=5,W=5,K=3,R=1,S=1", 2, 7);
-  check_random_configs("conv2d:C=3,H=6,W=7,K=17,R=3,S=3,pad=1,dtype=i32", 2, 8);
+  check_template_configs("conv2d:C=3,H=9,W=9,K=8,R=3,S=3,stride=2,pad=1", 6, 5);
+  check_template_configs("conv2d:N=2,C=5,H=7,W=6,K=12,R=3,S=2,pad=1,dilation=2", 3, 6);
+  check_template_configs("conv2d:C=4,H=5,W=5,K=3,R=1,S=1", 2, 7);
+  check_template_configs("conv2d:C=3,H=6,W=7,K=17,R=3,S=3,pad=1,dtype=i32", 2, 8);
 }
 
 TEST_CASE("the packed NCHW[x]c layout is correct for every channel block", "[templates][property]") {
