@@ -10,10 +10,7 @@
 
 namespace kiln {
 
-namespace {
-
-// Band loops: 0 = n, 1 = ko, 2 = oho, 3 = ohm, 4 = owo.
-const std::vector<std::vector<int64_t>>& band_orders() {
+const std::vector<std::vector<int64_t>>& conv2d_band_orders() {
   static const std::vector<std::vector<int64_t>> orders = {
       {0, 1, 2, 3, 4},  // channel blocks outer: the weights of a block stay in cache
       {0, 2, 1, 3, 4},  // row blocks outer: their input rows stay in cache
@@ -24,8 +21,7 @@ const std::vector<std::vector<int64_t>>& band_orders() {
   return orders;
 }
 
-// Reduction loops: 0 = c/cb, 1 = r, 2 = s, 3 = c%cb.
-const std::vector<std::vector<int64_t>>& reduce_orders() {
+const std::vector<std::vector<int64_t>>& conv2d_reduce_orders() {
   static const std::vector<std::vector<int64_t>> orders = {
       {0, 1, 2, 3},  // oneDNN: channel block, taps, channels of the block
       {0, 3, 1, 2},  // channels, then taps
@@ -37,9 +33,10 @@ const std::vector<std::vector<int64_t>>& reduce_orders() {
   return orders;
 }
 
-const std::vector<int64_t> kTileRows = {1, 2, 3, 4};
-
-}  // namespace
+const std::vector<int64_t>& conv2d_tile_rows() {
+  static const std::vector<int64_t> rows = {1, 2, 3, 4};
+  return rows;
+}
 
 std::shared_ptr<ConfigSpace> conv2d_space(const OpInstance& op, const CpuInfo& cpu) {
   ConvShape c = conv_shape(op);
@@ -52,11 +49,11 @@ std::shared_ptr<ConfigSpace> conv2d_space(const OpInstance& op, const CpuInfo& c
   s->define_split_levels("tile_k", c.K,
                          {c.G == 1 ? vector_tile_candidates(c.K, lanes) : group_tile_candidates(c.Kg, lanes)});
   s->define_split_levels("tile_c", c.Cg, {cb});
-  s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, kTileRows)});
+  s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, conv2d_tile_rows())});
   s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
-  s->define_reorder("order", band_orders());
+  s->define_reorder("order", conv2d_band_orders());
   s->define_choice("acc_at", {1, 2, 3, 4});
-  s->define_reorder("reduce_order", reduce_orders());
+  s->define_reorder("reduce_order", conv2d_reduce_orders());
   s->define_annotate("unroll_kw", {"none", "unroll"});
   s->define_choice("parallel", {0, 1, 2, 3});
   s->define_choice("data_at", {-1, 0, 1, 2});
@@ -79,9 +76,9 @@ Config conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpac
   j["tile_c"] = nearest_split(space, "tile_c", {16});
   j["tile_oh"] = nearest_split(space, "tile_oh", {1, 1});
   j["tile_ow"] = nearest_split(space, "tile_ow", {owb});
-  j["order"] = band_orders()[0];
+  j["order"] = conv2d_band_orders()[0];
   j["acc_at"] = 4;
-  j["reduce_order"] = reduce_orders()[0];
+  j["reduce_order"] = conv2d_reduce_orders()[0];
   j["unroll_kw"] = "none";
   j["parallel"] = cpu.num_threads > 1 ? 3 : 0;
   j["data_at"] = -1;

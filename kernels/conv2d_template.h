@@ -51,6 +51,13 @@ struct Conv2dParams {
   std::string out_vec = "none";  // the unpack copy: "none", vectorized along "k" or along "ow"
 };
 
+// The orders the template (and conv2d_nchwc's) offers for the loop band
+// {0 = n, 1 = ko, 2 = oho, 3 = ohm, 4 = owo} and for the reduction
+// {0 = c/cb, 1 = r, 2 = s, 3 = c%cb}, and the register-tile row counts.
+const std::vector<std::vector<int64_t>>& conv2d_band_orders();
+const std::vector<std::vector<int64_t>>& conv2d_reduce_orders();
+const std::vector<int64_t>& conv2d_tile_rows();
+
 std::shared_ptr<ConfigSpace> conv2d_space(const OpInstance& op, const CpuInfo& cpu);
 // The hand-tuned point of the space.
 Config conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);

@@ -7,6 +7,7 @@
 #include "compute/error.h"
 #include "kernels/batch_matmul.h"
 #include "kernels/conv2d.h"
+#include "kernels/conv2d_nchwc.h"
 #include "kernels/conv2d_nhwc.h"
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/dense.h"
@@ -30,6 +31,7 @@ const std::vector<OpDef>& op_registry() {
       matmul_op_def(),
       conv2d_op_def(),
       conv2d_nhwc_op_def(),
+      conv2d_nchwc_op_def(),
       depthwise_conv2d_op_def(),
       max_pool2d_op_def(), avg_pool2d_op_def(),
       batch_matmul_op_def(),

@@ -1,0 +1,240 @@
+#include "kernels/conv2d_nchwc.h"
+
+#include <algorithm>
+
+#include "compute/error.h"
+#include "compute/expr_ops.h"
+#include "kernels/conv2d_common.h"
+#include "kernels/conv2d_template.h"
+#include "kernels/template_util.h"
+
+namespace kiln {
+
+namespace {
+
+// Output channel blocks per register tile: at most four vectors of channels.
+std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t kb, int lanes) {
+  std::vector<int64_t> out;
+  for (int64_t v : {1, 2, 3, 4, 6, 8})
+    if (v <= blocks && v * kb <= 4 * static_cast<int64_t>(lanes)) out.push_back(v);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+// The reduction's operands in the op's own layouts: the zero-padded data
+// block and weight element for output block `ko` (group g), reduction
+// indices {co, r, s, ci}, output position (oh, ow) and lane ki.
+struct NchwcOperands {
+  Tensor padded, weight;
+  Conv2dNchwcShape s;
+  Expr data_at(Expr n, Expr ko, Expr co, Expr ci, Expr oh, Expr ow, Expr r, Expr w) const {
+    const int blocks_per_group = static_cast<int>(s.Cg / s.cb);
+    Expr cblock = s.G > 1 ? floordiv(ko, static_cast<int>(s.Kg / s.kb)) * blocks_per_group + co : co;
+    const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil);
+    return padded(n, cblock, oh * st + r * dl, ow * st + w * dl, ci);
+  }
+};
+
+}  // namespace
+
+Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op) {
+  const auto& p = op.ints;
+  Conv2dNchwcShape s{};
+  s.N = p.at("N");
+  s.C = p.at("C");
+  s.H = p.at("H");
+  s.W = p.at("W");
+  s.K = p.at("K");
+  s.R = p.at("R");
+  s.S = p.at("S");
+  s.stride = p.at("stride");
+  s.pad = p.at("pad");
+  s.dil = p.at("dilation");
+  s.cb = p.at("cb");
+  s.kb = p.at("kb");
+  s.G = std::max<int64_t>(1, p.at("groups"));
+  s.bias = p.at("bias") != 0;
+  s.relu = p.at("relu") != 0;
+  s.Cg = s.C / s.G;
+  s.Kg = s.K / s.G;
+  s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
+  s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
+  return s;
+}
+
+OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype) {
+  OpInstance op;
+  op.op = "conv2d_nchwc";
+  op.dtype = dtype;
+  op.ints = params;
+  Conv2dNchwcShape s = conv2d_nchwc_shape(op);
+  check_groups("conv2d_nchwc", s.C, s.K, s.G);
+  check_window("conv2d_nchwc", s.H, s.W, s.R, s.S, s.pad, s.dil);
+  user_check(s.cb > 0 && s.Cg % s.cb == 0) << "conv2d_nchwc: the input channel block cb=" << s.cb
+                                           << " must divide the input channels per group (" << s.Cg << ")";
+  user_check(s.kb > 0 && s.Kg % s.kb == 0) << "conv2d_nchwc: the output channel block kb=" << s.kb
+                                           << " must divide the output channels per group (" << s.Kg << ")";
+  DType acc = accumulator_type(dtype);
+  Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
+  Tensor weight = placeholder({s.K / s.kb, s.Cg / s.cb, s.R, s.S, s.cb, s.kb}, dtype, "weight");
+  op.inputs = {data, weight};
+  Tensor bias;
+  if (s.bias) {
+    bias = bias_placeholder(s.K, dtype);
+    op.inputs.push_back(bias);
+  }
+  NchwcOperands in{pad_spatial(data, 2, 3, s.pad, make_zero(dtype)), weight, s};
+  IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
+          rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
+  Tensor conv = compute(
+      {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
+      [&](const std::vector<Var>& v) {
+        Expr x = in.data_at(v[0], v[1], rco->var, rci->var, v[2], v[3], rr->var, rs->var);
+        return sum(cast(acc, x) * cast(acc, weight(v[1], rco->var, rr->var, rs->var, rci->var, v[4])),
+                   {rco, rr, rs, rci});
+      },
+      "conv", "conv2d_nchwc");
+  Tensor out = conv;
+  if (s.bias || s.relu) {
+    op.parts["conv2d_nchwc"] = conv;
+    const int ikb = static_cast<int>(s.kb);
+    out = compute(
+        conv.shape(),
+        [&](const std::vector<Var>& v) {
+          return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), s.bias ? &bias : nullptr, v[1] * ikb + v[4],
+                               s.relu);
+        },
+        "out", "epilogue");
+  }
+  op.outputs = {out};
+  op.flops = 2.0 * s.N * s.K * s.OH * s.OW * s.Cg * s.R * s.S;
+  return op;
+}
+
+std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuInfo& cpu) {
+  Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  int lanes = vector_lanes(cpu, accumulator_type(op.dtype));
+  auto s = std::make_shared<ConfigSpace>();
+  s->define_split_levels("tile_kb", c.K / c.kb, {block_tile_candidates(c.K / c.kb, c.kb, lanes)});
+  s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, conv2d_tile_rows())});
+  s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
+  s->define_reorder("order", conv2d_band_orders());
+  s->define_choice("acc_at", {1, 2, 3, 4});
+  s->define_reorder("reduce_order", conv2d_reduce_orders());
+  // Knobs without effect on this shape get a single option.
+  s->define_annotate("unroll_kw",
+                     c.S > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
+  s->define_choice("parallel", {0, 1, 2, 3});
+  s->define_choice("data_at", c.pad > 0 ? std::vector<int64_t>{-1, 0, 1, 2} : std::vector<int64_t>{-1});
+  return s;
+}
+
+Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+  Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  DType acc = accumulator_type(op.dtype);
+  const int lanes = vector_lanes(cpu, acc);
+  // Two vectors of output channels per register tile (oneDNN's choice on AVX-512).
+  const int64_t blocks = std::max<int64_t>(1, 2 * lanes / c.kb);
+  nlohmann::json j;
+  j["tile_kb"] = nearest_split(space, "tile_kb", {blocks});
+  const int64_t kbi = j["tile_kb"][1].get<int64_t>();
+  j["tile_oh"] = nearest_split(space, "tile_oh", {1, 1});
+  j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, kbi * c.kb, cpu, acc)});
+  j["order"] = conv2d_band_orders()[0];
+  j["acc_at"] = 4;
+  j["reduce_order"] = conv2d_reduce_orders()[0];
+  j["unroll_kw"] = "none";
+  j["parallel"] = cpu.num_threads > 1 ? 3 : 0;
+  j["data_at"] = -1;
+  return space.make(j);
+}
+
+ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
+  user_check(op.op == "conv2d_nchwc") << "the conv2d_nchwc template cannot schedule op '" << op.op << "'";
+  Conv2dNchwcShape s = conv2d_nchwc_shape(op);
+  const int64_t kbi = cfg.split("tile_kb")[1];
+  const std::vector<int64_t>& toh = cfg.split("tile_oh");
+  const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];
+  const int parallel = static_cast<int>(cfg.choice("parallel"));
+  DType acc = accumulator_type(op.dtype);
+  const Tensor& data = op.inputs[0];
+  const Tensor& weight = op.inputs[1];
+
+  NchwcOperands in{pad_spatial(data, 2, 3, s.pad, make_zero(op.dtype)), weight, s};
+  IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
+          rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
+  Tensor conv_acc = compute(
+      {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
+      [&](const std::vector<Var>& v) {
+        Expr x = in.data_at(v[0], v[1], rco->var, rci->var, v[2], v[3], rr->var, rs->var);
+        return sum(cast(acc, x) * cast(acc, weight(v[1], rco->var, rr->var, rs->var, rci->var, v[4])),
+                   {rco, rr, rs, rci});
+      },
+      "conv_acc", "conv2d_nchwc");
+  const int ikb = static_cast<int>(s.kb);
+  Tensor out = compute(
+      conv_acc.shape(),
+      [&](const std::vector<Var>& v) {
+        return conv_epilogue(conv_acc(std::vector<Expr>(v.begin(), v.end())), s.bias ? &op.inputs[2] : nullptr,
+                             v[1] * ikb + v[4], s.relu);
+      },
+      "conv", "output");
+
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& sc = *sch;
+  Stage so = sc[out];
+  auto ax = so.axis();
+  IterVar kbo, kbi_l, oho, ohr, ohm_l, ohi_l, owo, owi_l;
+  so.split(ax[1], kbi, &kbo, &kbi_l);
+  so.split(ax[2], ohm * ohi, &oho, &ohr);
+  so.split(ohr, ohi, &ohm_l, &ohi_l);
+  so.split(ax[3], owi, &owo, &owi_l);
+  LoopBand band(so, {ax[0], kbo, oho, ohm_l, owo}, cfg.reorder("order"), {kbi_l, ohi_l, owi_l, ax[4]}, parallel, true);
+  so.vectorize(ax[4]);
+  const int acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), band.size() - 1));
+
+  // The accumulator: register tiles of kbi blocks x ohi x owi, kb lanes each.
+  Stage sb = sc[conv_acc];
+  sb.set_scope(MemScope::kLocal);
+  sb.compute_at(so, band.at(acc_pos));
+  tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
+                   cfg.annotate("unroll_kw") == "unroll" ? 2 : -1);
+  if (s.pad > 0)
+    place_stage(sc[in.padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+OpDef conv2d_nchwc_op_def() {
+  OpDef d;
+  d.name = "conv2d_nchwc";
+  d.summary =
+      "2-D convolution on the packed NCHW[x]c layout: data [N,C/cb,H,W,cb], weights [K/kb,C/groups/cb,R,S,cb,kb], "
+      "output [N,K/kb,OH,OW,kb], zero padding, optional bias[K] and relu fused; FLOPs: 2 per multiply-add, "
+      "padding included";
+  d.params = {
+      int_param("N", "batch size", "1"), int_param("C", "input channels"),  int_param("H", "input height"),
+      int_param("W", "input width"),     int_param("K", "output channels"), int_param("R", "kernel height"),
+      int_param("S", "kernel width"),
+  };
+  for (const OpParam& p : window_params(true)) d.params.push_back(p);
+  d.params.push_back(
+      int_param("cb", "input channels per block of the data and weight layouts (divides C/groups)", "16"));
+  d.params.push_back(
+      int_param("kb", "output channels per block of the weight and output layouts (divides K/groups)", "16"));
+  d.params.push_back(dtype_param());
+  d.params.push_back(groups_param());
+  for (const OpParam& p : epilogue_params()) d.params.push_back(p);
+  d.build = [](const std::map<std::string, int64_t>& p, DType t) { return conv2d_nchwc_define(p, t); };
+  d.define_space = conv2d_nchwc_space;
+  d.default_config = conv2d_nchwc_default;
+  d.apply_config = conv2d_nchwc_apply;
+  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
+    auto space = conv2d_nchwc_space(op, cpu);
+    return conv2d_nchwc_apply(op, conv2d_nchwc_default(op, cpu, *space));
+  };
+  return d;
+}
+
+}  // namespace kiln

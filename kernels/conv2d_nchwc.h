@@ -1,0 +1,51 @@
+// conv2d_nchwc: 2-D convolution on the packed NCHW[x]c layout (TVM's
+// conv2d_NCHWc, oneDNN's nChw16c / OIhw16i16o), the layout a network keeps
+// its activations in from one convolution to the next and its weights in
+// once, at load time:
+//   data   [N, C/cb, H, W, cb]                 (channel c = co*cb + ci)
+//   weight [K/kb, C/groups/cb, R, S, cb, kb]   (output channel k = ko*kb + ki)
+//   out    [N, K/kb, OH, OW, kb]
+//   out[n, ko, oh, ow, ki] = sum_{co, r, s, ci} pad(data)[n, g*Cg/cb + co,
+//       oh*stride + r*dilation, ow*stride + s*dilation, ci] * weight[ko, co, r, s, ci, ki]
+// with g = ko*kb / (K/groups) the group of the output block, then optional
+// + bias[k] and relu. cb must divide C/groups and kb must divide K/groups,
+// so that no block straddles a group and no channel is padding.
+//
+// Its CPU template needs no packing stage: the reduction reads the weights
+// contiguously as they are. Each (kbi blocks of kb channels) x ohi x owi
+// output tile accumulates in registers (kb vectorized) over the reduction
+// (loop order "reduce_order", kernel width unrolled or not: "unroll_kw")
+// and is written out with the epilogue fused. Knobs: "tile_kb" (output
+// channel blocks per register tile), "tile_oh" ([oho, ohm, ohi]),
+// "tile_ow" ([owo, owi]), the order of the band {n, kbo, oho, ohm, owo}
+// ("order"), the accumulator's band position ("acc_at"), the band loops
+// fused into the parallel loop ("parallel"), and where the zero-padded
+// data is computed ("data_at": at the root or at a band position).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kernels/op_registry.h"
+#include "schedule/config_space.h"
+
+namespace kiln {
+
+OpDef conv2d_nchwc_op_def();
+
+struct Conv2dNchwcShape {
+  int64_t N, C, H, W, K, R, S, stride, pad, dil, OH, OW;
+  int64_t G, Cg, Kg, cb, kb;
+  bool bias, relu;
+};
+Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op);
+
+// The op from its parameters (the workload's, defaults filled in).
+OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype);
+
+std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuInfo& cpu);
+Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);
+ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg);
+
+}  // namespace kiln
