@@ -57,7 +57,7 @@ TEST_CASE("the built-in suites cover the networks' layers") {
   std::set<std::string> ops;
   for (auto& w : smoke.workloads) ops.insert(build_workload(w.text).op);
   // The smoke suite exercises every op family that has a baseline.
-  for (const char* op : {"matmul", "batch_matmul", "dense", "conv2d", "conv2d_nhwc", "depthwise_conv2d", "max_pool2d",
+  for (const char* op : {"matmul", "batch_matmul", "dense", "conv2d", "conv2d_nhwc", "conv2d_nchwc", "depthwise_conv2d", "max_pool2d",
                          "avg_pool2d", "softmax", "layer_norm"})
     CHECK(ops.count(op) == 1);
 }
