@@ -2,7 +2,8 @@
 // dense (x . W^T) and batch_matmul (one sgemm per batch; Debian's OpenBLAS
 // has no batched sgemm). A bias / relu / gelu epilogue, which BLAS cannot
 // fuse, runs as a pass over the output after the sgemm, inside the timed
-// call: that is what a user of BLAS would run.
+// call: that is what a user of BLAS would run. A single-row product (M = 1,
+// e.g. a dense layer at batch 1) calls cblas_sgemv, as a BLAS user would.
 //
 // OpenBLAS starts its worker threads when it is loaded, and kiln's tuner
 // forks builders only while the process runs a single thread; so kiln does
@@ -23,6 +24,7 @@ namespace {
 
 struct OpenblasApi {
   decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_sgemv) sgemv = nullptr;
   decltype(&openblas_get_config) config = nullptr;
 };
 
@@ -34,11 +36,12 @@ const OpenblasApi& api() {
     if (!lib) lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (lib) {
       x.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+      x.sgemv = reinterpret_cast<decltype(&cblas_sgemv)>(dlsym(lib, "cblas_sgemv"));
       x.config = reinterpret_cast<decltype(&openblas_get_config)>(dlsym(lib, "openblas_get_config"));
     }
     return x;
   }();
-  user_check(a.sgemm && a.config) << "cannot load OpenBLAS (" << KILN_OPENBLAS_PATH << ")";
+  user_check(a.sgemm && a.sgemv && a.config) << "cannot load OpenBLAS (" << KILN_OPENBLAS_PATH << ")";
   return a;
 }
 
@@ -52,10 +55,14 @@ struct Gemm {
 
 class OpenblasGemm : public Contender {
  public:
-  explicit OpenblasGemm(const Gemm& g) : g_(g), sgemm_(api().sgemm) {}
+  explicit OpenblasGemm(const Gemm& g) : g_(g), sgemm_(api().sgemm), sgemv_(api().sgemv) {}
+  bool is_gemv() const { return g_.M == 1 && g_.batch == 1; }
   void run() override {
     const int64_t lda = g_.ta ? g_.M : g_.K, ldb = g_.tb ? g_.K : g_.N;
-    for (int64_t i = 0; i < g_.batch; ++i)
+    if (is_gemv())  // c = op(b)^T a: b is [K, N] (or [N, K] when transposed), row-major
+      sgemv_(CblasRowMajor, g_.tb ? CblasNoTrans : CblasTrans, g_.tb ? g_.N : g_.K, g_.tb ? g_.K : g_.N, 1.0f, g_.b,
+             ldb, g_.a, 1, 0.0f, g_.c, 1);
+    for (int64_t i = 0; i < g_.batch && !is_gemv(); ++i)
       sgemm_(CblasRowMajor, g_.ta ? CblasTrans : CblasNoTrans, g_.tb ? CblasTrans : CblasNoTrans, g_.M, g_.N, g_.K,
              1.0f, g_.a + i * g_.M * g_.K, lda, g_.b + i * g_.K * g_.N, ldb, 0.0f, g_.c + i * g_.M * g_.N, g_.N);
     if (!g_.bias && !g_.relu && !g_.gelu) return;
@@ -71,14 +78,15 @@ class OpenblasGemm : public Contender {
   }
   void finish() override {}
   std::string impl() const override {
-    return g_.batch > 1
-               ? "cblas_sgemm x" + std::to_string(g_.batch) + (g_.bias || g_.relu || g_.gelu ? " + epilogue" : "")
-               : std::string("cblas_sgemm") + (g_.bias || g_.relu || g_.gelu ? " + epilogue" : "");
+    const std::string epilogue = g_.bias || g_.relu || g_.gelu ? " + epilogue" : "";
+    if (is_gemv()) return "cblas_sgemv" + epilogue;
+    return g_.batch > 1 ? "cblas_sgemm x" + std::to_string(g_.batch) + epilogue : "cblas_sgemm" + epilogue;
   }
 
  private:
   Gemm g_;
   decltype(&cblas_sgemm) sgemm_;
+  decltype(&cblas_sgemv) sgemv_;
 };
 
 }  // namespace
