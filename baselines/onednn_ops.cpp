@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
+#include "baselines/blocked_layout.h"
 #include "baselines/contender.h"
 #include "compute/error.h"
 
@@ -185,55 +186,25 @@ std::unique_ptr<Contender> conv(const OpInstance& op, const std::vector<rt::NDAr
 // only the convolution is timed, and finish() blocks the output again.
 class BlockedConv : public Contender {
  public:
-  BlockedConv(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) : out_(out) {
-    const auto& p = op.ints;
-    N_ = p.at("N");
-    C_ = p.at("C");
-    K_ = p.at("K");
-    cb_ = p.at("cb");
-    kb_ = p.at("kb");
-    const int64_t H = p.at("H"), W = p.at("W"), R = p.at("R"), S = p.at("S"), G = param_or(op, "groups", 1);
-    const int64_t Cg = C_ / G, CBg = Cg / cb_;
-    OH_ = out.shape()[2];
-    OW_ = out.shape()[3];
-    rt::NDArray data = rt::NDArray::empty({N_, C_, H, W}, in[0].dtype());
-    rt::NDArray weight = rt::NDArray::empty({K_, Cg, R, S}, in[1].dtype());
-    plain_out_ = rt::NDArray::empty({N_, K_, OH_, OW_}, out.dtype());
-    const float* bd = in[0].data_as<float>();
-    float* pd = data.data_as<float>();
-    for (int64_t n = 0; n < N_; ++n)
-      for (int64_t c = 0; c < C_; ++c)
-        for (int64_t hw = 0; hw < H * W; ++hw)
-          pd[(n * C_ + c) * H * W + hw] = bd[((n * (C_ / cb_) + c / cb_) * H * W + hw) * cb_ + c % cb_];
-    const float* bw = in[1].data_as<float>();
-    float* pw = weight.data_as<float>();
-    for (int64_t k = 0; k < K_; ++k)
-      for (int64_t c = 0; c < Cg; ++c)
-        for (int64_t rs = 0; rs < R * S; ++rs)
-          pw[(k * Cg + c) * R * S + rs] =
-              bw[(((k / kb_) * CBg + c / cb_) * R * S + rs) * cb_ * kb_ + (c % cb_) * kb_ + k % kb_];
-    plain_in_ = {data, weight};
+  BlockedConv(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+      : shape_(blocked_conv_shape(op)), out_(out) {
+    plain_out_ = rt::NDArray::empty({shape_.N, shape_.K, shape_.OH, shape_.OW}, out.dtype());
+    plain_in_ = {unblock_data(shape_, in[0]), unblock_weight(shape_, in[1])};
     if (in.size() > 2) plain_in_.push_back(in[2]);
     conv_ = conv(op, plain_in_, plain_out_, false, false);
   }
   void run() override { conv_->run(); }
   void finish() override {
     conv_->finish();
-    const float* src = plain_out_.data_as<float>();
-    float* dst = out_.data_as<float>();
-    const int64_t plane = OH_ * OW_;
-    for (int64_t n = 0; n < N_; ++n)
-      for (int64_t k = 0; k < K_; ++k)
-        for (int64_t i = 0; i < plane; ++i)
-          dst[((n * (K_ / kb_) + k / kb_) * plane + i) * kb_ + k % kb_] = src[(n * K_ + k) * plane + i];
+    block_output(shape_, plain_out_, out_);
   }
   std::string impl() const override { return conv_->impl(); }
 
  private:
+  BlockedConvShape shape_;
   rt::NDArray out_, plain_out_;
-  std::vector<rt::NDArray> plain_in_;
+  std::vector<rt::NDArray> plain_in_;  // referenced by the primitive's memories
   std::unique_ptr<Contender> conv_;
-  int64_t N_ = 0, C_ = 0, K_ = 0, cb_ = 1, kb_ = 1, OH_ = 0, OW_ = 0;
 };
 
 std::unique_ptr<Contender> pool(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,

@@ -1,0 +1,28 @@
+// conv2d_nchwc's blocked arrays and their plain equivalents, for the
+// baselines that run the convolution in a layout of their own choosing
+// (oneDNN reorders from NCHW / KCRS itself; Halide's helper takes NCHW):
+//   data   [N, C/cb, H, W, cb]            <-> [N, C, H, W]
+//   weight [K/kb, Cg/cb, R, S, cb, kb]     <-> [K, Cg, R, S]   (Cg = C/groups)
+//   output [N, K/kb, OH, OW, kb]           <-> [N, K, OH, OW]
+// The conversions run at set-up and after the timed runs, never inside them.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/op_registry.h"
+#include "runtime/ndarray.h"
+
+namespace kiln::baselines {
+
+struct BlockedConvShape {
+  int64_t N, C, H, W, K, Cg, R, S, OH, OW, cb, kb;
+};
+BlockedConvShape blocked_conv_shape(const OpInstance& op);
+
+// The NCHW data and KCRS weights of blocked ones (new arrays).
+rt::NDArray unblock_data(const BlockedConvShape& s, const rt::NDArray& blocked);
+rt::NDArray unblock_weight(const BlockedConvShape& s, const rt::NDArray& blocked);
+// Writes an NCHW output [N, K, OH, OW] into the blocked output array.
+void block_output(const BlockedConvShape& s, const rt::NDArray& plain, const rt::NDArray& blocked);
+
+}  // namespace kiln::baselines
