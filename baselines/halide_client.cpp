@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "baselines/blocked_layout.h"
 #include "compute/error.h"
 
 namespace kiln::baselines {
@@ -125,23 +126,38 @@ std::string HalideHelper::version() {
 
 std::string HalideHelper::setup(const OpInstance& op, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out) {
   user_check(op.dtype == DType::f32()) << "the Halide contender compares f32 ops only";
-  nlohmann::json req = {{"cmd", "setup"}, {"op", op.op}, {"params", op.ints}, {"parallelism", threads_}};
+  // conv2d_nchwc goes to the helper as the NCHW conv2d it is (the helper
+  // picks its own layouts from there, outside timing); its output is blocked
+  // again here.
+  const bool blocked = op.op == "conv2d_nchwc";
+  std::vector<rt::NDArray> in = inputs;
+  rt::NDArray result = out;
+  BlockedConvShape shape{};
+  if (blocked) {
+    shape = blocked_conv_shape(op);
+    in[0] = unblock_data(shape, inputs[0]);
+    in[1] = unblock_weight(shape, inputs[1]);
+    result = rt::NDArray::empty({shape.N, shape.K, shape.OH, shape.OW}, out.dtype());
+  }
+  nlohmann::json req = {
+      {"cmd", "setup"}, {"op", blocked ? "conv2d" : op.op}, {"params", op.ints}, {"parallelism", threads_}};
   req["inputs"] = nlohmann::json::array();
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < in.size(); ++i) {
     std::string path = dir_ + "/input" + std::to_string(i) + ".f32";
     std::ofstream f(path, std::ios::binary);
-    f.write(static_cast<const char*>(inputs[i].data()), static_cast<std::streamsize>(inputs[i].nbytes()));
+    f.write(static_cast<const char*>(in[i].data()), static_cast<std::streamsize>(in[i].nbytes()));
     user_check(f.good()) << "cannot write " << path;
-    req["inputs"].push_back({{"path", path}, {"shape", inputs[i].shape()}});
+    req["inputs"].push_back({{"path", path}, {"shape", in[i].shape()}});
   }
   std::string out_path = dir_ + "/output.f32";
-  req["output"] = {{"path", out_path}, {"shape", out.shape()}};
+  req["output"] = {{"path", out_path}, {"shape", result.shape()}};
   nlohmann::json r = request(req);
   user_check(r.value("ok", false)) << "Halide cannot run " << op.canonical << ": "
                                    << r.value("error", std::string("no answer"));
   std::ifstream f(out_path, std::ios::binary);
-  f.read(static_cast<char*>(out.data()), static_cast<std::streamsize>(out.nbytes()));
+  f.read(static_cast<char*>(result.data()), static_cast<std::streamsize>(result.nbytes()));
   user_check(f.good()) << "cannot read the Halide output " << out_path;
+  if (blocked) block_output(shape, result, out);
   return r.at("impl").get<std::string>();
 }
 

@@ -43,7 +43,7 @@ bool baseline_supports(const std::string& name, const OpInstance& op) {
                                                "conv2d_nhwc", "depthwise_conv2d", "max_pool2d", "avg_pool2d",
                                                "softmax",     "layer_norm"};
   static const std::vector<std::string> gemm = {"matmul", "batch_matmul", "dense"};
-  if (op.op == "conv2d_nchwc") return op.dtype == DType::f32() && name == "onednn";
+  if (op.op == "conv2d_nchwc") return op.dtype == DType::f32() && name != "openblas";
   const auto& ops = name == "openblas" ? gemm : all;
   if (op.dtype != DType::f32()) return false;
   for (auto& o : ops)
