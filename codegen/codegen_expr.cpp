@@ -232,7 +232,7 @@ llvm::Value* CodeGenLLVM::emit_math(MathOp op, DType t, const std::vector<llvm::
   auto unary = [&](llvm::Intrinsic::ID id) { return builder_.CreateUnaryIntrinsic(id, x); };
   switch (op) {
     case MathOp::kExp:
-      return unary(llvm::Intrinsic::exp);
+      return emit_exp(t, x);
     case MathOp::kLog:
       return unary(llvm::Intrinsic::log);
     case MathOp::kSqrt:
@@ -253,7 +253,7 @@ llvm::Value* CodeGenLLVM::emit_math(MathOp op, DType t, const std::vector<llvm::
       return emit_erf(t, x);
     case MathOp::kSigmoid: {
       llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
-      llvm::Value* e = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, builder_.CreateFNeg(x));
+      llvm::Value* e = emit_exp(t, builder_.CreateFNeg(x));
       return builder_.CreateFDiv(one, builder_.CreateFAdd(one, e));
     }
   }
@@ -312,6 +312,44 @@ llvm::Value* CodeGenLLVM::emit_erf(DType t, llvm::Value* x) {
   llvm::Value* p = horner(kNumerator, 7);
   llvm::Value* q = horner(kDenominator, 5);
   return builder_.CreateFDiv(builder_.CreateFMul(x, p), q);
+}
+
+// exp: f64 (and f16) keep LLVM's intrinsic; f32 is evaluated inline so
+// that it vectorizes (the intrinsic becomes one expf call per lane):
+// exp(x) = 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in
+// two parts, Cody-Waite), e^r by Cephes' expf polynomial, 2^n applied in
+// two halves so that the result overflows to infinity and underflows to
+// zero (through the denormals) where expf does. NaN stays NaN.
+llvm::Value* CodeGenLLVM::emit_exp(DType t, llvm::Value* x) {
+  if (t.bits != 32) return builder_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+  llvm::Type* ty = x->getType();
+  llvm::Type* ity = llvm_type(DType::i32().with_lanes(t.lanes));
+  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
+  auto ci = [&](int v) { return llvm::ConstantInt::get(ity, static_cast<uint64_t>(static_cast<int64_t>(v)), true); };
+  llvm::Value* is_nan = builder_.CreateFCmpUNO(x, x);
+  // Beyond these bounds the result is already 0 or infinity.
+  llvm::Value* xc = builder_.CreateSelect(is_nan, c(0.0), x);
+  xc = builder_.CreateSelect(builder_.CreateFCmpOLT(xc, c(-104.0)), c(-104.0), xc);
+  xc = builder_.CreateSelect(builder_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
+  llvm::Value* nf =
+      builder_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, builder_.CreateFMul(xc, c(1.44269504088896341)));
+  llvm::Value* r = builder_.CreateFSub(xc, builder_.CreateFMul(nf, c(0.693359375)));
+  r = builder_.CreateFSub(r, builder_.CreateFMul(nf, c(-2.12194440e-4)));
+  static const double kPoly[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  llvm::Value* p = c(kPoly[0]);
+  for (int i = 1; i < 6; ++i) p = builder_.CreateFAdd(builder_.CreateFMul(p, r), c(kPoly[i]));
+  llvm::Value* y =
+      builder_.CreateFAdd(builder_.CreateFAdd(builder_.CreateFMul(p, builder_.CreateFMul(r, r)), r), c(1.0));
+  // 2^n = 2^(n/2) * 2^(n - n/2): each half is a normal float for n in [-150, 129].
+  llvm::Value* n = builder_.CreateFPToSI(nf, ity);
+  llvm::Value* n1 = builder_.CreateAShr(n, ci(1));
+  llvm::Value* n2 = builder_.CreateSub(n, n1);
+  auto pow2 = [&](llvm::Value* k) {
+    return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateAdd(k, ci(127)), ci(23)), ty);
+  };
+  llvm::Value* result = builder_.CreateFMul(builder_.CreateFMul(y, pow2(n1)), pow2(n2));
+  return builder_.CreateSelect(is_nan, x, result);
 }
 
 llvm::Value* CodeGenLLVM::emit_ramp(const RampNode* op) {

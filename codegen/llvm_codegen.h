@@ -86,6 +86,7 @@ class CodeGenLLVM {
   llvm::Value* emit_math(MathOp op, DType t, const std::vector<llvm::Value*>& args);
   llvm::Value* emit_libm_per_lane(const std::string& name, DType t, llvm::Value* x);
   llvm::Value* emit_erf(DType t, llvm::Value* x);
+  llvm::Value* emit_exp(DType t, llvm::Value* x);
   llvm::Value* emit_ramp(const RampNode* op);
   llvm::Value* emit_let(const LetNode* op);
 

@@ -190,6 +190,50 @@ TEST_CASE("f32 erf is vectorized and within 1e-6 of libm over its whole range", 
   }
 }
 
+TEST_CASE("f32 exp is vectorized and within 2 ulp-ish of libm, overflow and underflow included", "[codegen]") {
+  const int64_t n = 16 * 1024;
+  BufferArg X = buffer("X", DType::f32(), {n}), Z = buffer("Z", DType::f32(), {n});
+  for (int lanes : {1, 16}) {
+    Var i("i");
+    Expr idx = lanes == 1 ? Expr(i) : ramp(i * lanes, 1, lanes);
+    Stmt body = loop(i, n / lanes, st(Z, CallNode::make(MathOp::kExp, {ld(X, idx)}), idx));
+    auto fx = array(X), fz = array(Z);
+    float* x = fx.data_as<float>();
+    for (int64_t k = 0; k < n; ++k) x[k] = -110.0f + 200.0f * static_cast<float>(k) / n;  // past both ends
+    x[0] = -std::numeric_limits<float>::infinity();
+    x[1] = std::numeric_limits<float>::infinity();
+    x[2] = std::numeric_limits<float>::quiet_NaN();
+    x[3] = 0.0f;
+    x[4] = 88.72f;  // just below overflow
+    x[5] = 88.73f;  // just above
+    x[6] = -87.5f;  // a denormal result
+    REQUIRE(run(func("exp_range", {X, Z}, body), {fx, fz}) == 0);
+    const float* z = fz.data_as<float>();
+    INFO("lanes " << lanes);
+    CHECK(z[0] == 0.0f);
+    CHECK(z[1] == std::numeric_limits<float>::infinity());
+    CHECK(std::isnan(z[2]));
+    CHECK(z[3] == 1.0f);
+    CHECK(z[4] == Approx(std::exp(static_cast<double>(x[4]))).epsilon(1e-6));
+    CHECK(z[5] == std::numeric_limits<float>::infinity());
+    CHECK(z[6] == Approx(std::exp(-87.5)).epsilon(1e-4));  // a subnormal: fewer mantissa bits
+    double worst = 0;
+    for (int64_t k = 7; k < n; ++k) {
+      const double want = std::exp(static_cast<double>(x[k]));
+      if (want > std::numeric_limits<float>::max()) {
+        CHECK(z[k] == std::numeric_limits<float>::infinity());
+        continue;
+      }
+      if (want < std::numeric_limits<float>::min()) {  // subnormal results: within a unit of the smallest
+        CHECK(std::fabs(z[k] - want) <= std::ldexp(1.0, -148));
+        continue;
+      }
+      worst = std::max(worst, std::fabs(z[k] - want) / want);
+    }
+    CHECK(worst < 4e-7);
+  }
+}
+
 TEST_CASE("select, casts and bool buffers", "[codegen]") {
   const int64_t n = 32;
   BufferArg A = buffer("A", DType::f32(), {n}), I = buffer("I", DType::i32(), {n}), D = buffer("D", DType::f64(), {n}),
