@@ -12,11 +12,15 @@ namespace kiln {
 
 namespace {
 
-// Output channel blocks per register tile: at most four vectors of channels.
+// Vector registers one block of kb channels takes (each block of a
+// register tile is vectorized on its own, a narrow block still fills one).
+int64_t vectors_per_block(int64_t kb, int lanes) { return (kb + lanes - 1) / lanes; }
+
+// Output channel blocks per register tile: at most four vector registers of channels.
 std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t kb, int lanes) {
   std::vector<int64_t> out;
   for (int64_t v : {1, 2, 3, 4, 6, 8})
-    if (v <= blocks && v * kb <= 4 * static_cast<int64_t>(lanes)) out.push_back(v);
+    if (v <= blocks && v * vectors_per_block(kb, lanes) <= 4) out.push_back(v);
   if (out.empty()) out.push_back(1);
   return out;
 }
@@ -133,13 +137,14 @@ Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const Conf
   Conv2dNchwcShape c = conv2d_nchwc_shape(op);
   DType acc = accumulator_type(op.dtype);
   const int lanes = vector_lanes(cpu, acc);
-  // Two vectors of output channels per register tile (oneDNN's choice on AVX-512).
-  const int64_t blocks = std::max<int64_t>(1, 2 * lanes / c.kb);
+  // Two vector registers of output channels per register tile (oneDNN's choice on AVX-512).
+  const int64_t per_block = vectors_per_block(c.kb, lanes);
   nlohmann::json j;
-  j["tile_kb"] = nearest_split(space, "tile_kb", {blocks});
+  j["tile_kb"] = nearest_split(space, "tile_kb", {std::max<int64_t>(1, 2 / per_block)});
   const int64_t kbi = j["tile_kb"][1].get<int64_t>();
   j["tile_oh"] = nearest_split(space, "tile_oh", {1, 1});
-  j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, kbi * c.kb, cpu, acc)});
+  // The columns that fit the registers, counting each block's registers.
+  j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, kbi * per_block * lanes, cpu, acc)});
   j["order"] = conv2d_band_orders()[0];
   j["acc_at"] = 4;
   j["reduce_order"] = conv2d_reduce_orders()[0];

@@ -129,8 +129,11 @@ TEST_CASE("conv2d_nchwc: canonical string, space and default config", "[ops][con
 
 TEST_CASE("conv2d_nchwc workload errors are user errors", "[ops][conv][nchwc][user_error]") {
   CHECK_THROWS_WITH(
-      build_workload("conv2d_nchwc:C=6,H=9,W=9,K=48,R=3,S=3,pad=1,kb=5"),
+      build_workload("conv2d_nchwc:C=6,H=9,W=9,K=48,R=3,S=3,pad=1"),
       Contains("conv2d_nchwc: the input channel block cb=16 must divide the input channels per group (6)"));
+  CHECK_THROWS_WITH(
+      build_workload("conv2d_nchwc:C=6,H=9,W=9,K=48,R=3,S=3,pad=1,cb=6,kb=5"),
+      Contains("conv2d_nchwc: the output channel block kb=5 must divide the output channels per group (48)"));
   CHECK_THROWS_WITH(build_workload("conv2d_nchwc:C=16,H=9,W=9,K=48,R=3,S=3,kb=32"),
                     Contains("the output channel block kb=32 must divide the output channels per group (48)"));
   CHECK_THROWS_WITH(build_workload("conv2d_nchwc:C=32,H=9,W=9,K=32,R=3,S=3,groups=4"),
