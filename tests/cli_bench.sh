@@ -8,21 +8,8 @@ KILN="$1"
 export HL_BEAM_SIZE=1  # greedy Adams2019: seconds for the smoke suite
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
 
-expect() {  # expect CODE 'substring' -- args...
-  local code="$1" want="$2"
-  shift 3
-  local out rc
-  out=$("$KILN" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
-    echo "FAIL: kiln $* -> exit $rc (want $code), output:"
-    echo "$out" | tail -8
-    echo "  (expected to contain: $want)"
-    fails=$((fails + 1))
-  fi
-}
 
 # The smoke suite with every baseline this build has.
 expect 0 "geomean kiln/oneDNN" -- bench --suite smoke --rounds 1 --repeat 1 --min-repeat-ms 1 \

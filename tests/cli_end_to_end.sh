@@ -3,24 +3,8 @@
 # Usage: cli_end_to_end.sh path/to/kiln
 set -u
 KILN="$1"
-fails=0
-pass=0
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
 
-expect() {  # expect CODE 'substring' -- args...
-  local code="$1" want="$2"
-  shift 3
-  local out rc
-  out=$("$KILN" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
-    echo "FAIL: kiln $* -> exit $rc (want $code), output:"
-    echo "$out" | head -5
-    echo "  (expected to contain: $want)"
-    fails=$((fails + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
 
 expect 2 "expected NAME=VALUE, got 'M1024'" -- run matmul:M1024
 expect 2 "unknown op 'gemm'" -- run gemm:M=1,N=1,K=1

@@ -4,26 +4,10 @@
 # Usage: cli_lib.sh path/to/kiln
 set -u
 KILN="$1"
-fails=0
-pass=0
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
 TMPD=$(mktemp -d)
 trap 'rm -rf "$TMPD"' EXIT
 
-expect() {  # expect CODE 'substring' -- args...
-  local code="$1" want="$2"
-  shift 3
-  local out rc
-  out=$("$KILN" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
-    echo "FAIL: kiln $* -> exit $rc (want $code), output:"
-    echo "$out" | head -5
-    echo "  (expected to contain: $want)"
-    fails=$((fails + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
 
 # An empty database, and one with a single record (its config is not a
 # point of the template: fine for every error before lowering).

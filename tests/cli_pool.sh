@@ -8,8 +8,8 @@
 # Usage: cli_pool.sh path/to/kiln
 set -u
 KILN="$1"
-fails=0
-pass=0
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
+EXPECT_TIMEOUT=60
 TMPD=$(mktemp -d)
 pids=()
 cleanup() {
@@ -20,23 +20,6 @@ cleanup() {
 trap cleanup EXIT
 export KILN_TOKEN=pool-secret
 
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-expect() {  # expect CODE 'substring' -- args...
-  local code="$1" want="$2"
-  shift 3
-  local out rc
-  out=$(timeout 60 "$KILN" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
-    fail "kiln $* -> exit $rc (want $code), output:"
-    echo "$out" | head -5
-    echo "  (expected to contain: $want)"
-  else
-    ok
-  fi
-}
 
 # wait_for FILE PATTERN SECONDS: until FILE contains PATTERN.
 wait_for() {

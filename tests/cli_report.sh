@@ -7,8 +7,7 @@ set -u
 KILN="$1"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
 
 "$KILN" tune matmul:M=16,N=16,K=16 --trials 6 --batch 3 --db "$tmp/k.db" >/dev/null 2>&1 || fail "kiln tune"
 printf 'matmul:M=16,N=16,K=16\n' > "$tmp/s.txt"
