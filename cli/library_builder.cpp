@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,9 +33,8 @@ namespace fs = std::filesystem;
 // symbols all contain "__", so they cannot collide. Two characters at least:
 // NAME_OK must not be a libc macro (R_OK, W_OK, ...).
 void check_name(const std::string& name) {
-  bool ok = name.size() >= 2 && name.size() <= 64 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-            name.find("__") == std::string::npos && name.back() != '_';
-  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  const bool ok = is_c_identifier(name) && name.size() >= 2 && name.size() <= 64 &&
+                  name.find("__") == std::string::npos && name.back() != '_';
   user_check(ok) << "library name '" << name
                  << "' must be a C identifier of 2 to 64 characters (letters, digits, '_'; not starting with a "
                     "digit, without '__', not ending with '_'): it prefixes every symbol and names the files";

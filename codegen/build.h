@@ -29,6 +29,9 @@ namespace kiln {
 // aligned_alloc(64, ...) and free at the end of the Allocate's body.
 constexpr int64_t kMaxStackAllocationBytes = 256 * 1024;
 
+// Whether `s` can name a C symbol: a letter or '_', then letters, digits, '_'.
+bool is_c_identifier(const std::string& s);
+
 // Optimized LLVM IR as text.
 std::string emit_llvm_ir(const std::vector<LoweredFunc>& funcs, const Target& target);
 // Assembly for the target.

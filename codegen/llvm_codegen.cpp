@@ -5,23 +5,15 @@
 #include <llvm/ADT/Triple.h>
 #include <llvm/IR/MDBuilder.h>
 
-#include <cctype>
 #include <unordered_set>
 
+#include "codegen/build.h"
 #include "codegen/llvm_support.h"
 #include "compute/error.h"
 #include "runtime/c_api.h"
 
 namespace kiln {
 namespace {
-
-bool is_c_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
 
 // Symbols generated code calls or defines; a kernel of that name would clash.
 bool is_reserved_name(const std::string& s) {

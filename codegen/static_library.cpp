@@ -5,8 +5,7 @@
 #include <llvm/Object/ArchiveWriter.h>
 #include <llvm/Support/Error.h>
 
-#include <cctype>
-
+#include "codegen/build.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/llvm_support.h"
 #include "compute/error.h"
@@ -14,14 +13,6 @@
 
 namespace kiln {
 namespace {
-
-bool is_c_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
 
 std::string error_text(llvm::Error e) {
   std::string text;
