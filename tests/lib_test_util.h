@@ -18,25 +18,12 @@
 #include "cli/kernel_build.h"
 #include "codegen/target.h"
 #include "kernels/op_registry.h"
+#include "support/temp_dir.h"
 #include "tuner/database.h"
 
 namespace kiln::test {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/kiln_lib_test_XXXXXX";
-    const char* p = ::mkdtemp(tmpl);
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using testing::TempDir;  // support/temp_dir.h
 
 struct ShellResult {
   int status = -1;     // exit status, -1 when killed

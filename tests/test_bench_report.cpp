@@ -3,7 +3,6 @@
 // tables, geometric means, and the HTML report's tuning curves.
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,18 +12,13 @@
 #include "cli/report_html.h"
 #include "compute/error.h"
 #include "kernels/op_registry.h"
+#include "support/temp_dir.h"
 
 using namespace kiln;
+using kiln::testing::TempDir;
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 namespace {
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  fs::path p = fs::temp_directory_path() / name;
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 cli::BenchOptions quick(const std::string& suite) {
   cli::BenchOptions o;
@@ -55,12 +49,13 @@ json sample_result() {
 }  // namespace
 
 TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every output") {
+  TempDir tmp;
   if (!baselines::baseline_available("onednn") || !baselines::baseline_available("openblas")) {
     WARN("oneDNN or OpenBLAS missing; skipped");
     return;
   }
   std::string suite =
-      write_temp("kiln_bench_quick.txt", "matmul:M=9,N=10,K=11,bias=1\nconv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1\n");
+      tmp.write("kiln_bench_quick.txt", "matmul:M=9,N=10,K=11,bias=1\nconv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1\n");
   std::ostringstream log;
   json r = cli::run_bench(quick(suite), log);
   REQUIRE(r["workloads"].size() == 2);
@@ -90,11 +85,11 @@ TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every ou
   std::string text = cli::format_bench_text(r);
   CHECK(text.find("geomean kiln/oneDNN") != std::string::npos);
   CHECK(text.find(build_workload("conv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1").canonical) != std::string::npos);
-  fs::remove(suite);
 }
 
 TEST_CASE("kiln bench refuses bad suites and options before running anything") {
-  std::string bad = write_temp("kiln_bench_bad.txt", "matmul:M=2,N=2,K=2\nnot_an_op:M=3\n");
+  TempDir tmp;
+  std::string bad = tmp.write("kiln_bench_bad.txt", "matmul:M=2,N=2,K=2\nnot_an_op:M=3\n");
   std::ostringstream log;
   try {
     cli::run_bench(quick(bad), log);
@@ -111,7 +106,6 @@ TEST_CASE("kiln bench refuses bad suites and options before running anything") {
   o = quick("smoke");
   o.tune_trials = 4;
   CHECK_THROWS_WITH(cli::run_bench(o, log), Catch::Contains("--tune-trials needs --db"));
-  fs::remove(bad);
 }
 
 TEST_CASE("bench tables: text and Markdown with ratios, wrong outputs and geomeans") {

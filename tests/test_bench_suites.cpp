@@ -4,24 +4,18 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "cli/bench_suite.h"
 #include "compute/error.h"
 #include "kernels/op_registry.h"
+#include "support/temp_dir.h"
 
 using namespace kiln;
-namespace fs = std::filesystem;
+using kiln::testing::TempDir;
 
 namespace {
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  fs::path p = fs::temp_directory_path() / name;
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 std::string error_of(const std::string& arg) {
   try {
@@ -57,15 +51,16 @@ TEST_CASE("the built-in suites cover the networks' layers") {
   std::set<std::string> ops;
   for (auto& w : smoke.workloads) ops.insert(build_workload(w.text).op);
   // The smoke suite exercises every op family that has a baseline.
-  for (const char* op : {"matmul", "batch_matmul", "dense", "conv2d", "conv2d_nhwc", "conv2d_nchwc", "depthwise_conv2d", "max_pool2d",
-                         "avg_pool2d", "softmax", "layer_norm"})
+  for (const char* op : {"matmul", "batch_matmul", "dense", "conv2d", "conv2d_nhwc", "conv2d_nchwc", "depthwise_conv2d",
+                         "max_pool2d", "avg_pool2d", "softmax", "layer_norm"})
     CHECK(ops.count(op) == 1);
 }
 
 TEST_CASE("suite files: comments, blank lines and line numbers") {
+  TempDir tmp;
   std::string path =
-      write_temp("kiln_suite_test.txt",
-                 "# a comment\n\n  matmul:M=4,N=4,K=4   # trailing comment\n\t\nconv2d:C=1,H=5,W=5,K=1,R=1,S=1\n");
+      tmp.write("kiln_suite_test.txt",
+                "# a comment\n\n  matmul:M=4,N=4,K=4   # trailing comment\n\t\nconv2d:C=1,H=5,W=5,K=1,R=1,S=1\n");
   cli::Suite s = cli::load_suite(path);
   CHECK(s.name == "kiln_suite_test");
   REQUIRE(s.workloads.size() == 2);
@@ -76,11 +71,12 @@ TEST_CASE("suite files: comments, blank lines and line numbers") {
 }
 
 TEST_CASE("bad suites are user errors in the user's terms") {
+  TempDir tmp;
   std::string unknown = error_of("no-such-suite");
   CHECK(unknown.find("unknown suite 'no-such-suite'") != std::string::npos);
   CHECK(unknown.find("resnet50") != std::string::npos);
   CHECK(error_of("/nonexistent/dir/suite.txt").find("does not exist") != std::string::npos);
-  std::string empty = write_temp("kiln_suite_empty.txt", "# nothing here\n\n");
+  std::string empty = tmp.write("kiln_suite_empty.txt", "# nothing here\n\n");
   CHECK(error_of(empty).find("has no workloads") != std::string::npos);
   std::remove(empty.c_str());
 }

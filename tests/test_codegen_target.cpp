@@ -10,6 +10,7 @@
 #include "codegen/alignment.h"
 #include "compute/error.h"
 #include "runtime/module.h"
+#include "support/temp_dir.h"
 #include "test_codegen_util.h"
 
 using namespace kiln;
@@ -46,12 +47,6 @@ LoweredFunc mixed_kernel(const std::string& name, int64_t rows = 48) {
 uint16_t elf_machine(const std::vector<char>& obj) {
   REQUIRE(obj.size() > 20);
   return static_cast<uint16_t>(static_cast<unsigned char>(obj[18]) | (static_cast<unsigned char>(obj[19]) << 8));
-}
-
-std::string temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("kiln_test_codegen_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir.string();
 }
 
 }  // namespace
@@ -180,8 +175,8 @@ TEST_CASE("JIT and shared object give identical results", "[codegen][so]") {
   void* fma_args_jit[] = {fma_jit[0].data(), fma_jit[1].data(), fma_jit[2].data()};
   REQUIRE(jit->get_function("fma_so")(fma_args_jit) == 0);
 
-  const std::string dir = temp_dir();
-  Artifact art = build_shared_object(funcs, Target::host(), dir);
+  kiln::testing::TempDir dir("kiln_test_codegen");
+  Artifact art = build_shared_object(funcs, Target::host(), dir.path);
   CHECK(art.entry_points == std::vector<std::string>{"mixed_so", "fma_so"});
   CHECK(art.target == Target::host().str());
   CHECK(art.compile_ms > 0);
@@ -200,7 +195,6 @@ TEST_CASE("JIT and shared object give identical results", "[codegen][so]") {
   for (int64_t x = 0; x < rows * 16; ++x) {
     CHECK(c_jit.data_as<float>()[x] == Approx(6.0f * std::tanh(fa.data_as<float>()[x])).epsilon(1e-5));
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("codegen user errors", "[codegen][errors]") {

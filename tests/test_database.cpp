@@ -18,29 +18,16 @@
 #include <thread>
 
 #include "compute/error.h"
+#include "support/temp_dir.h"
 #include "tuner/database.h"
 
 using namespace kiln;
 using Catch::Contains;
+using kiln::testing::TempDir;
 namespace fs = std::filesystem;
 using Record = Database::Record;
 
 namespace {
-
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln_db_XXXXXX").string();
-    char* p = mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    dir = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string operator/(const std::string& name) const { return (dir / name).string(); }
-};
 
 std::shared_ptr<const ConfigSpace> test_space() {
   static auto space = [] {
@@ -112,7 +99,7 @@ void write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 TEST_CASE("database: records round trip with errors, across reopening", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   std::string path = tmp / "tune.db";
   Task task = make_task("matmul:M=64,N=64,K=64");
   std::vector<Config> cfgs = {task.space->get(0), task.space->get(5), task.space->get(7), task.space->get(9)};
@@ -159,7 +146,7 @@ TEST_CASE("database: records round trip with errors, across reopening", "[databa
 }
 
 TEST_CASE("database: best() is the fastest error-free record", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   auto db = Database::open(tmp / "tune.db");
   Task task = make_task("matmul:M=8");
   CHECK_FALSE(db->best(task.key()).has_value());
@@ -187,7 +174,7 @@ TEST_CASE("database: best() is the fastest error-free record", "[database]") {
 }
 
 TEST_CASE("database: measured_indices covers errors and 64-bit indices", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   auto db = Database::open(tmp / "tune.db");
   // Four knobs of 65536 choices: indices up to 2^64 - 1.
   auto big = std::make_shared<ConfigSpace>();
@@ -209,7 +196,7 @@ TEST_CASE("database: measured_indices covers errors and 64-bit indices", "[datab
 }
 
 TEST_CASE("database: records_of_op returns the same op on the same target, other tasks", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   auto db = Database::open(tmp / "tune.db");
   Task a = make_task("matmul:M=16"), b = make_task("matmul:M=32"), c = make_task("matmul:M=16", "matmul", "cuda");
   Task d = make_task("conv2d:N=1", "conv2d");
@@ -230,7 +217,7 @@ TEST_CASE("database: records_of_op returns the same op on the same target, other
 }
 
 TEST_CASE("database: export then import into a fresh database gives identical records", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   Task a = make_task("matmul:M=16"), b = make_task("conv2d:N=1", "conv2d", "llvm -mcpu=znver4", 0);
   const ConfigSpace& s = *a.space;
   {
@@ -275,7 +262,7 @@ TEST_CASE("database: export then import into a fresh database gives identical re
 }
 
 TEST_CASE("database: import fills defaults and recovers unknown flops", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   auto db = Database::open(tmp / "tune.db");
   write_file(
       tmp / "in.jsonl",
@@ -298,7 +285,7 @@ TEST_CASE("database: import fills defaults and recovers unknown flops", "[databa
 }
 
 TEST_CASE("database: a malformed JSONL line names the line and imports nothing", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   Task a = make_task("matmul:M=16");
   {
     auto src = Database::open(tmp / "a.db");
@@ -344,7 +331,7 @@ TEST_CASE("database: a malformed JSONL line names the line and imports nothing",
 }
 
 TEST_CASE("database: open refuses files it must not touch", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   // Not SQLite at all.
   std::string text = std::string("matmul 1.0 2.0\n") + std::string(4096, 'x');
   write_file(tmp / "notes.txt", text);
@@ -383,7 +370,7 @@ TEST_CASE("database: open refuses files it must not touch", "[database]") {
 
   // Paths that cannot hold a database.
   CHECK_THROWS_AS(Database::open(tmp / "no/such/dir/tune.db"), UserError);
-  CHECK_THROWS_WITH(Database::open(tmp.dir.string()), Contains("cannot open tuning database"));
+  CHECK_THROWS_WITH(Database::open(tmp.path), Contains("cannot open tuning database"));
   CHECK_THROWS_AS(Database::open(""), UserError);
 
   CHECK_THROWS_WITH(Database::open_existing(tmp / "missing.db"), Contains("no tuning database at"));
@@ -423,7 +410,7 @@ namespace {
 }  // namespace
 
 TEST_CASE("database: committed batches survive SIGKILL", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   std::string path = tmp / "tune.db";
   // Each round kills a fresh writer at a different point of a batch (a
   // fraction of the measured batch time after a commit), on the file the
@@ -470,7 +457,7 @@ TEST_CASE("database: committed batches survive SIGKILL", "[database]") {
 }
 
 TEST_CASE("database: two processes write one file at once", "[database]") {
-  TempDir tmp;
+  TempDir tmp("kiln_db");
   std::string path = tmp / "shared.db";  // created by the children themselves
   const int batches = 40;
   std::vector<pid_t> pids;

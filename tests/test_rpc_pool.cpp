@@ -33,6 +33,7 @@
 #include "runtime/ndarray.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "support/temp_dir.h"
 #include "tuner/local_builder.h"
 #include "tuner/process_util.h"
 
@@ -519,10 +520,8 @@ TEST_CASE("pool: TLS with a self-signed certificate", "[rpc][pool][tls]") {
     return;
   }
   auto task = make_task();
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("kiln-tls-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  kiln::testing::TempDir dir("kiln-tls-test");
+  const std::string cert = dir / "cert.pem", key = dir / "key.pem";
   const std::string cmd =
       "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "
       "/CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
@@ -549,7 +548,6 @@ TEST_CASE("pool: TLS with a self-signed certificate", "[rpc][pool][tls]") {
   CHECK(runner.device_info().key() == "cpu");
   for (const auto& r : runner.run(*task, builder.build(*task, configs(*task, 2)))) CHECK(r.ok());
   CHECK_THROWS_WITH(insecure.device_info(), Catch::Contains("cannot reach the tracker"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("pool: unknown key, unreachable tracker and bad options give clear errors, bounded in time", "[rpc][pool]") {
