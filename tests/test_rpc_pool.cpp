@@ -172,14 +172,18 @@ struct Proc {
   }
 };
 
-Proc start_tracker(const Security& sec, int port = 0, TrackerOptions options = fast_tracker()) {
+// Runs a server in a forked child until the test closes the pipe: `make`
+// builds it (a unique_ptr to a server with port()); the child reports its
+// port, or "!" and the error when it could not start.
+template <class MakeServer>
+Proc start_in_child(MakeServer make) {
   Proc p;
   std::string error;
   proc::Child c = proc::fork_child(
       [&](int fd) {
         try {
-          TrackerServer t("127.0.0.1:" + std::to_string(port), sec, options);
-          proc::send_frame(fd, std::to_string(t.port()));
+          auto server = make();
+          proc::send_frame(fd, std::to_string(server->port()));
           std::string eof;
           proc::recv_frame(fd, std::nullopt, &eof);
         } catch (const std::exception& e) {
@@ -199,31 +203,13 @@ Proc start_tracker(const Security& sec, int port = 0, TrackerOptions options = f
   return p;
 }
 
+Proc start_tracker(const Security& sec, int port = 0, TrackerOptions options = fast_tracker()) {
+  return start_in_child(
+      [&] { return std::make_unique<TrackerServer>("127.0.0.1:" + std::to_string(port), sec, options); });
+}
+
 Proc start_server(DeviceServerOptions o) {
-  Proc p;
-  std::string error;
-  proc::Child c = proc::fork_child(
-      [&](int fd) {
-        try {
-          DeviceServer s(o);
-          proc::send_frame(fd, std::to_string(s.port()));
-          std::string eof;
-          proc::recv_frame(fd, std::nullopt, &eof);
-        } catch (const std::exception& e) {
-          proc::send_frame(fd, std::string("!") + e.what());
-        }
-      },
-      &error);
-  REQUIRE(c.pid > 0);
-  p.pid = c.pid;
-  p.fd = c.fd;
-  std::string msg;
-  REQUIRE(proc::recv_frame(p.fd, in_seconds(30), &msg) == proc::RecvStatus::kOk);
-  if (!msg.empty() && msg[0] == '!')
-    p.error = msg.substr(1);
-  else
-    p.port = std::stoi(msg);
-  return p;
+  return start_in_child([&] { return std::make_unique<DeviceServer>(o); });
 }
 
 DeviceServerOptions server_options(const Proc& tracker, const Security& sec, const std::string& key = "cpu") {
