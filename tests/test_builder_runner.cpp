@@ -24,6 +24,7 @@
 #include "runtime/ndarray.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "support/planted_matmul.h"
 #include "tuner/local_builder.h"
 #include "tuner/local_runner.h"
 #include "tuner/process_util.h"
@@ -31,7 +32,7 @@
 namespace kiln {
 namespace {
 
-constexpr int kN = 32;
+constexpr int kN = testing::PlantedMatmul::kN;
 
 // What the "plant" knob makes instantiate() do.
 enum Plant : int64_t {
@@ -50,23 +51,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-LoweredFunc lower_plain(const Tensor& A, const Tensor& B, const Tensor& C, int64_t tile, LowerDepth depth) {
-  Schedule s({C});
-  Stage st = s[C];
-  IterVar jo, ji;
-  st.split(st.axis()[1], tile, &jo, &ji);
-  return lower(s, {A, B, C}, "mm", depth);
-}
-
 // A plain matmul task with the plants above; the reference is every element
 // of C computed by the interpreter from the inputs the runner generates.
 std::shared_ptr<Task> make_task(const std::string& target = "llvm") {
-  Tensor A = placeholder({kN, kN}, DType::f32(), "A");
-  Tensor B = placeholder({kN, kN}, DType::f32(), "B");
-  IterVar k = reduce_axis(kN, "k");
-  Tensor C = compute(
-      {kN, kN}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
-
+  const testing::PlantedMatmul mm;
   auto space = std::make_shared<ConfigSpace>();
   space->define_split("tile_j", kN, 2);
   std::vector<int64_t> plants;
@@ -79,7 +67,7 @@ std::shared_ptr<Task> make_task(const std::string& target = "llvm") {
   task->target = target;
   task->flops = 2.0 * kN * kN * kN;
   task->space = space;
-  task->instantiate = [A, B, C](const Config& cfg, LowerDepth depth) -> LoweredFunc {
+  task->instantiate = [mm](const Config& cfg, LowerDepth depth) -> LoweredFunc {
     const int64_t tile = cfg.split("tile_j")[1];
     switch (cfg.choice("plant")) {
       case kReject:
@@ -90,57 +78,21 @@ std::shared_ptr<Task> make_task(const std::string& target = "llvm") {
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
       case kCompilerCrash:
         std::abort();
-      case kWrong: {
-        Tensor W = compute(
-            {kN, kN}, [&](Var i, Var j) { return A(i, 0) * B(0, j); }, "C");
-        Schedule s({W});
-        return lower(s, {A, B, W}, "mm", depth);
-      }
-      case kCrash: {
-        LoweredFunc f = lower_plain(A, B, C, tile, depth);
-        f.body =
-            StoreNode::make(f.args[2].data, make_const(DType::f32(), 1.0), make_const(DType::i64(), int64_t{1} << 40));
-        return f;
-      }
-      case kHang: {
-        // C[i % 1024] += 1 for 2^40 iterations: a memory-carried chain that
-        // LLVM can neither delete nor shorten.
-        LoweredFunc f = lower_plain(A, B, C, tile, depth);
-        const Var& c = f.args[2].data;
-        Var i("i", DType::i64());
-        Expr idx = i % make_const(DType::i64(), int64_t{kN * kN});
-        Stmt body = StoreNode::make(c, LoadNode::make(DType::f32(), c, idx) + make_const(DType::f32(), 1.0), idx);
-        f.body = ForNode::make(i, make_const(DType::i64(), int64_t{0}), make_const(DType::i64(), int64_t{1} << 40),
-                               ForKind::kSerial, body);
-        return f;
-      }
+      case kWrong:
+        return mm.wrong(depth);
+      case kCrash:
+        return mm.crashing(tile, depth);
+      case kHang:
+        return mm.hanging(tile, depth);
       default:
-        return lower_plain(A, B, C, tile, depth);
+        return mm.lower_plain(tile, depth);
     }
   };
   // The instantiated function's argument list (shapes, dtypes) is the task's.
-  task->args = lower_plain(A, B, C, 4, LowerDepth::kAnnotatedLoops).args;
+  task->args = mm.lower_plain(4, LowerDepth::kAnnotatedLoops).args;
   task->num_inputs = 2;
   task->input_seed = 7;
-
-  // Reference: the runner's inputs (NDArray::fill_random, which differs from
-  // HostTensor::fill_random) copied into host tensors for the interpreter.
-  std::vector<std::pair<Tensor, HostTensor>> inputs;
-  for (size_t i = 0; i < 2; ++i) {
-    rt::NDArray nd = rt::NDArray::empty({kN, kN}, rt::DataType::f32());
-    nd.fill_random(task->input_seed + i);
-    HostTensor h(DType::f32(), {kN, kN});
-    std::memcpy(h.bytes.data(), nd.data(), nd.nbytes());
-    inputs.emplace_back(i == 0 ? A : B, h);
-  }
-  HostTensor want = interpret({C}, inputs)[0];
-  ReferenceSample ref;
-  for (int64_t e = 0; e < kN * kN; ++e) {
-    ref.flat_index.push_back(e);
-    ref.expected.push_back(want.get_float(e));
-  }
-  ref.tolerance = 1e-4;
-  task->reference = {ref};
+  task->reference = {mm.reference(task->input_seed, 1)};
   return task;
 }
 

@@ -33,6 +33,7 @@
 #include "runtime/ndarray.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "support/planted_matmul.h"
 #include "support/temp_dir.h"
 #include "tuner/local_builder.h"
 #include "tuner/process_util.h"
@@ -40,79 +41,37 @@
 namespace kiln::rpc {
 namespace {
 
-constexpr int kN = 32;
+constexpr int kN = testing::PlantedMatmul::kN;
 enum Plant : int64_t { kGood = 0, kCrash, kWrong, kHang };
 
 // A 32x32x32 matmul task whose "plant" knob makes crashing or wrong kernels.
 std::shared_ptr<Task> make_task() {
-  Tensor A = placeholder({kN, kN}, DType::f32(), "A");
-  Tensor B = placeholder({kN, kN}, DType::f32(), "B");
-  IterVar k = reduce_axis(kN, "k");
-  Tensor C = compute(
-      {kN, kN}, [&](Var i, Var j) { return sum(A(i, k->var) * B(k->var, j), {k}); }, "C");
+  const testing::PlantedMatmul mm;
   auto space = std::make_shared<ConfigSpace>();
   space->define_split("tile_j", kN, 2);
   space->define_choice("plant", {kGood, kCrash, kWrong, kHang});
-  auto lower_plain = [A, B, C](int64_t tile, LowerDepth depth) {
-    Schedule s({C});
-    Stage st = s[C];
-    IterVar jo, ji;
-    st.split(st.axis()[1], tile, &jo, &ji);
-    return lower(s, {A, B, C}, "mm", depth);
-  };
   auto task = std::make_shared<Task>();
   task->workload = "rpc_test_matmul:N=32";
   task->op = "rpc_test_matmul";
   task->target = "llvm";
   task->flops = 2.0 * kN * kN * kN;
   task->space = space;
-  task->instantiate = [A, B, C, lower_plain](const Config& cfg, LowerDepth depth) -> LoweredFunc {
+  task->instantiate = [mm](const Config& cfg, LowerDepth depth) -> LoweredFunc {
     switch (cfg.choice("plant")) {
-      case kCrash: {
-        LoweredFunc f = lower_plain(4, depth);
-        f.body =
-            StoreNode::make(f.args[2].data, make_const(DType::f32(), 1.0), make_const(DType::i64(), int64_t{1} << 40));
-        return f;
-      }
-      case kHang: {  // C[i % 1024] += 1 for 2^40 iterations
-        LoweredFunc f = lower_plain(4, depth);
-        const Var& c = f.args[2].data;
-        Var i("i", DType::i64());
-        Expr idx = i % make_const(DType::i64(), int64_t{kN * kN});
-        Stmt body = StoreNode::make(c, LoadNode::make(DType::f32(), c, idx) + make_const(DType::f32(), 1.0), idx);
-        f.body = ForNode::make(i, make_const(DType::i64(), int64_t{0}), make_const(DType::i64(), int64_t{1} << 40),
-                               ForKind::kSerial, body);
-        return f;
-      }
-      case kWrong: {
-        Tensor W = compute(
-            {kN, kN}, [&](Var i, Var j) { return A(i, 0) * B(0, j); }, "C");
-        Schedule s({W});
-        return lower(s, {A, B, W}, "mm", depth);
-      }
+      case kCrash:
+        return mm.crashing(4, depth);
+      case kHang:
+        return mm.hanging(4, depth);
+      case kWrong:
+        return mm.wrong(depth);
       default:
-        return lower_plain(cfg.split("tile_j")[1], depth);
+        return mm.lower_plain(cfg.split("tile_j")[1], depth);
     }
   };
-  task->args = lower_plain(4, LowerDepth::kAnnotatedLoops).args;
+  task->args = mm.lower_plain(4, LowerDepth::kAnnotatedLoops).args;
   task->num_inputs = 2;
   task->input_seed = 3;
-  std::vector<std::pair<Tensor, HostTensor>> inputs;
-  for (size_t i = 0; i < 2; ++i) {
-    rt::NDArray nd = rt::NDArray::empty({kN, kN}, rt::DataType::f32());
-    nd.fill_random(task->input_seed + i);
-    HostTensor h(DType::f32(), {kN, kN});
-    std::memcpy(h.bytes.data(), nd.data(), nd.nbytes());
-    inputs.emplace_back(i == 0 ? A : B, h);
-  }
-  HostTensor want = interpret({C}, inputs)[0];
-  ReferenceSample ref;
-  for (int64_t e = 0; e < kN * kN; e += 7) {
-    ref.flat_index.push_back(e);
-    ref.expected.push_back(want.get_float(e));
-  }
-  ref.tolerance = 1e-4;
-  task->reference = {ref};
+  task->reference = {mm.reference(task->input_seed, 7)};
   return task;
 }
 
