@@ -39,11 +39,10 @@ std::string baseline_version(const std::string& name) {
 }
 
 bool baseline_supports(const std::string& name, const OpInstance& op) {
-  static const std::vector<std::string> all = {"matmul",      "batch_matmul",     "dense",      "conv2d",
-                                               "conv2d_nhwc", "depthwise_conv2d", "max_pool2d", "avg_pool2d",
-                                               "softmax",     "layer_norm"};
+  static const std::vector<std::string> all = {
+      "matmul",           "batch_matmul", "dense",      "conv2d",  "conv2d_nhwc", "conv2d_nchwc",
+      "depthwise_conv2d", "max_pool2d",   "avg_pool2d", "softmax", "layer_norm"};
   static const std::vector<std::string> gemm = {"matmul", "batch_matmul", "dense"};
-  if (op.op == "conv2d_nchwc") return op.dtype == DType::f32() && name != "openblas";
   const auto& ops = name == "openblas" ? gemm : all;
   if (op.dtype != DType::f32()) return false;
   for (auto& o : ops)
