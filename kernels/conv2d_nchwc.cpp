@@ -25,17 +25,42 @@ std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t kb, int lanes
   return out;
 }
 
-// The reduction's operands in the op's own layouts: the zero-padded data
-// block and weight element for output block `ko` (group g), reduction
-// indices {co, r, s, ci}, output position (oh, ow) and lane ki.
-struct NchwcOperands {
-  Tensor padded, weight;
+// The convolution over the op's own layouts: the zero-padded data
+// ("data_pad", none without padding) and the blocked weights.
+struct NchwcConv {
   Conv2dNchwcShape s;
-  Expr data_at(Expr n, Expr ko, Expr co, Expr ci, Expr oh, Expr ow, Expr r, Expr w) const {
-    const int blocks_per_group = static_cast<int>(s.Cg / s.cb);
-    Expr cblock = s.G > 1 ? floordiv(ko, static_cast<int>(s.Kg / s.kb)) * blocks_per_group + co : co;
+  Tensor padded, weight;
+
+  NchwcConv(const Conv2dNchwcShape& shape, const Tensor& data, const Tensor& w, DType dtype)
+      : s(shape), padded(pad_spatial(data, 2, 3, shape.pad, make_zero(dtype))), weight(w) {}
+
+  // conv[n, ko, oh, ow, ki] = sum over {co, r, s, ci}: data block
+  // g*Cg/cb + co of output block ko's group g, times the weights.
+  Tensor reduction(DType acc, const std::string& name) const {
+    IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
+            rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
+    const int blocks_per_group = static_cast<int>(s.Cg / s.cb), blocks_per_out_group = static_cast<int>(s.Kg / s.kb);
     const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil);
-    return padded(n, cblock, oh * st + r * dl, ow * st + w * dl, ci);
+    return compute(
+        {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
+        [&](const std::vector<Var>& v) {
+          Expr cblock = s.G > 1 ? floordiv(v[1], blocks_per_out_group) * blocks_per_group + rco->var : Expr(rco->var);
+          Expr x = padded(v[0], cblock, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl, rci->var);
+          return sum(cast(acc, x) * cast(acc, weight(v[1], rco->var, rr->var, rs->var, rci->var, v[4])),
+                     {rco, rr, rs, rci});
+        },
+        name, "conv2d_nchwc");
+  }
+
+  // conv (+ bias[k], relu) over the blocked output, channel k = ko*kb + ki.
+  Tensor epilogue(const Tensor& conv, const Tensor* bias, const std::string& name, const std::string& tag) const {
+    const int ikb = static_cast<int>(s.kb);
+    return compute(
+        conv.shape(),
+        [&](const std::vector<Var>& v) {
+          return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * ikb + v[4], s.relu);
+        },
+        name, tag);
   }
 };
 
@@ -78,7 +103,6 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
                                            << " must divide the input channels per group (" << s.Cg << ")";
   user_check(s.kb > 0 && s.Kg % s.kb == 0) << "conv2d_nchwc: the output channel block kb=" << s.kb
                                            << " must divide the output channels per group (" << s.Kg << ")";
-  DType acc = accumulator_type(dtype);
   Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
   Tensor weight = placeholder({s.K / s.kb, s.Cg / s.cb, s.R, s.S, s.cb, s.kb}, dtype, "weight");
   op.inputs = {data, weight};
@@ -87,28 +111,12 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
     bias = bias_placeholder(s.K, dtype);
     op.inputs.push_back(bias);
   }
-  NchwcOperands in{pad_spatial(data, 2, 3, s.pad, make_zero(dtype)), weight, s};
-  IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
-          rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
-  Tensor conv = compute(
-      {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
-      [&](const std::vector<Var>& v) {
-        Expr x = in.data_at(v[0], v[1], rco->var, rci->var, v[2], v[3], rr->var, rs->var);
-        return sum(cast(acc, x) * cast(acc, weight(v[1], rco->var, rr->var, rs->var, rci->var, v[4])),
-                   {rco, rr, rs, rci});
-      },
-      "conv", "conv2d_nchwc");
+  NchwcConv conv2d(s, data, weight, dtype);
+  Tensor conv = conv2d.reduction(accumulator_type(dtype), "conv");
   Tensor out = conv;
   if (s.bias || s.relu) {
     op.parts["conv2d_nchwc"] = conv;
-    const int ikb = static_cast<int>(s.kb);
-    out = compute(
-        conv.shape(),
-        [&](const std::vector<Var>& v) {
-          return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), s.bias ? &bias : nullptr, v[1] * ikb + v[4],
-                               s.relu);
-        },
-        "out", "epilogue");
+    out = conv2d.epilogue(conv, s.bias ? &bias : nullptr, "out", "epilogue");
   }
   op.outputs = {out};
   op.flops = 2.0 * s.N * s.K * s.OH * s.OW * s.Cg * s.R * s.S;
@@ -165,25 +173,9 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   const Tensor& data = op.inputs[0];
   const Tensor& weight = op.inputs[1];
 
-  NchwcOperands in{pad_spatial(data, 2, 3, s.pad, make_zero(op.dtype)), weight, s};
-  IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
-          rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
-  Tensor conv_acc = compute(
-      {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
-      [&](const std::vector<Var>& v) {
-        Expr x = in.data_at(v[0], v[1], rco->var, rci->var, v[2], v[3], rr->var, rs->var);
-        return sum(cast(acc, x) * cast(acc, weight(v[1], rco->var, rr->var, rs->var, rci->var, v[4])),
-                   {rco, rr, rs, rci});
-      },
-      "conv_acc", "conv2d_nchwc");
-  const int ikb = static_cast<int>(s.kb);
-  Tensor out = compute(
-      conv_acc.shape(),
-      [&](const std::vector<Var>& v) {
-        return conv_epilogue(conv_acc(std::vector<Expr>(v.begin(), v.end())), s.bias ? &op.inputs[2] : nullptr,
-                             v[1] * ikb + v[4], s.relu);
-      },
-      "conv", "output");
+  NchwcConv conv2d(s, data, weight, op.dtype);
+  Tensor conv_acc = conv2d.reduction(acc, "conv_acc");
+  Tensor out = conv2d.epilogue(conv_acc, s.bias ? &op.inputs[2] : nullptr, "conv", "output");
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
@@ -205,7 +197,7 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
                    cfg.annotate("unroll_kw") == "unroll" ? 2 : -1);
   if (s.pad > 0)
-    place_stage(sc[in.padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
+    place_stage(sc[conv2d.padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);
   return ScheduledOp{sch, args};
