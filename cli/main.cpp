@@ -8,7 +8,8 @@
 #include "cli/lib_command.h"
 #include "cli/pool_commands.h"
 #include "cli/report_command.h"
-#include "compute/error.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "runtime/module.h"
 
 int main(int argc, char** argv) {
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    kiln::init_logging_from_env();
     for (auto& [sub, handler] : handlers)
       if (sub->parsed()) return handler();
   } catch (const kiln::UserError& e) {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -1,7 +1,7 @@
 // Structural equality of expressions (used by the simplifier to collect like
 // terms and to keep unchanged trees shared).
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/tensor.h"
 
 namespace kiln {

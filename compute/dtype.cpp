@@ -1,6 +1,6 @@
 #include "compute/dtype.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

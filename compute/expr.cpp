@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/tensor.h"
 

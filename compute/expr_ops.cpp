@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter_eval.h"
 
 namespace kiln {

@@ -15,7 +15,7 @@
 #include <memory>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter_scalar.h"
 
 namespace kiln {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter.h"
 #include "compute/interpreter_scalar.h"
 

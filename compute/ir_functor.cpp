@@ -1,6 +1,6 @@
 #include "compute/ir_functor.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"  // operator!(Expr): without it `!c` is the builtin bool negation
 
 namespace kiln {

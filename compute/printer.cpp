@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/tensor.h"
 
 namespace kiln {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/ir_functor.h"
 
 namespace kiln {

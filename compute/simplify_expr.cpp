@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/ir_functor.h"
 #include "compute/simplify_linear.h"
 

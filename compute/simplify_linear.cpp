@@ -2,7 +2,7 @@
 #include "compute/simplify_linear.h"
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 #include "compute/stmt.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/tensor.h"
 
 namespace kiln {

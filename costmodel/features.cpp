@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/ir_functor.h"
 
 namespace kiln {

@@ -1,6 +1,6 @@
 #include "costmodel/ranking_metrics.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

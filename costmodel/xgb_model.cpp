@@ -10,7 +10,7 @@
 #include <numeric>
 #include <string>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 
 namespace kiln {

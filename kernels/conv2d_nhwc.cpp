@@ -1,6 +1,6 @@
 #include "kernels/conv2d_nhwc.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_common.h"

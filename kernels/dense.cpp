@@ -1,6 +1,6 @@
 #include "kernels/dense.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/gemm_common.h"
 
 namespace kiln {

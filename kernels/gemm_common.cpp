@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/template_util.h"
 

@@ -1,6 +1,6 @@
 #include "kernels/layer_norm.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/row_template.h"
 

@@ -1,6 +1,6 @@
 #include "kernels/matmul.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/matmul_template.h"
 #include "kernels/template_util.h"

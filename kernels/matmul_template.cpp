@@ -1,6 +1,6 @@
 #include "kernels/matmul_template.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/batch_matmul.h"
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_nchwc.h"

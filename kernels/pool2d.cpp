@@ -1,6 +1,6 @@
 #include "kernels/pool2d.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/template_util.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/template_util.h"
 
 namespace kiln {

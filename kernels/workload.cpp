@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -3,7 +3,7 @@
 #include <unordered_set>
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "schedule/interval.h"
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <set>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

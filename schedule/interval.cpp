@@ -1,6 +1,6 @@
 #include "schedule/interval.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 

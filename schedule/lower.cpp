@@ -5,7 +5,7 @@
 #include <iostream>
 #include <unordered_set>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"
 #include "schedule/bound.h"

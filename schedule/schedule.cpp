@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 

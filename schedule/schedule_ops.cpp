@@ -3,7 +3,7 @@
 #include <map>
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "schedule/passes/storage_flatten.h"
 

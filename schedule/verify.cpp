@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/tensor.h"

@@ -4,7 +4,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "schedule/passes/pass_util.h"

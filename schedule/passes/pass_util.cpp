@@ -1,6 +1,6 @@
 #include "schedule/passes/pass_util.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/tensor.h"  // stmt.h needs TensorNode complete
 
 namespace kiln {

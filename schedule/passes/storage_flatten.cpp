@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/tensor.h"

@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "schedule/passes/pass_util.h"
