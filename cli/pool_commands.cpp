@@ -1,10 +1,9 @@
 // `kiln tracker`, `kiln serve` and `kiln pool status`: the device pool's
-// processes and its status view (see rpc/ and README "Device pool").
+// processes and its status view (see rpc/ and README "Device pool"). The
+// device server itself is cli/serve_command.cpp, shared with kiln-serve.
 #include "cli/pool_commands.h"
 
 #include <pthread.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -16,34 +15,15 @@
 #include <sstream>
 #include <thread>
 
-#include "compute/error.h"
+#include "base/error.h"
+#include "codegen/target.h"
 #include "rpc/device_server.h"
 #include "rpc/kiln.grpc.pb.h"
 #include "rpc/tracker.h"
 
 namespace kiln::cli {
 
-std::string token_or_env(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("KILN_TOKEN");
-  return env ? env : "";
-}
-
 namespace {
-
-// Servers log to stderr; stdout says where they listen.
-void log_to_stderr() { spdlog::set_default_logger(spdlog::stderr_color_mt("kiln-server")); }
-
-// Blocks SIGINT and SIGTERM in this thread (and so in every thread started
-// after it: gRPC's) so that one thread can wait for them with sigwait.
-sigset_t block_stop_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
 
 struct TrackerCommandOptions {
   std::string listen = "0.0.0.0:9190";
@@ -62,7 +42,6 @@ int run_tracker(const TrackerCommandOptions& o) {
   to.heartbeat_interval_s = std::min(1.0, o.heartbeat_timeout_s / 4);
   to.lease_timeout_s = o.lease_timeout_s;
   to.max_wait_s = std::min(5.0, o.lease_timeout_s / 3);
-  log_to_stderr();
   const sigset_t stop = block_stop_signals();
   rpc::TrackerServer tracker(o.listen, sec, to);
   std::cout << "kiln tracker listening on " << tracker.address() << (sec.tls_cert.empty() ? "" : " (TLS)")
@@ -73,46 +52,6 @@ int run_tracker(const TrackerCommandOptions& o) {
     tracker.shutdown();
   }).detach();
   tracker.wait();
-  return 0;
-}
-
-struct ServeCommandOptions {
-  std::string tracker, key, listen = "0.0.0.0:0", advertise, target;
-  std::string token, tls_cert, tls_key, tls_ca;
-  double max_artifact_mb = 64;
-  double max_buffer_mb = 4096;
-  double connect_timeout_s = 10;
-};
-
-int run_serve(const ServeCommandOptions& o) {
-  rpc::DeviceServerOptions so;
-  so.key = o.key;
-  so.tracker = o.tracker;
-  so.listen = o.listen;
-  so.advertise = o.advertise;
-  so.target = o.target;
-  so.security.token = token_or_env(o.token);
-  so.security.tls_cert = o.tls_cert;
-  so.security.tls_key = o.tls_key;
-  so.security.tls_ca = o.tls_ca;
-  so.limits.max_artifact_bytes = static_cast<size_t>(o.max_artifact_mb * (1 << 20));
-  so.limits.max_buffer_bytes = static_cast<size_t>(o.max_buffer_mb * (1 << 20));
-  so.connect_timeout_s = o.connect_timeout_s;
-  log_to_stderr();
-  const sigset_t stop = block_stop_signals();
-  rpc::DeviceServer server(so);
-  std::cout << "kiln serve: device " << server.device_id() << " (key '" << o.key << "', " << server.info().target()
-            << ") serving on " << server.info().address() << ", registered with the tracker at " << o.tracker
-            << std::endl;
-  std::thread([stop, &server] {
-    int sig = 0;
-    sigwait(&stop, &sig);
-    server.shutdown();
-  }).detach();
-  if (!server.wait()) {
-    std::cerr << "kiln: error: the device's measuring process died; the server stopped\n";
-    return 1;
-  }
   return 0;
 }
 
@@ -221,23 +160,17 @@ Handler add_tracker_command(CLI::App& app) {
 Handler add_serve_command(CLI::App& app) {
   auto* sub = app.add_subcommand("serve", "serve this machine as a device of the pool (measures candidates)");
   auto o = std::make_shared<ServeCommandOptions>();
-  sub->add_option("--tracker", o->tracker, "HOST:PORT of the tracker")->required();
-  sub->add_option("--key", o->key, "the device's key, shared by identical devices (e.g. zen4-avx512)")->required();
-  sub->add_option("--listen", o->listen, "HOST:PORT to listen on (default 0.0.0.0:0: any free port)");
-  sub->add_option("--advertise", o->advertise, "HOST:PORT the pool reaches this server at (default: derived)");
-  sub->add_option("--target", o->target, "target to report (default: this machine's; must run here)");
-  sub->add_option("--token", o->token, "the pool's shared secret (default: $KILN_TOKEN)");
-  sub->add_option("--tls-cert", o->tls_cert, "PEM certificate: serve over TLS");
-  sub->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert");
-  sub->add_option("--tls-ca", o->tls_ca, "PEM CA certificate to verify a TLS tracker");
-  sub->add_option("--max-artifact-mb", o->max_artifact_mb, "largest artifact accepted, MiB (default 64)")
-      ->check(CLI::Range(0.001, 1000.0));
-  sub->add_option("--max-buffer-mb", o->max_buffer_mb, "largest total of kernel arguments, MiB (default 4096)")
-      ->check(CLI::Range(0.001, 1e7));
-  sub->add_option("--connect-timeout", o->connect_timeout_s,
-                  "seconds to try reaching the tracker at start (default 10)")
-      ->check(CLI::Range(0.1, 3600.0));
-  return [o]() { return run_serve(*o); };
+  add_serve_options(*sub, *o);
+  return [o]() {
+    // kiln has the compiler, so it reports the host's exact LLVM target
+    // (CPU name included), as local tuning uses it; kiln-serve cannot.
+    ServeCommandOptions resolved = *o;
+    const Target target = o->target.empty() ? Target::host() : Target::parse(o->target);
+    user_check(target.is_host()) << "a device server measures on this machine; target '" << target.str()
+                                 << "' does not run here";
+    resolved.target = target.str();
+    return run_serve(resolved, "kiln serve");
+  };
 }
 
 Handler add_pool_command(CLI::App& app) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/serve_command.h"
 #include "rpc/net.h"
 
 namespace kiln::cli {
@@ -13,8 +14,5 @@ namespace kiln::cli {
 Handler add_tracker_command(CLI::App& app);
 Handler add_serve_command(CLI::App& app);
 Handler add_pool_command(CLI::App& app);
-
-// --token when given, else $KILN_TOKEN, else "".
-std::string token_or_env(const std::string& flag);
 
 }  // namespace kiln::cli

@@ -17,9 +17,9 @@
 #include <mutex>
 #include <thread>
 
-#include "codegen/target.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "rpc/kiln.grpc.pb.h"
+#include "rpc/device_target.h"
 #include "rpc/measure_host.h"
 
 namespace kiln::rpc {
@@ -73,7 +73,7 @@ class DeviceService final : public Device::Service {
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client gave up before the measurement started"};
-    spdlog::info("serve: measuring '{}' for job '{}'", req->entry(), req->job());
+    spdlog::debug("serve: measuring '{}' for job '{}'", req->entry(), req->job());
     if (options_.before_measure) options_.before_measure(*req);
     std::string error;
     if (!host_->measure(*req, reply, &error)) {
@@ -217,17 +217,15 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   check_address(options.listen, "--listen", /*allow_port0=*/true);
   if (!options.advertise.empty()) check_address(options.advertise, "--advertise", /*allow_port0=*/false);
   user_check(options.connect_timeout_s > 0) << "the connect timeout must be positive";
-  const Target target = options.target.empty() ? Target::host() : Target::parse(options.target);
-  user_check(target.is_host()) << "a device server measures on this machine; target '" << target.str()
-                               << "' does not run here";
+  const std::string target = device_target(options.target);
   m.options = std::move(options);
   m.info.set_key(m.options.key);
-  m.info.set_target(target.str());
+  m.info.set_target(target);
   m.info.set_cpu(describe_cpu());
   m.info.set_gpu(describe_gpu());
 
   // Fork before gRPC starts its threads.
-  m.host = std::make_unique<MeasureHost>(target.str(), m.options.temp_root);
+  m.host = std::make_unique<MeasureHost>(m.options.temp_root);
 
   m.service = std::make_unique<DeviceService>(&m.info, m.options, m.host.get(), &m.broken);
   grpc::ServerBuilder builder;

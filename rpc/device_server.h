@@ -6,7 +6,7 @@
 // Measurements are serialized (one at a time: timings must not overlap) and
 // run in the measuring process (measure_host.h), forked when the server is
 // constructed: construct it while the process runs one thread. Requests are
-// checked first (measure_spec.h): malformed -> INVALID_ARGUMENT, over the
+// checked first (measure_request.h): malformed -> INVALID_ARGUMENT, over the
 // limits -> RESOURCE_EXHAUSTED, and the server keeps serving.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "rpc/kiln.pb.h"
-#include "rpc/measure_spec.h"
+#include "rpc/measure_request.h"
 #include "rpc/net.h"
 
 namespace kiln::rpc {
@@ -25,7 +25,7 @@ struct DeviceServerOptions {
   std::string tracker;               // HOST:PORT of the tracker
   std::string listen = "0.0.0.0:0";  // where the Device service listens (port 0: any free one)
   std::string advertise;             // HOST:PORT given to the tracker; "": derived from listen
-  std::string target;                // "": this machine's; else a target that runs here (e.g. a narrower -mcpu)
+  std::string target;                // what to report (device_target.h): "": this machine's; else one that runs here
   Security security;                 // token, TLS cert/key for serving, CA for the tracker
   RequestLimits limits;
   double connect_timeout_s = 10;  // how long the first registration may try

@@ -11,17 +11,17 @@
 #include <filesystem>
 #include <memory>
 
-#include "compute/error.h"
-#include "rpc/measure_spec.h"
-#include "tuner/local_runner.h"
-#include "tuner/process_util.h"
+#include "base/error.h"
+#include "rpc/measure_request.h"
+#include "runtime/isolated_runner.h"
+#include "runtime/process_util.h"
 
 namespace kiln::rpc {
 
 namespace {
 
 // Beyond the run timeout, what a measurement may take: setting up a fresh
-// worker's buffers (LocalRunner allows 60 s) and writing the artifact.
+// worker's buffers (IsolatedRunner allows 60 s) and writing the artifact.
 constexpr double kSetupAllowanceS = 75;
 
 bool write_file(const std::string& path, const std::string& bytes) {
@@ -44,8 +44,8 @@ bool write_file(const std::string& path, const std::string& bytes) {
 
 // The measuring process's loop: one request, one reply, until the server
 // closes the socket.
-void serve(int fd, const std::string& target, const std::string& dir) {
-  std::unique_ptr<LocalRunner> runner;
+void serve(int fd, const std::string& dir) {
+  std::unique_ptr<IsolatedRunner> runner;
   std::string runner_options;  // the serialized options `runner` was made with
   uint64_t count = 0;
   std::string frame;
@@ -63,13 +63,13 @@ void serve(int fd, const std::string& target, const std::string& dir) {
         request.options().SerializeToString(&options);
         if (!runner || options != runner_options) {
           runner.reset();  // stops the old worker first
-          runner = std::make_unique<LocalRunner>(options_of_request(request));
+          runner = std::make_unique<IsolatedRunner>(options_of_request(request));
           runner_options = options;
         }
         BuildResult build;
         build.artifact = path;
         build.entry = request.entry();
-        const MeasureResult r = runner->run(task_of_request(request, target), {build}).at(0);
+        const MeasureResult r = runner->run(job_of_request(request), {build}).at(0);
         reply.set_error(to_proto(r.error));
         reply.set_message(r.message);
         for (double s : r.samples_ms) reply.add_samples_ms(s);
@@ -88,7 +88,7 @@ void serve(int fd, const std::string& target, const std::string& dir) {
 
 }  // namespace
 
-MeasureHost::MeasureHost(std::string target, const std::string& temp_root) {
+MeasureHost::MeasureHost(const std::string& temp_root) {
   std::string root = temp_root;
   if (root.empty()) {
     const char* t = std::getenv("TMPDIR");
@@ -101,7 +101,7 @@ MeasureHost::MeasureHost(std::string target, const std::string& temp_root) {
   proc::check_single_threaded("the device server's measuring process");
   std::string error;
   const std::string dir = dir_;
-  proc::Child child = proc::fork_child([&](int fd) { serve(fd, target, dir); }, &error);
+  proc::Child child = proc::fork_child([&](int fd) { serve(fd, dir); }, &error);
   if (child.pid < 0) {
     std::filesystem::remove_all(dir_);
     user_error() << "cannot start the measuring process: " << error;

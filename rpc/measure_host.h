@@ -1,9 +1,9 @@
 // The device server's measuring process. A gRPC server runs threads, and a
 // threaded process must not fork (tuner/process_util.h), so the server forks
 // this process first, while it still runs one thread. It serves one request
-// at a time: write the artifact into a private directory, measure it with a
-// LocalRunner (whose worker process isolates crashes and timeouts, and whose
-// reference check is the local runner's, tolerance included), reply.
+// at a time: write the artifact into a private directory, measure it with an
+// IsolatedRunner (whose worker process isolates crashes and timeouts, and
+// whose reference check is the tuner's local one, tolerance included), reply.
 #pragma once
 
 #include <sys/types.h>
@@ -17,9 +17,8 @@ namespace kiln::rpc {
 class MeasureHost {
  public:
   // Forks the process (InternalError when this process already runs threads;
-  // user_error when the private directory cannot be made). `target` is the
-  // device's target string, which artifacts are built for.
-  MeasureHost(std::string target, const std::string& temp_root);
+  // user_error when the private directory cannot be made).
+  explicit MeasureHost(const std::string& temp_root);
   // Stops the process and removes its directory.
   ~MeasureHost();
   MeasureHost(const MeasureHost&) = delete;

@@ -1,5 +1,5 @@
-// Task <-> MeasureRequest conversions and request validation.
-#include "rpc/measure_spec.h"
+// A MeasureRequest on the device server: validation and conversion.
+#include "rpc/measure_request.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,46 +7,15 @@
 #include <functional>
 #include <sstream>
 
-#include "compute/dtype.h"
-#include "compute/error.h"
-#include "compute/expr.h"
+#include "base/error.h"
+#include "runtime/data_type.h"
 
 namespace kiln::rpc {
 
-MeasureRequest measure_spec(const Task& task, const kiln::MeasureOptions& options) {
-  MeasureRequest r;
-  for (const BufferArg& a : task.args) {
-    BufferSpec* b = r.add_args();
-    b->set_name(a.name);
-    b->set_dtype(a.dtype.str());
-    for (int64_t d : a.shape) b->add_shape(d);
-  }
-  r.set_num_inputs(static_cast<int32_t>(task.num_inputs));
-  r.set_input_seed(task.input_seed);
-  for (const ReferenceSample& ref : task.reference) {
-    ReferenceSpec* s = r.add_reference();
-    s->set_output(ref.output);
-    for (int64_t i : ref.flat_index) s->add_flat_index(i);
-    for (double v : ref.expected) s->add_expected(v);
-    s->set_tolerance(ref.tolerance);
-  }
-  kiln::rpc::MeasureOptions* o = r.mutable_options();
-  o->set_number(options.number);
-  o->set_repeat(options.repeat);
-  o->set_min_repeat_ms(options.min_repeat_ms);
-  o->set_warmup(options.warmup);
-  o->set_cooldown_ms(options.cooldown_ms);
-  o->set_flush_cache(options.flush_cache);
-  o->set_run_timeout_s(options.run_timeout_s);
-  return r;
-}
-
-Task task_of_request(const MeasureRequest& request, const std::string& target) {
-  Task t;
-  for (const BufferSpec& b : request.args()) {
-    const DType dtype = parse_dtype(b.dtype());
-    t.args.push_back(BufferArg{Var::handle(b.name(), dtype), b.name(), dtype, {b.shape().begin(), b.shape().end()}});
-  }
+kiln::MeasureJob job_of_request(const MeasureRequest& request) {
+  kiln::MeasureJob t;
+  for (const BufferSpec& b : request.args())
+    t.args.push_back(kiln::ArgSpec{b.name(), rt::parse_data_type(b.dtype()), {b.shape().begin(), b.shape().end()}});
   t.num_inputs = static_cast<size_t>(request.num_inputs());
   t.input_seed = request.input_seed();
   for (const ReferenceSpec& s : request.reference()) {
@@ -67,9 +36,7 @@ Task task_of_request(const MeasureRequest& request, const std::string& target) {
   id.SerializeToString(&bytes);
   std::ostringstream os;
   os << "remote#" << std::hex << std::hash<std::string>()(bytes) << "#" << std::dec << bytes.size();
-  t.workload = os.str();
-  t.op = "remote";
-  t.target = target;
+  t.identity = os.str();
   return t;
 }
 
@@ -192,14 +159,15 @@ grpc::Status validate_request(const MeasureRequest& r, const RequestLimits& limi
   double total_bytes = 0;
   std::vector<int64_t> sizes;
   for (const BufferSpec& b : r.args()) {
-    DType dtype;
+    rt::DataType dtype;
     try {
-      dtype = parse_dtype(b.dtype());
-    } catch (const UserError& e) {
-      return invalid("argument '" + b.name() + "': " + e.what());
+      dtype = rt::parse_data_type(b.dtype());
+    } catch (const std::exception&) {
+      return invalid("argument '" + b.name() + "' has type '" + b.dtype() +
+                     "', which names no element type (f32, f16, bf16, i8, i32, ...)");
     }
-    if (dtype.is_handle() || !dtype.is_scalar())
-      return invalid("argument '" + b.name() + "' has type " + b.dtype() + ", not a scalar element type");
+    if (!dtype.is_supported())
+      return invalid("argument '" + b.name() + "' has type " + b.dtype() + ", which the device cannot hold");
     if (b.shape_size() == 0) return invalid("argument '" + b.name() + "' has no shape");
     double n = 1;
     for (int64_t d : b.shape()) {

@@ -1,7 +1,8 @@
-// Conversions between the tuner's types (Task, MeasureOptions, results) and
-// the Device service's messages, and the server-side validation of a
-// MeasureRequest (a malformed or oversized request is refused before it
-// reaches the measuring process).
+// The device server's side of a MeasureRequest: its validation (a malformed
+// or oversized request is refused before it reaches the measuring process)
+// and its conversion into runtime terms (a MeasureJob and MeasureOptions).
+// Nothing here needs the compiler: the tuner's side, which makes requests
+// from Tasks, is rpc/client/measure_spec.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -10,20 +11,16 @@
 #include <string>
 
 #include "rpc/kiln.pb.h"
-#include "tuner/measure.h"
-#include "tuner/task.h"
+#include "runtime/measure.h"
+#include "runtime/measure_job.h"
 
 namespace kiln::rpc {
 
-// A request for `task` without artifact and entry (the pool runner adds them
-// per candidate): arguments, input seed, reference samples and options.
-MeasureRequest measure_spec(const Task& task, const kiln::MeasureOptions& options);
-
-// The task a device server measures for a (validated) request: the
-// arguments, seed and reference of the request; workload is a stable
-// identity of all that (so the measuring worker is reused while it stays
-// the same), target the device's.
-Task task_of_request(const MeasureRequest& request, const std::string& target);
+// The job a device server measures for a (validated) request: the
+// arguments, seed and reference of the request; its identity is a stable
+// digest of all that (so the measuring worker is reused while it stays the
+// same).
+kiln::MeasureJob job_of_request(const MeasureRequest& request);
 kiln::MeasureOptions options_of_request(const MeasureRequest& request);
 
 ErrorKind to_proto(kiln::ErrorKind kind);

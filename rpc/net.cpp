@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln::rpc {
 

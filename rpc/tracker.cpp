@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "rpc/kiln.grpc.pb.h"
 
 namespace kiln::rpc {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <random>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln::rpc {
 

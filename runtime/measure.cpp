@@ -1,8 +1,8 @@
-#include "tuner/measure.h"
+#include "runtime/measure.h"
 
 #include <algorithm>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

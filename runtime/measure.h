@@ -1,11 +1,11 @@
-// What the tuner measures and what comes back: one record per candidate.
+// What is measured and what comes back, one record per candidate: shared by
+// the tuner's builders and runners and by the device server, which measures
+// without a compiler (so these types live in runtime/).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "schedule/config_space.h"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
-// The worker loop of LocalRunner (see measure_worker.h).
-#include "tuner/measure_worker.h"
+// The worker loop of IsolatedRunner (see measure_worker.h).
+#include "runtime/measure_worker.h"
 
 #include <cmath>
 #include <cstring>
@@ -8,12 +8,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
-#include "tuner/process_util.h"
+#include "runtime/process_util.h"
 
 namespace kiln {
 namespace {
@@ -38,12 +37,12 @@ std::string index_str(const std::vector<int64_t>& shape, int64_t flat) {
 
 class Worker {
  public:
-  Worker(const Task& task, const MeasureOptions& options) : task_(task) {
-    for (size_t i = 0; i < task.args.size(); ++i) {
-      const BufferArg& a = task.args[i];
-      rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
-      if (i < task.num_inputs) {
-        arr.fill_random(task.input_seed + i);
+  Worker(const MeasureJob& job, const MeasureOptions& options) : job_(job) {
+    for (size_t i = 0; i < job.args.size(); ++i) {
+      const ArgSpec& a = job.args[i];
+      rt::NDArray arr = rt::NDArray::empty(a.shape, a.dtype);
+      if (i < job.num_inputs) {
+        arr.fill_random(job.input_seed + i);
         pristine_.push_back(arr.copy());
       }
       arrays_.push_back(arr);
@@ -78,7 +77,7 @@ class Worker {
     // element the kernel never writes cannot pass by luck.
     for (size_t i = 0; i < pristine_.size(); ++i)
       std::memcpy(arrays_[i].data(), pristine_[i].data(), pristine_[i].nbytes());
-    for (size_t i = task_.num_inputs; i < arrays_.size(); ++i)
+    for (size_t i = job_.num_inputs; i < arrays_.size(); ++i)
       std::memset(arrays_[i].data(), 0xff, arrays_[i].nbytes());
     const int32_t rc = fn(ptrs_.data());
     if (rc != 0) return reply(ErrorKind::kRuntimeCrash, "the kernel returned " + std::to_string(rc));
@@ -103,8 +102,8 @@ class Worker {
  private:
   // "" when every reference sample matches; else the first bad element.
   std::string check_reference() const {
-    for (const ReferenceSample& ref : task_.reference) {
-      const size_t arg = task_.num_inputs + static_cast<size_t>(ref.output);
+    for (const ReferenceSample& ref : job_.reference) {
+      const size_t arg = job_.num_inputs + static_cast<size_t>(ref.output);
       const rt::NDArray& out = arrays_[arg];
       int64_t bad = 0, first = -1;
       double got_first = 0, want_first = 0;
@@ -120,7 +119,7 @@ class Worker {
         }
       }
       if (bad == 0) continue;
-      const BufferArg& a = task_.args[arg];
+      const ArgSpec& a = job_.args[arg];
       std::ostringstream os;
       os.precision(9);
       os << "output " << a.name << index_str(a.shape, first) << " is " << got_first << ", expected " << want_first
@@ -137,8 +136,8 @@ class Worker {
     return w.bytes();
   }
 
-  const Task& task_;
-  std::vector<rt::NDArray> arrays_;    // task.args order
+  const MeasureJob& job_;
+  std::vector<rt::NDArray> arrays_;    // job.args order
   std::vector<rt::NDArray> pristine_;  // the inputs as generated
   std::vector<void*> ptrs_;
   rt::TimeOptions time_;
@@ -146,12 +145,12 @@ class Worker {
 
 }  // namespace
 
-void serve_measurements(int fd, const Task& task, const MeasureOptions& options) {
+void serve_measurements(int fd, const MeasureJob& job, const MeasureOptions& options) {
   std::unique_ptr<Worker> worker;
   try {
-    worker = std::make_unique<Worker>(task, options);
+    worker = std::make_unique<Worker>(job, options);
   } catch (const std::exception& e) {
-    proc::send_frame(fd, proc::Writer().str(std::string("cannot set up the task's buffers: ") + e.what()).bytes());
+    proc::send_frame(fd, proc::Writer().str(std::string("cannot set up the kernel's buffers: ") + e.what()).bytes());
     return;
   }
   if (!proc::send_frame(fd, proc::Writer().str("").bytes())) return;

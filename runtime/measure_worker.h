@@ -1,24 +1,24 @@
-// The measuring side of LocalRunner: the loop that runs inside its forked
+// The measuring side of IsolatedRunner: the loop that runs inside its forked
 // worker process, and the messages exchanged with it.
 //
-// The worker holds the task's buffers (inputs filled with
-// rt::NDArray::fill_random(task.input_seed + i), outputs), then serves one
+// The worker holds the job's buffers (inputs filled with
+// rt::NDArray::fill_random(job.input_seed + i), outputs), then serves one
 // request at a time: load the artifact with rt::Module, run it once on
-// pristine inputs, compare the task's reference samples, time it with
+// pristine inputs, compare the job's reference samples, time it with
 // rt::time_function, reply with every sample. Kernels may use the runtime
 // thread pool here: the worker is a separate process.
 #pragma once
 
 #include <string>
 
-#include "tuner/measure.h"
-#include "tuner/task.h"
+#include "runtime/measure.h"
+#include "runtime/measure_job.h"
 
 namespace kiln {
 
 // Runs in the worker: sends a ready message (or the reason it cannot serve),
 // then answers requests on `fd` until the parent closes it.
-void serve_measurements(int fd, const Task& task, const MeasureOptions& options);
+void serve_measurements(int fd, const MeasureJob& job, const MeasureOptions& options);
 
 // Parent side of the protocol.
 std::string encode_measure_request(const BuildResult& build);

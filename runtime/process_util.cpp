@@ -1,5 +1,5 @@
 // Forking, framed socket messages and reaping for the local builder and runner.
-#include "tuner/process_util.h"
+#include "runtime/process_util.h"
 
 #include <dirent.h>
 #include <poll.h>
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln::proc {
 namespace {

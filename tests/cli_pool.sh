@@ -54,7 +54,8 @@ start_tracker() {  # start_tracker LISTEN
 start_server() {  # start_server NAME [ARGS...]
   local name="$1"
   shift
-  "$KILN" serve --tracker "$TRACKER" --key cpu "$@" >"$TMPD/$name.out" 2>"$TMPD/$name.log" &
+  # KILN_LOG=debug: the fault test below follows the measurements in the log.
+  KILN_LOG=debug "$KILN" serve --tracker "$TRACKER" --key cpu "$@" >"$TMPD/$name.out" 2>"$TMPD/$name.log" &
   local pid=$!
   pids+=("$pid")
   eval "${name}_pid=$pid"

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/interpreter.h"
 #include "runtime/ndarray.h"
@@ -27,7 +27,7 @@
 #include "support/planted_matmul.h"
 #include "tuner/local_builder.h"
 #include "tuner/local_runner.h"
-#include "tuner/process_util.h"
+#include "runtime/process_util.h"
 
 namespace kiln {
 namespace {

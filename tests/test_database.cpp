@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "support/temp_dir.h"
 #include "tuner/database.h"
 

@@ -21,14 +21,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
+#include <algorithm>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/interpreter.h"
 #include "rpc/device_server.h"
 #include "rpc/kiln.grpc.pb.h"
-#include "rpc/measure_spec.h"
-#include "rpc/pool_runner.h"
+#include "rpc/client/measure_spec.h"
+#include "rpc/measure_request.h"
+#include "rpc/client/pool_runner.h"
 #include "rpc/tracker.h"
 #include "runtime/ndarray.h"
 #include "schedule/lower.h"
@@ -36,7 +39,7 @@
 #include "support/planted_matmul.h"
 #include "support/temp_dir.h"
 #include "tuner/local_builder.h"
-#include "tuner/process_util.h"
+#include "runtime/process_util.h"
 
 namespace kiln::rpc {
 namespace {
@@ -408,6 +411,42 @@ TEST_CASE("pool: a server killed in the middle of a batch, every measurement sti
     CHECK(r.ok());
     CHECK(r.device == "cpu@" + steady.address());
   }
+}
+
+TEST_CASE("pool: each result is reported as soon as it is measured, not at the end of the batch", "[rpc][pool]") {
+  auto task = make_task();
+  Proc tracker = start_tracker({});
+  REQUIRE(tracker.error.empty());
+  DeviceServerOptions slow_options = server_options(tracker, {});
+  int measured = 0;
+  slow_options.before_measure = [&measured](const MeasureRequest&) {
+    if (++measured == 3) std::this_thread::sleep_for(std::chrono::seconds(2));  // the last one is slow
+  };
+  Proc slow = start_server(slow_options);
+  REQUIRE(slow.error.empty());
+  LocalBuilder builder;
+  PoolRunner runner(pool_options(tracker, {}), quick_measure());
+  std::vector<BuildResult> builds = builder.build(*task, configs(*task, 3));
+  builds.insert(builds.begin(), BuildResult{"", "", kiln::ErrorKind::kCompileError, "planted build error", 0});
+  std::vector<size_t> order;
+  std::vector<std::chrono::steady_clock::time_point> when;
+  const std::vector<kiln::MeasureResult> results =
+      runner.run(*task, builds, [&](size_t i, const kiln::MeasureResult& r) {
+        order.push_back(i);
+        when.push_back(std::chrono::steady_clock::now());
+        CHECK(r.timestamp > 0);
+        CHECK_FALSE(r.device.empty());
+      });
+  const auto done = std::chrono::steady_clock::now();
+  REQUIRE(results.size() == 4);
+  std::vector<size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == std::vector<size_t>{0, 1, 2, 3});  // each once
+  CHECK(order[0] == 0);                               // the build error first, before any measurement
+  for (size_t i = 1; i < 4; ++i) CHECK(results[i].ok());
+  // The two quick measurements came back while the slow one still ran.
+  REQUIRE(when.size() == 4);
+  CHECK(std::chrono::duration<double>(done - when[2]).count() > 1.5);
 }
 
 TEST_CASE("pool: a measurement lost on every device is a device error, bounded in time", "[rpc][pool]") {

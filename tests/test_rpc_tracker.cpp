@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "compute/error.h"
-#include "rpc/measure_spec.h"
+#include "base/error.h"
+#include "rpc/client/measure_spec.h"
+#include "rpc/device_target.h"
+#include "rpc/measure_request.h"
 #include "rpc/net.h"
 #include "rpc/tracker_state.h"
 
@@ -188,7 +190,7 @@ TEST_CASE("measure requests: malformed and oversized ones are refused with a rea
   for (const char* name : {"A", "C"}) {
     BufferSpec* b = ok.add_args();
     b->set_name(name);
-    b->set_dtype("float32");
+    b->set_dtype("f32");
     b->add_shape(4);
     b->add_shape(4);
   }
@@ -250,10 +252,10 @@ TEST_CASE("a task survives the trip through a measure request", "[rpc][validate]
   mo.number = 2;
   mo.run_timeout_s = 3;
   const MeasureRequest r = measure_spec(task, mo);
-  const Task back = task_of_request(r, "llvm");
+  const kiln::MeasureJob back = job_of_request(r);
   REQUIRE(back.args.size() == 2);
   CHECK(back.args[0].shape == std::vector<int64_t>{3, 5});
-  CHECK(back.args[1].dtype == DType::i8());
+  CHECK(back.args[1].dtype == kiln::rt::DataType::i8());
   CHECK(back.num_inputs == 1);
   CHECK(back.input_seed == 42);
   REQUIRE(back.reference.size() == 1);
@@ -267,9 +269,9 @@ TEST_CASE("a task survives the trip through a measure request", "[rpc][validate]
   // The worker identity follows the buffers and checks, not the options.
   MeasureRequest r2 = r;
   r2.mutable_options()->set_repeat(9);
-  CHECK(task_of_request(r2, "llvm").workload == back.workload);
+  CHECK(job_of_request(r2).identity == back.identity);
   r2.set_input_seed(43);
-  CHECK(task_of_request(r2, "llvm").workload != back.workload);
+  CHECK(job_of_request(r2).identity != back.identity);
   for (kiln::ErrorKind k : {kiln::ErrorKind::kNone, kiln::ErrorKind::kRuntimeCrash, kiln::ErrorKind::kWrongResult,
                             kiln::ErrorKind::kRuntimeTimeout, kiln::ErrorKind::kDeviceError})
     CHECK(from_proto(to_proto(k)) == k);
@@ -288,6 +290,24 @@ TEST_CASE("pool addresses are checked with clear messages", "[rpc][address]") {
   CHECK(address_host("[::1]:80") == "::1");
   CHECK(join_host_port("::1", 80) == "[::1]:80");
   CHECK(join_host_port("10.0.0.1", 80) == "10.0.0.1:80");
+}
+
+}  // namespace kiln::rpc
+
+namespace kiln::rpc {
+
+TEST_CASE("a device server works out its target without the compiler", "[rpc][target]") {
+  const std::string host = describe_host_target();
+  CHECK_THAT(host, Catch::StartsWith("llvm -mtriple=" + host_triple_name() + " -mcpu=generic"));
+  CHECK(device_target("") == host);
+  // A target without a triple gets this machine's, so the tuner never reads
+  // it as its own host.
+  CHECK(device_target("llvm -mcpu=znver3") == "llvm -mtriple=" + host_triple_name() + " -mcpu=znver3");
+  const std::string mine = "llvm -mtriple=" + host_triple_name() + " -mcpu=generic -mattr=+avx2";
+  CHECK(device_target(mine) == mine);
+  CHECK_THROWS_WITH(device_target("cuda -arch=sm_90"), Catch::Contains("its target is an llvm target"));
+  const std::string other = host_triple_name().rfind("aarch64", 0) == 0 ? "x86_64-pc-linux-gnu" : "aarch64-linux-gnu";
+  CHECK_THROWS_WITH(device_target("llvm -mtriple=" + other), Catch::Contains("does not run here"));
 }
 
 }  // namespace kiln::rpc

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <set>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "tuner/grid_tuner.h"
 #include "tuner/random_tuner.h"
 #include "tuner/simulated_annealing.h"

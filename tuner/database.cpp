@@ -12,7 +12,7 @@
 #include <limits>
 #include <thread>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "tuner/database_internal.h"
 #include "tuner/database_sqlite.h"
 

@@ -39,7 +39,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tuner/measure.h"
+#include "runtime/measure.h"
 #include "tuner/task.h"
 
 namespace kiln {

@@ -17,7 +17,7 @@
 #include <fstream>
 #include <string>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "tuner/database.h"
 #include "tuner/database_internal.h"
 #include "tuner/database_sqlite.h"

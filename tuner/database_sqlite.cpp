@@ -1,7 +1,7 @@
 // RAII wrappers over the SQLite C API (see database_sqlite.h).
 #include "tuner/database_sqlite.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 namespace sql {

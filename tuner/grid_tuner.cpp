@@ -1,6 +1,6 @@
 #include "tuner/grid_tuner.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -14,8 +14,8 @@
 
 #include "codegen/build.h"
 #include "codegen/target.h"
-#include "compute/error.h"
-#include "tuner/process_util.h"
+#include "base/error.h"
+#include "runtime/process_util.h"
 
 namespace kiln {
 namespace {

@@ -2,19 +2,28 @@
 // remote device pool) and check each output against the task's reference.
 #pragma once
 
+#include <functional>
 #include <vector>
 
-#include "tuner/measure.h"
+#include "runtime/measure.h"
 #include "tuner/task.h"
 
 namespace kiln {
 
 class Runner {
  public:
+  // Called with each result as soon as it is measured (index into builds),
+  // so that the caller can store it before the rest of the batch is done.
+  using OnResult = std::function<void(size_t index, const MeasureResult& result)>;
+
   virtual ~Runner() = default;
   // One result per build result, in order. A build error passes through as
   // the measure result's error; never throws for a bad candidate.
-  virtual std::vector<MeasureResult> run(const Task& task, const std::vector<BuildResult>& builds) = 0;
+  virtual std::vector<MeasureResult> run(const Task& task, const std::vector<BuildResult>& builds,
+                                         const OnResult& on_result) = 0;
+  std::vector<MeasureResult> run(const Task& task, const std::vector<BuildResult>& builds) {
+    return run(task, builds, nullptr);
+  }
 };
 
 }  // namespace kiln

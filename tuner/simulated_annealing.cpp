@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -9,18 +9,11 @@
 #include <vector>
 
 #include "compute/function.h"
+#include "runtime/measure_job.h"
 #include "schedule/config_space.h"
 #include "schedule/lower.h"
 
 namespace kiln {
-
-// Expected values of some output elements, for checking a candidate.
-struct ReferenceSample {
-  int output = 0;                   // which output argument (0 = first output)
-  std::vector<int64_t> flat_index;  // row-major element indices
-  std::vector<double> expected;     // values at those indices
-  double tolerance = 0;             // |got - want| <= tol * (1 + |want|)
-};
 
 struct Task {
   std::string workload;  // canonical workload string, e.g. "matmul:M=512,...,relu=0"

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "tuner/measure.h"
+#include "runtime/measure.h"
 #include "tuner/task.h"
 
 namespace kiln {

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 
@@ -80,23 +80,32 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     if (configs.empty()) break;
     std::vector<BuildResult> builds = builder.build(task, configs);
     double t2 = now_s();
-    std::vector<MeasureResult> results = runner.run(task, builds);
+    // Each measurement is stored (its own transaction) and reported as soon
+    // as it is measured: a killed job loses at most the one being measured.
+    std::vector<bool> stored(configs.size(), false);
+    auto on_result = [&](size_t i, const MeasureResult& r) {
+      internal_assert(i < configs.size() && !stored[i])
+          << "runner reported candidate " << i << " of " << configs.size() << " twice or out of range";
+      stored[i] = true;
+      db.add_records(task, {configs[i]}, {r});
+      account(configs[i], r);
+      ++result.new_trials;
+      p.elapsed_s = now_s() - start;
+      const double per_trial = p.elapsed_s / std::max(1, result.new_trials);
+      p.eta_s = per_trial * std::max(0, options.trials - p.done);
+      if (on_progress) on_progress(p);
+    };
+    std::vector<MeasureResult> results = runner.run(task, builds, on_result);
     double t3 = now_s();
     internal_assert(results.size() == configs.size()) << "runner returned " << results.size() << " results for "
                                                       << configs.size() << " candidates";
-    db.add_records(task, configs, results);  // one transaction: a kill loses at most this batch
-    double t4 = now_s();
+    for (size_t i = 0; i < configs.size(); ++i)
+      internal_assert(stored[i]) << "runner returned candidate " << i << " without reporting it";
     tuner.update(configs, results);
-    double t5 = now_s();
-    for (size_t i = 0; i < configs.size(); ++i) account(configs[i], results[i]);
-    result.new_trials += static_cast<int>(configs.size());
-    p.search_s += (t1 - t0) + (t5 - t4);
+    double t4 = now_s();
+    p.search_s += (t1 - t0) + (t4 - t3);
     p.build_s += t2 - t1;
-    p.run_s += t3 - t2;
-    p.elapsed_s = now_s() - start;
-    double per_trial = p.elapsed_s / std::max(1, result.new_trials);
-    p.eta_s = per_trial * std::max(0, options.trials - p.done);
-    if (on_progress) on_progress(p);
+    p.run_s += t3 - t2;  // storing each record included
   }
   result.best_gflops = p.best_gflops;
   result.trials = p.done;

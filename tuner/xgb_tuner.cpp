@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // Leasing, spreading and retrying for a tuning job (see pool_client.h).
-#include "rpc/pool_client.h"
+#include "rpc/client/pool_client.h"
 
 #include <spdlog/spdlog.h>
 
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "rpc/kiln.grpc.pb.h"
 
 namespace kiln::rpc {
@@ -151,7 +151,8 @@ DeviceInfo PoolClient::device_info() {
                << (keys.empty() ? std::string("it has no devices") : "keys there: " + known.str()) << ")";
 }
 
-PoolBatchReply PoolClient::run(const PoolBatch& batch) {
+PoolBatchReply PoolClient::run(const PoolBatch& batch,
+                               const std::function<void(size_t index, const MeasureReply& reply)>& on_reply) {
   Impl& m = *impl_;
   internal_assert(batch.artifacts_size() == batch.entries_size()) << "a pool batch needs one entry per artifact";
   const size_t n = static_cast<size_t>(batch.artifacts_size());
@@ -175,6 +176,7 @@ PoolBatchReply PoolClient::run(const PoolBatch& batch) {
                           std::to_string(static_cast<int>(m.o.device_wait_s)) + " s (" + why + ")";
         if (!last_error[i].empty()) msg += "; the measurement was lost before: " + last_error[i];
         results[i] = device_error(msg, "pool:" + m.o.key);
+        if (on_reply) on_reply(i, results[i]);
       }
       queue.clear();
       break;
@@ -241,6 +243,7 @@ PoolBatchReply PoolClient::run(const PoolBatch& batch) {
           --in_flight;
           if (s.ok()) {
             results[i] = reply;
+            if (on_reply) on_reply(i, results[i]);
           } else if (is_transport_failure(s) || s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
             // The device is gone (or was replaced by a stranger): retry the
             // measurement elsewhere and stop using this device.
@@ -251,6 +254,7 @@ PoolBatchReply PoolClient::run(const PoolBatch& batch) {
               results[i] = device_error(
                   "the measurement was lost on " + std::to_string(attempts[i]) + " devices; last: " + last_error[i],
                   dev.key() + "@" + dev.address());
+              if (on_reply) on_reply(i, results[i]);
             }
             spdlog::warn("pool: lost a measurement on {} ({}); {}", dev.address(), describe(s),
                          attempts[i] < m.o.max_attempts ? "retrying elsewhere" : "giving up on it");
@@ -259,6 +263,7 @@ PoolBatchReply PoolClient::run(const PoolBatch& batch) {
           } else {
             results[i] = device_error("device " + dev.address() + " refused the request: " + describe(s),
                                       dev.key() + "@" + dev.address());
+            if (on_reply) on_reply(i, results[i]);
           }
           cv.notify_all();
           if (lost[k]->load()) return;  // the tracker reclaimed the device: let it go

@@ -19,6 +19,7 @@
 // devices between batches. Every RPC has a deadline.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -53,8 +54,11 @@ class PoolClient {
   // none does, or the tracker is unreachable or refuses the token.
   DeviceInfo device_info();
   // Measures every artifact of the batch; one reply per artifact, in order.
+  // `on_reply`, when given, is called with each artifact's index and reply as
+  // soon as that reply is final (one call at a time, from any thread).
   // user_error when the tracker refuses the token.
-  PoolBatchReply run(const PoolBatch& batch);
+  PoolBatchReply run(const PoolBatch& batch,
+                     const std::function<void(size_t index, const MeasureReply& reply)>& on_reply = nullptr);
 
  private:
   struct Impl;

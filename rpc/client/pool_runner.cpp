@@ -1,17 +1,16 @@
 // PoolRunner: the tuning process's side of the pool client (see pool_runner.h).
-#include "rpc/pool_runner.h"
+#include "rpc/client/pool_runner.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <ctime>
 #include <fstream>
 #include <sstream>
 
-#include "compute/error.h"
-#include "rpc/measure_spec.h"
-#include "tuner/process_util.h"
+#include "base/error.h"
+#include "rpc/client/measure_spec.h"
+#include "rpc/measure_request.h"
+#include "runtime/process_util.h"
 
 namespace kiln::rpc {
 
@@ -20,8 +19,6 @@ namespace {
 // The pool client's loop: one request, one answer, until the parent closes
 // the socket. Answers: 'O' + payload, 'U' + a user error, 'X' + anything else.
 void serve_client(int fd, const PoolOptions& options) {
-  // The tuning process's stdout carries its results (--json): log to stderr.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("kiln-pool-client"));
   std::unique_ptr<PoolClient> client;
   std::string frame;
   while (proc::recv_frame(fd, std::nullopt, &frame) == proc::RecvStatus::kOk) {
@@ -36,7 +33,13 @@ void serve_client(int fd, const PoolOptions& options) {
         internal_assert(frame[0] == 'B') << "unknown request to the pool client";
         PoolBatch batch;
         internal_assert(batch.ParseFromString(payload)) << "malformed batch for the pool client";
-        client->run(batch).SerializeToString(&answer);
+        // Each reply goes back as soon as it is final ('R' + index + reply),
+        // so that the tuner stores it before the batch ends.
+        client->run(batch, [fd](size_t index, const MeasureReply& reply) {
+          std::string bytes;
+          reply.SerializeToString(&bytes);
+          proc::send_frame(fd, "R" + proc::Writer().i64(static_cast<int64_t>(index)).str(bytes).bytes());
+        }).SerializeToString(&answer);
       }
       answer.insert(0, 1, 'O');
     } catch (const UserError& e) {
@@ -92,15 +95,19 @@ void PoolRunner::stop_client(bool kill) {
 }
 
 bool PoolRunner::call(char type, const std::string& payload, double timeout_s, std::string* answer,
-                      std::string* failure) {
+                      std::string* failure, const std::function<void(const std::string&)>& on_partial) {
   if (pid_ < 0) start_client();
   std::string reply;
   proc::RecvStatus status = proc::RecvStatus::kEof;
-  if (proc::send_frame(fd_, std::string(1, type) + payload))
-    status = proc::recv_frame(fd_,
-                              proc::Clock::now() + std::chrono::duration_cast<proc::Clock::duration>(
-                                                       std::chrono::duration<double>(timeout_s)),
-                              &reply);
+  const auto deadline = proc::Clock::now() + std::chrono::duration_cast<proc::Clock::duration>(
+                                                 std::chrono::duration<double>(timeout_s));
+  if (proc::send_frame(fd_, std::string(1, type) + payload)) {
+    for (;;) {
+      status = proc::recv_frame(fd_, deadline, &reply);
+      if (status != proc::RecvStatus::kOk || reply.empty() || reply[0] != 'R') break;
+      if (on_partial) on_partial(reply.substr(1));
+    }
+  }
   if (status != proc::RecvStatus::kOk || reply.empty()) {
     const int wait_status = proc::kill_and_reap(pid_);
     ::close(fd_);
@@ -124,8 +131,25 @@ DeviceInfo PoolRunner::device_info() {
   return info;
 }
 
-std::vector<kiln::MeasureResult> PoolRunner::run(const kiln::Task& task, const std::vector<kiln::BuildResult>& builds) {
+std::vector<kiln::MeasureResult> PoolRunner::run(const kiln::Task& task, const std::vector<kiln::BuildResult>& builds,
+                                                 const OnResult& on_result) {
   std::vector<kiln::MeasureResult> results(builds.size());
+  std::vector<bool> reported(builds.size(), false);
+  auto report = [&](size_t i) {
+    kiln::MeasureResult& r = results[i];
+    if (r.device.empty()) r.device = "pool:" + pool_.key;
+    r.timestamp = static_cast<int64_t>(std::time(nullptr));
+    r.compile_ms = builds[i].compile_ms;
+    reported[i] = true;
+    if (on_result) on_result(i, r);
+  };
+  auto fill = [&](size_t i, const MeasureReply& m) {
+    kiln::MeasureResult& r = results[i];
+    r.error = from_proto(m.error());
+    r.message = m.message();
+    r.samples_ms.assign(m.samples_ms().begin(), m.samples_ms().end());
+    r.device = m.device();
+  };
   PoolBatch batch;
   *batch.mutable_spec() = measure_spec(task, options_);
   std::vector<size_t> sent;  // indices of builds in the batch
@@ -135,10 +159,12 @@ std::vector<kiln::MeasureResult> PoolRunner::run(const kiln::Task& task, const s
     if (b.error != kiln::ErrorKind::kNone) {
       r.error = b.error;
       r.message = b.message;
+      report(i);
     } else if (b.artifact.empty() || !read_artifact(b.artifact, batch.add_artifacts())) {
       if (!b.artifact.empty()) batch.mutable_artifacts()->RemoveLast();
       r.error = kiln::ErrorKind::kCompileError;
       r.message = b.artifact.empty() ? "the build produced no artifact" : "cannot read the artifact " + b.artifact;
+      report(i);
     } else {
       batch.add_entries(b.entry);
       sent.push_back(i);
@@ -152,30 +178,34 @@ std::vector<kiln::MeasureResult> PoolRunner::run(const kiln::Task& task, const s
                          pool_.device_wait_s * (pool_.max_attempts + 1) + 60;
     std::string payload, answer, failure;
     batch.SerializeToString(&payload);
+    auto streamed = [&](const std::string& frame) {
+      proc::Reader in(frame);
+      const int64_t k = in.i64();
+      MeasureReply m;
+      internal_assert(k >= 0 && static_cast<size_t>(k) < sent.size() && m.ParseFromString(in.str()))
+          << "malformed streamed reply from the pool client";
+      const size_t i = sent[static_cast<size_t>(k)];
+      if (reported[i]) return;
+      fill(i, m);
+      report(i);
+    };
     PoolBatchReply reply;
-    if (call('B', payload, bound, &answer, &failure) && reply.ParseFromString(answer) &&
+    if (call('B', payload, bound, &answer, &failure, streamed) && reply.ParseFromString(answer) &&
         reply.results_size() == static_cast<int>(sent.size())) {
-      for (size_t k = 0; k < sent.size(); ++k) {
-        const MeasureReply& m = reply.results(static_cast<int>(k));
-        kiln::MeasureResult& r = results[sent[k]];
-        r.error = from_proto(m.error());
-        r.message = m.message();
-        r.samples_ms.assign(m.samples_ms().begin(), m.samples_ms().end());
-        r.device = m.device();
-      }
+      for (size_t k = 0; k < sent.size(); ++k)
+        if (!reported[sent[k]]) {
+          fill(sent[k], reply.results(static_cast<int>(k)));
+          report(sent[k]);
+        }
     } else {
       if (failure.empty()) failure = "the pool client answered a malformed batch reply";
       for (size_t i : sent) {
+        if (reported[i]) continue;
         results[i].error = kiln::ErrorKind::kDeviceError;
         results[i].message = failure;
+        report(i);
       }
     }
-  }
-  const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  for (size_t i = 0; i < builds.size(); ++i) {
-    if (results[i].device.empty()) results[i].device = "pool:" + pool_.key;
-    results[i].timestamp = now;
-    results[i].compile_ms = builds[i].compile_ms;
   }
   return results;
 }

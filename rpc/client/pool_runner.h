@@ -15,11 +15,12 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "rpc/kiln.pb.h"
-#include "rpc/pool_client.h"
+#include "rpc/client/pool_client.h"
 #include "tuner/runner.h"
 
 namespace kiln::rpc {
@@ -37,7 +38,9 @@ class PoolRunner : public kiln::Runner {
   // reached.
   DeviceInfo device_info();
 
-  std::vector<kiln::MeasureResult> run(const kiln::Task& task, const std::vector<kiln::BuildResult>& builds) override;
+  using kiln::Runner::run;
+  std::vector<kiln::MeasureResult> run(const kiln::Task& task, const std::vector<kiln::BuildResult>& builds,
+                                       const OnResult& on_result) override;
 
   pid_t client_pid() const { return pid_; }
 
@@ -46,7 +49,10 @@ class PoolRunner : public kiln::Runner {
   void stop_client(bool kill);
   // Sends a request and returns the client's 'O' payload; user_error for its
   // 'U' answers, InternalError for 'X'; false when the process failed.
-  bool call(char type, const std::string& payload, double timeout_s, std::string* answer, std::string* failure);
+  // `on_partial` receives the payload of each 'R' frame (a streamed reply)
+  // that comes before the answer.
+  bool call(char type, const std::string& payload, double timeout_s, std::string* answer, std::string* failure,
+            const std::function<void(const std::string&)>& on_partial = nullptr);
 
   PoolOptions pool_;
   kiln::MeasureOptions options_;
