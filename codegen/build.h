@@ -1,7 +1,7 @@
 // Public entry points of the LLVM CPU backend (no LLVM types here).
 //
 //   lowered functions --emit_llvm_ir / emit_assembly / emit_object--> text or bytes (any LLVM target)
-//                     --build_shared_object--> .so on disk (object + ld.lld), loadable by rt::Module
+//                     --build_shared_object--> .so on disk (object + in-process LLD), loadable by rt::Module
 //                     --JitModule::compile--> callable kernels in this process (host only)
 //
 // Every path runs the same code generator and LLVM's O3 pipeline for the
@@ -39,12 +39,12 @@ std::string emit_assembly(const std::vector<LoweredFunc>& funcs, const Target& t
 // A relocatable object file (ELF for ELF triples) for the target.
 std::vector<char> emit_object(const std::vector<LoweredFunc>& funcs, const Target& target);
 
-// Links object files into a shared object with LLVM's ld.lld (ld.lld-14 or
-// ld.lld on PATH, else /usr/lib/llvm-14/bin/ld.lld). For the host, libm is
-// recorded as a dependency so the .so resolves its math calls by itself.
-// Linker failures are user errors carrying the linker's output. extra_args
-// go to ld.lld after the objects (e.g. "-soname", a shared library to record
-// as DT_NEEDED).
+// Links object files into a shared object with LLD's ELF linker, run in this
+// process (codegen/lld_link.h: no ld.lld executable is needed). For the host,
+// libm is recorded as a dependency so the .so resolves its math calls by
+// itself. Linker failures are user errors carrying the linker's output.
+// extra_args go to the linker after the objects (e.g. "-soname", a shared
+// library to record as DT_NEEDED).
 void link_shared_object(const std::vector<std::string>& objects, const std::string& out_so, const Target& target,
                         const std::vector<std::string>& extra_args = {});
 

@@ -3,6 +3,7 @@
 #include "codegen/llvm_support.h"
 
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/Triple.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -14,11 +15,14 @@
 
 #include <mutex>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 namespace llvm_support {
 
+// Every backend linked into kiln: cmake/kiln_llvm.cmake links those named by
+// KILN_LLVM_TARGETS and stubs out the others' initializers, which then
+// register nothing.
 void initialize_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -32,7 +36,18 @@ void initialize_llvm() {
 
 const llvm::Target* lookup_target(const std::string& triple, std::string* error) {
   initialize_llvm();
-  return llvm::TargetRegistry::lookupTarget(triple, *error);
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, *error);
+  if (t == nullptr && llvm::Triple(triple).getArch() != llvm::Triple::UnknownArch) {
+    // An architecture LLVM knows whose backend this kiln does not link (the
+    // KILN_LLVM_TARGETS build option, cmake/kiln_llvm.cmake).
+    std::string names;
+    for (const llvm::Target& known : llvm::TargetRegistry::targets()) {
+      names += (names.empty() ? "" : ", ") + std::string(known.getName());
+    }
+    *error = "this kiln is built without LLVM's " + llvm::Triple(triple).getArchName().str() +
+             " backend; it has " + names + " (build with -DKILN_LLVM_TARGETS=all for every backend)";
+  }
+  return t;
 }
 
 std::unique_ptr<llvm::MCSubtargetInfo> create_subtarget_info(const std::string& triple, const std::string& cpu,

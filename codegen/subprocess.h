@@ -1,4 +1,4 @@
-// Running the external tools of code generation (ld.lld, the C compiler of
+// Running the external tools of code generation (the C compiler of
 // `kiln lib`): finding them on PATH and running them with their output
 // captured.
 #pragma once

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "codegen/llvm_support.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 namespace {
@@ -48,7 +48,7 @@ bool is_x86(const std::string& triple) {
 void validate_llvm(const Target& t, const std::string& text) {
   std::string error;
   user_check(llvm_support::lookup_target(t.triple, &error) != nullptr)
-      << "target '" << text << "': unknown target triple '" << t.triple << "' (LLVM 14 has no backend for it: " << error
+      << "target '" << text << "': unknown target triple '" << t.triple << "' (no LLVM backend for it in this kiln: " << error
       << ")";
   auto sti = llvm_support::create_subtarget_info(t.triple, "", "");
   user_check(t.cpu.empty() || t.cpu == "generic" || sti->isCPUStringValid(t.cpu))
