@@ -3,7 +3,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm_codegen.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 
@@ -222,9 +222,18 @@ llvm::Value* CodeGenLLVM::emit_call(const CallNode* op) {
   const DType t = op->dtype;
   std::vector<llvm::Value*> args;
   for (const Expr& a : op->args) args.push_back(emit(a));
-  if (t.code != DType::kBFloat) return emit_math(op->op, t, args);
-  for (auto& a : args) a = bf16_to_f32(a);
-  return f32_to_bf16(emit_math(op->op, DType::f32().with_lanes(t.lanes), args));
+  const DType f32 = DType::f32().with_lanes(t.lanes);
+  if (t.code == DType::kBFloat) {
+    for (auto& a : args) a = bf16_to_f32(a);
+    return f32_to_bf16(emit_math(op->op, f32, args));
+  }
+  if (t.code == DType::kFloat && t.bits == 16) {
+    // Through f32, like bf16: on CPUs with native f16 arithmetic
+    // (AVX512-FP16) LLVM 14 cannot select f16 exp, log, pow... and aborts.
+    for (auto& a : args) a = builder_.CreateFPExt(a, llvm_type(f32));
+    return builder_.CreateFPTrunc(emit_math(op->op, f32, args), llvm_type(t));
+  }
+  return emit_math(op->op, t, args);
 }
 
 llvm::Value* CodeGenLLVM::emit_math(MathOp op, DType t, const std::vector<llvm::Value*>& args) {
