@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 6 acceptance: builds a kernel library from a tuning database
 # (`kiln lib --all`) and times every tuned f32 matmul/conv2d kernel called
-# through the linked library (bench/bench_lib.c, static archive) against the
+# through the linked library (bench/programs/bench_lib.c, static archive) against the
 # same kernel inside kiln (`kiln run WORKLOAD --db DB`), alternating the two
 # in the same run. Prints the library's NAME.json summary, each measurement
 # (the C program's JSON output and kiln run's), and per workload the best
@@ -21,7 +21,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 "$KILN" lib --db "$DB" --out "$TMP/lib" --name benchlib --all
-cc -std=c11 -O2 -I "$TMP/lib" bench/bench_lib.c "$TMP/lib/libbenchlib.a" -lpthread -lm -o "$TMP/bench_lib"
+cc -std=c11 -O2 -I "$TMP/lib" bench/programs/bench_lib.c "$TMP/lib/libbenchlib.a" -lpthread -lm -o "$TMP/bench_lib"
 
 python3 - "$KILN" "$DB" "$ROUNDS" "$TMP/lib/benchlib.json" "$TMP/bench_lib" "$REPEAT" "$MIN_REPEAT_MS" <<'PY'
 import json, subprocess, sys

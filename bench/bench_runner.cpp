@@ -1,4 +1,4 @@
-#include "cli/bench_runner.h"
+#include "bench/bench_runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,15 +9,15 @@
 #include <iomanip>
 #include <ostream>
 
-#include "baselines/contender.h"
-#include "baselines/halide_client.h"
-#include "cli/bench_suite.h"
-#include "cli/kernel_build.h"
-#include "cli/reference_check.h"
-#include "cli/task_factory.h"
+#include "bench/contenders/baselines.h"
+#include "bench/contenders/halide_client.h"
+#include "bench/bench_suite.h"
+#include "tasks/kernel_build.h"
+#include "tasks/reference_check.h"
+#include "tasks/task_factory.h"
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
 #include "runtime/thread_pool.h"
@@ -28,7 +28,7 @@
 #include "tuner/tuning_loop.h"
 #include "tuner/xgb_tuner.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 using nlohmann::json;
 
@@ -65,9 +65,8 @@ std::vector<std::string> chosen_baselines(const BenchOptions& o) {
     auto names = baselines::baseline_names();
     user_check(std::find(names.begin(), names.end(), b) != names.end())
         << "unknown baseline '" << b << "' (baselines: onednn, openblas, halide)";
-    user_check(baselines::baseline_available(b))
-        << "baseline '" << b << "' is not available in this build"
-        << (b == "halide" ? " (the kiln-halide-baseline helper was not found; set KILN_HALIDE_BASELINE)" : "");
+    const std::string why = baselines::baseline_unavailable_reason(b);
+    user_check(why.empty()) << "baseline '" << b << "' is not available: " << why;
     if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   }
   return out;
@@ -159,11 +158,10 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
     try {
       json r;
       if (name == "halide") {
-        r["impl"] = halide->setup(k.op, inputs, out);
+        r["impl"] = halide->setup(baselines::contender_op(k.op), inputs, out);
         entries.push_back({name, [halide](const rt::TimeOptions& t) { return halide->time_round(t); }, {}, r});
       } else {
-        contenders.push_back(name == "onednn" ? baselines::make_onednn_contender(k.op, inputs, out)
-                                              : baselines::make_openblas_contender(k.op, inputs, out));
+        contenders.push_back(baselines::make_contender(name, k.op, inputs, out));
         baselines::Contender* c = contenders.back().get();
         c->run();
         c->finish();
@@ -277,4 +275,4 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
   return result;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::cli {
+namespace kiln {
 
 struct BenchOptions {
   std::string suite;                   // name or path (bench_suite.h)
@@ -38,4 +38,4 @@ nlohmann::json run_bench(const BenchOptions& options, std::ostream& log);
 // Whether every output check of a result passed (kiln's and every contender's).
 bool bench_outputs_ok(const nlohmann::json& result);
 
-}  // namespace kiln::cli
+}  // namespace kiln

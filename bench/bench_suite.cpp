@@ -1,4 +1,4 @@
-#include "cli/bench_suite.h"
+#include "bench/bench_suite.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 namespace fs = std::filesystem;
 
@@ -57,4 +57,4 @@ Suite load_suite(const std::string& name_or_path) {
   return s;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::cli {
+namespace kiln {
 
 struct SuiteWorkload {
   std::string text;  // as written in the file
@@ -29,4 +29,4 @@ std::vector<std::string> suite_names();
 // unreadable or empty file.
 Suite load_suite(const std::string& name_or_path);
 
-}  // namespace kiln::cli
+}  // namespace kiln

@@ -1,12 +1,12 @@
-#include "cli/bench_table.h"
+#include "bench/bench_table.h"
 
 #include <iomanip>
 #include <sstream>
 #include <vector>
 
-#include "baselines/contender.h"
+#include "bench/contenders/baselines.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 using nlohmann::json;
 
@@ -125,4 +125,4 @@ std::string format_bench_markdown(const json& result) {
   return os.str();
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

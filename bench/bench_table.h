@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::cli {
+namespace kiln {
 
 // "oneDNN", "OpenBLAS", "Halide", "kiln" for the result keys.
 std::string baseline_display_name(const std::string& key);
@@ -19,4 +19,4 @@ std::vector<std::string> result_baselines(const nlohmann::json& result);
 std::string format_bench_text(const nlohmann::json& result);
 std::string format_bench_markdown(const nlohmann::json& result);
 
-}  // namespace kiln::cli
+}  // namespace kiln

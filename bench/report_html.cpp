@@ -1,13 +1,13 @@
-#include "cli/report_html.h"
+#include "bench/report_html.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
 
-#include "cli/bench_table.h"
+#include "bench/bench_table.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 using nlohmann::json;
 
@@ -191,4 +191,4 @@ std::string render_report_html(const std::string& title, const std::vector<TaskC
   return os.str();
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

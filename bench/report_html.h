@@ -10,7 +10,7 @@
 
 #include "tuner/database.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 struct TaskCurve {
   std::string task_key;
@@ -32,4 +32,4 @@ std::string render_report_html(const std::string& title, const std::vector<TaskC
 
 std::string html_escape(const std::string& s);
 
-}  // namespace kiln::cli
+}  // namespace kiln

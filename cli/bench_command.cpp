@@ -6,9 +6,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/bench_runner.h"
-#include "cli/bench_table.h"
-#include "compute/error.h"
+#include "bench/bench_runner.h"
+#include "bench/bench_table.h"
+#include "base/error.h"
 
 namespace kiln::cli {
 

@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "codegen/target.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/op_registry.h"
 #include "tuner/database.h"
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/library_builder.h"
+#include "library/library_builder.h"
 
 namespace kiln::cli {
 

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/kernel_build.h"
+#include "tasks/kernel_build.h"
 #include "compute/printer.h"
 #include "schedule/lower.h"
 

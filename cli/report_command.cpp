@@ -3,8 +3,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli/report_html.h"
-#include "compute/error.h"
+#include "bench/report_html.h"
+#include "base/error.h"
 #include "tuner/database.h"
 
 namespace kiln::cli {

@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/kernel_build.h"
-#include "cli/reference_check.h"
+#include "tasks/kernel_build.h"
+#include "tasks/reference_check.h"
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "runtime/c_api.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"

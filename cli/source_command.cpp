@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/kernel_build.h"
+#include "tasks/kernel_build.h"
 #include "codegen/build.h"
 
 namespace kiln::cli {

@@ -14,7 +14,7 @@
 
 #include "codegen/llvm_codegen.h"
 #include "codegen/llvm_support.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

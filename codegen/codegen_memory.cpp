@@ -3,7 +3,7 @@
 // and alignment from the index's congruence (every buffer is 64-byte aligned).
 #include "codegen/alignment.h"
 #include "codegen/llvm_codegen.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 namespace {

@@ -11,7 +11,7 @@
 #include <unordered_set>
 
 #include "codegen/llvm_codegen.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/ir_functor.h"
 
 namespace kiln {

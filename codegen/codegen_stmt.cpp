@@ -1,7 +1,7 @@
 // Statements -> LLVM control flow: loops (preheader/header/latch with a phi),
 // conditionals, lets and allocations (entry-block allocas or aligned_alloc).
 #include "codegen/llvm_codegen.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

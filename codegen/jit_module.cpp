@@ -12,7 +12,7 @@
 #include "codegen/build.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/llvm_support.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "codegen/build.h"
 #include "codegen/llvm_support.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "runtime/c_api.h"
 
 namespace kiln {

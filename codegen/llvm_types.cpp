@@ -1,7 +1,7 @@
 // DType -> LLVM types, memory representation and value conversions (casts,
 // bf16 <-> f32). See llvm_codegen.h for the representation choices.
 #include "codegen/llvm_codegen.h"
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

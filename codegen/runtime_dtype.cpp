@@ -2,7 +2,7 @@
 // alike: int, uint, float, bfloat.
 #include "codegen/runtime_dtype.h"
 
-#include "compute/error.h"
+#include "base/error.h"
 
 namespace kiln {
 

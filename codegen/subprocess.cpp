@@ -10,7 +10,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 
 extern char** environ;
 

@@ -1,5 +1,5 @@
 // Finding and running the C compiler of `kiln lib` (see c_compiler.h).
-#include "cli/c_compiler.h"
+#include "library/c_compiler.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "codegen/subprocess.h"
-#include "compute/error.h"
+#include "base/error.h"
 
-namespace kiln::cli {
+namespace kiln {
 namespace {
 
 bool is_x86(const std::string& triple) {
@@ -75,4 +75,4 @@ void compile_c(const std::string& source, const std::string& object, const Targe
   }
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

@@ -7,7 +7,7 @@
 
 #include "codegen/target.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 // Path of the C compiler; user_error naming what to install when there is none.
 std::string find_c_compiler();
@@ -26,4 +26,4 @@ std::string find_sysroot(const Target& target);
 void compile_c(const std::string& source, const std::string& object, const Target& target,
                const std::string& include_dir);
 
-}  // namespace kiln::cli
+}  // namespace kiln

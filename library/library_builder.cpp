@@ -1,6 +1,6 @@
 // `kiln lib` orchestration: database records -> kernels -> library files
 // (see library_builder.h).
-#include "cli/library_builder.h"
+#include "library/library_builder.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -15,16 +15,16 @@
 #include <set>
 #include <sstream>
 
-#include "cli/c_compiler.h"
-#include "cli/kernel_build.h"
-#include "cli/library_c_source.h"
+#include "library/c_compiler.h"
+#include "tasks/kernel_build.h"
+#include "library/library_c_source.h"
 #include "codegen/build.h"
 #include "codegen/static_library.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/op_registry.h"
 #include "schedule/lower.h"
 
-namespace kiln::cli {
+namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
@@ -369,4 +369,4 @@ LibraryResult build_library(const LibraryOptions& o) {
   return result;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

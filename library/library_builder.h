@@ -26,7 +26,7 @@
 #include "codegen/target.h"
 #include "tuner/database.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 struct LibraryOptions {
   std::string db_path;
@@ -57,4 +57,4 @@ struct LibraryResult {
 // a missing C compiler, a failed compile or link.
 LibraryResult build_library(const LibraryOptions& options);
 
-}  // namespace kiln::cli
+}  // namespace kiln

@@ -1,15 +1,15 @@
 // Generates a kernel library's header and C source (see library_c_source.h).
-#include "cli/library_c_source.h"
+#include "library/library_c_source.h"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 #include <sstream>
 
-#include "cli/library_runtime_c.h"
-#include "compute/error.h"
+#include "library/library_runtime_c.h"
+#include "base/error.h"
 
-namespace kiln::cli {
+namespace kiln {
 namespace {
 
 struct TypeInfo {
@@ -446,4 +446,4 @@ std::string library_c_source(const LibrarySource& lib) {
   return os.str();
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

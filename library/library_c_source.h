@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::cli {
+namespace kiln {
 
 // One tuned kernel of the library.
 struct LibraryKernelSource {
@@ -56,4 +56,4 @@ std::string library_header(const LibrarySource& lib);
 // NAME.c; includes "NAME.h" (compile with -I on the output directory).
 std::string library_c_source(const LibrarySource& lib);
 
-}  // namespace kiln::cli
+}  // namespace kiln

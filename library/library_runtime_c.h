@@ -5,9 +5,12 @@
 // name), @SLOT@ (slot symbol).
 #pragma once
 
-namespace kiln::cli {
+namespace kiln {
 
-// The pool follows runtime/thread_pool.h: persistent workers, the caller
+// Why a pool of its own rather than runtime/'s: a kiln lib library is plain
+// C that an application links with nothing of kiln's (no C++ runtime, no
+// libkiln), so the pool is written into the library's C source. It follows
+// runtime/thread_pool.h: persistent workers, the caller
 // runs task 0 and then claims tasks with the workers from a shared counter;
 // idle workers spin ~10 us before blocking; nested parallel loops run
 // serially; loops from several threads run one at a time. KILN_NUM_THREADS
@@ -333,4 +336,4 @@ done:
 #define PARALLEL_WORK 32768.0
 )C";
 
-}  // namespace kiln::cli
+}  // namespace kiln

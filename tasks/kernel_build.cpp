@@ -1,14 +1,14 @@
-#include "cli/kernel_build.h"
+#include "tasks/kernel_build.h"
 
 #include <optional>
 #include <thread>
 
-#include "cli/task_factory.h"
+#include "tasks/task_factory.h"
 #include "runtime/thread_pool.h"
 #include "schedule/lower.h"
 #include "tuner/database.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 CpuInfo cpu_info_for(const Target& target) {
   CpuInfo cpu;
@@ -36,4 +36,4 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
   return k;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

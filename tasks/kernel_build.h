@@ -9,7 +9,7 @@
 #include "compute/function.h"
 #include "kernels/op_registry.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 struct BuiltKernel {
   OpInstance op;
@@ -25,4 +25,4 @@ CpuInfo cpu_info_for(const Target& target);
 // record of the workload on the target is used when there is one.
 BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path = "");
 
-}  // namespace kiln::cli
+}  // namespace kiln

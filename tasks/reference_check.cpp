@@ -1,4 +1,4 @@
-#include "cli/reference_check.h"
+#include "tasks/reference_check.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "compute/interpreter.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 namespace {
 
@@ -94,4 +94,4 @@ CheckResult check_outputs(const OpInstance& op, const std::vector<rt::NDArray>& 
   return r;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

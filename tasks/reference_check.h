@@ -8,7 +8,7 @@
 #include "kernels/op_registry.h"
 #include "runtime/ndarray.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 struct CheckResult {
   bool ok = true;
@@ -23,4 +23,4 @@ double reference_tolerance(DType t);
 CheckResult check_outputs(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
                           const std::vector<rt::NDArray>& outputs, uint64_t seed);
 
-}  // namespace kiln::cli
+}  // namespace kiln

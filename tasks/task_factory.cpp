@@ -1,16 +1,16 @@
-#include "cli/task_factory.h"
+#include "tasks/task_factory.h"
 
 #include <cstring>
 #include <random>
 
-#include "cli/kernel_build.h"
-#include "cli/reference_check.h"
+#include "tasks/kernel_build.h"
+#include "tasks/reference_check.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter.h"
 #include "runtime/ndarray.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 namespace {
 
@@ -98,4 +98,4 @@ ScheduledOp apply_task_config(const std::string& workload, const Target& target,
   return def.apply_config(op, space->from_json(config));
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln

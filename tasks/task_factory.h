@@ -9,7 +9,7 @@
 #include "kernels/op_registry.h"
 #include "tuner/task.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 // user_error on a bad workload or target string. Without reference
 // samples, a task can only provide features (transfer learning).
@@ -18,4 +18,4 @@ Task make_task(const std::string& workload, const Target& target, bool with_refe
 // The op instance and the scheduled kernel of a task's config.
 ScheduledOp apply_task_config(const std::string& workload, const Target& target, const nlohmann::json& config);
 
-}  // namespace kiln::cli
+}  // namespace kiln

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/kernel_build.h"
+#include "tasks/kernel_build.h"
 #include "codegen/target.h"
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
@@ -63,7 +63,7 @@ inline void add_record(Database& db, const std::string& workload, const std::str
   const Target t = target.empty() ? Target::host() : Target::parse(target);
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
-  const CpuInfo cpu = cli::cpu_info_for(t);
+  const CpuInfo cpu = cpu_info_for(t);
   Task task;
   task.workload = op.canonical;
   task.op = op.op;

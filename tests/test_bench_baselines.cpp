@@ -3,14 +3,18 @@
 // reference interpreter on every op family of the smoke suite, including
 // transposed operands, fused epilogues, groups, NHWC and pooling padding.
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
-#include "baselines/contender.h"
-#include "baselines/halide_client.h"
-#include "cli/bench_suite.h"
-#include "cli/reference_check.h"
+#include "bench/contenders/baselines.h"
+#include "bench/contenders/halide_client.h"
+#include "bench/bench_suite.h"
+#include "tasks/reference_check.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
+#include "support/temp_dir.h"
 
 using namespace kiln;
 
@@ -39,13 +43,13 @@ Arrays arrays_for(const OpInstance& op) {
 
 std::vector<OpInstance> smoke_ops() {
   std::vector<OpInstance> ops;
-  for (auto& w : cli::load_suite("smoke").workloads) ops.push_back(build_workload(w.text));
+  for (auto& w : load_suite("smoke").workloads) ops.push_back(build_workload(w.text));
   return ops;
 }
 
 void check_in_process(const std::string& lib) {
   if (!baselines::baseline_available(lib)) {
-    WARN(lib << " is not available in this build; skipped");
+    WARN(lib << " is not available: " << baselines::baseline_unavailable_reason(lib) << "; skipped");
     return;
   }
   int covered = 0;
@@ -53,13 +57,12 @@ void check_in_process(const std::string& lib) {
     if (!baselines::baseline_supports(lib, op)) continue;
     INFO(lib << " on " << op.canonical);
     Arrays a = arrays_for(op);
-    auto c = lib == "onednn" ? baselines::make_onednn_contender(op, a.inputs, a.out)
-                             : baselines::make_openblas_contender(op, a.inputs, a.out);
+    auto c = baselines::make_contender(lib, op, a.inputs, a.out);
     c->run();
     c->run();  // running again gives the same result (no state carried over)
     c->finish();
     CHECK(!c->impl().empty());
-    cli::CheckResult r = cli::check_outputs(op, a.inputs, {a.out}, 3);
+    CheckResult r = check_outputs(op, a.inputs, {a.out}, 3);
     CHECK(r.ok);
     CHECK(r.detail == "");
     ++covered;
@@ -79,19 +82,19 @@ TEST_CASE("OpenBLAS has no contender for convolutions") {
   CHECK(baselines::baseline_supports("onednn", op));
   if (!baselines::baseline_available("openblas")) return;
   Arrays a = arrays_for(op);
-  CHECK_THROWS_AS(baselines::make_openblas_contender(op, a.inputs, a.out), UserError);
+  CHECK_THROWS_AS(baselines::make_contender("openblas", op, a.inputs, a.out), UserError);
 }
 
 TEST_CASE("a contender's wrong output fails the check") {
   if (!baselines::baseline_available("onednn")) return;
   OpInstance op = build_workload("matmul:M=5,N=6,K=7,bias=1,relu=1");
   Arrays a = arrays_for(op);
-  auto c = baselines::make_onednn_contender(op, a.inputs, a.out);
+  auto c = baselines::make_contender("onednn", op, a.inputs, a.out);
   c->run();
   c->finish();
-  REQUIRE(cli::check_outputs(op, a.inputs, {a.out}, 3).ok);
+  REQUIRE(check_outputs(op, a.inputs, {a.out}, 3).ok);
   a.out.data_as<float>()[7] += 0.5f;
-  CHECK_FALSE(cli::check_outputs(op, a.inputs, {a.out}, 3).ok);
+  CHECK_FALSE(check_outputs(op, a.inputs, {a.out}, 3).ok);
 }
 
 TEST_CASE("the Halide helper autoschedules, runs and times ops that agree with the reference") {
@@ -111,9 +114,9 @@ TEST_CASE("the Halide helper autoschedules, runs and times ops that agree with t
     OpInstance op = build_workload(w);
     INFO("Halide on " << op.canonical);
     Arrays a = arrays_for(op);
-    std::string impl = h.setup(op, a.inputs, a.out);
+    std::string impl = h.setup(baselines::contender_op(op), a.inputs, a.out);
     CHECK(impl.find("Adams2019") != std::string::npos);
-    CHECK(cli::check_outputs(op, a.inputs, {a.out}, 3).ok);
+    CHECK(check_outputs(op, a.inputs, {a.out}, 3).ok);
     rt::TimeOptions t;
     t.repeat = 2;
     CHECK(h.time_round(t) > 0);
@@ -123,6 +126,42 @@ TEST_CASE("the Halide helper autoschedules, runs and times ops that agree with t
   // A failing setup is a user error, and the helper keeps serving.
   OpInstance bad = build_workload("elemwise:M=2,N=2");
   Arrays b = arrays_for(bad);
-  CHECK_THROWS_AS(h.setup(bad, b.inputs, b.out), UserError);
+  CHECK_THROWS_AS(h.setup(baselines::contender_op(bad), b.inputs, b.out), UserError);
   CHECK(h.version().find("Halide") == 0);
+}
+
+TEST_CASE("a baseline that is not here is a message naming the Debian package, never a failed start") {
+  // Plug-ins are opened once per process, so each case runs in a child.
+  auto reason_in_child = [](const std::string& dir, const std::string& lib) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(fds[0]);
+      setenv("KILN_PLUGIN_DIR", dir.c_str(), 1);
+      const std::string why = baselines::baseline_unavailable_reason(lib);
+      (void)!::write(fds[1], why.data(), why.size());
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[512];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    return out;
+  };
+  testing::TempDir empty;
+  CHECK_THAT(reason_in_child(empty.path, "onednn"),
+             Catch::Contains("no libkiln-contender-onednn.so in " + empty.path) && Catch::Contains("libdnnl-dev"));
+  CHECK_THAT(reason_in_child(empty.path, "openblas"), Catch::Contains("libopenblas-dev"));
+  // A plug-in that cannot be loaded (here: not an ELF file at all).
+  testing::TempDir broken;
+  broken.write("libkiln-contender-onednn.so", "not a shared object");
+  CHECK_THAT(reason_in_child(broken.path, "onednn"),
+             Catch::Contains("cannot load the oneDNN contender") && Catch::Contains("install Debian's libdnnl2"));
+  CHECK_THROWS_WITH(baselines::baseline_unavailable_reason("mkl"), Catch::Contains("unknown baseline 'mkl'"));
 }

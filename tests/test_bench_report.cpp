@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "baselines/contender.h"
-#include "cli/bench_runner.h"
-#include "cli/bench_table.h"
-#include "cli/report_html.h"
-#include "compute/error.h"
+#include "bench/contenders/baselines.h"
+#include "bench/bench_runner.h"
+#include "bench/bench_table.h"
+#include "bench/report_html.h"
+#include "base/error.h"
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
 
@@ -20,8 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-cli::BenchOptions quick(const std::string& suite) {
-  cli::BenchOptions o;
+BenchOptions quick(const std::string& suite) {
+  BenchOptions o;
   o.suite = suite;
   o.rounds = 2;
   o.repeat = 1;
@@ -57,9 +57,9 @@ TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every ou
   std::string suite =
       tmp.write("kiln_bench_quick.txt", "matmul:M=9,N=10,K=11,bias=1\nconv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1\n");
   std::ostringstream log;
-  json r = cli::run_bench(quick(suite), log);
+  json r = run_bench(quick(suite), log);
   REQUIRE(r["workloads"].size() == 2);
-  CHECK(cli::bench_outputs_ok(r));
+  CHECK(bench_outputs_ok(r));
   const json& mm = r["workloads"][0];
   CHECK(mm["workload"] == build_workload("matmul:M=9,N=10,K=11,bias=1").canonical);
   for (const char* who : {"kiln", "onednn", "openblas"}) {
@@ -82,7 +82,7 @@ TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every ou
   double k0 = mm["results"]["kiln"]["gflops"], d0 = mm["results"]["onednn"]["gflops"];
   double k1 = conv["results"]["kiln"]["gflops"], d1 = conv["results"]["onednn"]["gflops"];
   CHECK(r["geomean"]["onednn"]["ratio"].get<double>() == Approx(std::sqrt(k0 / d0 * k1 / d1)));
-  std::string text = cli::format_bench_text(r);
+  std::string text = format_bench_text(r);
   CHECK(text.find("geomean kiln/oneDNN") != std::string::npos);
   CHECK(text.find(build_workload("conv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1").canonical) != std::string::npos);
 }
@@ -92,7 +92,7 @@ TEST_CASE("kiln bench refuses bad suites and options before running anything") {
   std::string bad = tmp.write("kiln_bench_bad.txt", "matmul:M=2,N=2,K=2\nnot_an_op:M=3\n");
   std::ostringstream log;
   try {
-    cli::run_bench(quick(bad), log);
+    run_bench(quick(bad), log);
     FAIL("no error");
   } catch (const UserError& e) {
     std::string m = e.what();
@@ -100,24 +100,24 @@ TEST_CASE("kiln bench refuses bad suites and options before running anything") {
     CHECK(m.find("unknown op 'not_an_op'") != std::string::npos);
   }
   CHECK(log.str().empty());
-  cli::BenchOptions o = quick("smoke");
+  BenchOptions o = quick("smoke");
   o.baselines = {"mkl"};
-  CHECK_THROWS_WITH(cli::run_bench(o, log), Catch::Contains("unknown baseline 'mkl'"));
+  CHECK_THROWS_WITH(run_bench(o, log), Catch::Contains("unknown baseline 'mkl'"));
   o = quick("smoke");
   o.tune_trials = 4;
-  CHECK_THROWS_WITH(cli::run_bench(o, log), Catch::Contains("--tune-trials needs --db"));
+  CHECK_THROWS_WITH(run_bench(o, log), Catch::Contains("--tune-trials needs --db"));
 }
 
 TEST_CASE("bench tables: text and Markdown with ratios, wrong outputs and geomeans") {
   json r = sample_result();
-  CHECK_FALSE(cli::bench_outputs_ok(r));
-  std::string text = cli::format_bench_text(r);
+  CHECK_FALSE(bench_outputs_ok(r));
+  std::string text = format_bench_text(r);
   CHECK(text.find("WRONG") != std::string::npos);
   CHECK(text.find("n/a") != std::string::npos);
   CHECK(text.find("2.00x oneDNN") != std::string::npos);
   CHECK(text.find("Halide differs") != std::string::npos);
   CHECK(text.find("geomean kiln/oneDNN: 1.00x over 2 workloads") != std::string::npos);
-  std::string md = cli::format_bench_markdown(r);
+  std::string md = format_bench_markdown(r);
   CHECK(md.find("| workload | kiln | oneDNN | Halide | kiln/best | check |") != std::string::npos);
   CHECK(md.find("| `matmul:M=8,N=8,K=8` | 4.00 | 2.00 | WRONG | 2.00x oneDNN | Halide differs |") != std::string::npos);
   CHECK(md.find("`kiln bench --suite demo`") != std::string::npos);
@@ -133,21 +133,21 @@ TEST_CASE("report: tuning curves are the best GFLOP/s so far") {
   }
   recs[2].error = ErrorKind::kCompileError;
   recs[2].samples_ms.clear();
-  cli::TaskCurve c = cli::task_curve("matmul:M=8,N=8,K=8 @ host", recs);
+  TaskCurve c = task_curve("matmul:M=8,N=8,K=8 @ host", recs);
   CHECK(c.best_so_far == std::vector<double>{1, 3, 3, 3});
   CHECK(c.trials == 4);
   CHECK(c.errors == 1);
   CHECK(c.best_gflops == 3);
   CHECK(c.best_config == json{{"tile", 1}});
-  std::string svg = cli::curve_svg(c);
+  std::string svg = curve_svg(c);
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(svg.find("<polyline") != std::string::npos);
   CHECK(svg.find("best GFLOP/s") != std::string::npos);
 }
 
 TEST_CASE("report: a self-contained page with curves, configs and the bench table") {
-  cli::TaskCurve c = cli::task_curve("conv2d:C=1 @ <host>", {});
-  std::string page = cli::render_report_html("kiln report: a&b.db", {c}, sample_result());
+  TaskCurve c = task_curve("conv2d:C=1 @ <host>", {});
+  std::string page = render_report_html("kiln report: a&b.db", {c}, sample_result());
   CHECK(page.find("<!DOCTYPE html>") == 0);
   CHECK(page.find("a&amp;b.db") != std::string::npos);
   CHECK(page.find("<code>conv2d:C=1</code><div class=\"target\">&lt;host&gt;</div>") != std::string::npos);
@@ -159,7 +159,7 @@ TEST_CASE("report: a self-contained page with curves, configs and the bench tabl
   CHECK(page.find("src=") == std::string::npos);
   CHECK(page.find("href=") == std::string::npos);
   CHECK(page.find("<script") == std::string::npos);
-  std::string without = cli::render_report_html("t", {}, json());
+  std::string without = render_report_html("t", {}, json());
   CHECK(without.find("Benchmark") == std::string::npos);
   CHECK(without.find("holds no tasks") != std::string::npos);
 }

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <set>
 
-#include "cli/bench_suite.h"
-#include "compute/error.h"
+#include "bench/bench_suite.h"
+#include "base/error.h"
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
 
@@ -19,7 +19,7 @@ namespace {
 
 std::string error_of(const std::string& arg) {
   try {
-    cli::load_suite(arg);
+    load_suite(arg);
   } catch (const UserError& e) {
     return e.what();
   }
@@ -29,11 +29,11 @@ std::string error_of(const std::string& arg) {
 }  // namespace
 
 TEST_CASE("every built-in suite names valid workloads of registered ops") {
-  auto names = cli::suite_names();
+  auto names = suite_names();
   for (const char* want : {"resnet50", "bert-base", "mobilenet-v2", "smoke"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
   for (auto& name : names) {
-    cli::Suite s = cli::load_suite(name);
+    Suite s = load_suite(name);
     CHECK(s.name == name);
     CHECK(!s.workloads.empty());
     for (auto& w : s.workloads) {
@@ -45,9 +45,9 @@ TEST_CASE("every built-in suite names valid workloads of registered ops") {
 }
 
 TEST_CASE("the built-in suites cover the networks' layers") {
-  CHECK(cli::load_suite("resnet50").workloads.size() == 24);  // 23 distinct convolutions and the dense
-  CHECK(cli::load_suite("bert-base").workloads.size() == 5);
-  auto smoke = cli::load_suite("smoke");
+  CHECK(load_suite("resnet50").workloads.size() == 24);  // 23 distinct convolutions and the dense
+  CHECK(load_suite("bert-base").workloads.size() == 5);
+  auto smoke = load_suite("smoke");
   std::set<std::string> ops;
   for (auto& w : smoke.workloads) ops.insert(build_workload(w.text).op);
   // The smoke suite exercises every op family that has a baseline.
@@ -61,7 +61,7 @@ TEST_CASE("suite files: comments, blank lines and line numbers") {
   std::string path =
       tmp.write("kiln_suite_test.txt",
                 "# a comment\n\n  matmul:M=4,N=4,K=4   # trailing comment\n\t\nconv2d:C=1,H=5,W=5,K=1,R=1,S=1\n");
-  cli::Suite s = cli::load_suite(path);
+  Suite s = load_suite(path);
   CHECK(s.name == "kiln_suite_test");
   REQUIRE(s.workloads.size() == 2);
   CHECK(s.workloads[0].text == "matmul:M=4,N=4,K=4");

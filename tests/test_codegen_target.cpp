@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "codegen/alignment.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "runtime/module.h"
 #include "support/temp_dir.h"
 #include "test_codegen_util.h"

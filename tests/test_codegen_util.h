@@ -10,7 +10,7 @@
 
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/function.h"
 #include "runtime/ndarray.h"

@@ -1,7 +1,7 @@
 // ConfigSpace: split options, index and JSON round trips, neighbours, errors.
 #include <catch2/catch.hpp>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "schedule/config_space.h"
 
 using namespace kiln;

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <random>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "costmodel/features.h"
 #include "costmodel/ranking_metrics.h"

@@ -15,7 +15,7 @@
 
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "costmodel/features.h"
 #include "costmodel/ranking_metrics.h"
 #include "costmodel/xgb_model.h"

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/tensor.h"

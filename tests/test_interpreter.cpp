@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/interpreter.h"
 #include "compute/tensor.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cli/library_builder.h"
+#include "library/library_builder.h"
 #include "tests/lib_check_program.h"
 #include "tests/lib_test_util.h"
 
@@ -31,15 +31,15 @@ void fill_database(const std::string& path) {
   test::add_record(*db, kConv, "", 0.02);
 }
 
-cli::LibraryResult build(const std::string& db, const std::string& out, const std::string& name,
+LibraryResult build(const std::string& db, const std::string& out, const std::string& name,
                          std::vector<std::string> workloads = {}, const std::string& target = "") {
-  cli::LibraryOptions o;
+  LibraryOptions o;
   o.db_path = db;
   o.out_dir = out;
   o.name = name;
   o.target = target;
   o.workloads = std::move(workloads);
-  return cli::build_library(o);
+  return build_library(o);
 }
 
 // Global symbols a file defines (nm), e.g. {"tk_matmul_f32", ...}.
@@ -64,7 +64,7 @@ TEST_CASE("lib: a C program links the host library (archive, shared object, CMak
   test::TempDir tmp;
   const std::string db = tmp.path + "/k.db", out = tmp.path + "/out";
   fill_database(db);
-  cli::LibraryResult r = build(db, out, "tk");
+  LibraryResult r = build(db, out, "tk");
   REQUIRE(r.kernels.size() == 3);
   REQUIRE(r.files.size() == 6);
   for (const std::string& f : r.files) CHECK(fs::is_regular_file(f));
@@ -233,7 +233,7 @@ TEST_CASE("lib: --target aarch64 re-lowers host records into an aarch64 archive 
   test::TempDir tmp;
   const std::string db = tmp.path + "/k.db", out = tmp.path + "/arm";
   fill_database(db);
-  cli::LibraryResult r = build(db, out, "tka", {kMatmul, kConv}, "llvm -mtriple=aarch64-linux-gnu");
+  LibraryResult r = build(db, out, "tka", {kMatmul, kConv}, "llvm -mtriple=aarch64-linux-gnu");
   REQUIRE(r.kernels.size() == 2);
   CHECK(r.target.triple.rfind("aarch64", 0) == 0);
   const std::vector<int> machines = test::archive_member_machines(out + "/libtka.a");

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "cli/library_builder.h"
-#include "compute/error.h"
+#include "library/library_builder.h"
+#include "base/error.h"
 #include "tests/lib_test_util.h"
 
 namespace kiln {
@@ -15,8 +15,8 @@ namespace {
 struct Fixture {
   test::TempDir tmp;
   std::string db = tmp.path + "/k.db";
-  cli::LibraryOptions options() const {
-    cli::LibraryOptions o;
+  LibraryOptions options() const {
+    LibraryOptions o;
     o.db_path = db;
     o.out_dir = tmp.path + "/out";
     o.name = "te";
@@ -24,9 +24,9 @@ struct Fixture {
   }
 };
 
-void require_error(const cli::LibraryOptions& o, const std::string& message) {
+void require_error(const LibraryOptions& o, const std::string& message) {
   INFO("expected: " << message);
-  REQUIRE_THROWS_WITH(cli::build_library(o), Catch::Contains(message));
+  REQUIRE_THROWS_WITH(build_library(o), Catch::Contains(message));
 }
 
 }  // namespace
@@ -34,7 +34,7 @@ void require_error(const cli::LibraryOptions& o, const std::string& message) {
 TEST_CASE("lib: errors before any record is read", "[lib]") {
   Fixture f;
   test::add_record(*Database::open(f.db), "matmul:M=8,N=8,K=8", "", 0.01);
-  cli::LibraryOptions o = f.options();
+  LibraryOptions o = f.options();
 
   o.name = "9lib";
   require_error(o, "library name '9lib' must be a C identifier");
@@ -44,7 +44,7 @@ TEST_CASE("lib: errors before any record is read", "[lib]") {
   }
   o = f.options();
   o.target = "llvm -mtriple=nonsense-unknown-foo";
-  REQUIRE_THROWS_AS(cli::build_library(o), UserError);
+  REQUIRE_THROWS_AS(build_library(o), UserError);
   o.target = "cuda -arch=sm_90";
   require_error(o, "is not an llvm target");
   o = f.options();
@@ -69,7 +69,7 @@ TEST_CASE("lib: errors before any record is read", "[lib]") {
 
 TEST_CASE("lib: errors of the database's contents", "[lib]") {
   Fixture f;
-  cli::LibraryOptions o = f.options();
+  LibraryOptions o = f.options();
   Database::open(f.db);  // empty
   require_error(o, "the tuning database '" + f.db + "' has no records: tune the workloads first");
 
@@ -90,7 +90,7 @@ TEST_CASE("lib: errors of the database's contents", "[lib]") {
   {
     OpInstance big = build_workload("matmul:M=512,N=512,K=512");
     OpInstance small = build_workload("matmul:M=24,N=8,K=8");
-    const CpuInfo cpu = cli::cpu_info_for(Target::host());
+    const CpuInfo cpu = cpu_info_for(Target::host());
     auto big_space = find_op("matmul").define_space(big, cpu);
     Task task;
     task.workload = small.canonical;
@@ -108,7 +108,7 @@ TEST_CASE("lib: errors of the database's contents", "[lib]") {
   // A record of a target this kiln cannot parse.
   {
     OpInstance op = build_workload("matmul:M=40,N=8,K=8");
-    auto space = find_op("matmul").define_space(op, cli::cpu_info_for(Target::host()));
+    auto space = find_op("matmul").define_space(op, cpu_info_for(Target::host()));
     Task task;
     task.workload = op.canonical;
     task.op = "matmul";
@@ -127,7 +127,7 @@ TEST_CASE("lib: a cross target without C library headers is a clear error", "[li
   if (std::filesystem::exists("/usr/riscv64-linux-gnu/include")) return;  // it has them here
   Fixture f;
   test::add_record(*Database::open(f.db), "matmul:M=8,N=8,K=8", "", 0.01);
-  cli::LibraryOptions o = f.options();
+  LibraryOptions o = f.options();
   o.target = "llvm -mtriple=riscv64-linux-gnu -mcpu=generic-rv64";  // (LLVM aborts on cpu "generic" for RISC-V)
   require_error(o, "install the target's cross C library");
 }
@@ -138,7 +138,7 @@ TEST_CASE("lib: a missing C compiler is a clear error", "[lib]") {
   const char* old = std::getenv("KILN_CC");
   const std::string saved = old ? old : "";
   ::setenv("KILN_CC", "/nonexistent/clang", 1);
-  CHECK_THROWS_WITH(cli::build_library(f.options()), Catch::Contains("KILN_CC is '/nonexistent/clang'"));
+  CHECK_THROWS_WITH(build_library(f.options()), Catch::Contains("KILN_CC is '/nonexistent/clang'"));
   if (old) {
     ::setenv("KILN_CC", saved.c_str(), 1);
   } else {

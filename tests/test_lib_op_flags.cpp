@@ -5,8 +5,8 @@
 // user error when asked for by name).
 #include <catch2/catch.hpp>
 
-#include "cli/library_builder.h"
-#include "compute/error.h"
+#include "library/library_builder.h"
+#include "base/error.h"
 #include "tests/lib_test_util.h"
 
 using namespace kiln;
@@ -16,20 +16,20 @@ TEST_CASE("kiln lib leaves out matmuls with transposed operands or gelu", "[ops]
   // The library's matmul entry points take row-major operands and dispatch
   // on M, N, K only: a transposed or gelu kernel would answer a plain call.
   kiln::test::TempDir tmp;
-  cli::LibraryOptions o;
+  LibraryOptions o;
   o.db_path = tmp.path + "/k.db";
   o.out_dir = tmp.path + "/out";
   o.name = "te";
   for (const char* w : {"matmul:M=8,N=8,K=8,trans_b=1", "matmul:M=8,N=8,K=8,trans_a=1", "matmul:M=8,N=8,K=8,gelu=1"}) {
     o.workloads = {w};
     INFO(w);
-    CHECK_THROWS_WITH(cli::build_library(o), Contains("kiln lib supports matmul (row-major operands"));
+    CHECK_THROWS_WITH(build_library(o), Contains("kiln lib supports matmul (row-major operands"));
   }
 }
 
 TEST_CASE("kiln lib leaves out grouped conv2d and conv2d with an epilogue", "[ops][conv][user_error]") {
   kiln::test::TempDir tmp;
-  cli::LibraryOptions o;
+  LibraryOptions o;
   o.db_path = tmp.path + "/k.db";
   o.out_dir = tmp.path + "/out";
   o.name = "tc";
@@ -37,6 +37,6 @@ TEST_CASE("kiln lib leaves out grouped conv2d and conv2d with an epilogue", "[op
                         "conv2d:N=1,C=4,H=6,W=6,K=4,R=3,S=3,relu=1"}) {
     o.workloads = {w};
     INFO(w);
-    CHECK_THROWS_WITH(cli::build_library(o), Contains("conv2d (ungrouped, no bias/relu)"));
+    CHECK_THROWS_WITH(build_library(o), Contains("conv2d (ungrouped, no bias/relu)"));
   }
 }

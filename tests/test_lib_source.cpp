@@ -5,14 +5,12 @@
 // buffers (stand-in kernels check the alignment).
 #include <catch2/catch.hpp>
 
-#include "cli/c_compiler.h"
-#include "cli/library_c_source.h"
+#include "library/c_compiler.h"
+#include "library/library_c_source.h"
 #include "tests/lib_test_util.h"
 
 namespace kiln {
 namespace {
-
-using cli::LibraryKernelSource;
 
 LibraryKernelSource kernel(const std::string& family, const std::string& dtype, std::map<std::string, int64_t> shape,
                            std::vector<int64_t> elements, int index) {
@@ -30,8 +28,8 @@ LibraryKernelSource kernel(const std::string& family, const std::string& dtype, 
   return k;
 }
 
-cli::LibrarySource test_library() {
-  cli::LibrarySource lib;
+LibrarySource test_library() {
+  LibrarySource lib;
   lib.name = "tg";
   lib.target = "llvm";
   lib.kiln_version = KILN_VERSION;
@@ -191,10 +189,10 @@ int main(void) {
 
 TEST_CASE("lib: generated C compiles cleanly and its generic kernels are correct for every family and type", "[lib]") {
   test::TempDir tmp;
-  const cli::LibrarySource lib = test_library();
-  const std::string header = cli::library_header(lib);
+  const LibrarySource lib = test_library();
+  const std::string header = library_header(lib);
   test::write_text(tmp.path + "/tg.h", header);
-  test::write_text(tmp.path + "/tg.c", cli::library_c_source(lib));
+  test::write_text(tmp.path + "/tg.c", library_c_source(lib));
   test::write_text(tmp.path + "/prog.c", kProgram);
   CHECK_THAT(header, Catch::Contains("int tg_matmul_bias_relu_i32(int64_t M, int64_t N, int64_t K, const int32_t* A, "
                                      "const int32_t* B, const int32_t* bias, int32_t* C);"));
@@ -215,22 +213,22 @@ TEST_CASE("lib: generated C compiles cleanly and its generic kernels are correct
   // clang, as kiln lib runs it, prints no warning either.
   const std::string obj = tmp.path + "/tg_clang.o";
   auto clang =
-      test::shell(cli::find_c_compiler() + " -std=c11 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Werror -c -I " +
+      test::shell(find_c_compiler() + " -std=c11 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Werror -c -I " +
                   tmp.path + " " + tmp.path + "/tg.c -o " + obj);
   INFO(clang.output);
   CHECK(clang.status == 0);
 }
 
 TEST_CASE("lib: op families and supported types", "[lib]") {
-  CHECK(cli::library_family("matmul", {{"M", 1}, {"bias", 0}, {"relu", 0}}) == "matmul");
-  CHECK(cli::library_family("matmul", {{"bias", 1}, {"relu", 0}}) == "matmul_bias");
-  CHECK(cli::library_family("matmul", {{"bias", 0}, {"relu", 1}}) == "matmul_relu");
-  CHECK(cli::library_family("matmul", {{"bias", 1}, {"relu", 1}}) == "matmul_bias_relu");
-  CHECK(cli::library_family("conv2d", {{"N", 1}}) == "conv2d");
-  CHECK(cli::library_supports("matmul", "u8"));
-  CHECK(cli::library_supports("conv2d", "f64"));
-  CHECK_FALSE(cli::library_supports("elemwise", "f32"));
-  CHECK_FALSE(cli::library_supports("matmul", "bf16"));
+  CHECK(library_family("matmul", {{"M", 1}, {"bias", 0}, {"relu", 0}}) == "matmul");
+  CHECK(library_family("matmul", {{"bias", 1}, {"relu", 0}}) == "matmul_bias");
+  CHECK(library_family("matmul", {{"bias", 0}, {"relu", 1}}) == "matmul_relu");
+  CHECK(library_family("matmul", {{"bias", 1}, {"relu", 1}}) == "matmul_bias_relu");
+  CHECK(library_family("conv2d", {{"N", 1}}) == "conv2d");
+  CHECK(library_supports("matmul", "u8"));
+  CHECK(library_supports("conv2d", "f64"));
+  CHECK_FALSE(library_supports("elemwise", "f32"));
+  CHECK_FALSE(library_supports("matmul", "bf16"));
 }
 
 }  // namespace kiln

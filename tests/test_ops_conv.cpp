@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/conv2d.h"
 #include "test_ops_conv_check.h"
 

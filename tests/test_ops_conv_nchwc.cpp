@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter.h"
 #include "kernels/conv2d_nchwc.h"
 #include "test_ops_conv_check.h"

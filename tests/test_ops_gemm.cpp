@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter.h"
 #include "compute/printer.h"
 #include "kernels/op_registry.h"

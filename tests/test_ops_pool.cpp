@@ -6,7 +6,7 @@
 #include <random>
 #include <sstream>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/interpreter.h"
 #include "test_ops_conv_check.h"
 

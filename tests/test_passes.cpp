@@ -4,7 +4,7 @@
 // is what the code does rather than how it looks.
 #include <catch2/catch.hpp>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"

@@ -2,7 +2,7 @@
 // terms (never a crash or an internal assertion).
 #include <catch2/catch.hpp>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"

@@ -3,7 +3,7 @@
 // fuse, reorder, annotations, inline/root/compute_at and cache_write).
 #include <catch2/catch.hpp>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/printer.h"
 #include "support/kernel_check.h"

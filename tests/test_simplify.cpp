@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "compute/analyzer.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <random>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "compute/printer.h"
 #include "kernels/conv2d.h"
 #include "kernels/matmul.h"

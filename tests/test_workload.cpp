@@ -1,7 +1,7 @@
 // Workload strings: parsing, validation, canonical form; one test per user error.
 #include <catch2/catch.hpp>
 
-#include "compute/error.h"
+#include "base/error.h"
 #include "kernels/op_registry.h"
 
 using namespace kiln;

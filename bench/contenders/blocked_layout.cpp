@@ -1,14 +1,6 @@
-#include "baselines/blocked_layout.h"
-
-#include "baselines/contender.h"
-#include "kernels/conv2d_nchwc.h"
+#include "bench/contenders/blocked_layout.h"
 
 namespace kiln::baselines {
-
-BlockedConvShape blocked_conv_shape(const OpInstance& op) {
-  Conv2dNchwcShape c = conv2d_nchwc_shape(op);
-  return {c.N, c.C, c.H, c.W, c.K, c.Cg, c.R, c.S, c.OH, c.OW, c.cb, c.kb};
-}
 
 rt::NDArray unblock_data(const BlockedConvShape& s, const rt::NDArray& blocked) {
   rt::NDArray plain = rt::NDArray::empty({s.N, s.C, s.H, s.W}, blocked.dtype());

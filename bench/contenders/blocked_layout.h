@@ -9,15 +9,10 @@
 
 #include <cstdint>
 
-#include "kernels/op_registry.h"
+#include "bench/contenders/contender.h"
 #include "runtime/ndarray.h"
 
 namespace kiln::baselines {
-
-struct BlockedConvShape {
-  int64_t N, C, H, W, K, Cg, R, S, OH, OW, cb, kb;
-};
-BlockedConvShape blocked_conv_shape(const OpInstance& op);
 
 // The NCHW data and KCRS weights of blocked ones (new arrays).
 rt::NDArray unblock_data(const BlockedConvShape& s, const rt::NDArray& blocked);

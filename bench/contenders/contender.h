@@ -4,13 +4,23 @@
 // Set-up (layout reorders of constant operands, primitive creation,
 // compilation) happens outside timing; run() is what is timed; finish()
 // leaves the result in the op's own output layout in the output array.
+//
+// The libraries are not linked into kiln: each in-process contender (oneDNN,
+// OpenBLAS; cuBLAS and cuDNN later) is a plug-in, a shared object next to
+// the kiln executable that `kiln bench` opens with dlopen when it asks for
+// that baseline (plugin.h); Halide's runs as a helper process
+// (halide_client.h). So nobody pays for a baseline they do not use, and a
+// missing one is a message naming the Debian package, not a failed start.
+// This header is what the plug-ins see: runtime arrays and plain op
+// parameters, nothing of the compiler.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "kernels/op_registry.h"
 #include "runtime/ndarray.h"
 
 namespace kiln::baselines {
@@ -24,26 +34,48 @@ class Contender {
   virtual std::string impl() const = 0;
 };
 
-// The libraries kiln can be compared with, by the names `kiln bench
-// --baselines` takes: "onednn", "openblas", "halide".
-std::vector<std::string> baseline_names();
-// Whether the library was found when kiln was built (halide: whether its
-// helper executable can be found now, see halide_client.h).
-bool baseline_available(const std::string& name);
-// A short description of the library and its version, for reports.
-std::string baseline_version(const std::string& name);
-// Whether the library has a contender for this op (OpenBLAS: GEMM ops only).
-bool baseline_supports(const std::string& name, const OpInstance& op);
+// conv2d_nchwc's sizes, for the contenders that convert its blocked layout.
+struct BlockedConvShape {
+  int64_t N, C, H, W, K, Cg, R, S, OH, OW, cb, kb;
+};
 
-// The in-process contenders. `inputs` are the op's inputs in the op's order
-// (OpInstance::inputs), `out` its output array. UserError when the library
-// cannot run this instance (a parameter combination it lacks).
-std::unique_ptr<Contender> make_onednn_contender(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
-                                                 const rt::NDArray& out);
-std::unique_ptr<Contender> make_openblas_contender(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
-                                                   const rt::NDArray& out);
+// An op instance as the plug-ins see it.
+struct ContenderOp {
+  std::string op;                       // "matmul", "conv2d_nchwc", ...
+  std::map<std::string, int64_t> ints;  // every integer parameter, resolved
+  bool f32 = true;                      // whether the op computes in f32
+  std::string canonical;                // canonical workload string, for messages
+  BlockedConvShape blocked{};           // conv2d_nchwc only
+};
 
 // An integer parameter of the op, or `fallback` when the op does not have it.
-int64_t param_or(const OpInstance& op, const std::string& name, int64_t fallback);
+inline int64_t param_or(const ContenderOp& op, const std::string& name, int64_t fallback) {
+  auto it = op.ints.find(name);
+  return it == op.ints.end() ? fallback : it->second;
+}
+
+// What a plug-in library exports, through one extern "C" function named
+// kKilnContenderEntry that returns a pointer to a static instance.
+class ContenderPlugin {
+ public:
+  virtual ~ContenderPlugin() = default;
+  // "" when the library it wraps can run here; else why not, naming the
+  // Debian package to install.
+  virtual std::string unavailable_reason() const = 0;
+  // A short description of the library and its version, for reports.
+  virtual std::string version() const = 0;
+  // `inputs` are the op's inputs in the op's order, `out` its output array.
+  // UserError when the library cannot run this instance.
+  virtual std::unique_ptr<Contender> make(const ContenderOp& op, const std::vector<rt::NDArray>& inputs,
+                                          const rt::NDArray& out) const = 0;
+};
 
 }  // namespace kiln::baselines
+
+// The entry point's name and type; the version suffix changes with the
+// interface, so an old plug-in is refused instead of crashing.
+#define KILN_CONTENDER_ENTRY kiln_contender_plugin_v1
+#define KILN_CONTENDER_ENTRY_NAME "kiln_contender_plugin_v1"
+extern "C" {
+typedef const kiln::baselines::ContenderPlugin* (*KilnContenderEntry)();
+}

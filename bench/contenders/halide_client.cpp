@@ -1,4 +1,4 @@
-#include "baselines/halide_client.h"
+#include "bench/contenders/halide_client.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "baselines/blocked_layout.h"
-#include "compute/error.h"
+#include "bench/contenders/blocked_layout.h"
+#include "base/error.h"
 
 namespace kiln::baselines {
 
@@ -124,8 +124,8 @@ std::string HalideHelper::version() {
   return r.at("version").get<std::string>();
 }
 
-std::string HalideHelper::setup(const OpInstance& op, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out) {
-  user_check(op.dtype == DType::f32()) << "the Halide contender compares f32 ops only";
+std::string HalideHelper::setup(const ContenderOp& op, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out) {
+  user_check(op.f32) << "the Halide contender compares f32 ops only";
   // conv2d_nchwc goes to the helper as the NCHW conv2d it is (the helper
   // picks its own layouts from there, outside timing); its output is blocked
   // again here.
@@ -134,7 +134,7 @@ std::string HalideHelper::setup(const OpInstance& op, const std::vector<rt::NDAr
   rt::NDArray result = out;
   BlockedConvShape shape{};
   if (blocked) {
-    shape = blocked_conv_shape(op);
+    shape = op.blocked;
     in[0] = unblock_data(shape, inputs[0]);
     in[1] = unblock_weight(shape, inputs[1]);
     result = rt::NDArray::empty({shape.N, shape.K, shape.OH, shape.OW}, out.dtype());

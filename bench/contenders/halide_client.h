@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/op_registry.h"
+#include "bench/contenders/contender.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
 
@@ -36,7 +36,7 @@ class HalideHelper {
   // Autoschedules, compiles and runs the op once on `inputs`, writing its
   // result into `out`; returns the implementation description. UserError
   // with the helper's message when it fails.
-  std::string setup(const OpInstance& op, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out);
+  std::string setup(const ContenderOp& op, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out);
   // Times the op of the last setup; returns the median time of one call.
   double time_round(const rt::TimeOptions& options);
 

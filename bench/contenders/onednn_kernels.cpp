@@ -1,4 +1,4 @@
-#include "baselines/onednn_kernels.h"
+#include "bench/contenders/onednn_kernels.h"
 
 #include <dnnl.hpp>
 #include <stdexcept>

@@ -9,9 +9,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
-#include "baselines/blocked_layout.h"
-#include "baselines/contender.h"
-#include "compute/error.h"
+#include "base/error.h"
+#include "bench/contenders/blocked_layout.h"
+#include "bench/contenders/contender.h"
+#include "bench/contenders/onednn_kernels.h"
 
 namespace kiln::baselines {
 
@@ -92,7 +93,7 @@ dnnl::primitive_attr eltwise_attr(bool relu, bool gelu) {
 }
 
 // matmul, batch_matmul and dense: src [.., M, K] x weights [.., K, N] (+ bias [1, N]).
-std::unique_ptr<Contender> gemm_like(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+std::unique_ptr<Contender> gemm_like(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
                                      const dnnl::memory::desc& src_md, const dnnl::memory::desc& wei_md,
                                      bool weights_constant, bool bias, bool relu, bool gelu) {
   auto p = std::make_unique<Primitive>();
@@ -117,7 +118,7 @@ std::unique_ptr<Contender> gemm_like(const OpInstance& op, const std::vector<rt:
   return p;
 }
 
-std::unique_ptr<Contender> matmul(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
+std::unique_ptr<Contender> matmul(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
   int64_t M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
   bool ta = param_or(op, "trans_a", 0), tb = param_or(op, "trans_b", 0);
   auto a = strided({M, K}, ta ? dims{1, M} : dims{K, 1});
@@ -125,7 +126,7 @@ std::unique_ptr<Contender> matmul(const OpInstance& op, const std::vector<rt::ND
   return gemm_like(op, in, out, a, b, true, param_or(op, "bias", 0), param_or(op, "relu", 0), param_or(op, "gelu", 0));
 }
 
-std::unique_ptr<Contender> batch_matmul(const OpInstance& op, const std::vector<rt::NDArray>& in,
+std::unique_ptr<Contender> batch_matmul(const ContenderOp& op, const std::vector<rt::NDArray>& in,
                                         const rt::NDArray& out) {
   int64_t B = op.ints.at("B"), M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
   bool ta = param_or(op, "trans_a", 0), tb = param_or(op, "trans_b", 0);
@@ -134,7 +135,7 @@ std::unique_ptr<Contender> batch_matmul(const OpInstance& op, const std::vector<
   return gemm_like(op, in, out, a, b, false, false, false, false);
 }
 
-std::unique_ptr<Contender> dense(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
+std::unique_ptr<Contender> dense(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
   int64_t N = op.ints.at("N"), IN = op.ints.at("IN"), OUT = op.ints.at("OUT");
   auto x = strided({N, IN}, {IN, 1});
   auto w = strided({IN, OUT}, {1, IN});  // W[OUT, IN] seen as its transpose
@@ -142,7 +143,7 @@ std::unique_ptr<Contender> dense(const OpInstance& op, const std::vector<rt::NDA
 }
 
 // conv2d (NCHW or NHWC), grouped and depthwise convolutions.
-std::unique_ptr<Contender> conv(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+std::unique_ptr<Contender> conv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
                                 bool nhwc, bool depthwise) {
   int64_t N = op.ints.at("N"), C = op.ints.at("C"), H = op.ints.at("H"), W = op.ints.at("W");
   int64_t R = op.ints.at("R"), S = op.ints.at("S");
@@ -186,8 +187,8 @@ std::unique_ptr<Contender> conv(const OpInstance& op, const std::vector<rt::NDAr
 // only the convolution is timed, and finish() blocks the output again.
 class BlockedConv : public Contender {
  public:
-  BlockedConv(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
-      : shape_(blocked_conv_shape(op)), out_(out) {
+  BlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+      : shape_(op.blocked), out_(out) {
     plain_out_ = rt::NDArray::empty({shape_.N, shape_.K, shape_.OH, shape_.OW}, out.dtype());
     plain_in_ = {unblock_data(shape_, in[0]), unblock_weight(shape_, in[1])};
     if (in.size() > 2) plain_in_.push_back(in[2]);
@@ -207,7 +208,7 @@ class BlockedConv : public Contender {
   std::unique_ptr<Contender> conv_;
 };
 
-std::unique_ptr<Contender> pool(const OpInstance& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+std::unique_ptr<Contender> pool(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
                                 bool max) {
   int64_t stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0);
   auto src = plain(shape_of(in[0])), dst = plain(shape_of(out));
@@ -250,11 +251,9 @@ std::unique_ptr<Contender> layer_norm(const std::vector<rt::NDArray>& in, const 
   return p;
 }
 
-}  // namespace
-
-std::unique_ptr<Contender> make_onednn_contender(const OpInstance& op, const std::vector<rt::NDArray>& inputs,
+std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const std::vector<rt::NDArray>& inputs,
                                                  const rt::NDArray& out) {
-  user_check(op.dtype == DType::f32()) << "the oneDNN contender compares f32 ops only";
+  user_check(op.f32) << "the oneDNN contender compares f32 ops only";
   try {
     if (op.op == "matmul") return matmul(op, inputs, out);
     if (op.op == "batch_matmul") return batch_matmul(op, inputs, out);
@@ -273,4 +272,20 @@ std::unique_ptr<Contender> make_onednn_contender(const OpInstance& op, const std
   user_error() << "oneDNN has no contender for op '" << op.op << "'";
 }
 
+class OnednnPlugin : public ContenderPlugin {
+ public:
+  std::string unavailable_reason() const override { return ""; }  // loading the plug-in loaded oneDNN
+  std::string version() const override { return onednn_version(); }
+  std::unique_ptr<Contender> make(const ContenderOp& op, const std::vector<rt::NDArray>& inputs,
+                                  const rt::NDArray& out) const override {
+    return make_onednn_contender(op, inputs, out);
+  }
+};
+
+}  // namespace
 }  // namespace kiln::baselines
+
+extern "C" const kiln::baselines::ContenderPlugin* KILN_CONTENDER_ENTRY() {
+  static const kiln::baselines::OnednnPlugin plugin;
+  return &plugin;
+}

@@ -5,18 +5,19 @@
 // call: that is what a user of BLAS would run. A single-row product (M = 1,
 // e.g. a dense layer at batch 1) calls cblas_sgemv, as a BLAS user would.
 //
-// OpenBLAS starts its worker threads when it is loaded, and kiln's tuner
-// forks builders only while the process runs a single thread; so kiln does
-// not link OpenBLAS but loads it (dlopen) when a contender is made, after
-// any tuning.
+// This is the OpenBLAS plug-in (contender.h). OpenBLAS starts its worker
+// threads when it is loaded, and kiln's tuner forks builders only while the
+// process runs a single thread; so the plug-in does not link OpenBLAS
+// either, but loads it (dlopen) when a contender is made, after any tuning:
+// opening the plug-in to ask whether it is available starts no thread.
 #include <cblas.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <cmath>
 
-#include "baselines/contender.h"
-#include "compute/error.h"
+#include "base/error.h"
+#include "bench/contenders/contender.h"
 
 namespace kiln::baselines {
 
@@ -41,7 +42,8 @@ const OpenblasApi& api() {
     }
     return x;
   }();
-  user_check(a.sgemm && a.sgemv && a.config) << "cannot load OpenBLAS (" << KILN_OPENBLAS_PATH << ")";
+  user_check(a.sgemm && a.sgemv && a.config)
+      << "cannot load OpenBLAS (" << KILN_OPENBLAS_PATH << "; install Debian's libopenblas0)";
   return a;
 }
 
@@ -89,15 +91,9 @@ class OpenblasGemm : public Contender {
   decltype(&cblas_sgemv) sgemv_;
 };
 
-}  // namespace
-
-std::string openblas_version_string() { return api().config(); }  // "OpenBLAS 0.3.21 ..."
-
-bool openblas_installed() { return access(KILN_OPENBLAS_PATH, R_OK) == 0; }
-
-std::unique_ptr<Contender> make_openblas_contender(const OpInstance& op, const std::vector<rt::NDArray>& in,
+std::unique_ptr<Contender> make_openblas_contender(const ContenderOp& op, const std::vector<rt::NDArray>& in,
                                                    const rt::NDArray& out) {
-  user_check(op.dtype == DType::f32()) << "the OpenBLAS contender compares f32 ops only";
+  user_check(op.f32) << "the OpenBLAS contender compares f32 ops only";
   Gemm g;
   g.c = out.data_as<float>();
   g.a = in.at(0).data_as<float>();
@@ -125,4 +121,23 @@ std::unique_ptr<Contender> make_openblas_contender(const OpInstance& op, const s
   return std::make_unique<OpenblasGemm>(g);
 }
 
+class OpenblasPlugin : public ContenderPlugin {
+ public:
+  std::string unavailable_reason() const override {
+    if (access(KILN_OPENBLAS_PATH, R_OK) == 0) return "";
+    return std::string("OpenBLAS is not installed (no ") + KILN_OPENBLAS_PATH + "; install Debian's libopenblas0)";
+  }
+  std::string version() const override { return api().config(); }  // "OpenBLAS 0.3.21 ..."
+  std::unique_ptr<Contender> make(const ContenderOp& op, const std::vector<rt::NDArray>& inputs,
+                                  const rt::NDArray& out) const override {
+    return make_openblas_contender(op, inputs, out);
+  }
+};
+
+}  // namespace
 }  // namespace kiln::baselines
+
+extern "C" const kiln::baselines::ContenderPlugin* KILN_CONTENDER_ENTRY() {
+  static const kiln::baselines::OpenblasPlugin plugin;
+  return &plugin;
+}

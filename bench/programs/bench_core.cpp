@@ -14,11 +14,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "baselines/onednn_kernels.h"
-#include "cli/kernel_build.h"
+#include "bench/contenders/onednn_kernels.h"
+#include "tasks/kernel_build.h"
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
-#include "compute/error.h"
+#include "base/error.h"
 #include "runtime/time_evaluator.h"
 
 using namespace kiln;
@@ -35,7 +35,7 @@ struct Options {
 };
 
 json bench_one(const std::string& workload, const Options& o) {
-  cli::BuiltKernel k = cli::build_kernel(workload, "", o.db);
+  BuiltKernel k = build_kernel(workload, "", o.db);
   user_check(k.op.dtype == DType::f32()) << "bench_core compares f32 kernels only";
   auto jit = JitModule::compile({k.func}, k.target);
   kiln_packed_fn fn = jit->get_function(k.func.name);

@@ -15,8 +15,8 @@
 #include <numeric>
 #include <random>
 
-#include "cli/task_factory.h"
-#include "compute/error.h"
+#include "tasks/task_factory.h"
+#include "base/error.h"
 #include "costmodel/features.h"
 #include "costmodel/ranking_metrics.h"
 #include "costmodel/xgb_model.h"
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     auto db = Database::open_existing(db_path);
     std::cout << std::fixed << std::setprecision(3);
     for (const std::string& w : workloads) {
-      Task task = cli::make_task(w, target, /*with_reference=*/false);
+      Task task = make_task(w, target, /*with_reference=*/false);
       std::vector<Sample> s = load_samples(*db, task);
       std::cout << task.workload << ": " << s.size() << " measured configs\n";
       if (static_cast<int>(s.size()) < 2 * folds) {

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "baselines/onednn_kernels.h"
+#include "bench/contenders/onednn_kernels.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
 

@@ -1,0 +1,90 @@
+# kiln's layers and what each may depend on: the one table that both the
+# link graph and the include check below are made from (docs/ARCHITECTURE.md
+# explains it). A layer is a folder (rpc_client is rpc/client/), built as the
+# static library kiln_<layer>; each lists the layers it may use directly or
+# not. A dependency that points up fails the configure step.
+set(KILN_LAYERS base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library bench cli)
+set(KILN_LAYER_DEPS_base "")
+set(KILN_LAYER_DEPS_compute base)
+set(KILN_LAYER_DEPS_schedule base compute)
+set(KILN_LAYER_DEPS_runtime base)
+set(KILN_LAYER_DEPS_codegen base compute schedule runtime)
+set(KILN_LAYER_DEPS_kernels base compute schedule)
+set(KILN_LAYER_DEPS_costmodel base compute schedule)
+set(KILN_LAYER_DEPS_tuner base compute schedule runtime codegen costmodel)
+set(KILN_LAYER_DEPS_tasks base compute schedule runtime codegen kernels costmodel tuner)
+set(KILN_LAYER_DEPS_rpc base runtime)
+set(KILN_LAYER_DEPS_rpc_client base compute schedule runtime codegen costmodel tuner rpc)
+set(KILN_LAYER_DEPS_library base compute schedule runtime codegen kernels tuner tasks)
+set(KILN_LAYER_DEPS_bench base compute schedule runtime codegen kernels costmodel tuner tasks library)
+set(KILN_LAYER_DEPS_cli base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library bench)
+
+function(kiln_layer_dir layer out)
+  if(layer STREQUAL "rpc_client")
+    set(${out} rpc/client PARENT_SCOPE)
+  else()
+    set(${out} ${layer} PARENT_SCOPE)
+  endif()
+endfunction()
+
+# The layer a quoted include such as "rpc/client/pool_runner.h" belongs to,
+# or "" for one that names no layer.
+function(kiln_layer_of_include path out)
+  set(layer "")
+  if(path MATCHES "^rpc/client/")
+    set(layer rpc_client)
+  elseif(path MATCHES "^([a-z_]+)/")
+    list(FIND KILN_LAYERS "${CMAKE_MATCH_1}" at)
+    if(at GREATER -1)
+      set(layer ${CMAKE_MATCH_1})
+    endif()
+  endif()
+  set(${out} "${layer}" PARENT_SCOPE)
+endfunction()
+
+# Fails the configure step when a file of `layer` includes a header of a
+# layer it may not depend on.
+function(kiln_check_includes layer)
+  set(allowed ${layer} ${KILN_LAYER_DEPS_${layer}})
+  foreach(file ${ARGN})
+    file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]+\"")
+    foreach(line ${lines})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"]+)\".*" "\\1" inc "${line}")
+      kiln_layer_of_include("${inc}" used)
+      if(used AND NOT used IN_LIST allowed)
+        file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${file})
+        message(FATAL_ERROR "layering: ${rel} (layer ${layer}) includes \"${inc}\" (layer ${used}), which "
+                            "${layer} may not depend on; see docs/ARCHITECTURE.md and cmake/kiln_layers.cmake")
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
+# kiln_layer(<layer> [SOURCES files...] [LIBS external libraries...]): the
+# library kiln_<layer> from its folder's sources (or the given ones), linked
+# to the libraries of the layers it may depend on, and include-checked.
+function(kiln_layer layer)
+  cmake_parse_arguments(L "" "" "SOURCES;LIBS" ${ARGN})
+  kiln_layer_dir(${layer} dir)
+  if(L_SOURCES)
+    set(srcs ${L_SOURCES})
+  else()
+    file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.cpp)
+    if(layer STREQUAL "rpc")
+      list(FILTER srcs EXCLUDE REGEX "/rpc/client/")
+    endif()
+  endif()
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.h)
+  if(layer STREQUAL "rpc")
+    list(FILTER headers EXCLUDE REGEX "/rpc/client/")
+  endif()
+  kiln_check_includes(${layer} ${srcs} ${headers})
+  set(deps "")
+  foreach(d ${KILN_LAYER_DEPS_${layer}})
+    list(APPEND deps kiln_${d})
+  endforeach()
+  add_library(kiln_${layer} STATIC ${srcs})
+  target_include_directories(kiln_${layer} PUBLIC ${CMAKE_SOURCE_DIR})
+  target_compile_options(kiln_${layer} PRIVATE ${KILN_WARNINGS})
+  target_link_libraries(kiln_${layer} PUBLIC ${deps} ${L_LIBS})
+endfunction()
