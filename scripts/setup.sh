@@ -6,10 +6,14 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config
-  llvm-14-dev lld-14 libzstd-dev zlib1g-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
+  llvm-14-dev libzstd-dev zlib1g-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
+  # LLD's ELF linker as a library (static): kiln links kernels in-process
+  liblld-14-dev
+  # scripts/bundle.sh: the portable tar.xz
+  patchelf xz-utils
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2
   libsqlite3-dev libxgboost-dev
-  libdnnl-dev libopenblas-dev
+  libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
   # kiln lib: C glue compiled with clang, aarch64 libc headers for cross-target libraries
   clang-14 libc6-dev-arm64-cross
   # device pool (rpc/)
