@@ -32,6 +32,12 @@ MeasureResult error_result(ErrorKind kind, std::string message) {
   return r;
 }
 
+void stamp_local(MeasureResult& r, const BuildResult& build) {
+  r.device = "local";
+  r.timestamp = static_cast<int64_t>(std::time(nullptr));
+  r.compile_ms = build.compile_ms;
+}
+
 void check_measure_job(const MeasureJob& job) {
   internal_assert(job.num_inputs <= job.args.size()) << "job " << job.identity << " has more inputs than arguments";
   for (const ReferenceSample& ref : job.reference) {
@@ -71,9 +77,7 @@ std::vector<MeasureResult> IsolatedRunner::run(const MeasureJob& job, const std:
     } else {
       r = measure(job, b);
     }
-    r.device = "local";
-    r.timestamp = static_cast<int64_t>(std::time(nullptr));
-    r.compile_ms = b.compile_ms;
+    stamp_local(r, b);
     results.push_back(std::move(r));
     if (on_result) on_result(results.size() - 1, results.back());
   }

@@ -67,5 +67,8 @@ class IsolatedRunner {
 
 // A result carrying only an error (device, time stamp and compile time unset).
 MeasureResult error_result(ErrorKind kind, std::string message);
+// Marks a result measured here for `build`: device "local", the unix time,
+// the build's compile time.
+void stamp_local(MeasureResult& r, const BuildResult& build);
 
 }  // namespace kiln

@@ -20,17 +20,6 @@ cleanup() {
 trap cleanup EXIT
 export KILN_TOKEN=pool-secret
 
-
-# wait_for FILE PATTERN SECONDS: until FILE contains PATTERN.
-wait_for() {
-  local i
-  for ((i = 0; i < $3 * 20; i++)); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
 count() { grep -c -- "$2" "$1" 2>/dev/null || true; }
 
 sql() {  # sql DB QUERY

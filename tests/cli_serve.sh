@@ -19,14 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() {  # wait_for FILE PATTERN SECONDS
-  local i
-  for ((i = 0; i < $3 * 20; i++)); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
 
 # expect_serve CODE 'substring' -- kiln-serve args...
 expect_serve() {

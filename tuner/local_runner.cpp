@@ -1,8 +1,6 @@
 // LocalRunner: a task's candidates measured by runtime's IsolatedRunner.
 #include "tuner/local_runner.h"
 
-#include <ctime>
-
 #include "base/error.h"
 #include "codegen/runtime_dtype.h"
 #include "codegen/target.h"
@@ -36,9 +34,7 @@ std::vector<MeasureResult> LocalRunner::run(const Task& task, const std::vector<
   for (const BuildResult& b : builds) {
     MeasureResult r = b.error != ErrorKind::kNone ? error_result(b.error, b.message)
                                                   : error_result(ErrorKind::kDeviceError, cannot_run);
-    r.device = "local";
-    r.timestamp = static_cast<int64_t>(std::time(nullptr));
-    r.compile_ms = b.compile_ms;
+    stamp_local(r, b);
     results.push_back(std::move(r));
     if (on_result) on_result(results.size() - 1, results.back());
   }

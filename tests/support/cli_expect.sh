@@ -27,3 +27,13 @@ expect() {
     ok
   fi
 }
+
+# wait_for FILE PATTERN SECONDS: until FILE contains PATTERN (1 on time-out).
+wait_for() {
+  local i
+  for ((i = 0; i < $3 * 20; i++)); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
