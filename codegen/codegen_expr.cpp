@@ -3,6 +3,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm_codegen.h"
+#include "compute/ir_functor.h"
 #include "base/error.h"
 
 namespace kiln {
@@ -48,13 +49,8 @@ llvm::Value* CodeGenLLVM::emit(const Expr& e) {
       return emit_binary(static_cast<const BinaryNode*>(e.get()));
     case NodeKind::Not:
       return builder_.CreateNot(emit(e.as<NotNode>()->a));
-    case NodeKind::Select: {
-      auto* op = e.as<SelectNode>();
-      llvm::Value* c = emit(op->condition);
-      llvm::Value* t = emit(op->true_value);
-      llvm::Value* f = emit(op->false_value);
-      return builder_.CreateSelect(c, t, f);
-    }
+    case NodeKind::Select:
+      return emit_select(e.as<SelectNode>());
     case NodeKind::Cast: {
       auto* op = e.as<CastNode>();
       return cast_value(emit(op->value), op->value.dtype(), e.dtype());
@@ -116,9 +112,13 @@ llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Val
       return builder_.CreateFSub(a, builder_.CreateFMul(q, b));
     }
     case NodeKind::Min:
-      return builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
-    case NodeKind::Max:
-      return builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
+    case NodeKind::Max: {
+      // compute/expr.h: NaN if either operand is NaN, else the smaller
+      // (larger) one, the first on ties. a + b is NaN exactly then.
+      llvm::Value* r = k == NodeKind::Min ? builder_.CreateSelect(builder_.CreateFCmpOLT(b, a), b, a)
+                                          : builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), b, a);
+      return builder_.CreateSelect(builder_.CreateFCmpUNO(a, b), builder_.CreateFAdd(a, b), r);
+    }
     default:
       internal_error() << "not a float arithmetic op: " << node_kind_name(k);
   }
@@ -375,6 +375,59 @@ llvm::Value* CodeGenLLVM::emit_ramp(const RampNode* op) {
   if (elem.is_float()) return builder_.CreateFAdd(base, builder_.CreateFMul(stride, offsets));
   const bool nsw = elem.is_int() && elem.bits >= 32;
   return builder_.CreateAdd(base, builder_.CreateMul(stride, offsets, "", false, nsw), "", false, nsw);
+}
+
+bool CodeGenLLVM::may_fault(const Expr& e) {
+  bool fault = false;
+  post_order_visit(e, [&](const Ref<Object>& n) {
+    if (fault) return;
+    if (auto* l = n->kind() == NodeKind::Load ? static_cast<const LoadNode*>(n.get()) : nullptr) {
+      if (l->predicate.defined()) return;  // already evaluated only where its lanes are on
+      auto it = buffer_elems_.find(l->buffer.node());
+      const ConstIntBound b = analyzer_.const_int_bound(l->index);
+      fault = it == buffer_elems_.end() || b.min_value < 0 || b.max_value >= it->second;
+      return;
+    }
+    const NodeKind k = n->kind();
+    if (k != NodeKind::Div && k != NodeKind::Mod && k != NodeKind::FloorDiv && k != NodeKind::FloorMod) return;
+    auto* op = static_cast<const BinaryNode*>(n.get());
+    if (!op->b.dtype().is_integer()) return;
+    const ConstIntBound b = analyzer_.const_int_bound(op->b);
+    fault = b.min_value <= 0 && b.max_value >= 0;
+  });
+  return fault;
+}
+
+// compute/expr.h: select evaluates only the chosen branch. A branch that
+// cannot fault is computed anyway and the result picked (a select
+// instruction, which vectorizes); one that may fault is computed under a
+// branch. Vector selects reach here with their loads already predicated by
+// the vectorizer, which does not vectorize a division under a select.
+llvm::Value* CodeGenLLVM::emit_select(const SelectNode* op) {
+  llvm::Value* c = emit(op->condition);
+  const bool lazy = op->condition.dtype().is_scalar() && (may_fault(op->true_value) || may_fault(op->false_value));
+  if (!lazy) {
+    llvm::Value* t = emit(op->true_value);
+    llvm::Value* f = emit(op->false_value);
+    return builder_.CreateSelect(c, t, f);
+  }
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "select_true", func_);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "select_false", func_);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, "select_done", func_);
+  builder_.CreateCondBr(c, then_bb, else_bb);
+  builder_.SetInsertPoint(then_bb);
+  llvm::Value* t = emit(op->true_value);
+  llvm::BasicBlock* then_end = builder_.GetInsertBlock();
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(else_bb);
+  llvm::Value* f = emit(op->false_value);
+  llvm::BasicBlock* else_end = builder_.GetInsertBlock();
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(done_bb);
+  llvm::PHINode* phi = builder_.CreatePHI(t->getType(), 2);
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(f, else_end);
+  return phi;
 }
 
 llvm::Value* CodeGenLLVM::emit_let(const LetNode* op) {

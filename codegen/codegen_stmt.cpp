@@ -48,6 +48,8 @@ void CodeGenLLVM::emit(const Stmt& s) {
 }
 
 void CodeGenLLVM::emit_for(const ForNode* op) {
+  Analyzer::VarScope scope(&analyzer_, op->loop_var);
+  analyzer_.bind(op->loop_var, Range(op->min, op->extent));
   switch (op->for_kind) {
     case ForKind::kThreadBinding:
       user_error() << "GPU thread binding (loop over " << op->loop_var->name << " bound to '" << op->thread_tag
@@ -133,7 +135,10 @@ void CodeGenLLVM::emit_let_stmt(const LetStmtNode* op) {
   if (t.is_integer() && t.is_scalar()) analyzer_.bind(op->var, op->value);
   if (t.is_handle()) {
     // A pointer alias: same element type as what it names.
-    if (const VarNode* src = op->value.as<VarNode>()) buffer_types_[v] = buffer_elem_type(Var(src));
+    if (const VarNode* src = op->value.as<VarNode>()) {
+      buffer_types_[v] = buffer_elem_type(Var(src));
+      if (auto e = buffer_elems_.find(src); e != buffer_elems_.end()) buffer_elems_[v] = e->second;
+    }
   }
   emit(op->body);
   unbind(v, previous);
@@ -182,6 +187,7 @@ void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
   llvm::Value* previous = it == values_.end() ? nullptr : it->second;
   bind(v, ptr);
   buffer_types_[v] = t.element_of();
+  if (constant) buffer_elems_[v] = count * t.lanes;
   emit(op->body);
   unbind(v, previous);
   if (on_heap) {

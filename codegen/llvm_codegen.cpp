@@ -109,6 +109,7 @@ void CodeGenLLVM::add_function(const LoweredFunc& f) {
     compute->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
     int64_t elems = 1;
     for (int64_t d : a.shape) elems = d > 0 && elems <= (int64_t{1} << 40) / d ? elems * d : 0;
+    if (elems > 0) buffer_elems_[a.data.node()] = elems;
     if (elems > 0) {
       const int64_t bytes = elems * (a.dtype.is_bool() ? 1 : a.dtype.bytes());
       compute->addParamAttr(static_cast<unsigned>(i),

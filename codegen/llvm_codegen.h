@@ -97,6 +97,12 @@ class CodeGenLLVM {
   llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);
   // Alignment in bytes of element `index` of a 64-byte-aligned buffer.
   unsigned alignment_of(const Expr& index, DType elem);
+  // select: a branch that may fault (may_fault) is evaluated only when
+  // chosen (compute/expr.h).
+  llvm::Value* emit_select(const SelectNode* op);
+  // Whether evaluating `e` may fault: a load not provably inside its buffer,
+  // an integer division whose divisor may be zero.
+  bool may_fault(const Expr& e);
   llvm::Value* emit_scalar_predicated(const Expr& predicate, const std::function<llvm::Value*()>& body,
                                       llvm::Type* result_type);
 
@@ -125,7 +131,10 @@ class CodeGenLLVM {
 
   std::unordered_map<const VarNode*, llvm::Value*> values_;
   std::unordered_map<const VarNode*, DType> buffer_types_;  // element type of each buffer variable
-  Analyzer analyzer_;                                       // let-bound integer vars, for the alignment of accesses
+  std::unordered_map<const VarNode*, int64_t> buffer_elems_;  // elements of each buffer of known size
+  // Let-bound integer vars (for the alignment of accesses) and loop ranges
+  // (for proving that a select's branch cannot fault).
+  Analyzer analyzer_;
   int outlined_count_ = 0;
 };
 

@@ -7,6 +7,10 @@
 //   FloorDiv/Mod   : rounding toward negative infinity; the result of FloorMod
 //                    has the sign of the divisor. Index arithmetic produced by
 //                    schedules (split, fuse) uses these.
+//   Min / Max      : for floats, NaN if either operand is NaN (so relu(NaN)
+//                    is NaN, as in NumPy and PyTorch); otherwise the smaller
+//                    (larger) operand, the first one on ties (float_min /
+//                    float_max below are the reference).
 // Comparisons and And/Or/Not produce bool (u1) with the lanes of the operands.
 #pragma once
 
@@ -17,6 +21,20 @@
 #include "compute/object.h"
 
 namespace kiln {
+
+// Min and Max of floating-point values as stated above.
+template <class T>
+T float_min(T x, T y) {
+  if (x != x) return x;
+  if (y != y) return y;
+  return y < x ? y : x;
+}
+template <class T>
+T float_max(T x, T y) {
+  if (x != x) return x;
+  if (y != y) return y;
+  return x < y ? y : x;
+}
 
 class ExprNode : public Object {
  public:

@@ -199,7 +199,7 @@ Expr min(Expr a, Expr b) {
         return true;
       },
       [](double x, double y, double* r) {
-        *r = std::min(x, y);
+        *r = float_min(x, y);
         return true;
       });
 }
@@ -211,7 +211,7 @@ Expr max(Expr a, Expr b) {
         return true;
       },
       [](double x, double y, double* r) {
-        *r = std::max(x, y);
+        *r = float_max(x, y);
         return true;
       });
 }

@@ -429,10 +429,10 @@ Val OpEvaluator::arith(NodeKind k, const Type& t, Val va, Val vb) const {
         r.f = x - std::floor(x / y) * y;
         break;
       case NodeKind::Min:
-        r.f = y < x ? y : x;
+        r.f = float_min(x, y);
         break;
       case NodeKind::Max:
-        r.f = x < y ? y : x;
+        r.f = float_max(x, y);
         break;
       default:
         internal_error();
@@ -467,10 +467,10 @@ Val OpEvaluator::arith(NodeKind k, const Type& t, Val va, Val vb) const {
         break;
       }
       case NodeKind::Min:
-        v = y < x ? y : x;
+        v = float_min(x, y);
         break;
       case NodeKind::Max:
-        v = x < y ? y : x;
+        v = float_max(x, y);
         break;
       default:
         internal_error();

@@ -122,10 +122,10 @@ bool fold_float(NodeKind k, DType t, double x, double y, double* r) {
         v = a / b;
         break;
       case NodeKind::Min:
-        v = std::min(a, b);
+        v = float_min(a, b);
         break;
       case NodeKind::Max:
-        v = std::max(a, b);
+        v = float_max(a, b);
         break;
       default:
         return false;
@@ -147,10 +147,10 @@ bool fold_float(NodeKind k, DType t, double x, double y, double* r) {
       *r = x / y;
       return true;
     case NodeKind::Min:
-      *r = std::min(x, y);
+      *r = float_min(x, y);
       return true;
     case NodeKind::Max:
-      *r = std::max(x, y);
+      *r = float_max(x, y);
       return true;
     default:
       return false;

@@ -229,7 +229,10 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
 
   m.service = std::make_unique<DeviceService>(&m.info, m.options, m.host.get(), &m.broken);
   grpc::ServerBuilder builder;
-  const size_t limit = m.options.limits.max_artifact_bytes + (size_t{8} << 20);
+  // An artifact and the whole reference output (8 bytes a value), plus room
+  // for the rest of the request.
+  const size_t limit =
+      m.options.limits.max_artifact_bytes + m.options.limits.max_reference_points * 8 + (size_t{8} << 20);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(limit, size_t{1} << 30)));
   builder.AddListeningPort(m.options.listen, server_credentials(m.options.security), &m.port);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a second server on the port must fail, not share it

@@ -98,6 +98,14 @@ kiln::ErrorKind from_proto(ErrorKind kind) {
 
 namespace {
 
+// What a request may ask of the measuring worker (runtime/measure_worker.cpp,
+// time_evaluator.cpp) besides RequestLimits: the worker reserves, takes and
+// replies `repeat` samples (kiln run's --repeat allows as many), and sleeps
+// cooldown_ms between repeats, so neither may be unbounded; cooldown_ms and
+// min_repeat_ms must fit in the run timeout (an infinite sleep_for is
+// undefined, and a longer one could only time out).
+constexpr int kMaxRepeat = 100000;
+
 grpc::Status invalid(const std::string& message) { return {grpc::StatusCode::INVALID_ARGUMENT, message}; }
 grpc::Status too_big(const std::string& message) { return {grpc::StatusCode::RESOURCE_EXHAUSTED, message}; }
 
@@ -183,27 +191,38 @@ grpc::Status validate_request(const MeasureRequest& r, const RequestLimits& limi
                    " bytes, over this device's limit of " + std::to_string(limits.max_buffer_bytes) + " bytes");
   size_t points = 0;
   for (const ReferenceSpec& s : r.reference()) {
-    if (s.output() < 0 || r.num_inputs() + s.output() >= r.args_size())
+    const int64_t out = int64_t{r.num_inputs()} + s.output();  // int64: no overflow of the int32 fields
+    if (s.output() < 0 || out >= r.args_size())
       return invalid("a reference sample names output " + std::to_string(s.output()) + ", which does not exist");
-    if (s.flat_index_size() != s.expected_size())
+    if (!(s.tolerance() >= 0)) return invalid("a reference tolerance must be >= 0");
+    const int64_t n = sizes[static_cast<size_t>(out)];
+    if (s.flat_index_size() == 0) {  // the whole output, every element in order
+      if (s.expected_size() != n)
+        return invalid("a whole-output reference has " + std::to_string(s.expected_size()) +
+                       " values for an output of " + std::to_string(n) + " elements");
+    } else if (s.flat_index_size() != s.expected_size()) {
       return invalid("a reference sample has " + std::to_string(s.flat_index_size()) + " indices but " +
                      std::to_string(s.expected_size()) + " values");
-    if (!(s.tolerance() >= 0)) return invalid("a reference tolerance must be >= 0");
-    const int64_t n = sizes[static_cast<size_t>(r.num_inputs() + s.output())];
+    }
     for (int64_t i : s.flat_index())
       if (i < 0 || i >= n) return invalid("reference index " + std::to_string(i) + " is out of range");
-    points += static_cast<size_t>(s.flat_index_size());
+    points += static_cast<size_t>(s.expected_size());
   }
   if (points > limits.max_reference_points)
     return too_big("the request has " + std::to_string(points) + " reference points, over the limit of " +
                    std::to_string(limits.max_reference_points));
   const kiln::rpc::MeasureOptions& o = r.options();
-  if (o.repeat() < 1) return invalid("measure option repeat must be >= 1");
+  if (o.repeat() < 1 || o.repeat() > kMaxRepeat)
+    return invalid("measure option repeat must be between 1 and " + std::to_string(kMaxRepeat) + ", got " +
+                   std::to_string(o.repeat()));
   if (o.number() < 0 || o.warmup() < 0) return invalid("measure options number and warmup must be >= 0");
-  if (!(o.min_repeat_ms() >= 0) || !(o.cooldown_ms() >= 0))
-    return invalid("measure options min_repeat_ms and cooldown_ms must be >= 0");
   if (!(o.run_timeout_s() > 0) || o.run_timeout_s() > limits.max_run_timeout_s)
     return invalid("the run timeout must be positive and at most " + std::to_string(limits.max_run_timeout_s) + " s");
+  const double budget_ms = o.run_timeout_s() * 1000;
+  if (!(o.min_repeat_ms() >= 0 && o.min_repeat_ms() <= budget_ms) ||
+      !(o.cooldown_ms() >= 0 && o.cooldown_ms() <= budget_ms))
+    return invalid("measure options min_repeat_ms and cooldown_ms must be >= 0 and at most the run timeout (" +
+                   std::to_string(budget_ms) + " ms)");
   return grpc::Status::OK;
 }
 

@@ -30,7 +30,7 @@ kiln::ErrorKind from_proto(ErrorKind kind);
 struct RequestLimits {
   size_t max_artifact_bytes = size_t{64} << 20;
   size_t max_buffer_bytes = size_t{4} << 30;  // all arguments together
-  size_t max_reference_points = 1 << 20;
+  size_t max_reference_points = size_t{1} << 23;  // values (whole outputs are sent); 64 MiB
   double max_run_timeout_s = 3600;
 };
 

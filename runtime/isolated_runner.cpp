@@ -43,10 +43,16 @@ void check_measure_job(const MeasureJob& job) {
   for (const ReferenceSample& ref : job.reference) {
     internal_assert(ref.output >= 0 && job.num_inputs + static_cast<size_t>(ref.output) < job.args.size())
         << "job " << job.identity << ": reference for output " << ref.output << ", which does not exist";
-    internal_assert(ref.flat_index.size() == ref.expected.size())
-        << "job " << job.identity << ": reference indices and values differ in number";
     int64_t n = 1;
     for (int64_t d : job.args[job.num_inputs + static_cast<size_t>(ref.output)].shape) n *= d;
+    if (ref.whole()) {
+      internal_assert(static_cast<int64_t>(ref.expected.size()) == n)
+          << "job " << job.identity << ": a whole-output reference of " << ref.expected.size() << " values for "
+          << n << " elements";
+      continue;
+    }
+    internal_assert(ref.flat_index.size() == ref.expected.size())
+        << "job " << job.identity << ": reference indices and values differ in number";
     for (int64_t i : ref.flat_index)
       internal_assert(i >= 0 && i < n) << "job " << job.identity << ": reference index " << i << " out of range";
   }

@@ -14,12 +14,16 @@
 
 namespace kiln {
 
-// Expected values of some output elements, for checking a candidate.
+// Expected values of output elements, for checking a candidate: the whole
+// output (flat_index empty, `expected` holds every element in row-major
+// order: what the tuner sends, so that a kernel wrong in one tail element is
+// caught), or some elements.
 struct ReferenceSample {
   int output = 0;                   // which output argument (0 = first output)
-  std::vector<int64_t> flat_index;  // row-major element indices
+  std::vector<int64_t> flat_index;  // row-major element indices; empty: every element
   std::vector<double> expected;     // values at those indices
-  double tolerance = 0;             // |got - want| <= tol * (1 + |want|)
+  double tolerance = 0;             // |got - want| <= tol * (1 + |want|); NaN matches only NaN
+  bool whole() const { return flat_index.empty(); }
 };
 
 // One kernel argument: a dense row-major buffer.

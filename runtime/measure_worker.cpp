@@ -107,13 +107,16 @@ class Worker {
       const rt::NDArray& out = arrays_[arg];
       int64_t bad = 0, first = -1;
       double got_first = 0, want_first = 0;
-      for (size_t k = 0; k < ref.flat_index.size(); ++k) {
-        const double got = out.get(ref.flat_index[k]);
+      const size_t count = ref.expected.size();
+      for (size_t k = 0; k < count; ++k) {
+        const int64_t at = ref.whole() ? static_cast<int64_t>(k) : ref.flat_index[k];
+        const double got = out.get(at);
         const double want = ref.expected[k];
-        // Written so that a NaN on either side never matches.
-        if (std::fabs(got - want) <= ref.tolerance * (1 + std::fabs(want))) continue;
+        // NaN matches only NaN; written so that a NaN on one side never matches.
+        if (std::isnan(want) ? std::isnan(got) : std::fabs(got - want) <= ref.tolerance * (1 + std::fabs(want)))
+          continue;
         if (bad++ == 0) {
-          first = ref.flat_index[k];
+          first = at;
           got_first = got;
           want_first = want;
         }
@@ -123,8 +126,8 @@ class Worker {
       std::ostringstream os;
       os.precision(9);
       os << "output " << a.name << index_str(a.shape, first) << " is " << got_first << ", expected " << want_first
-         << " (tolerance " << ref.tolerance << " * (1 + |expected|)); " << bad << " of " << ref.flat_index.size()
-         << " checked elements differ";
+         << " (tolerance " << ref.tolerance << " * (1 + |expected|)); " << bad << " of " << count
+         << (ref.whole() ? " elements differ" : " checked elements differ");
       return os.str();
     }
     return "";

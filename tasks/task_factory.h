@@ -1,6 +1,8 @@
 // Builds tuning tasks from workload strings: the op's template space, its
-// instantiate function, the kernel's arguments and the reference samples
-// (the interpreter's values at sampled output points for the task's inputs).
+// instantiate function, the kernel's arguments and the whole reference output
+// for the task's inputs (the interpreter's up to 5e7 FLOPs; beyond, the op's
+// default schedule's, checked against the interpreter on sampled elements),
+// which every measured candidate is compared with element by element.
 #pragma once
 
 #include <string>
@@ -11,8 +13,8 @@
 
 namespace kiln {
 
-// user_error on a bad workload or target string. Without reference
-// samples, a task can only provide features (transfer learning).
+// user_error on a bad workload or target string. Without a reference, a
+// task can only provide features (transfer learning).
 Task make_task(const std::string& workload, const Target& target, bool with_reference = true);
 
 // The op instance and the scheduled kernel of a task's config.

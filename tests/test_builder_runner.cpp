@@ -40,6 +40,7 @@ enum Plant : int64_t {
   kCrash,          // kernel stores 2^40 elements past its output: SIGSEGV
   kHang,           // kernel runs a 2^40-iteration loop
   kWrong,          // kernel drops the reduction: C = A[:, 0] * B[0, :]
+  kTailWrong,      // kernel is right but for C's last element
   kReject,         // instantiate throws UserError
   kThrow,          // instantiate throws something else
   kCompileHang,    // instantiate never returns
@@ -80,6 +81,8 @@ std::shared_ptr<Task> make_task(const std::string& target = "llvm") {
         std::abort();
       case kWrong:
         return mm.wrong(depth);
+      case kTailWrong:
+        return mm.tail_wrong(tile, depth);
       case kCrash:
         return mm.crashing(tile, depth);
       case kHang:
@@ -92,7 +95,7 @@ std::shared_ptr<Task> make_task(const std::string& target = "llvm") {
   task->args = mm.lower_plain(4, LowerDepth::kAnnotatedLoops).args;
   task->num_inputs = 2;
   task->input_seed = 7;
-  task->reference = {mm.reference(task->input_seed, 1)};
+  task->reference = {mm.whole_reference(task->input_seed)};
   return task;
 }
 
@@ -209,6 +212,21 @@ TEST_CASE("LocalRunner measures good kernels and survives crashes, hangs and wro
     CHECK(runner.workers_started() == 3);
   }
   CHECK(no_children());
+}
+
+TEST_CASE("a kernel wrong in its last element only is recorded as wrong", "[tuner][runner]") {
+  auto task = make_task();
+  REQUIRE(task->reference.at(0).whole());
+  LocalBuilder builder(LocalBuilderOptions{1, 30, ""});
+  std::vector<BuildResult> builds = builder.build(*task, {config(*task, kTailWrong), config(*task, kGood)});
+  MeasureOptions opt;
+  opt.repeat = 1;
+  opt.min_repeat_ms = 1;
+  LocalRunner runner(opt);
+  std::vector<MeasureResult> r = runner.run(*task, builds);
+  CHECK(r[0].error == ErrorKind::kWrongResult);
+  CHECK_THAT(r[0].message, Catch::Contains("output C[31, 31]") && Catch::Contains("1 of 1024 elements differ"));
+  CHECK(r[1].ok());
 }
 
 TEST_CASE("LocalBuilder compiles for the task's target; LocalRunner runs only the host's", "[tuner][builder]") {

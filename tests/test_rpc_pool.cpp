@@ -211,6 +211,7 @@ TEST_CASE("pool: calls without the right token are refused with UNAUTHENTICATED"
   Proc tracker = start_tracker(sec);
   REQUIRE(tracker.error.empty());
   Proc server = start_server(server_options(tracker, sec));
+  INFO("server: " << server.error);
   REQUIRE(server.error.empty());
   Security wrong = sec;
   wrong.token = "guess";
@@ -298,6 +299,7 @@ TEST_CASE("pool: malformed and oversized artifacts are refused while the server 
   DeviceServerOptions so = server_options(tracker, {});
   so.limits.max_artifact_bytes = 256 << 10;
   Proc server = start_server(so);
+  INFO("server: " << server.error);
   REQUIRE(server.error.empty());
   LocalBuilder builder;
   std::vector<Config> cs = configs(*task, 1, kGood);
@@ -480,6 +482,7 @@ TEST_CASE("pool: a restarted tracker gets its servers back", "[rpc][pool]") {
   REQUIRE(tracker.error.empty());
   const int port = tracker.port;
   Proc server = start_server(server_options(tracker, {}));
+  INFO("server: " << server.error);
   REQUIRE(server.error.empty());
   LocalBuilder builder;
   PoolRunner runner(pool_options(tracker, {}), quick_measure());
@@ -519,6 +522,7 @@ TEST_CASE("pool: TLS with a self-signed certificate", "[rpc][pool][tls]") {
   Proc tracker = start_tracker(sec);
   REQUIRE(tracker.error.empty());
   Proc server = start_server(server_options(tracker, sec));
+  INFO("server: " << server.error);
   REQUIRE(server.error.empty());
   Security client = sec;
   client.tls_cert.clear();
@@ -538,6 +542,7 @@ TEST_CASE("pool: unknown key, unreachable tracker and bad options give clear err
   Proc tracker = start_tracker({});
   REQUIRE(tracker.error.empty());
   Proc server = start_server(server_options(tracker, {}));
+  INFO("server: " << server.error);
   REQUIRE(server.error.empty());
   DeviceServerOptions lost = server_options(tracker, {});
   lost.tracker = "127.0.0.1:1";

@@ -232,7 +232,19 @@ TEST_CASE("measure requests: malformed and oversized ones are refused with a rea
   refused([](MeasureRequest& r) { r.mutable_reference(0)->set_flat_index(0, 16); }, invalid,
           "index 16 is out of range");
   refused([](MeasureRequest& r) { r.mutable_reference(0)->add_expected(2); }, invalid, "1 indices but 2 values");
-  refused([](MeasureRequest& r) { r.mutable_options()->set_repeat(0); }, invalid, "repeat must be >= 1");
+  refused([](MeasureRequest& r) { r.mutable_reference(0)->clear_flat_index(); }, invalid,
+          "a whole-output reference has 1 values for an output of 16 elements");
+  {
+    MeasureRequest whole = ok;  // the whole output: every element, no indices
+    whole.mutable_reference(0)->clear_flat_index();
+    whole.mutable_reference(0)->clear_expected();
+    for (int k = 0; k < 16; ++k) whole.mutable_reference(0)->add_expected(k);
+    CHECK(validate_request(whole, limits, machine).ok());
+    limits.max_reference_points = 15;
+    CHECK(validate_request(whole, limits, machine).error_code() == exhausted);
+    limits.max_reference_points = size_t{1} << 23;
+  }
+  refused([](MeasureRequest& r) { r.mutable_options()->set_repeat(0); }, invalid, "repeat must be");
   refused([](MeasureRequest& r) { r.mutable_options()->set_run_timeout_s(0); }, invalid, "run timeout");
 }
 

@@ -68,6 +68,24 @@ struct PlantedMatmul {
     return lower(s, {A, B, W}, "mm", depth);
   }
 
+  // The correct kernel, then one more store: only C's last element is wrong
+  // (by 1), the kind of tail bug a sampled check can miss.
+  LoweredFunc tail_wrong(int64_t tile, LowerDepth depth) const {
+    LoweredFunc f = lower_plain(tile, depth);
+    const Var& c = f.args[2].data;
+    Expr last = make_const(DType::i64(), int64_t{kN * kN - 1});
+    f.body = SeqNode::make(
+        {f.body, StoreNode::make(c, LoadNode::make(DType::f32(), c, last) + make_const(DType::f32(), 1.0), last)});
+    return f;
+  }
+
+  // The whole of C, as the tuner's tasks carry it (flat_index empty).
+  ReferenceSample whole_reference(uint64_t seed) const {
+    ReferenceSample ref = reference(seed, 1);
+    ref.flat_index.clear();
+    return ref;
+  }
+
   // Every `stride`-th element of C for the runner's inputs
   // (NDArray::fill_random(seed + i), which differs from
   // HostTensor::fill_random, copied into host tensors for the interpreter).
