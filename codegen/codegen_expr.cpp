@@ -90,7 +90,7 @@ llvm::Value* CodeGenLLVM::emit_binary(const BinaryNode* op) {
   }
   if (is_comparison_kind(k)) return emit_compare(k, t, a, b);
   if (t.is_float()) return emit_float_arith(k, a, b);
-  return emit_int_arith(k, t, op->b, a, b);
+  return emit_int_arith(k, t, op->a, op->b, a, b);
 }
 
 llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Value* b) {
@@ -124,9 +124,10 @@ llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Val
   }
 }
 
-llvm::Value* CodeGenLLVM::emit_int_arith(NodeKind k, DType t, const Expr& rhs, llvm::Value* a, llvm::Value* b) {
+llvm::Value* CodeGenLLVM::emit_int_arith(NodeKind k, DType t, const Expr& lhs, const Expr& rhs, llvm::Value* a,
+                                         llvm::Value* b) {
   const bool is_signed = t.is_int();
-  const bool nsw = is_signed && t.bits >= 32;
+  const bool nsw = is_signed && t.bits >= 32 && !is_data(rhs) && !is_data(lhs);  // see is_data
   switch (k) {
     case NodeKind::Add:
       return builder_.CreateAdd(a, b, "", false, nsw);
@@ -377,6 +378,16 @@ llvm::Value* CodeGenLLVM::emit_ramp(const RampNode* op) {
   return builder_.CreateAdd(base, builder_.CreateMul(stride, offsets, "", false, nsw), "", false, nsw);
 }
 
+bool CodeGenLLVM::is_data(const Expr& e) const {
+  bool data = false;
+  post_order_visit(e, [&](const Ref<Object>& n) {
+    if (data) return;
+    if (n->kind() == NodeKind::Load) data = true;
+    if (n->kind() == NodeKind::Var) data = data_vars_.count(static_cast<const VarNode*>(n.get())) > 0;
+  });
+  return data;
+}
+
 bool CodeGenLLVM::may_fault(const Expr& e) {
   bool fault = false;
   post_order_visit(e, [&](const Ref<Object>& n) {
@@ -438,7 +449,10 @@ llvm::Value* CodeGenLLVM::emit_let(const LetNode* op) {
   bind(v, value);
   Analyzer::VarScope scope(&analyzer_, op->var);
   if (op->value.dtype().is_integer() && op->value.dtype().is_scalar()) analyzer_.bind(op->var, op->value);
+  const bool data = is_data(op->value);
+  if (data) data_vars_.insert(v);
   llvm::Value* result = emit(op->body);
+  if (data) data_vars_.erase(v);
   unbind(v, previous);
   return result;
 }

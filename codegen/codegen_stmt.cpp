@@ -133,6 +133,8 @@ void CodeGenLLVM::emit_let_stmt(const LetStmtNode* op) {
   const DType t = op->value.dtype();
   Analyzer::VarScope scope(&analyzer_, op->var);
   if (t.is_integer() && t.is_scalar()) analyzer_.bind(op->var, op->value);
+  const bool data = is_data(op->value);
+  if (data) data_vars_.insert(v);
   if (t.is_handle()) {
     // A pointer alias: same element type as what it names.
     if (const VarNode* src = op->value.as<VarNode>()) {
@@ -141,6 +143,7 @@ void CodeGenLLVM::emit_let_stmt(const LetStmtNode* op) {
     }
   }
   emit(op->body);
+  if (data) data_vars_.erase(v);
   unbind(v, previous);
 }
 

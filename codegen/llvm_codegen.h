@@ -79,7 +79,7 @@ class CodeGenLLVM {
   llvm::Value* emit(const Expr& e);
   llvm::Value* emit_binary(const BinaryNode* op);
   llvm::Value* emit_float_arith(NodeKind k, llvm::Value* a, llvm::Value* b);
-  llvm::Value* emit_int_arith(NodeKind k, DType t, const Expr& rhs, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_int_arith(NodeKind k, DType t, const Expr& lhs, const Expr& rhs, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_floor_div_mod(bool is_div, const Expr& rhs, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_compare(NodeKind k, DType t, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_call(const CallNode* op);
@@ -97,6 +97,12 @@ class CodeGenLLVM {
   llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);
   // Alignment in bytes of element `index` of a 64-byte-aligned buffer.
   unsigned alignment_of(const Expr& index, DType elem);
+  // Whether `e` is data: it reads memory (a load, or a let variable bound to
+  // data). Signed integer arithmetic on anything else (loop variables,
+  // constants: index computations) cannot overflow and carries nsw, which
+  // lets LLVM widen and strength-reduce addresses; arithmetic on data wraps
+  // (compute/expr.h).
+  bool is_data(const Expr& e) const;
   // select: a branch that may fault (may_fault) is evaluated only when
   // chosen (compute/expr.h).
   llvm::Value* emit_select(const SelectNode* op);
@@ -136,6 +142,7 @@ class CodeGenLLVM {
   // (for proving that a select's branch cannot fault).
   Analyzer analyzer_;
   int outlined_count_ = 0;
+  std::unordered_set<const VarNode*> data_vars_;  // let variables bound to data (is_data)
 };
 
 // Lowers, verifies and optimizes (O3 for tm's target) the functions into a

@@ -7,6 +7,13 @@
 //   FloorDiv/Mod   : rounding toward negative infinity; the result of FloorMod
 //                    has the sign of the divisor. Index arithmetic produced by
 //                    schedules (split, fuse) uses these.
+//   Integer + - *  : wrap around modulo 2^bits (two's complement) on data;
+//                    index arithmetic never overflows (buffers are smaller
+//                    than the index type's range), which codegen relies on.
+//                    Integer division by zero is undefined: guard it (a
+//                    select evaluates only the chosen branch).
+//   Select         : evaluates only the chosen branch, so a branch may hold
+//                    a load or a division that is only valid when chosen.
 //   Min / Max      : for floats, NaN if either operand is NaN (so relu(NaN)
 //                    is NaN, as in NumPy and PyTorch); otherwise the smaller
 //                    (larger) operand, the first one on ties (float_min /

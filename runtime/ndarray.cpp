@@ -209,12 +209,13 @@ void NDArray::fill_random(uint64_t seed) const {
     double v;
     if (dtype_.is_float()) {
       v = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;  // 53 bits -> [-1, 1)
-    } else if (dtype_.is_int()) {
-      v = static_cast<double>(static_cast<int64_t>(r % 17) - 8);
     } else if (dtype_.bits == 1) {
       v = static_cast<double>(r & 1);
     } else {
-      v = static_cast<double>(r % 16);
+      // Integers span their type's whole range (the low bytes of r), so that
+      // wrap-around is exercised; compute/expr.h says integer arithmetic wraps.
+      std::memcpy(static_cast<char*>(p) + i * dtype_.bytes(), &r, static_cast<size_t>(dtype_.bytes()));
+      continue;
     }
     write_element(p, dtype_, i, v);
   }

@@ -41,8 +41,8 @@ class NDArray {
   void set(int64_t flat_index, double value) const;
 
   // Deterministic pseudo-random contents for `seed`: floats uniform in
-  // [-1, 1]; signed ints in [-8, 8]; unsigned ints in [0, 15]; bools 0 or 1.
-  // Small integers keep integer matmul/conv accumulations far from overflow.
+  // [-1, 1]; integers uniform over their type's whole range (accumulations
+  // wrap, as integer arithmetic does everywhere in kiln); bools 0 or 1.
   void fill_random(uint64_t seed) const;
   void fill_zero() const;
 

@@ -22,6 +22,7 @@
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
+#include "support/skip.h"
 
 using namespace kiln::rt;
 
@@ -121,15 +122,18 @@ TEST_CASE("fill_random is deterministic and in range", "[runtime]") {
       CHECK(lo >= -1.0);
       CHECK(hi <= 1.0);
       CHECK(hi - lo > 1.5);  // spread over the range
-    } else if (t.is_int()) {
-      CHECK(lo == -8);
-      CHECK(hi == 8);
     } else if (t.bits == 1) {
       CHECK(lo == 0);
       CHECK(hi == 1);
     } else {
-      CHECK(lo == 0);
-      CHECK(hi == 15);
+      // Integers span their type's whole range.
+      const double type_lo = t.is_int() ? -std::ldexp(1.0, t.bits - 1) : 0.0;
+      const double type_hi = t.is_int() ? std::ldexp(1.0, t.bits - 1) - 1 : std::ldexp(1.0, t.bits) - 1;
+      const double span = type_hi - type_lo;
+      CHECK(lo >= type_lo);
+      CHECK(hi <= type_hi);
+      CHECK(lo < type_lo + span / 16);
+      CHECK(hi > type_hi - span / 16);
     }
   }
 }
@@ -324,8 +328,7 @@ TEST_CASE("time evaluator measures a sleep", "[runtime]") {
   TimeResult r = time_function(nap, opt);
   CHECK(r.number == 1);
   REQUIRE(r.samples_ms.size() == 3);
-  CHECK(r.median_ms >= 1.9);
-  CHECK(r.median_ms < 50);
+  CHECK(r.median_ms >= 1.9);  // a 2 ms sleep takes at least that long (no upper bound: loaded machines)
   CHECK(r.stddev_ms >= 0);
   CHECK(r.mean_ms >= r.min_ms);
 
@@ -340,8 +343,7 @@ TEST_CASE("time evaluator measures a sleep", "[runtime]") {
 
 TEST_CASE("Module loads a shared object and wires the parallel-for slot", "[runtime]") {
   if (std::system("command -v cc > /dev/null 2>&1") != 0) {
-    WARN("no C compiler (cc) on PATH: skipping the Module test");
-    return;
+    KILN_SKIP("no C compiler (cc) on PATH");
   }
   char dir_template[] = "/tmp/kiln_test_runtime_XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);

@@ -205,3 +205,39 @@ TEST_CASE("a vectorized select never reads the unchosen branch's elements either
     for (int64_t k = 0; k < n; ++k) CHECK(c.data_as<float>()[k] == a.data_as<float>()[k] + 1.0f);
   }
 }
+
+TEST_CASE("integer arithmetic on data wraps the same in kernels and the interpreter, over the whole range") {
+  // Full-range inputs (NDArray::fill_random) make the products overflow.
+  for (DType t : {DType::i32(), DType::i8()}) {
+    const int64_t n = 67;
+    Tensor A = placeholder({n}, t, "A"), B = placeholder({n}, t, "B");
+    Tensor C = compute({n}, [&](Var i) { return A(i) * B(i) + A(i) - B(i) * make_const(t, int64_t{3}); }, "C");
+    for (int lanes : {1, 16}) {
+      Schedule s({C});
+      if (lanes > 1) {
+        IterVar io, ii;
+        s[C].split(s[C].axis()[0], lanes, &io, &ii);
+        s[C].vectorize(ii);
+      }
+      LoweredFunc f = lower(s, {A, B, C}, "wrap");
+      rt::NDArray a = test::array(f.args[0]), b = test::array(f.args[1]), c = test::array(f.args[2]);
+      a.fill_random(11);
+      b.fill_random(12);
+      REQUIRE(test::run(f, {a, b, c}) == 0);
+      std::vector<std::pair<Tensor, HostTensor>> in;
+      for (auto [tensor, arr] : {std::make_pair(A, a), std::make_pair(B, b)}) {
+        HostTensor h(t, {n});
+        std::memcpy(h.bytes.data(), arr.data(), arr.nbytes());
+        in.emplace_back(tensor, h);
+      }
+      HostTensor want = interpret({C}, in)[0];
+      HostTensor got(t, {n});
+      std::memcpy(got.bytes.data(), c.data(), c.nbytes());
+      INFO(t.str() << " lanes " << lanes);
+      CHECK(compare_tensors(want, got, 0, 0) == "");
+      int64_t big = 0;  // the inputs really span the range
+      for (int64_t k = 0; k < n; ++k) big += std::abs(a.get(k)) > (t.bits == 8 ? 64 : 1 << 20);
+      CHECK(big > n / 4);
+    }
+  }
+}
