@@ -112,6 +112,7 @@ size_t Schedule::position_of(const StageNode* s) const {
 }
 
 void Schedule::set_op(StageNode* s, const Operation& op) {
+  replaced_ops_.push_back(s->op);  // callers still use the old op's node (and its stage_map_ key)
   s->op = op;
   stage_map_[op.get()] = s;  // old ops keep mapping to this stage too
 }
@@ -222,10 +223,12 @@ Tensor Schedule::rfactor(const Tensor& t, const IterVar& axis) {
   VarMap vmap;
   std::vector<IterVar> axes = copy_axes(c->axis, name, &vmap);
   Var kf(name + "." + axis_name(axis));
-  IterVar kf_iv = IterVar::make(kf, Range(0, factored_inner ? factor : outer_ext), IterKind::kDataPar);
+  // i32 extents, like the axes' i32 vars (an int64_t would make an i64 immediate).
+  IterVar kf_iv =
+      IterVar::make(kf, Range(0, static_cast<int>(factored_inner ? factor : outer_ext)), IterKind::kDataPar);
   axes.insert(axes.begin(), kf_iv);
   Var kr(axis_name(factored_inner ? rel->outer : rel->inner));
-  IterVar kr_iv = reduce_axis(Range(0, factored_inner ? outer_ext : factor), kr->name);
+  IterVar kr_iv = reduce_axis(Range(0, static_cast<int>(factored_inner ? outer_ext : factor)), kr->name);
   Expr ko = factored_inner ? Expr(kr_iv->var) : Expr(kf), ki = factored_inner ? Expr(kf) : Expr(kr_iv->var);
   Expr kval = ko * static_cast<int>(factor) + ki + k->dom.min;
   std::vector<IterVar> raxes{kr_iv};
@@ -245,7 +248,7 @@ Tensor Schedule::rfactor(const Tensor& t, const IterVar& axis) {
   Operation rf_op(new ComputeOpNode(name, c->tag, axes, raxes, body));
   Tensor rf(rf_op);
   // t now reduces rf over the factored axis.
-  IterVar kk = reduce_axis(Range(0, *as_const_int(kf_iv->dom.extent)), axis_name(axis) + ".v");
+  IterVar kk = reduce_axis(Range(0, static_cast<int>(*as_const_int(kf_iv->dom.extent))), axis_name(axis) + ".v");
   std::vector<Expr> idx{kk->var};
   for (auto& iv : c->axis) idx.push_back(iv->var);
   Operation combined(

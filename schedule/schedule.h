@@ -151,6 +151,10 @@ class Schedule {
   std::vector<Tensor> outputs_;
   std::vector<std::unique_ptr<StageNode>> stages_;
   std::unordered_map<const OperationNode*, StageNode*> stage_map_;
+  // Ops a stage no longer computes (replaced by set_op), kept alive: their
+  // keys stay in stage_map_, and a freed op's address could be reused by a
+  // new op (which would then map to the wrong stage).
+  std::vector<Operation> replaced_ops_;
 };
 
 // Leaf axis of `iv` by name lookup helper for templates: finds the root axis

@@ -22,7 +22,7 @@ TARGETS=$(cache_value KILN_LLVM_TARGETS)
 #    whole closure as the loader resolves it).
 forbidden='lib(LLVM|clang|lld|z3|xml2|icu[a-z]*|edit|tinfo|ncurses)[-.]'
 if [ "$SHARED_LLVM" = ON ]; then
-  echo "cli_bundle: KILN_LLVM_SHARED=ON build: skipping the static-LLVM checks"
+  skip "KILN_LLVM_SHARED=ON build: the static-LLVM checks did not run"
 else
   needed=$(readelf -d "$KILN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   if [ -z "$needed" ]; then
@@ -75,5 +75,4 @@ case ";$TARGETS;" in
 esac
 expect 2 "unknown target triple 'nonsense-foo-bar'" -- source matmul:M=8,N=8,K=8 --target "llvm -mtriple=nonsense-foo-bar"
 
-echo "cli_bundle: $pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish cli_bundle

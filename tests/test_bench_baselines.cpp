@@ -15,6 +15,7 @@
 #include "codegen/runtime_dtype.h"
 #include "base/error.h"
 #include "support/temp_dir.h"
+#include "support/skip.h"
 
 using namespace kiln;
 
@@ -49,8 +50,7 @@ std::vector<OpInstance> smoke_ops() {
 
 void check_in_process(const std::string& lib) {
   if (!baselines::baseline_available(lib)) {
-    WARN(lib << " is not available: " << baselines::baseline_unavailable_reason(lib) << "; skipped");
-    return;
+    KILN_SKIP(lib << " is not available: " << baselines::baseline_unavailable_reason(lib));
   }
   int covered = 0;
   for (const OpInstance& op : smoke_ops()) {
@@ -80,13 +80,19 @@ TEST_CASE("OpenBLAS has no contender for convolutions") {
   OpInstance op = build_workload("conv2d:C=2,H=5,W=5,K=2,R=3,S=3");
   CHECK_FALSE(baselines::baseline_supports("openblas", op));
   CHECK(baselines::baseline_supports("onednn", op));
-  if (!baselines::baseline_available("openblas")) return;
+}
+
+TEST_CASE("making an OpenBLAS contender for a convolution is a user error") {
+  if (!baselines::baseline_available("openblas"))
+    KILN_SKIP("openblas is not available: " << baselines::baseline_unavailable_reason("openblas"));
+  OpInstance op = build_workload("conv2d:C=2,H=5,W=5,K=2,R=3,S=3");
   Arrays a = arrays_for(op);
   CHECK_THROWS_AS(baselines::make_contender("openblas", op, a.inputs, a.out), UserError);
 }
 
 TEST_CASE("a contender's wrong output fails the check") {
-  if (!baselines::baseline_available("onednn")) return;
+  if (!baselines::baseline_available("onednn"))
+    KILN_SKIP("onednn is not available: " << baselines::baseline_unavailable_reason("onednn"));
   OpInstance op = build_workload("matmul:M=5,N=6,K=7,bias=1,relu=1");
   Arrays a = arrays_for(op);
   auto c = baselines::make_contender("onednn", op, a.inputs, a.out);
@@ -99,8 +105,7 @@ TEST_CASE("a contender's wrong output fails the check") {
 
 TEST_CASE("the Halide helper autoschedules, runs and times ops that agree with the reference") {
   if (baselines::halide_helper_path().empty()) {
-    WARN("kiln-halide-baseline was not built; skipped");
-    return;
+    KILN_SKIP("halide: " << baselines::baseline_unavailable_reason("halide"));
   }
   setenv("HL_BEAM_SIZE", "1", 1);  // greedy Adams2019: seconds, not minutes
   baselines::HalideHelper h(2);

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
+#include "support/skip.h"
 
 using namespace kiln;
 using kiln::testing::TempDir;
@@ -51,8 +52,8 @@ json sample_result() {
 TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every output") {
   TempDir tmp;
   if (!baselines::baseline_available("onednn") || !baselines::baseline_available("openblas")) {
-    WARN("oneDNN or OpenBLAS missing; skipped");
-    return;
+    KILN_SKIP("oneDNN or OpenBLAS missing: " << baselines::baseline_unavailable_reason("onednn") << " / "
+                                             << baselines::baseline_unavailable_reason("openblas"));
   }
   std::string suite =
       tmp.write("kiln_bench_quick.txt", "matmul:M=9,N=10,K=11,bias=1\nconv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1\n");

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <filesystem>
 
 #include "codegen/alignment.h"
@@ -12,6 +11,7 @@
 #include "runtime/module.h"
 #include "support/temp_dir.h"
 #include "test_codegen_util.h"
+#include "support/skip.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -82,8 +82,7 @@ TEST_CASE("target strings parse, print and round-trip", "[codegen][target]") {
 
 TEST_CASE("host target keeps AVX-512 features the CPU name does not imply", "[codegen][target]") {
   if (!host_has_avx512f()) {
-    WARN("host has no avx512f; skipped");
-    return;
+    KILN_SKIP("host has no avx512f");
   }
   Target host = Target::host();
   INFO(host.str());
@@ -131,8 +130,7 @@ TEST_CASE("emit_object cross-compiles ELF for x86-64 and AArch64", "[codegen][ob
 
 TEST_CASE("host assembly of a 16-lane FMA loop uses zmm registers and vfmadd", "[codegen][asm]") {
   if (!host_has_avx512f()) {
-    WARN("host has no avx512f; skipped");
-    return;
+    KILN_SKIP("host has no avx512f");
   }
   std::string asm_text = emit_assembly({fma16("fma_asm")}, Target::host());
   CHECK(asm_text.find("zmm") != std::string::npos);
@@ -221,16 +219,22 @@ TEST_CASE("codegen user errors", "[codegen][errors]") {
   CHECK_THAT(user_error_of([&] { jit->get_function("nope"); }), Catch::Matchers::Contains("no kernel named 'nope'"));
 }
 
-TEST_CASE("a small kernel JIT-compiles quickly", "[codegen][perf]") {
-  // Warm up LLVM's one-time initialization, then time a fresh compile.
-  JitModule::compile({fma16("warm")}, Target::host());
-  const Target host = Target::host();
-  const auto start = std::chrono::steady_clock::now();
-  auto m = JitModule::compile({fma16("timed")}, host);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  WARN("small kernel JIT compile: " << ms << " ms (reported " << m->compile_ms() << " ms)");
-  // Generous bound for loaded CI machines; the typical figure is far lower.
-  CHECK(ms < 1000);
+TEST_CASE("a small kernel JIT-compiles to a working function and reports its compile time", "[codegen][jit]") {
+  // (How fast it compiles is a benchmark's business, not a unit test's.)
+  auto m = JitModule::compile({fma16("timed")}, Target::host());
+  CHECK(m->compile_ms() > 0);
+  alignas(64) float a[256], b[256], c[256];  // kernels may assume aligned buffers (as NDArray's are)
+  for (int i = 0; i < 256; ++i) {
+    a[i] = static_cast<float>(i % 7);
+    b[i] = static_cast<float>(i % 5) - 2;
+    c[i] = static_cast<float>(i);
+  }
+  void* args[] = {a, b, c};
+  REQUIRE(m->get_function("timed")(args) == 0);
+  for (int i = 0; i < 256; ++i) {
+    INFO("C[" << i << "]");
+    CHECK(c[i] == static_cast<float>(i % 7) * (static_cast<float>(i % 5) - 2) + static_cast<float>(i));
+  }
 }
 
 TEST_CASE("alignment of accesses from the index's congruence", "[codegen][align]") {

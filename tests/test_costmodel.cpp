@@ -3,7 +3,6 @@
 // pairwise ranking metric, and the XGBoost ranker on synthetic data
 // (learning, determinism, untrained and degenerate fits, errors).
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -254,7 +253,7 @@ TEST_CASE("features of an empty function are zeros", "[costmodel]") {
   for (float x : v) CHECK(x == 0);
 }
 
-TEST_CASE("feature extraction is fast on real matmul and conv kernels", "[costmodel]") {
+TEST_CASE("feature extraction of real matmul and conv kernels is deterministic and follows the schedule", "[costmodel]") {
   OpInstance mm = matmul_define(1024, 1024, 1024, DType::f32(), false, false);
   mm.op = "matmul";
   MatmulSchedule mcfg;
@@ -269,13 +268,9 @@ TEST_CASE("feature extraction is fast on real matmul and conv kernels", "[costmo
   ScheduledOp sconv = conv2d_schedule(conv, ccfg);
   for (auto* so : {&smm, &sconv}) {
     LoweredFunc f = lower(*so->schedule, so->args, "k", LowerDepth::kAnnotatedLoops);
-    FeatureVector v;
-    const int reps = 200;
-    auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) v = extract_features(f);
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
-    std::cout << "extract_features(" << f.args.back().name << "): " << us << " us\n";
-    CHECK(us < 5000);                       // generous for loaded CI machines; typically tens of microseconds
+    // (Its speed is bench/'s business; here: deterministic and right.)
+    FeatureVector v = extract_features(f);
+    CHECK(extract_features(f) == v);
     CHECK(v[ft::kGlobalOffset + 12] == 1);  // innermost loop vectorized
     CHECK(v[ft::kGlobalOffset + 9] > 0);    // parallel outer loop
   }

@@ -9,6 +9,7 @@
 #include "kernels/matmul.h"
 #include "support/kernel_check.h"
 #include "support/random_schedule.h"
+#include "support/test_seed.h"
 
 using namespace kiln;
 using kiln::testing::check_schedule;
@@ -21,22 +22,34 @@ int64_t small_extent(std::mt19937_64& rng) {
   return kExtents[std::uniform_int_distribution<int>(0, 9)(rng)];
 }
 
-// Random schedule of the plain definition, checked against the interpreter.
+// Random schedules of the plain definition, checked against the
+// interpreter: `cases` fixed regression seeds, then `cases / 2` seeds drawn
+// from this run's seed (support/test_seed.h: fresh each run, KILN_SEED=<n>
+// reproduces a run).
 void check_random_schedules(const char* what, int cases, const std::function<OpInstance(std::mt19937_64&)>& make) {
-  for (int c = 0; c < cases; ++c) {
-    uint64_t seed = 1000 + static_cast<uint64_t>(c);
+  const uint64_t run = kiln::testing::run_seed();
+  const int fresh = cases / 2;
+  for (int c = 0; c < cases + fresh; ++c) {
+    bool fixed = c < cases;
+    // Fresh seeds: the run seed mixed with the test's name, plus the case.
+    uint64_t mix = run;
+    for (const char* p = what; *p; ++p) mix = mix * 1099511628211ULL + static_cast<unsigned char>(*p);
+    uint64_t seed = fixed ? 1000 + static_cast<uint64_t>(c) : mix + static_cast<uint64_t>(c - cases);
     std::mt19937_64 rng(seed);
     OpInstance op = make(rng);
     Schedule s(op.outputs);
-    std::string log = RandomScheduler(seed).apply(s);
-    std::string ir;
-    std::string err;
+    RandomScheduler scheduler(seed);
+    std::string ir, err;
     try {
+      scheduler.apply(s);
       err = check_schedule(s, op.inputs, op.args(), op.outputs, seed, &ir);
     } catch (const std::exception& e) {
       err = std::string("exception: ") + e.what();
     }
-    INFO(what << " case " << c << " (seed " << seed << ")\nschedule: " << log << "\n" << ir);
+    std::string log = scheduler.log();
+    INFO(what << " case " << c << " (" << (fixed ? "fixed" : "fresh") << " seed " << seed << "; "
+              << kiln::testing::seed_note(run) << ")\nschedule: " << log << "\n"
+              << ir);
     CHECK(err == "");
   }
 }
@@ -69,10 +82,14 @@ TEST_CASE("random schedules of the element-wise chain are correct", "[property]"
   });
 }
 
-TEST_CASE("random configs of the hand-written templates are correct", "[property]") {
-  std::mt19937_64 rng(7);
+namespace {
+
+// `n_matmul` matmul and `n_conv` conv2d cases of the fixed-parameter templates.
+void check_template_params(uint64_t seed, int n_matmul, int n_conv) {
+  INFO("template parameters from seed " << seed << " (" << kiln::testing::seed_note(kiln::testing::run_seed()) << ")");
+  std::mt19937_64 rng(seed);
   auto pick = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
-  for (int c = 0; c < 25; ++c) {
+  for (int c = 0; c < n_matmul; ++c) {
     OpInstance mm = matmul_define(small_extent(rng), small_extent(rng) * 3, small_extent(rng), DType::f32(), c % 2 == 0,
                                   c % 3 == 0);
     MatmulSchedule mc;
@@ -86,7 +103,7 @@ TEST_CASE("random configs of the hand-written templates are correct", "[property
                         << mc.mb << " nb " << mc.nb << " kb " << mc.kb << " ku " << mc.k_unroll);
     CHECK(check_schedule(*so.schedule, mm.inputs, so.args, mm.outputs, c) == "");
   }
-  for (int c = 0; c < 20; ++c) {
+  for (int c = 0; c < n_conv; ++c) {
     int64_t stride = pick(1, 2), pad = pick(0, 1);
     OpInstance cv =
         conv2d_define(1, pick(1, 6), pick(3, 11), pick(3, 11), pick(1, 20), 3, 3, stride, pad, 1, DType::f32());
@@ -98,4 +115,11 @@ TEST_CASE("random configs of the hand-written templates are correct", "[property
     INFO("conv2d case " << c << " kb " << cc.kb << " owb " << cc.owb);
     CHECK(check_schedule(*so.schedule, cv.inputs, so.args, cv.outputs, c) == "");
   }
+}
+
+}  // namespace
+
+TEST_CASE("random configs of the hand-written templates are correct", "[property]") {
+  check_template_params(7, 25, 20);                          // the fixed regression seed
+  check_template_params(kiln::testing::run_seed(), 12, 10);  // this run's
 }

@@ -24,18 +24,11 @@ inline int64_t odd_extent(std::mt19937_64& rng, int64_t at_least = 1) {
 
 inline int pick(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
-// The hand schedule is the template's default config, which round-trips
-// through JSON.
-inline void check_hand_schedule(const std::string& workload) {
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  CpuInfo cpu = avx512_cpu();
-  auto space = def.define_space(op, cpu);
-  Config d = def.default_config(op, cpu, *space);
-  INFO(workload << " default " << d.str());
-  CHECK(space->from_json(d.to_json()) == d);
-  auto lowered = [](const ScheduledOp& so) { return to_string(lower(*so.schedule, so.args, "k")); };
-  CHECK(lowered(def.apply_config(op, d)) == lowered(def.hand_schedule(op, cpu)));
+// The hand schedule (the template's default config, which round-trips
+// through JSON) and a different random config agree with the reference
+// interpreter (support/template_check.h).
+inline void check_hand_schedule(const std::string& workload, uint64_t seed = 77) {
+  check_hand_schedule_and_random_config(workload, seed);
 }
 
 }  // namespace kiln::testing

@@ -12,6 +12,7 @@
 #include "kernels/op_registry.h"
 #include "support/kernel_check.h"
 #include "support/template_check.h"
+#include "support/test_seed.h"
 
 using namespace kiln;
 using Catch::Contains;
@@ -71,32 +72,39 @@ std::string random_row_workload(const char* op, std::mt19937_64& rng) {
   return w;
 }
 
-std::string lowered(const ScheduledOp& so) { return to_string(lower(*so.schedule, so.args, "k")); }
 
 }  // namespace
 
 TEST_CASE("random softmax configs are correct", "[ops][norm][property]") {
   std::mt19937_64 rng(51);
   for (int c = 0; c < 6; ++c) check_workload(random_row_workload("softmax", rng), 1, 500 + static_cast<uint64_t>(c));
+  // And 3 shapes and configs from this run's fresh seed (KILN_SEED reproduces).
+  const uint64_t run = kiln::testing::run_seed();
+  INFO(kiln::testing::seed_note(run));
+  std::mt19937_64 fresh(run + 51);
+  for (int c = 0; c < 3; ++c) check_workload(random_row_workload("softmax", fresh), 1, run + static_cast<uint64_t>(c));
   check_every_knob_value("softmax:M=5,N=37");
 }
 
 TEST_CASE("random layer_norm configs are correct", "[ops][norm][property]") {
   std::mt19937_64 rng(52);
   for (int c = 0; c < 6; ++c) check_workload(random_row_workload("layer_norm", rng), 1, 600 + static_cast<uint64_t>(c));
+  // And 3 shapes and configs from this run's fresh seed (KILN_SEED reproduces).
+  const uint64_t run = kiln::testing::run_seed();
+  INFO(kiln::testing::seed_note(run));
+  std::mt19937_64 fresh(run + 52);
+  for (int c = 0; c < 3; ++c) check_workload(random_row_workload("layer_norm", fresh), 1, run + static_cast<uint64_t>(c));
   check_every_knob_value("layer_norm:M=3,N=35");
 }
 
-TEST_CASE("row op hand schedules are their templates' default configs", "[ops][norm]") {
+TEST_CASE("row op hand schedules and other configs agree with the reference", "[ops][norm]") {
   CpuInfo cpu = avx512_cpu();
+  uint64_t seed = 40;
   for (const char* w : {"softmax:M=1536,N=128", "layer_norm:M=128,N=768", "softmax:M=3,N=5,dtype=f64"}) {
     OpInstance op = build_workload(w);
-    const OpDef& def = find_op(op.op);
-    auto space = def.define_space(op, cpu);
-    Config d = def.default_config(op, cpu, *space);
-    INFO(w << " default " << d.str());
-    CHECK(space->size() > 1);
-    CHECK(lowered(def.apply_config(op, d)) == lowered(def.hand_schedule(op, cpu)));
+    INFO(w);
+    CHECK(find_op(op.op).define_space(op, cpu)->size() > 1);
+    CHECK(kiln::testing::check_hand_schedule_and_random_config(w, seed++) == 2);
   }
   // The default vectorizes whole registers and splits the reductions into vector partials.
   OpInstance sm = build_workload("softmax:M=1536,N=128");

@@ -50,7 +50,7 @@ TEST_CASE("pooling windows at the border: padding never wins, never counts", "[o
   }
 }
 
-TEST_CASE("pool hand schedules are the default configs", "[ops][pool]") {
+TEST_CASE("pool hand schedules and other configs agree with the reference", "[ops][pool]") {
   for (const char* w : {"max_pool2d:C=64,H=112,W=112,R=3,S=3,stride=2,pad=1", "avg_pool2d:C=2048,H=7,W=7,R=7,S=7",
                         "max_pool2d:C=3,H=5,W=5,R=2,S=2,stride=2"})
     check_hand_schedule(w);

@@ -33,6 +33,43 @@ TEST_CASE("rfactor of a split reduction", "[schedule][primitive]") {
   }
 }
 
+TEST_CASE("rfactor of a reduction that another stage reads", "[schedule][primitive]") {
+  // Found by the random schedules (test_lowering_property.cpp): rfactor
+  // gave the new axes i64 extents; once the consumer's reduction over the
+  // factored axis is split, the factored stage's loop over the region it
+  // reads gets an i64 extent on an i32 var (an internal error).
+  for (int factored_inner = 0; factored_inner < 2; ++factored_inner) {
+    Mm m = plain_matmul(3, 4, 13);
+    Tensor D = compute(
+        {3, 4}, [&](Var i, Var j) { return m.C(i, j) + 1.0f; }, "D");
+    Schedule s({D});
+    IterVar ko, ki;
+    s[m.C].split(m.k, 5, &ko, &ki);
+    s.rfactor(m.C, factored_inner ? ki : ko);
+    IterVar vo, vi;
+    s[m.C].split(s[m.C].reduce_axis()[0], 2, &vo, &vi);  // C now sums the factored axis
+    INFO("factored " << (factored_inner ? "inner" : "outer"));
+    CHECK(check_schedule(s, {m.A, m.B}, {m.A, m.B, D}, {D}, 3) == "");
+  }
+}
+
+TEST_CASE("cache_write of a reduction after rfactor", "[schedule][primitive]") {
+  // Found by the random schedules (seed 1000: "rfactor(C, split(k, 8).inner)
+  // cache_write(C)"): the op rfactor made was freed when cache_write replaced
+  // it while cache_write still read it ("'B' is not part of this schedule",
+  // std::bad_alloc or a crash).
+  for (int factored_inner = 0; factored_inner < 2; ++factored_inner) {
+    Mm m = plain_matmul(5, 7, 13);
+    Schedule s({m.C});
+    IterVar ko, ki;
+    s[m.C].split(m.k, 8, &ko, &ki);
+    s.rfactor(m.C, factored_inner ? ki : ko);
+    s.cache_write(m.C, MemScope::kLocal);
+    INFO("factored " << (factored_inner ? "inner" : "outer"));
+    CHECK(check_schedule(s, {m.A, m.B}, {m.A, m.B, m.C}, {m.C}, 4) == "");
+  }
+}
+
 TEST_CASE("rfactor of a max reduction with a condition", "[schedule][primitive]") {
   Tensor A = placeholder({6, 11}, DType::f32(), "A");
   IterVar k = reduce_axis(11, "k");

@@ -3,11 +3,22 @@
 # code and that its output contains a string.
 #   expect CODE 'substring' -- kiln-args...
 # EXPECT_TIMEOUT (seconds) bounds each run when set (a hung kiln fails).
+# `skip REASON` records a check that cannot run here; `finish NAME` ends
+# the script: exit 1 on any failure, else 77 (ctest: Skipped, the tests'
+# SKIP_RETURN_CODE) when a check was skipped, else 0.
 fails=0
 pass=0
+skipped=0
 
 ok() { pass=$((pass + 1)); }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+skip() { echo "kiln-test-skipped: $*"; skipped=$((skipped + 1)); }
+finish() {
+  echo "$1: $pass passed, $fails failed, $skipped skipped"
+  [ "$fails" -eq 0 ] || exit 1
+  [ "$skipped" -eq 0 ] || exit 77
+  exit 0
+}
 
 expect() {
   local code="$1" want="$2"

@@ -4,12 +4,14 @@
 // template and operator tests.
 #pragma once
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <exception>
 #include <random>
 #include <string>
 
 #include "kernel_check.h"
+#include "test_seed.h"
 #include "kernels/op_registry.h"
 
 namespace kiln::testing {
@@ -23,15 +25,20 @@ inline CpuInfo avx512_cpu() {
 }
 
 // Checks `count` configs of the workload's template: the default config
-// first, then random ones. Returns the number checked.
+// first, then random ones from the fixed regression `seed`, then
+// max(1, count / 2) more from this run's fresh seed (test_seed.h;
+// KILN_SEED=<n> reproduces a run). Returns the number checked.
 inline int check_template_configs(const std::string& workload, int count, uint64_t seed,
                                   const CpuInfo& cpu = avx512_cpu()) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
   auto space = def.define_space(op, cpu);
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c < count; ++c) {
-    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
+  const uint64_t run = run_seed();
+  const int fresh = std::max(1, count / 2);
+  std::mt19937_64 rng(seed), fresh_rng(run * 1000003 + seed);
+  INFO(seed_note(run));
+  for (int c = 0; c < count + fresh; ++c) {
+    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : c < count ? space->random(rng) : space->random(fresh_rng);
     std::string err, ir;
     try {
       ScheduledOp so = def.apply_config(op, cfg);
@@ -42,7 +49,42 @@ inline int check_template_configs(const std::string& workload, int count, uint64
     INFO(workload << " config " << cfg.str() << "\n" << ir);
     CHECK(err == "");
   }
-  return count;
+  return count + fresh;
+}
+
+// The hand schedule against a genuinely different schedule: in every op but
+// elemwise the hand schedule is apply_config(default config), so comparing
+// the two lowered IRs can never fail. Instead the hand schedule and a random
+// config of the space that differs from the default are both run and
+// checked against the reference interpreter. Workloads too big for the
+// interpreter (over `max_flops`) only check that the default round-trips
+// through JSON. Returns the number of schedules run.
+inline int check_hand_schedule_and_random_config(const std::string& workload, uint64_t seed,
+                                                 const CpuInfo& cpu = avx512_cpu(), double max_flops = 4e6) {
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, cpu);
+  Config d = def.default_config(op, cpu, *space);
+  INFO(workload << " default " << d.str());
+  CHECK(space->from_json(d.to_json()) == d);
+  if (op.flops > max_flops) return 0;
+  std::mt19937_64 rng(seed);
+  Config other = space->random(rng);
+  for (int i = 0; i < 50 && space->size() > 1 && other == d; ++i) other = space->random(rng);
+  int run = 0;
+  for (int which = 0; which < 2; ++which) {
+    std::string err, ir;
+    try {
+      ScheduledOp so = which == 0 ? def.hand_schedule(op, cpu) : def.apply_config(op, other);
+      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(which), &ir);
+    } catch (const std::exception& e) {
+      err = std::string("exception: ") + e.what();
+    }
+    INFO((which == 0 ? std::string("hand schedule") : "random config " + other.str()) << "\n" << ir);
+    CHECK(err == "");
+    ++run;
+  }
+  return run;
 }
 
 }  // namespace kiln::testing
