@@ -153,6 +153,33 @@ Config ConfigSpace::random_neighbor(const Config& c, std::mt19937_64& rng) const
   return Config(this, choices);
 }
 
+namespace {
+
+// A JSON integer that fits int64_t (JSON floats, and integers past the
+// range, are no knob value: converting them would be undefined).
+bool json_int64(const nlohmann::json& v, int64_t* out) {
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(v.get<uint64_t>());
+    return true;
+  }
+  if (!v.is_number_integer()) return false;
+  *out = v.get<int64_t>();
+  return true;
+}
+
+// Whether v is a JSON array of exactly these integers.
+bool json_int_list_equals(const nlohmann::json& v, const std::vector<int64_t>& values) {
+  if (!v.is_array() || v.size() != values.size()) return false;
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t x = 0;
+    if (!json_int64(v[i], &x) || x != values[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Config ConfigSpace::from_json(const nlohmann::json& j) const {
   user_check(j.is_object()) << "a config must be a JSON object of knob values, got " << j.dump();
   std::vector<int> choices;
@@ -164,8 +191,12 @@ Config ConfigSpace::from_json(const nlohmann::json& j) const {
       bool match = false;
       switch (k.kind) {
         case Knob::kSplit:
-        case Knob::kReorder: match = v.is_array() && v.get<std::vector<int64_t>>() == k.options[o]; break;
-        case Knob::kChoice: match = v.is_number_integer() && v.get<int64_t>() == k.options[o][0]; break;
+        case Knob::kReorder: match = json_int_list_equals(v, k.options[o]); break;
+        case Knob::kChoice: {
+          int64_t x = 0;
+          match = json_int64(v, &x) && x == k.options[o][0];
+          break;
+        }
         case Knob::kAnnotate: match = v.is_string() && v.get<std::string>() == k.labels[o]; break;
       }
       if (match) found = static_cast<int>(o);

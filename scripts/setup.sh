@@ -16,6 +16,8 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
   # kiln lib: C glue compiled with clang, aarch64 libc headers for cross-target libraries
   clang-14 libc6-dev-arm64-cross
+  # the libFuzzer build of fuzz/ (-DKILN_FUZZ=ON with clang-14)
+  libclang-rt-14-dev
   # device pool (rpc/)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # kiln bench's Halide baseline (Adams2019 autoscheduler) and kiln report's rendering test

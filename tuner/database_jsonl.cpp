@@ -77,7 +77,7 @@ std::pair<Database::Record, double> parse_line(const std::string& line) {
   json j;
   try {
     j = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past double's range
     user_error() << "not valid JSON (" << e.what() << ")";
   }
   user_check(j.is_object()) << "expected a JSON object";
