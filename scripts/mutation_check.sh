@@ -11,7 +11,7 @@
 # Exit status: 0 when every planted bug was caught, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BUILD="${1:-build-mutation}"
+BUILD="$(realpath -m "${1:-build-mutation}")"
 TARGETS=(test_lowering_property test_templates test_codegen test_semantics test_passes test_passes_exec
          test_builder_runner test_ops_gemm test_ops_conv test_ops_norm test_ops_pool test_golden_ir
          test_schedule_primitives)
