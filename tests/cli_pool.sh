@@ -10,14 +10,7 @@ set -u
 KILN="$1"
 source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
 EXPECT_TIMEOUT=60
-TMPD=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$TMPD"
-}
-trap cleanup EXIT
+use_tmpd_and_background
 export KILN_TOKEN=pool-secret
 
 count() { grep -c -- "$2" "$1" 2>/dev/null || true; }

@@ -10,14 +10,7 @@ KILN="$1"
 SERVE="$(dirname "$KILN")/kiln-serve"
 source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
 EXPECT_TIMEOUT=60
-TMPD=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$TMPD"
-}
-trap cleanup EXIT
+use_tmpd_and_background
 
 
 # expect_serve CODE 'substring' -- kiln-serve args...

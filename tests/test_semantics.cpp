@@ -144,6 +144,21 @@ TEST_CASE("NaN passes through every epilogue and max reduction the same in kerne
 #include "schedule/schedule.h"
 #include "test_codegen_util.h"
 
+namespace {
+
+// C's one loop split by `lanes` and vectorized (left alone for lanes 1), lowered.
+LoweredFunc lower_vectorized(const Tensor& C, const std::vector<Tensor>& args, int lanes, const std::string& name) {
+  Schedule s({C});
+  if (lanes > 1) {
+    IterVar io, ii;
+    s[C].split(s[C].axis()[0], lanes, &io, &ii);
+    s[C].vectorize(ii);
+  }
+  return lower(s, args, name);
+}
+
+}  // namespace
+
 TEST_CASE("a select's load that would fault is not evaluated when the other branch is chosen") {
   const int64_t n = 61;
   BufferArg A = test::buffer("A", DType::f32(), {n}), D = test::buffer("D", DType::i64(), {n}),
@@ -190,13 +205,7 @@ TEST_CASE("a vectorized select never reads the unchosen branch's elements either
       },
       "C");
   for (int lanes : {1, 16}) {
-    Schedule s({C});
-    if (lanes > 1) {
-      IterVar io, ii;
-      s[C].split(s[C].axis()[0], lanes, &io, &ii);
-      s[C].vectorize(ii);
-    }
-    LoweredFunc f = lower(s, {A, C}, "lazy_vec");
+    LoweredFunc f = lower_vectorized(C, {A, C}, lanes, "lazy_vec");
     BufferArg a_arg = f.args[0], c_arg = f.args[1];
     rt::NDArray a = test::array(a_arg), c = test::array(c_arg);
     a.fill_random(5);
@@ -213,13 +222,7 @@ TEST_CASE("integer arithmetic on data wraps the same in kernels and the interpre
     Tensor A = placeholder({n}, t, "A"), B = placeholder({n}, t, "B");
     Tensor C = compute({n}, [&](Var i) { return A(i) * B(i) + A(i) - B(i) * make_const(t, int64_t{3}); }, "C");
     for (int lanes : {1, 16}) {
-      Schedule s({C});
-      if (lanes > 1) {
-        IterVar io, ii;
-        s[C].split(s[C].axis()[0], lanes, &io, &ii);
-        s[C].vectorize(ii);
-      }
-      LoweredFunc f = lower(s, {A, B, C}, "wrap");
+      LoweredFunc f = lower_vectorized(C, {A, B, C}, lanes, "wrap");
       rt::NDArray a = test::array(f.args[0]), b = test::array(f.args[1]), c = test::array(f.args[2]);
       a.fill_random(11);
       b.fill_random(12);

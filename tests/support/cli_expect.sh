@@ -48,3 +48,17 @@ wait_for() {
   done
   return 1
 }
+
+# use_tmpd_and_background: a temporary folder TMPD, and `pids` for the
+# processes the script starts in the background; when the script exits, they
+# are SIGKILLed and TMPD is removed.
+cleanup_tmpd_and_background() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$TMPD"
+}
+use_tmpd_and_background() {
+  TMPD=$(mktemp -d)
+  pids=()
+  trap cleanup_tmpd_and_background EXIT
+}
