@@ -1,12 +1,20 @@
 #include "compute/expr_ops.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "base/error.h"
 
 namespace kiln {
 
 namespace {
+
+bool fits_type(DType t, int64_t v) {
+  if (t.is_bool()) return v == 0 || v == 1;
+  if (t.bits >= 64) return !t.is_uint() || v >= 0;
+  if (t.is_uint()) return v >= 0 && v < (int64_t{1} << t.bits);
+  return v >= -(int64_t{1} << (t.bits - 1)) && v < (int64_t{1} << (t.bits - 1));
+}
 
 bool is_imm(const Expr& e) { return e.as<IntImmNode>() || e.as<FloatImmNode>(); }
 
@@ -62,7 +70,8 @@ Expr fold_or_make(NodeKind k, Expr a, Expr b, FInt fi, FFloat ff) {
   auto* ib = b.as<IntImmNode>();
   if (ia && ib) {
     int64_t r;
-    if (fi(ia->value, ib->value, &r))
+    // Folds only what the type holds exactly: constant folding never wraps.
+    if (fi(ia->value, ib->value, &r) && (is_comparison_kind(k) || fits_type(a.dtype(), r)))
       return is_comparison_kind(k) ? make_const(DType::boolean(), r) : make_const(a.dtype(), r);
   }
   auto* fa = a.as<FloatImmNode>();
@@ -91,8 +100,7 @@ Expr operator+(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::Add, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        *r = x + y;
-        return true;
+        return !__builtin_add_overflow(x, y, r);
       },
       [](double x, double y, double* r) {
         *r = x + y;
@@ -105,8 +113,7 @@ Expr operator-(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::Sub, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        *r = x - y;
-        return true;
+        return !__builtin_sub_overflow(x, y, r);
       },
       [](double x, double y, double* r) {
         *r = x - y;
@@ -123,8 +130,7 @@ Expr operator*(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::Mul, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        *r = x * y;
-        return true;
+        return !__builtin_mul_overflow(x, y, r);
       },
       [](double x, double y, double* r) {
         *r = x * y;
@@ -138,7 +144,7 @@ Expr operator/(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::Div, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        if (y == 0) return false;
+        if (y == 0 || (y == -1 && x == INT64_MIN)) return false;
         *r = x / y;
         return true;
       },
@@ -152,7 +158,7 @@ Expr operator%(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::Mod, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        if (y == 0) return false;
+        if (y == 0 || (y == -1 && x == INT64_MIN)) return false;
         *r = x % y;
         return true;
       },
@@ -167,7 +173,7 @@ Expr floordiv(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::FloorDiv, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        if (y == 0) return false;
+        if (y == 0 || (y == -1 && x == INT64_MIN)) return false;
         *r = floordiv_i(x, y);
         return true;
       },
@@ -182,7 +188,7 @@ Expr floormod(Expr a, Expr b) {
   return fold_or_make(
       NodeKind::FloorMod, a, b,
       [](int64_t x, int64_t y, int64_t* r) {
-        if (y == 0) return false;
+        if (y == 0 || (y == -1 && x == INT64_MIN)) return false;
         *r = floormod_i(x, y);
         return true;
       },

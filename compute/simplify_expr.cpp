@@ -28,7 +28,10 @@ bool finite(const Bound& b) { return b.min_value != Bound::kNegInf && b.max_valu
 // Constant value of a scalar immediate or a broadcast immediate.
 const int64_t* const_value(const Expr& e) { return as_const_int(e); }
 
-// Integer folding of a binary op at the width and signedness of t.
+// Integer folding of a binary op at the width and signedness of t. A signed
+// +, -, * or / whose exact result the type cannot hold is not folded: the
+// simplifier never wraps (index arithmetic that needs 64 bits is in i64, see
+// storage_flatten; data arithmetic wraps where the backends compute it).
 bool fold_int(NodeKind k, DType t, int64_t x, int64_t y, int64_t* r) {
   x = wrap_to_type(t, x);
   y = wrap_to_type(t, y);
@@ -97,6 +100,16 @@ bool fold_int(NodeKind k, DType t, int64_t x, int64_t y, int64_t* r) {
       return true;
     default:
       return false;
+  }
+  if (t.is_int()) {
+    // x and y are in range, so the exact result of + - * fits in 128 bits.
+    __int128 exact = k == NodeKind::Add   ? static_cast<__int128>(x) + y
+                     : k == NodeKind::Sub ? static_cast<__int128>(x) - y
+                     : k == NodeKind::Mul ? static_cast<__int128>(x) * y
+                     : (k == NodeKind::Div || k == NodeKind::FloorDiv) && y == -1 ? -static_cast<__int128>(x)
+                                                                                  : *r;
+    Bound tb = type_bound(t);
+    if (exact < tb.min_value || exact > tb.max_value) return false;
   }
   *r = wrap_to_type(t, *r);
   return true;
@@ -348,6 +361,7 @@ class ExprSimplifier : public IRMutator {
       } else {
         f.add_expr(b, k == NodeKind::Add ? 1 : -1);
       }
+      if (!f.exact()) return make_binary(k, a, b);  // a coefficient would wrap
       f.merge_div_mod();
       return f.to_expr();
     }
@@ -459,6 +473,7 @@ class ExprSimplifier : public IRMutator {
       if (c1 && *c1 > 0 && prod <= type_bound(t).max_value) return floordiv_const(fd->a, static_cast<int64_t>(prod));
     }
     LinearForm f = LinearForm::of(a);
+    if (!f.exact()) return FloorDivNode::make(a, make_const(t, c));
     LinearForm outer(t), rest(t);
     // coeff = q*c + r (truncating, r has coeff's sign): q*atom leaves the division.
     for (auto& term : f.terms()) {
@@ -498,6 +513,7 @@ class ExprSimplifier : public IRMutator {
       if (c1 && *c1 > 0 && *c1 % c == 0) return floormod_const(fm->a, c);
     }
     LinearForm f = LinearForm::of(a);
+    if (!f.exact()) return FloorModNode::make(a, make_const(t, c));
     LinearForm rest(t);
     for (auto& term : f.terms()) rest.add_atom(term.atom, term.coeff % c);  // multiples of c vanish
     rest.set_constant(floormod_int(f.constant(), c));
@@ -735,6 +751,25 @@ class ExprSimplifier : public IRMutator {
     DType from = v.dtype();
     if (from == to) return v;
     if (auto* b = v.as<BroadcastNode>()) return BroadcastNode::make(cast(to.element_of(), b->value), b->lanes);
+    // Widening back what was narrowed: exact when the value fits the narrow
+    // type (a fused i64 axis gives its i32 parts their values this way).
+    if (auto* c = v.as<CastNode>(); c && c->value.dtype() == to && from.is_int() && to.is_int() && from.bits < to.bits) {
+      Bound vb = an_->const_int_bound(c->value), fb = type_bound(from.element_of());
+      if (vb.min_value >= fb.min_value && vb.max_value <= fb.max_value) return c->value;
+    }
+    // Widening a ramp of indices (storage_flatten casts the indices of a
+    // buffer of 2^31 elements or more to i64) keeps it a ramp when no lane
+    // can wrap in the narrow type, so the access stays contiguous.
+    if (auto* r = v.as<RampNode>(); r && from.is_int() && to.is_int() && to.bits > from.bits) {
+      const int64_t* s = as_const_int(r->stride);
+      Bound bb = an_->const_int_bound(r->base), tb = type_bound(from.element_of());
+      if (s && finite(bb) && *s >= INT32_MIN && *s <= INT32_MAX) {
+        int64_t span = *s * (r->lanes - 1);  // at most 2^31 * 2^16: no int64 overflow
+        if (bb.min_value + std::min<int64_t>(span, 0) >= tb.min_value &&
+            bb.max_value + std::max<int64_t>(span, 0) <= tb.max_value)
+          return RampNode::make(cast(to.element_of(), r->base), make_const(to.element_of(), *s), r->lanes);
+      }
+    }
     if (to.is_scalar()) {
       if (auto* i = v.as<IntImmNode>()) {
         bool u64_high = from.is_uint() && from.bits >= 64 && i->value < 0;

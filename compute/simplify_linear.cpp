@@ -6,17 +6,18 @@
 
 namespace kiln {
 
-namespace {
-
-// Wrapping arithmetic at the width of t (no signed-overflow UB in int64).
-int64_t wadd(DType t, int64_t a, int64_t b) {
-  return wrap_to_type(t, static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)));
+// Wrapping arithmetic at the width of the type (no signed-overflow UB in
+// int64), noting whether the exact result was lost.
+int64_t LinearForm::wadd(int64_t a, int64_t b) {
+  int64_t r = wrap_to_type(dtype_, static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)));
+  if (static_cast<__int128>(a) + b != r) exact_ = false;
+  return r;
 }
-int64_t wmul(DType t, int64_t a, int64_t b) {
-  return wrap_to_type(t, static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)));
+int64_t LinearForm::wmul(int64_t a, int64_t b) {
+  int64_t r = wrap_to_type(dtype_, static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)));
+  if (static_cast<__int128>(a) * b != r) exact_ = false;
+  return r;
 }
-
-}  // namespace
 
 LinearForm LinearForm::of(const Expr& e) {
   LinearForm f(e.dtype());
@@ -28,7 +29,7 @@ void LinearForm::add_expr(const Expr& e, int64_t scale) {
   if (scale == 0) return;
   switch (e->kind()) {
     case NodeKind::IntImm:
-      add_constant(wmul(dtype_, e.as<IntImmNode>()->value, scale));
+      add_constant(wmul(e.as<IntImmNode>()->value, scale));
       return;
     case NodeKind::Add: {
       auto* op = e.as<AddNode>();
@@ -39,17 +40,17 @@ void LinearForm::add_expr(const Expr& e, int64_t scale) {
     case NodeKind::Sub: {
       auto* op = e.as<SubNode>();
       add_expr(op->a, scale);
-      add_expr(op->b, wmul(dtype_, scale, -1));
+      add_expr(op->b, wmul(scale, -1));
       return;
     }
     case NodeKind::Mul: {
       auto* op = e.as<MulNode>();
       if (auto* c = op->b.as<IntImmNode>()) {
-        add_expr(op->a, wmul(dtype_, scale, c->value));
+        add_expr(op->a, wmul(scale, c->value));
         return;
       }
       if (auto* c = op->a.as<IntImmNode>()) {
-        add_expr(op->b, wmul(dtype_, scale, c->value));
+        add_expr(op->b, wmul(scale, c->value));
         return;
       }
       break;
@@ -65,7 +66,7 @@ void LinearForm::add_atom(const Expr& atom, int64_t coeff) {
   if (coeff == 0) return;
   for (size_t i = 0; i < terms_.size(); ++i) {
     if (!expr_deep_equal(terms_[i].atom, atom)) continue;
-    terms_[i].coeff = wadd(dtype_, terms_[i].coeff, coeff);
+    terms_[i].coeff = wadd(terms_[i].coeff, coeff);
     if (terms_[i].coeff == 0) terms_.erase(terms_.begin() + static_cast<long>(i));
     return;
   }
@@ -73,11 +74,12 @@ void LinearForm::add_atom(const Expr& atom, int64_t coeff) {
 }
 
 void LinearForm::add(const LinearForm& o, int64_t scale) {
-  for (auto& t : o.terms_) add_atom(t.atom, wmul(dtype_, t.coeff, scale));
-  add_constant(wmul(dtype_, o.constant_, scale));
+  exact_ = exact_ && o.exact_;
+  for (auto& t : o.terms_) add_atom(t.atom, wmul(t.coeff, scale));
+  add_constant(wmul(o.constant_, scale));
 }
 
-void LinearForm::add_constant(int64_t c) { constant_ = wadd(dtype_, constant_, c); }
+void LinearForm::add_constant(int64_t c) { constant_ = wadd(constant_, c); }
 void LinearForm::set_constant(int64_t c) { constant_ = wrap_to_type(dtype_, c); }
 
 void LinearForm::scale(int64_t c) {
@@ -88,11 +90,11 @@ void LinearForm::scale(int64_t c) {
   }
   std::vector<LinearTerm> kept;
   for (auto& t : terms_) {
-    int64_t v = wmul(dtype_, t.coeff, c);
+    int64_t v = wmul(t.coeff, c);
     if (v != 0) kept.push_back({t.atom, v});
   }
   terms_ = std::move(kept);
-  constant_ = wmul(dtype_, constant_, c);
+  constant_ = wmul(constant_, c);
 }
 
 void LinearForm::merge_div_mod() {
@@ -116,7 +118,7 @@ void LinearForm::merge_div_mod() {
         const Expr& d = terms_[j].atom;
         if (d->kind() != div_kind) continue;
         auto* div = static_cast<const BinaryNode*>(d.get());
-        if (!is_const_int(div->b, *c) || terms_[j].coeff != wmul(dtype_, k, *c)) continue;
+        if (!is_const_int(div->b, *c) || terms_[j].coeff != wmul(k, *c)) continue;
         if (!expr_deep_equal(div->a, mod->a)) continue;
         Expr x = mod->a;
         terms_.erase(terms_.begin() + static_cast<long>(std::max(i, j)));

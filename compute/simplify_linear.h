@@ -3,7 +3,9 @@
 // constant. Atoms are already-simplified sub-expressions (variables,
 // floordiv/floormod/min/max/loads, products of non-constants...) compared
 // structurally. Arithmetic on coefficients wraps to the type's width, which
-// keeps the form exact under two's-complement wraparound.
+// keeps the form exact under two's-complement wraparound; exact() tells
+// whether any coefficient did wrap (the simplifier then keeps the original
+// expression rather than fold it into wrapped constants).
 #pragma once
 
 #include <vector>
@@ -43,12 +45,17 @@ class LinearForm {
   const std::vector<LinearTerm>& terms() const { return terms_; }
   int64_t constant() const { return constant_; }
   bool is_const() const { return terms_.empty(); }
+  bool exact() const { return exact_; }
   void set_constant(int64_t c);
 
  private:
   DType dtype_;
   std::vector<LinearTerm> terms_;  // non-zero coefficients
   int64_t constant_ = 0;
+  bool exact_ = true;  // no coefficient arithmetic wrapped
+
+  int64_t wadd(int64_t a, int64_t b);
+  int64_t wmul(int64_t a, int64_t b);
 };
 
 }  // namespace kiln

@@ -65,6 +65,28 @@ int64_t parse_int(const Workload& w, const OpParam& p, const std::string& v) {
   return x;
 }
 
+// Every tensor of the op must fit a 48-bit address space (256 TiB), which
+// also keeps every element count and flat index far inside int64.
+void check_tensor_sizes(const Workload& w, const OpInstance& inst) {
+  constexpr int64_t kMaxBytes = int64_t{1} << 48;
+  std::vector<Tensor> tensors = inst.inputs;
+  tensors.insert(tensors.end(), inst.outputs.begin(), inst.outputs.end());
+  for (auto& [name, t] : inst.parts) tensors.push_back(t);
+  for (const Tensor& t : tensors) {
+    int64_t bytes = t.dtype().bytes();
+    std::ostringstream shape;
+    for (const Expr& e : t.shape()) {
+      const int64_t* n = as_const_int(e);
+      internal_assert(n) << "tensor '" << t.name() << "' of op " << inst.op << " has a non-constant shape";
+      shape << (shape.tellp() > 0 ? ", " : "") << *n;
+      bytes = (*n != 0 && bytes > kMaxBytes / *n) ? kMaxBytes + 1 : bytes * *n;
+    }
+    user_check(bytes <= kMaxBytes) << "workload '" << w.text << "': tensor " << t.name() << " [" << shape.str()
+                                   << "] of " << t.dtype().str()
+                                   << " would take more than 256 TiB; kiln's tensors are limited to 2^48 bytes";
+  }
+}
+
 }  // namespace
 
 OpInstance build_workload(const Workload& w) {
@@ -110,6 +132,7 @@ OpInstance build_workload(const Workload& w) {
   inst.ints = ints;
   inst.dtype = dtype;
   inst.canonical = canon.str();
+  check_tensor_sizes(w, inst);
   return inst;
 }
 

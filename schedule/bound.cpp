@@ -60,26 +60,28 @@ void pass_down_domains(const StageNode* s, Analyzer* ana, StageBounds* b) {
   for (auto& rel : s->relations) {
     if (rel.kind == IterVarRelation::kSplit) {
       const Range& p = b->dom.at(rel.parent.get());
-      Expr e = p.extent;
+      const DType t = rel.parent->var->dtype;  // the halves' type too (see Stage::split)
+      Expr e = cast(t, p.extent);
       const int64_t* ce = as_const_int(e);
       Expr inner_ext, outer_ext;
       if (rel.factor > 0) {
         int64_t f = (ce && *ce < rel.factor) ? *ce : rel.factor;
-        inner_ext = make_const(DType::i32(), f);
-        outer_ext = ana->simplify(floordiv(e + static_cast<int>(f - 1), static_cast<int>(f)));
+        inner_ext = make_const(t, f);
+        outer_ext = ana->simplify(floordiv(e + make_const(t, f - 1), make_const(t, f)));
       } else {
         int64_t n = (ce && *ce < rel.nparts) ? *ce : rel.nparts;
-        outer_ext = make_const(DType::i32(), n);
-        inner_ext = ana->simplify(floordiv(e + static_cast<int>(n - 1), static_cast<int>(n)));
+        outer_ext = make_const(t, n);
+        inner_ext = ana->simplify(floordiv(e + make_const(t, n - 1), make_const(t, n)));
       }
-      b->dom[rel.outer.get()] = Range(0, outer_ext);
-      b->dom[rel.inner.get()] = Range(0, inner_ext);
+      b->dom[rel.outer.get()] = Range(make_zero(t), outer_ext);
+      b->dom[rel.inner.get()] = Range(make_zero(t), inner_ext);
       ana->bind(rel.outer->var, b->dom[rel.outer.get()]);
       ana->bind(rel.inner->var, b->dom[rel.inner.get()]);
     } else {
       const Range& o = b->dom.at(rel.outer.get());
       const Range& i = b->dom.at(rel.inner.get());
-      b->dom[rel.fused.get()] = Range(0, ana->simplify(o.extent * i.extent));
+      const DType t = rel.fused->var->dtype;  // i64 when the product can reach 2^31 (see Stage::fuse)
+      b->dom[rel.fused.get()] = Range(make_zero(t), ana->simplify(cast(t, o.extent) * cast(t, i.extent)));
       ana->bind(rel.fused->var, b->dom[rel.fused.get()]);
     }
   }
@@ -126,11 +128,13 @@ VarMap iter_var_values(const StageNode* s, const StageBounds& b) {
       Expr inner_ext = b.dom.at(it->inner.get()).extent;
       v[it->parent->var.node()] = v.at(it->outer->var.node()) * inner_ext + v.at(it->inner->var.node()) + p.min;
     } else {
+      // A fused i64 axis gives its (narrower) parts values in their own type;
+      // they are below the parts' extents, so the cast is exact.
       Expr fused = v.at(it->fused->var.node());
       const Range& o = b.dom.at(it->outer.get());
       const Range& i = b.dom.at(it->inner.get());
-      v[it->outer->var.node()] = floordiv(fused, i.extent) + o.min;
-      v[it->inner->var.node()] = floormod(fused, i.extent) + i.min;
+      v[it->outer->var.node()] = cast(it->outer->var->dtype, floordiv(fused, i.extent) + o.min);
+      v[it->inner->var.node()] = cast(it->inner->var->dtype, floormod(fused, i.extent) + i.min);
     }
   }
   return v;

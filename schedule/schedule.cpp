@@ -1,6 +1,8 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <unordered_set>
 
 #include "base/error.h"
@@ -40,8 +42,40 @@ void check_not_placeholder(const StageNode* s, const char* primitive) {
   user_check(!s->is_placeholder) << primitive << ": '" << s->op->name << "' is an input placeholder and has no loops";
 }
 
+// Split halves keep their parent's index type: an i64 axis (see fuse) may
+// still have an outer part of 2^31 or more iterations.
 IterVar derived_axis(const IterVar& from, const std::string& suffix) {
-  return IterVar::make(Var(from->var->name + suffix), Range(), from->iter_kind);
+  return IterVar::make(Var(from->var->name + suffix, from->var->dtype), Range(), from->iter_kind);
+}
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  return a > 0 && b > std::numeric_limits<int64_t>::max() / a ? std::numeric_limits<int64_t>::max() : a * b;
+}
+
+// An upper bound of the iteration count of an axis of the stage, from its
+// constant root extents through its splits and fuses (the same arithmetic as
+// bound inference); nullopt when a root extent is not a constant.
+std::optional<int64_t> extent_bound(const StageNode* s, const IterVar& iv) {
+  for (auto& r : s->root_iter_vars) {
+    if (r != iv) continue;
+    const int64_t* e = r->dom.extent.defined() ? as_const_int(r->dom.extent) : nullptr;
+    return e ? std::optional<int64_t>(*e) : std::nullopt;
+  }
+  for (auto& rel : s->relations) {
+    if (rel.kind == IterVarRelation::kFuse) {
+      if (rel.fused != iv) continue;
+      auto o = extent_bound(s, rel.outer), i = extent_bound(s, rel.inner);
+      if (!o || !i) return std::nullopt;
+      return saturating_mul(*o, *i);
+    }
+    if (rel.outer != iv && rel.inner != iv) continue;
+    auto p = extent_bound(s, rel.parent);
+    if (!p) return std::nullopt;
+    int64_t inner = rel.factor > 0 ? std::min(*p, rel.factor) : (*p + rel.nparts - 1) / rel.nparts;
+    int64_t outer = rel.factor > 0 ? (*p + rel.factor - 1) / rel.factor : std::min(*p, rel.nparts);
+    return rel.outer == iv ? outer : inner;
+  }
+  return std::nullopt;
 }
 
 // Fresh copies of the op's axes, with a map from old vars to the new ones.
@@ -316,7 +350,13 @@ IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
   user_check(outer->iter_kind == inner->iter_kind)
       << "fuse: cannot fuse reduction and data-parallel axes ('" << axis_name(outer) << "', '" << axis_name(inner)
       << "') of stage '" << name() << "'";
-  IterVar f = IterVar::make(Var(outer->var->name + "." + inner->var->name + ".fused"), Range(), outer->iter_kind);
+  // Each root extent is at most 2^30, but a fused axis can count 2^31
+  // iterations or more: then it (and what is split from it) indexes in 64 bits.
+  auto eo = extent_bound(node_, outer), ei = extent_bound(node_, inner);
+  bool wide = !eo || !ei || saturating_mul(*eo, *ei) > std::numeric_limits<int32_t>::max() ||
+              outer->var->dtype.bits > 32 || inner->var->dtype.bits > 32;
+  IterVar f = IterVar::make(Var(outer->var->name + "." + inner->var->name + ".fused", wide ? DType::i64() : DType::i32()),
+                            Range(), outer->iter_kind);
   IterVarRelation rel{IterVarRelation::kFuse, IterVar(), outer, inner, 0, 0, f};
   node_->relations.push_back(rel);
   node_->all_iter_vars.push_back(f);

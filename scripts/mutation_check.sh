@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 BUILD="$(realpath -m "${1:-build-mutation}")"
 TARGETS=(test_lowering_property test_templates test_codegen test_semantics test_passes test_passes_exec
          test_builder_runner test_ops_gemm test_ops_conv test_ops_norm test_ops_pool test_golden_ir
-         test_schedule_primitives)
+         test_schedule_primitives test_large_index test_simplify)
 
 # name | file | exact text | replacement   (python replaces the text once; it must occur exactly once)
 MUTATIONS=(
@@ -25,7 +25,8 @@ MUTATIONS=(
   "swapped select|codegen/codegen_expr.cpp|    return builder_.CreateSelect(c, t, f);|    return builder_.CreateSelect(c, f, t);"
   "select evaluated eagerly|codegen/codegen_expr.cpp|const bool lazy = op->condition|const bool lazy = false \&\& op->condition"
   "max/min drop NaN|codegen/codegen_expr.cpp|return builder_.CreateSelect(builder_.CreateFCmpUNO(a, b), builder_.CreateFAdd(a, b), r);|return r;"
-  "row-major stride off by one|schedule/passes/storage_flatten.cpp|    stride = stride * extents[i];|    stride = stride * extents[i] + make_const(stride.dtype(), int64_t{1});"
+  "row-major stride off by one|schedule/passes/storage_flatten.cpp|    stride = stride * widen(extents[i], index_type);|    stride = stride * widen(extents[i], index_type) + make_const(stride.dtype(), int64_t{1});"
+  "flat index of a 2^31-element buffer in i32|schedule/passes/storage_flatten.cpp|constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();|constexpr int64_t kLimit = std::numeric_limits<int64_t>::max();"
   "unroll drops the last iteration|schedule/passes/unroll.cpp|for (int64_t k = 0; k < *ext; ++k) {|for (int64_t k = 0; k + 1 < *ext; ++k) {"
   "candidate check samples the output|runtime/measure_worker.cpp|const size_t count = ref.expected.size();|const size_t count = std::min<size_t>(ref.expected.size(), 512);"
 )

@@ -32,6 +32,12 @@ TEST_CASE("workload errors name the problem", "[workload][user_error]") {
   CHECK_THROWS_WITH(build_workload("matmul:M=x,N=1,K=1"), Contains("M='x' is not an integer"));
   CHECK_THROWS_WITH(build_workload("matmul:M=0,N=1,K=1"), Contains("M=0 must be at least 1"));
   CHECK_THROWS_WITH(build_workload("matmul:M=99999999999,N=1,K=1"), Contains("is too large"));
+  // Each parameter fits, but a tensor would not fit a 48-bit address space.
+  CHECK_THROWS_WITH(build_workload("matmul:M=1073741824,N=1073741824,K=1"),
+                    Contains("tensor C [1073741824, 1073741824] of f32 would take more than 256 TiB"));
+  CHECK_THROWS_WITH(build_workload("conv2d:N=1073741824,C=1073741824,H=1073741824,W=1073741824,K=1,R=1,S=1"),
+                    Contains("would take more than 256 TiB"));
+  CHECK_NOTHROW(build_workload("elemwise:M=1073741824,N=65536,dtype=i8"));  // 2^46 bytes each
   CHECK_THROWS_WITH(build_workload("matmul:M=1,N=1,K=1,relu=2"), Contains("relu is a flag and must be 0 or 1"));
   CHECK_THROWS_WITH(build_workload("matmul:M=1,N=1,K=1,dtype=f33"), Contains("unknown dtype 'f33'"));
   CHECK_THROWS_WITH(build_workload("conv2d:C=1,H=2,W=2,K=1,R=5,S=5"), Contains("does not fit the padded input"));

@@ -1,5 +1,6 @@
 #include "schedule/passes/storage_flatten.h"
 
+#include <limits>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -16,16 +17,37 @@ namespace {
 struct FlatBuffer {
   Var handle;
   DType dtype;
+  DType index_type;           // i32, or i64 for 2^31 elements or more
+
   std::vector<Expr> mins;     // per dimension, subtracted from the index
   std::vector<Expr> strides;  // per dimension, in elements
 };
 
-// Row-major strides over `extents`, padded by storage_align; `*size` gets the
-// number of elements to allocate.
+// The type flat indices into a buffer are computed in: i32 while the whole
+// buffer, storage_align padding included, holds fewer than 2^31 elements,
+// else i64 (and i64 whenever an extent is not a constant). Per-dimension
+// indices stay in their own type; only their flat combination is widened.
+DType index_type_for(const std::vector<Expr>& extents, const std::vector<RealizeNode::Align>& align) {
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
+  int64_t size = 1;
+  for (size_t i = extents.size(); i-- > 0;) {
+    const int64_t* e = as_const_int(extents[i]);
+    if (!e || *e < 0) return DType::i64();
+    if (i < align.size() && align[i].factor != 0) size += align[i].factor;  // an upper bound of the padding
+    if (*e != 0 && size > kLimit / *e) return DType::i64();
+    size *= *e;
+  }
+  return size > kLimit ? DType::i64() : DType::i32();
+}
+
+Expr widen(const Expr& e, DType t) { return e.dtype().bits < t.bits ? cast(t, e) : e; }
+
+// Row-major strides over `extents`, padded by storage_align, in `index_type`;
+// `*size` gets the number of elements to allocate.
 std::vector<Expr> make_strides(const std::vector<Expr>& extents, const std::vector<RealizeNode::Align>& align,
-                               Expr* size) {
+                               DType index_type, Expr* size) {
   std::vector<Expr> strides(extents.size());
-  Expr stride = make_const(DType::i32(), int64_t{1});
+  Expr stride = make_const(index_type, int64_t{1});
   for (size_t i = extents.size(); i-- > 0;) {
     if (i < align.size() && align[i].factor != 0) {
       int64_t f = align[i].factor, o = align[i].offset;
@@ -35,7 +57,7 @@ std::vector<Expr> make_strides(const std::vector<Expr>& extents, const std::vect
       stride = stride + floormod(fe + oe - floormod(stride, fe), fe);
     }
     strides[i] = stride;
-    stride = stride * extents[i];
+    stride = stride * widen(extents[i], index_type);
   }
   *size = stride;
   return strides;
@@ -72,8 +94,9 @@ class Flattener : public IRMutator {
       fb.dtype = t.dtype();
       std::vector<Expr> shape = t.shape();
       Expr size;
-      fb.strides = make_strides(shape, {}, &size);
-      fb.mins.assign(shape.size(), make_zero(DType::i32()));
+      fb.index_type = index_type_for(shape, {});
+      fb.strides = make_strides(shape, {}, fb.index_type, &size);
+      fb.mins.assign(shape.size(), make_zero(fb.index_type));
       return with_buffer(tn->op.get(), fb, op->body);
     }
     if (tn) {
@@ -98,7 +121,8 @@ class Flattener : public IRMutator {
     internal_assert(static_cast<int>(extents.size()) == t.ndim())
         << "realize of '" << t.name() << "' has " << extents.size() << " bounds for " << t.ndim() << " dimensions";
     Expr size;
-    fb.strides = make_strides(extents, op->align, &size);
+    fb.index_type = index_type_for(extents, op->align);
+    fb.strides = make_strides(extents, op->align, fb.index_type, &size);
     fb.dtype = t.dtype();
     std::string name = t.name(), suffix = scope_suffix(op->scope);
     bool has_suffix =
@@ -146,10 +170,10 @@ class Flattener : public IRMutator {
     internal_assert(indices.size() == fb.strides.size()) << "index arity mismatch";
     Expr flat;
     for (size_t d = 0; d < indices.size(); ++d) {
-      Expr term = (mutate(indices[d]) - fb.mins[d]) * fb.strides[d];
+      Expr term = (widen(mutate(indices[d]), fb.index_type) - widen(fb.mins[d], fb.index_type)) * fb.strides[d];
       flat = flat.defined() ? flat + term : term;
     }
-    if (!flat.defined()) flat = make_zero(DType::i32());  // a 0-d tensor
+    if (!flat.defined()) flat = make_zero(fb.index_type);  // a 0-d tensor
     return flat;
   }
 
