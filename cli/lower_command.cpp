@@ -1,4 +1,4 @@
-// `kiln lower WORKLOAD`: prints the lowered loop IR of the hand schedule.
+// `kiln lower WORKLOAD`: prints the lowered loop IR of the default schedule (the template's default config).
 #include <iostream>
 
 #include "cli/commands.h"

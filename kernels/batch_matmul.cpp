@@ -50,10 +50,6 @@ OpDef batch_matmul_op_def() {
     check_op(op);
     return gemm_schedule(op, batch_matmul_shape(op.ints), gemm_decode(cfg));
   };
-  d.hand_schedule = [d](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = d.define_space(op, cpu);
-    return d.apply_config(op, d.default_config(op, cpu, *space));
-  };
   return d;
 }
 

@@ -129,10 +129,6 @@ OpDef conv2d_op_def() {
   d.define_space = conv2d_space;
   d.default_config = conv2d_default;
   d.apply_config = conv2d_apply;
-  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = conv2d_space(op, cpu);
-    return conv2d_apply(op, conv2d_default(op, cpu, *space));
-  };
   return d;
 }
 

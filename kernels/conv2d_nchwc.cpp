@@ -227,10 +227,6 @@ OpDef conv2d_nchwc_op_def() {
   d.define_space = conv2d_nchwc_space;
   d.default_config = conv2d_nchwc_default;
   d.apply_config = conv2d_nchwc_apply;
-  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = conv2d_nchwc_space(op, cpu);
-    return conv2d_nchwc_apply(op, conv2d_nchwc_default(op, cpu, *space));
-  };
   return d;
 }
 

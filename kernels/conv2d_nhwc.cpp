@@ -218,10 +218,6 @@ OpDef conv2d_nhwc_op_def() {
   d.define_space = conv2d_nhwc_space;
   d.default_config = conv2d_nhwc_default;
   d.apply_config = conv2d_nhwc_apply;
-  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = conv2d_nhwc_space(op, cpu);
-    return conv2d_nhwc_apply(op, conv2d_nhwc_default(op, cpu, *space));
-  };
   return d;
 }
 

@@ -49,10 +49,6 @@ OpDef dense_op_def() {
     user_check(op.op == "dense") << "the dense template cannot schedule op '" << op.op << "'";
     return gemm_schedule(op, dense_shape(op.ints), gemm_decode(cfg));
   };
-  d.hand_schedule = [d](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = d.define_space(op, cpu);
-    return d.apply_config(op, d.default_config(op, cpu, *space));
-  };
   return d;
 }
 

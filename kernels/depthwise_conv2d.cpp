@@ -217,10 +217,6 @@ OpDef depthwise_conv2d_op_def() {
   d.define_space = depthwise_conv2d_space;
   d.default_config = depthwise_conv2d_default;
   d.apply_config = depthwise_conv2d_apply;
-  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = depthwise_conv2d_space(op, cpu);
-    return depthwise_conv2d_apply(op, depthwise_conv2d_default(op, cpu, *space));
-  };
   return d;
 }
 

@@ -83,10 +83,6 @@ OpDef layer_norm_op_def() {
     return space.make(j);
   };
   d.apply_config = layer_norm_apply;
-  d.hand_schedule = [d](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = d.define_space(op, cpu);
-    return d.apply_config(op, d.default_config(op, cpu, *space));
-  };
   return d;
 }
 

@@ -80,10 +80,6 @@ OpDef matmul_op_def() {
   d.define_space = matmul_space;
   d.default_config = matmul_default;
   d.apply_config = matmul_apply;
-  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = matmul_space(op, cpu);
-    return matmul_apply(op, matmul_default(op, cpu, *space));
-  };
   return d;
 }
 

@@ -43,6 +43,15 @@ const std::vector<OpDef>& op_registry() {
   return ops;
 }
 
+ScheduledOp OpDef::default_schedule(const OpInstance& op, const CpuInfo& cpu) const {
+  if (!define_space) {
+    internal_assert(hand_schedule) << "op " << name << " has neither a schedule template nor a hand schedule";
+    return hand_schedule(op, cpu);
+  }
+  auto space = define_space(op, cpu);
+  return apply_config(op, default_config(op, cpu, *space));
+}
+
 const OpDef& find_op(const std::string& name) {
   for (auto& op : op_registry())
     if (op.name == name) return op;

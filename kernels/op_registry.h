@@ -61,14 +61,20 @@ struct OpDef {
   std::string summary;
   std::vector<OpParam> params;
   std::function<OpInstance(const std::map<std::string, int64_t>&, DType)> build;
+  // The one hand-written schedule of an op without a template (elemwise);
+  // empty for ops with one.
   std::function<ScheduledOp(const OpInstance&, const CpuInfo&)> hand_schedule;
   // The tunable schedule template (empty for ops without one): its knobs
   // for a built op on a CPU, the hand-tuned point of that space (what
-  // hand_schedule applies), and the schedule of any config of the space
+  // default_schedule applies), and the schedule of any config of the space
   // (user_error for a config the template rejects).
   std::function<std::shared_ptr<ConfigSpace>(const OpInstance&, const CpuInfo&)> define_space;
   std::function<Config(const OpInstance&, const CpuInfo&, const ConfigSpace&)> default_config;
   std::function<ScheduledOp(const OpInstance&, const Config&)> apply_config;
+
+  // The schedule kiln uses untuned: the template's default config, or the
+  // hand schedule of an op without a template.
+  ScheduledOp default_schedule(const OpInstance& op, const CpuInfo& cpu) const;
 };
 
 const std::vector<OpDef>& op_registry();

@@ -184,10 +184,6 @@ OpDef pool2d_op_def(bool average) {
   d.define_space = pool2d_space;
   d.default_config = pool2d_default;
   d.apply_config = pool2d_apply;
-  d.hand_schedule = [](const OpInstance& op, const CpuInfo& cpu) {
-    auto space = pool2d_space(op, cpu);
-    return pool2d_apply(op, pool2d_default(op, cpu, *space));
-  };
   return d;
 }
 

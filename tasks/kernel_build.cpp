@@ -30,7 +30,7 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
     k.config_source = "database";
     k.config = best->config;
   } else {
-    k.scheduled = find_op(k.op.op).hand_schedule(k.op, cpu_info_for(k.target));
+    k.scheduled = find_op(k.op.op).default_schedule(k.op, cpu_info_for(k.target));
   }
   k.func = lower(*k.scheduled.schedule, k.scheduled.args, "kiln_" + k.op.op);
   return k;

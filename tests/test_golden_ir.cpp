@@ -21,7 +21,7 @@ void check_golden(const std::string& name, const std::string& workload) {
   CpuInfo cpu;  // fixed: AVX-512 width, 2 threads, whatever this machine is
   cpu.vector_bits = 512;
   cpu.num_threads = 2;
-  ScheduledOp so = find_op(op.op).hand_schedule(op, cpu);
+  ScheduledOp so = find_op(op.op).default_schedule(op, cpu);
   std::string ir = to_string(lower(*so.schedule, so.args, name)) + "\n";
   const char* update = std::getenv("KILN_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {

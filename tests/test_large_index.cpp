@@ -38,8 +38,8 @@ CpuInfo cpu() {
   return c;
 }
 
-// The hand schedule fuses the two axes into one of 2^31+ iterations.
-ScheduledOp fused_schedule(const OpInstance& op) { return find_op(op.op).hand_schedule(op, cpu()); }
+// The default (hand) schedule of elemwise fuses the two axes into one of 2^31+ iterations.
+ScheduledOp fused_schedule(const OpInstance& op) { return find_op(op.op).default_schedule(op, cpu()); }
 
 // Rows in parallel, columns split by 64 and vectorized: no fused axis, so
 // every loop is i32 and only the flat index (row * 32771 + col) needs i64.

@@ -2,8 +2,8 @@
 // default configs stay as they were for groups = 1 without an epilogue;
 // grouped conv2d, its bias / relu epilogue, conv2d_nhwc and
 // depthwise_conv2d on random small shapes (1, primes, odd) with random
-// configs agree with the reference interpreter; hand schedules are the
-// default configs; bad workloads are user errors.
+// configs agree with the reference interpreter; the default schedules are
+// run and checked too; bad workloads are user errors.
 #include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
@@ -144,11 +144,11 @@ TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv]
   check_template_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
 }
 
-TEST_CASE("conv hand schedules and other configs agree with the reference", "[ops][conv]") {
+TEST_CASE("conv default schedules and other configs agree with the reference", "[ops][conv]") {
   for (const char* w : {"conv2d:C=8,H=9,W=9,K=16,R=3,S=3,pad=1,groups=4,bias=1,relu=1",
                         "conv2d_nhwc:H=56,W=56,C=64,K=64,R=3,S=3,pad=1", "conv2d_nhwc:H=9,W=9,C=8,K=6,R=1,S=1,groups=2",
                         "depthwise_conv2d:C=32,H=112,W=112,R=3,S=3,pad=1", "depthwise_conv2d:C=5,H=7,W=7,R=3,S=3"})
-    check_hand_schedule(w);
+    check_default_schedule(w);
   // Spaces of real layers are large enough to tune.
   CpuInfo cpu = avx512_cpu();
   for (const char* w :

@@ -24,11 +24,11 @@ inline int64_t odd_extent(std::mt19937_64& rng, int64_t at_least = 1) {
 
 inline int pick(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
-// The hand schedule (the template's default config, which round-trips
+// The default schedule (the template's default config, which round-trips
 // through JSON) and a different random config agree with the reference
 // interpreter (support/template_check.h).
-inline void check_hand_schedule(const std::string& workload, uint64_t seed = 77) {
-  check_hand_schedule_and_random_config(workload, seed);
+inline void check_default_schedule(const std::string& workload, uint64_t seed = 77) {
+  check_default_and_random_config(workload, seed);
 }
 
 }  // namespace kiln::testing

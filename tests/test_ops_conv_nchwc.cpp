@@ -119,7 +119,7 @@ TEST_CASE("conv2d_nchwc: canonical string, space and default config", "[ops][con
   for (const char* w : {"conv2d_nchwc:C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
                         "conv2d_nchwc:C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,cb=3",
                         "conv2d_nchwc:C=8,H=9,W=9,K=16,R=1,S=1,cb=2,kb=4,groups=2,bias=1"})
-    check_hand_schedule(w);
+    check_default_schedule(w);
   // Knobs that do nothing for a shape have one option: no padding, one tap wide.
   OpInstance pointwise = build_workload("conv2d_nchwc:C=64,H=14,W=14,K=64,R=1,S=1");
   auto ps = def.define_space(pointwise, cpu);

@@ -1,8 +1,8 @@
 // The GEMM op family (matmul with transposes and gelu, batch_matmul, dense):
 // existing matmul task keys and the 1024^3 ConfigSpace stay as they were,
 // random configs of random small shapes (1, primes, odd) and random flags
-// compile and agree with the reference interpreter, hand schedules are the
-// default configs, and bad workloads are user errors.
+// compile and agree with the reference interpreter, so do the default
+// schedules, and bad workloads are user errors.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -126,7 +126,7 @@ TEST_CASE("dot products along k are correct for every lane count", "[ops][gemm][
   CHECK(find_op("dense").default_config(gemv, cpu, *space).to_json()["reduce_vector"] == 32);
 }
 
-TEST_CASE("GEMM hand schedules and other configs agree with the reference", "[ops][gemm]") {
+TEST_CASE("GEMM default schedules and other configs agree with the reference", "[ops][gemm]") {
   CpuInfo cpu = avx512_cpu();
   uint64_t seed = 30;
   for (const char* w : {"matmul:M=13,N=40,K=9,trans_a=1,trans_b=1,gelu=1", "batch_matmul:B=2,M=5,N=33,K=7,trans_b=1",
@@ -134,7 +134,7 @@ TEST_CASE("GEMM hand schedules and other configs agree with the reference", "[op
     OpInstance op = build_workload(w);
     INFO(w);
     CHECK(find_op(op.op).define_space(op, cpu)->size() > 1000);
-    CHECK(kiln::testing::check_hand_schedule_and_random_config(w, seed++) == 2);
+    CHECK(kiln::testing::check_default_and_random_config(w, seed++) == 2);
   }
   // Dense is a matmul with B transposed: same FLOPs, the packed weight panels.
   OpInstance dense = build_workload("dense:N=128,IN=768,OUT=3072,bias=1,gelu=1");

@@ -1,7 +1,7 @@
 // max_pool2d and avg_pool2d: random small shapes (1, primes, odd) with
 // random configs agree with the reference interpreter; padding never wins a
 // max and is left out of an average's count (checked on known values);
-// hand schedules are the default configs; bad workloads are user errors.
+// so do the default schedules; bad workloads are user errors.
 #include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
@@ -50,10 +50,10 @@ TEST_CASE("pooling windows at the border: padding never wins, never counts", "[o
   }
 }
 
-TEST_CASE("pool hand schedules and other configs agree with the reference", "[ops][pool]") {
+TEST_CASE("pool default schedules and other configs agree with the reference", "[ops][pool]") {
   for (const char* w : {"max_pool2d:C=64,H=112,W=112,R=3,S=3,stride=2,pad=1", "avg_pool2d:C=2048,H=7,W=7,R=7,S=7",
                         "max_pool2d:C=3,H=5,W=5,R=2,S=2,stride=2"})
-    check_hand_schedule(w);
+    check_default_schedule(w);
 }
 
 TEST_CASE("pool workload errors are user errors", "[ops][pool][user_error]") {

@@ -36,13 +36,7 @@ CpuInfo host_cpu() {
 std::string run_with_nans(const std::string& workload, const std::vector<int64_t>& nan_at) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
-  ScheduledOp so;
-  if (def.define_space) {
-    auto space = def.define_space(op, host_cpu());
-    so = def.apply_config(op, def.default_config(op, host_cpu(), *space));
-  } else {
-    so = def.hand_schedule(op, host_cpu());  // elemwise: no template
-  }
+  ScheduledOp so = def.default_schedule(op, host_cpu());
   LoweredFunc f = lower(*so.schedule, so.args, "kernel");
   auto jit = JitModule::compile({f}, Target::host());
   std::vector<std::pair<Tensor, HostTensor>> host_inputs;

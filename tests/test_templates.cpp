@@ -1,5 +1,5 @@
 // The tunable schedule templates of matmul and conv2d: space sizes, the
-// default config (the hand schedule), random configs of small odd shapes
+// default config (the default schedule), random configs of small odd shapes
 // compiled and checked against the reference interpreter, and random
 // configs of large shapes instantiated to annotated loops (cheaply).
 #include <catch2/catch.hpp>
@@ -40,12 +40,12 @@ TEST_CASE("template spaces are large and expose the conv layouts", "[templates]"
   for (auto& o : m64->knob("tile_x").options) CHECK(o[2] <= 32);
 }
 
-TEST_CASE("hand schedules and other configs agree with the reference", "[templates]") {
+TEST_CASE("default schedules and other configs agree with the reference", "[templates]") {
   CpuInfo cpu = avx512_cpu();
   uint64_t seed = 20;
   for (const char* w : {"matmul:M=13,N=40,K=9", "matmul:M=12,N=32,K=8,bias=1,relu=1",
                         "conv2d:C=3,H=9,W=9,K=8,R=3,S=3,stride=2,pad=1", "conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1"})
-    kiln::testing::check_hand_schedule_and_random_config(w, seed++);
+    kiln::testing::check_default_and_random_config(w, seed++);
   // The matmul default is the classic 6 x 4-vector register tile, B packed per panel.
   OpInstance mm = build_workload("matmul:M=1024,N=1024,K=1024");
   auto space = find_op("matmul").define_space(mm, cpu);

@@ -1,10 +1,10 @@
-// bench_core: kiln's hand-scheduled kernels against oneDNN, interleaved in
+// bench_core: kiln's untuned (default-config) kernels against oneDNN, interleaved in
 // one process on the same inputs, so the ratio is fair on a noisy machine.
 //
 //   build/bench/bench_core [--db F] [--rounds R] [--min-repeat-ms T] [--json F] [WORKLOAD...]
 //
 // With --db, kiln uses each workload's best tuned config from the database
-// (the hand schedule where it has none).
+// (the default config where it has none).
 // Each round times kiln then oneDNN (min_repeat_ms per measurement, 5
 // measurements); a contender's figure is its best round's median. Outputs of
 // the two are cross-checked. FLOPs include zero padding for every contender.
@@ -27,7 +27,7 @@ using nlohmann::json;
 namespace {
 
 struct Options {
-  std::string db;  // tuned configs (else the hand schedules)
+  std::string db;  // tuned configs (else the default configs)
   int rounds = 5;
   double min_repeat_ms = 150;
   std::string json_path;
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
                    "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1"};
   json all = json::array();
   std::cout << baselines::onednn_version() << ", " << o.rounds << " interleaved rounds, best round's median, kiln "
-            << (o.db.empty() ? "hand schedules" : "tuned configs from " + o.db) << "\n";
+            << (o.db.empty() ? "default configs" : "tuned configs from " + o.db) << "\n";
   std::cout << std::left << std::setw(62) << "workload" << std::right << std::setw(10) << "kiln" << std::setw(10)
             << "oneDNN" << std::setw(8) << "ratio"
             << "  outputs\n";

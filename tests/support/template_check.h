@@ -52,14 +52,13 @@ inline int check_template_configs(const std::string& workload, int count, uint64
   return count + fresh;
 }
 
-// The hand schedule against a genuinely different schedule: in every op but
-// elemwise the hand schedule is apply_config(default config), so comparing
-// the two lowered IRs can never fail. Instead the hand schedule and a random
-// config of the space that differs from the default are both run and
-// checked against the reference interpreter. Workloads too big for the
+// The default schedule (the template's default config) and a random config
+// of the space that differs from it are both run and checked against the
+// reference interpreter (comparing the two lowered IRs with each other would
+// prove nothing). Workloads too big for the
 // interpreter (over `max_flops`) only check that the default round-trips
 // through JSON. Returns the number of schedules run.
-inline int check_hand_schedule_and_random_config(const std::string& workload, uint64_t seed,
+inline int check_default_and_random_config(const std::string& workload, uint64_t seed,
                                                  const CpuInfo& cpu = avx512_cpu(), double max_flops = 4e6) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
@@ -75,12 +74,12 @@ inline int check_hand_schedule_and_random_config(const std::string& workload, ui
   for (int which = 0; which < 2; ++which) {
     std::string err, ir;
     try {
-      ScheduledOp so = which == 0 ? def.hand_schedule(op, cpu) : def.apply_config(op, other);
+      ScheduledOp so = which == 0 ? def.default_schedule(op, cpu) : def.apply_config(op, other);
       err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(which), &ir);
     } catch (const std::exception& e) {
       err = std::string("exception: ") + e.what();
     }
-    INFO((which == 0 ? std::string("hand schedule") : "random config " + other.str()) << "\n" << ir);
+    INFO((which == 0 ? std::string("default schedule") : "random config " + other.str()) << "\n" << ir);
     CHECK(err == "");
     ++run;
   }
