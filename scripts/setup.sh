@@ -20,6 +20,8 @@ PACKAGES=(
   libclang-rt-14-dev
   # device pool (rpc/)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # the pool's TLS test makes a throwaway certificate with it
+  openssl
   # kiln bench's Halide baseline (Adams2019 autoscheduler) and kiln report's rendering test
   libhalide14-0-dev chromium
 )
