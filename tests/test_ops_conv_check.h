@@ -1,5 +1,5 @@
 // Shared by the sliding-window op tests (test_ops_conv.cpp,
-// test_ops_pool.cpp): random small extents and the hand-schedule check (the
+// test_ops_pool.cpp): random small extents and the default-schedule check (the
 // config checks are in support/template_check.h).
 #pragma once
 

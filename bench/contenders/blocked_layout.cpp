@@ -27,6 +27,16 @@ rt::NDArray unblock_weight(const BlockedConvShape& s, const rt::NDArray& blocked
   return plain;
 }
 
+rt::NDArray unblock_depthwise_weight(const BlockedConvShape& s, const rt::NDArray& blocked) {
+  rt::NDArray plain = rt::NDArray::empty({s.C, 1, s.R, s.S}, blocked.dtype());
+  const float* b = blocked.data_as<float>();
+  float* p = plain.data_as<float>();
+  const int64_t taps = s.R * s.S;
+  for (int64_t c = 0; c < s.C; ++c)
+    for (int64_t t = 0; t < taps; ++t) p[c * taps + t] = b[((c / s.cb) * taps + t) * s.cb + c % s.cb];
+  return plain;
+}
+
 void block_output(const BlockedConvShape& s, const rt::NDArray& plain, const rt::NDArray& blocked) {
   const float* p = plain.data_as<float>();
   float* b = blocked.data_as<float>();

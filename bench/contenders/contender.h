@@ -34,7 +34,8 @@ class Contender {
   virtual std::string impl() const = 0;
 };
 
-// conv2d_nchwc's sizes, for the contenders that convert its blocked layout.
+// The sizes of conv2d_nchwc (and of depthwise_conv2d_nchwc: K = C, Cg = 1,
+// kb = cb), for the contenders that convert their blocked layouts.
 struct BlockedConvShape {
   int64_t N, C, H, W, K, Cg, R, S, OH, OW, cb, kb;
 };
@@ -45,7 +46,7 @@ struct ContenderOp {
   std::map<std::string, int64_t> ints;  // every integer parameter, resolved
   bool f32 = true;                      // whether the op computes in f32
   std::string canonical;                // canonical workload string, for messages
-  BlockedConvShape blocked{};           // conv2d_nchwc only
+  BlockedConvShape blocked{};           // conv2d_nchwc and depthwise_conv2d_nchwc only
 };
 
 // An integer parameter of the op, or `fallback` when the op does not have it.

@@ -126,21 +126,25 @@ std::string HalideHelper::version() {
 
 std::string HalideHelper::setup(const ContenderOp& op, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out) {
   user_check(op.f32) << "the Halide contender compares f32 ops only";
-  // conv2d_nchwc goes to the helper as the NCHW conv2d it is (the helper
-  // picks its own layouts from there, outside timing); its output is blocked
-  // again here.
-  const bool blocked = op.op == "conv2d_nchwc";
+  // conv2d_nchwc and depthwise_conv2d_nchwc go to the helper as the NCHW
+  // conv2d and depthwise_conv2d they are (the helper picks its own layouts
+  // from there, outside timing); their output is blocked again here.
+  const bool depthwise = op.op == "depthwise_conv2d_nchwc";
+  const bool blocked = op.op == "conv2d_nchwc" || depthwise;
   std::vector<rt::NDArray> in = inputs;
   rt::NDArray result = out;
   BlockedConvShape shape{};
   if (blocked) {
     shape = op.blocked;
     in[0] = unblock_data(shape, inputs[0]);
-    in[1] = unblock_weight(shape, inputs[1]);
+    in[1] = depthwise ? unblock_depthwise_weight(shape, inputs[1]) : unblock_weight(shape, inputs[1]);
     result = rt::NDArray::empty({shape.N, shape.K, shape.OH, shape.OW}, out.dtype());
   }
   nlohmann::json req = {
-      {"cmd", "setup"}, {"op", blocked ? "conv2d" : op.op}, {"params", op.ints}, {"parallelism", threads_}};
+      {"cmd", "setup"},
+      {"op", depthwise ? "depthwise_conv2d" : blocked ? "conv2d" : op.op},
+      {"params", op.ints},
+      {"parallelism", threads_}};
   req["inputs"] = nlohmann::json::array();
   for (size_t i = 0; i < in.size(); ++i) {
     std::string path = dir_ + "/input" + std::to_string(i) + ".f32";

@@ -180,19 +180,21 @@ std::unique_ptr<Contender> conv(const ContenderOp& op, const std::vector<rt::NDA
   return p;
 }
 
-// conv2d_nchwc: kiln's blocked arrays ([N, C/cb, H, W, cb] data, [K/kb,
-// C/G/cb, R, S, cb, kb] weights, [N, K/kb, OH, OW, kb] output) are unblocked
-// at set-up and handed to the conv2d contender, which reorders them into the
-// layouts oneDNN picks (nChw16c, OIhw16i16o, ... whatever cb and kb are);
-// only the convolution is timed, and finish() blocks the output again.
+// conv2d_nchwc and depthwise_conv2d_nchwc: kiln's blocked arrays ([N, C/cb,
+// H, W, cb] data, [K/kb, C/G/cb, R, S, cb, kb] or depthwise [C/cb, R, S, cb]
+// weights, [N, K/kb, OH, OW, kb] output) are unblocked at set-up and handed
+// to the conv2d contender, which reorders them into the layouts oneDNN
+// picks (nChw16c, OIhw16i16o, Goihw16g, ... whatever cb and kb are); only
+// the convolution is timed, and finish() blocks the output again.
 class BlockedConv : public Contender {
  public:
-  BlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+  BlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out, bool depthwise)
       : shape_(op.blocked), out_(out) {
     plain_out_ = rt::NDArray::empty({shape_.N, shape_.K, shape_.OH, shape_.OW}, out.dtype());
-    plain_in_ = {unblock_data(shape_, in[0]), unblock_weight(shape_, in[1])};
+    plain_in_ = {unblock_data(shape_, in[0]),
+                 depthwise ? unblock_depthwise_weight(shape_, in[1]) : unblock_weight(shape_, in[1])};
     if (in.size() > 2) plain_in_.push_back(in[2]);
-    conv_ = conv(op, plain_in_, plain_out_, false, false);
+    conv_ = conv(op, plain_in_, plain_out_, false, depthwise);
   }
   void run() override { conv_->run(); }
   void finish() override {
@@ -260,7 +262,8 @@ std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const st
     if (op.op == "dense") return dense(op, inputs, out);
     if (op.op == "conv2d") return conv(op, inputs, out, false, false);
     if (op.op == "conv2d_nhwc") return conv(op, inputs, out, true, false);
-    if (op.op == "conv2d_nchwc") return std::make_unique<BlockedConv>(op, inputs, out);
+    if (op.op == "conv2d_nchwc") return std::make_unique<BlockedConv>(op, inputs, out, false);
+    if (op.op == "depthwise_conv2d_nchwc") return std::make_unique<BlockedConv>(op, inputs, out, true);
     if (op.op == "depthwise_conv2d") return conv(op, inputs, out, false, true);
     if (op.op == "max_pool2d") return pool(op, inputs, out, true);
     if (op.op == "avg_pool2d") return pool(op, inputs, out, false);

@@ -11,6 +11,7 @@
 #include "bench/contenders/baselines.h"
 #include "bench/contenders/halide_client.h"
 #include "kernels/conv2d_nchwc.h"
+#include "kernels/depthwise_conv2d_nchwc.h"
 
 namespace kiln::baselines {
 namespace {
@@ -126,7 +127,7 @@ std::string baseline_version(const std::string& name) {
 bool baseline_supports(const std::string& name, const OpInstance& op) {
   static const std::vector<std::string> all = {
       "matmul",           "batch_matmul", "dense",      "conv2d",  "conv2d_nhwc", "conv2d_nchwc",
-      "depthwise_conv2d", "max_pool2d",   "avg_pool2d", "softmax", "layer_norm"};
+      "depthwise_conv2d", "depthwise_conv2d_nchwc", "max_pool2d",   "avg_pool2d", "softmax", "layer_norm"};
   static const std::vector<std::string> gemm = {"matmul", "batch_matmul", "dense"};
   const auto& ops = name == "openblas" ? gemm : all;
   if (op.dtype != DType::f32()) return false;
@@ -144,6 +145,10 @@ ContenderOp contender_op(const OpInstance& op) {
   if (op.op == "conv2d_nchwc") {
     const Conv2dNchwcShape s = conv2d_nchwc_shape(op);
     c.blocked = {s.N, s.C, s.H, s.W, s.K, s.Cg, s.R, s.S, s.OH, s.OW, s.cb, s.kb};
+  }
+  if (op.op == "depthwise_conv2d_nchwc") {
+    const DepthwiseNchwcShape s = depthwise_conv2d_nchwc_shape(op);
+    c.blocked = {s.N, s.C, s.H, s.W, s.C, 1, s.R, s.S, s.OH, s.OW, s.cb, s.cb};
   }
   return c;
 }
