@@ -95,6 +95,16 @@ Expr epilogue(Expr v, bool relu, bool gelu) {
   return v;
 }
 
+// A convolution's activation flags (kiln's kernels/activation.h).
+Expr conv_activation(Expr v, const std::map<std::string, int64_t>& p) {
+  auto relu6 = [](Expr x) { return min(max(x, 0.0f), 6.0f); };
+  if (get(p, "relu", 0)) return max(v, 0.0f);
+  if (get(p, "relu6", 0)) return relu6(v);
+  if (get(p, "hswish", 0)) return v * relu6(v + 3.0f) / 6.0f;
+  if (get(p, "hsigmoid", 0)) return relu6(v + 3.0f) / 6.0f;
+  return v;
+}
+
 Var x("x"), y("y"), z("z"), w("w");
 
 // batch_matmul: out(n, m, b) = sum_k a(m, k, b) * b(k, n, b), in kiln's
@@ -152,7 +162,7 @@ OpPipeline gemm(const std::string& op, const std::map<std::string, int64_t>& p,
   return pl;
 }
 
-// conv2d (NCHW / NHWC, groups) and depthwise_conv2d, bias and relu fused.
+// conv2d (NCHW / NHWC, groups) and depthwise_conv2d, bias and activation fused.
 // The input goes to Halide's apps/conv_layer layout: data(c, x, y, n),
 // channels innermost and pre-padded. conv2d computes in oneDNN-style
 // blocked layouts: output channels in blocks of kChannelBlock (zero-padded),
@@ -237,7 +247,7 @@ OpPipeline conv(const std::string& op, const std::map<std::string, int64_t>& p,
     acc(vars) += data(ci, ox * st + r.y * dil, oy * st + r.z * dil) * Wt.param(ki, r.y, r.z, r.x, ko);
     out_box = with_n_box({{0, KB}, {0, OW}, {0, OH}, {0, blocks}});
   }
-  out(vars) = epilogue(acc(vars), get(p, "relu", 0), false);
+  out(vars) = conv_activation(acc(vars), p);
   set_output(pl, out, out_box);
   pl.finish.source = input(out_box, "out_halide");
   pl.finish.convert = Func("out_to_kiln");

@@ -32,7 +32,7 @@ ConvShape conv_shape(const OpInstance& op) {
   s.Cg = s.C / s.G;
   s.Kg = s.K / s.G;
   s.bias = flag("bias") != 0;
-  s.relu = flag("relu") != 0;
+  s.act = activation_of(op.ints);
   return s;
 }
 
@@ -41,7 +41,8 @@ Tensor pad_input(const Tensor& data, const ConvShape& s, DType dtype) {
 }
 
 OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
-                         int64_t pad, int64_t dilation, DType dtype, int64_t groups, bool with_bias, bool relu) {
+                         int64_t pad, int64_t dilation, DType dtype, int64_t groups, bool with_bias,
+                         Activation act) {
   OpInstance op;
   op.op = "conv2d";
   op.dtype = dtype;
@@ -50,8 +51,8 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
              {"K", K},           {"R", R},
              {"S", S},           {"stride", stride},
              {"pad", pad},       {"dilation", dilation},
-             {"groups", groups}, {"bias", with_bias},
-             {"relu", relu}};
+             {"groups", groups}, {"bias", with_bias}};
+  set_activation_flags(act, &op.ints);
   check_groups("conv2d", C, K, groups);
   ConvShape s = conv_shape(op);
   user_check(s.OH > 0 && s.OW > 0) << "conv2d: the kernel (" << R << "x" << S << ", dilation " << dilation
@@ -74,7 +75,7 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
       },
       "conv", "conv2d");
   op.inputs = {data, weight};
-  if (with_bias || relu) {
+  if (with_bias || act != Activation::kNone) {
     Tensor bias;
     if (with_bias) {
       bias = bias_placeholder(K, dtype);
@@ -85,7 +86,7 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
     out = compute(
         {N, K, s.OH, s.OW},
         [&](Var n, Var k, Var oh, Var ow) {
-          return conv_epilogue(conv(n, k, oh, ow), with_bias ? &bias : nullptr, k, relu);
+          return conv_epilogue(conv(n, k, oh, ow), with_bias ? &bias : nullptr, k, act);
         },
         "out", "epilogue");
   }
@@ -110,7 +111,7 @@ OpDef conv2d_op_def() {
   OpDef d;
   d.name = "conv2d";
   d.summary =
-      "2-D convolution, NCHW data, weights [K, C/groups, R, S], zero padding, optional bias[K] and relu fused; "
+      "2-D convolution, NCHW data, weights [K, C/groups, R, S], zero padding, optional bias[K] and an activation (relu, relu6, hswish, hsigmoid) fused; "
       "FLOPs: 2 per multiply-add, padding included";
   d.params = {
       {OpParam::kInt, "N", "batch size", "1"},     {OpParam::kInt, "C", "input channels", ""},
@@ -124,7 +125,8 @@ OpDef conv2d_op_def() {
   for (const OpParam& p : epilogue_params()) d.params.push_back(p);
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     return conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("K"), p.at("R"), p.at("S"), p.at("stride"),
-                         p.at("pad"), p.at("dilation"), t, p.at("groups"), p.at("bias") != 0, p.at("relu") != 0);
+                         p.at("pad"), p.at("dilation"), t, p.at("groups"), p.at("bias") != 0,
+                         activation_from_flags("conv2d", p, t));
   };
   d.define_space = conv2d_space;
   d.default_config = conv2d_default;

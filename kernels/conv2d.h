@@ -5,9 +5,10 @@
 // channels split into `groups` independent convolutions: W is
 // [K, C/groups, R, S] and output channel k reads input channels
 // [g*C/groups, (g+1)*C/groups) of its group g = k / (K/groups). Optional
-// fused epilogue: + bias[k], then relu.
+// fused epilogue: + bias[k], then an activation (kernels/activation.h).
 #pragma once
 
+#include "kernels/activation.h"
 #include "kernels/op_registry.h"
 
 namespace kiln {
@@ -16,14 +17,15 @@ OpDef conv2d_op_def();
 
 OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
                          int64_t pad, int64_t dilation, DType dtype, int64_t groups = 1, bool bias = false,
-                         bool relu = false);
+                         Activation act = Activation::kNone);
 
 // The resolved shape of a built conv2d or conv2d_nhwc op (OH, OW: output height, width;
 // G groups of Cg input and Kg output channels).
 struct ConvShape {
   int64_t N, C, H, W, K, R, S, stride, pad, dil, OH, OW;
   int64_t G = 1, Cg = 0, Kg = 0;
-  bool bias = false, relu = false;
+  bool bias = false;
+  Activation act = Activation::kNone;
 };
 ConvShape conv_shape(const OpInstance& op);
 // The zero-padded input (the data itself when pad == 0).

@@ -69,10 +69,9 @@ void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_
       << H + 2 * pad << "x" << W + 2 * pad << ")";
 }
 
-Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, bool relu) {
+Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act) {
   if (bias) v = v + (*bias)(index);
-  if (relu) v = max(v, make_zero(v.dtype()));
-  return v;
+  return apply_activation(v, act);
 }
 
 Tensor bias_placeholder(int64_t K, DType dtype) { return placeholder({K}, accumulator_type(dtype), "bias"); }
@@ -103,7 +102,10 @@ OpParam groups_param() {
 
 std::vector<OpParam> epilogue_params() {
   std::vector<OpParam> p = {{OpParam::kFlag, "bias", "1: add bias[K] (one value per output channel)", "0"},
-                            {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"}};
+                            {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"},
+                            {OpParam::kFlag, "relu6", "1: apply min(max(x, 0), 6) to the result", "0"},
+                            {OpParam::kFlag, "hswish", "1: apply hard-swish x*relu6(x+3)/6 (floats)", "0"},
+                            {OpParam::kFlag, "hsigmoid", "1: apply hard-sigmoid relu6(x+3)/6 (floats)", "0"}};
   for (auto& q : p) q.omit_when_default = true;
   return p;
 }

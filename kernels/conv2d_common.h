@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/activation.h"
 #include "kernels/op_registry.h"
 #include "kernels/template_util.h"
 
@@ -37,8 +38,8 @@ void check_groups(const std::string& op, int64_t C, int64_t K, int64_t groups);
 // user_error unless the window fits the padded input.
 void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad, int64_t dilation);
 
-// v (+ bias[index]) and max(., 0) when relu: the fused element-wise epilogue.
-Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, bool relu);
+// v (+ bias[index]), then the activation: the fused element-wise epilogue.
+Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act);
 // The op's bias input (accumulator type, one value per output channel).
 Tensor bias_placeholder(int64_t K, DType dtype);
 
@@ -47,7 +48,9 @@ OpParam int_param(const std::string& name, const std::string& meaning, const std
 std::vector<OpParam> window_params(bool with_dilation);  // stride, pad[, dilation]
 OpParam dtype_param();
 OpParam groups_param();
-std::vector<OpParam> epilogue_params();  // bias, relu (flags, left out of canonical strings at 0)
+// bias and the activations (relu, relu6, hswish, hsigmoid): flags, left out
+// of canonical strings at 0.
+std::vector<OpParam> epilogue_params();
 
 // Register-tile candidates of an output row (at most 32 columns).
 std::vector<int64_t> row_tile_candidates(int64_t extent);

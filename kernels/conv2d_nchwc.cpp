@@ -52,13 +52,13 @@ struct NchwcConv {
         name, "conv2d_nchwc");
   }
 
-  // conv (+ bias[k], relu) over the blocked output, channel k = ko*kb + ki.
+  // conv (+ bias[k], activation) over the blocked output, channel k = ko*kb + ki.
   Tensor epilogue(const Tensor& conv, const Tensor* bias, const std::string& name, const std::string& tag) const {
     const int ikb = static_cast<int>(s.kb);
     return compute(
         conv.shape(),
         [&](const std::vector<Var>& v) {
-          return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * ikb + v[4], s.relu);
+          return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * ikb + v[4], s.act);
         },
         name, tag);
   }
@@ -83,7 +83,7 @@ Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op) {
   s.kb = p.at("kb");
   s.G = std::max<int64_t>(1, p.at("groups"));
   s.bias = p.at("bias") != 0;
-  s.relu = p.at("relu") != 0;
+  s.act = activation_of(p);
   s.Cg = s.C / s.G;
   s.Kg = s.K / s.G;
   s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
@@ -103,6 +103,7 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
                                            << " must divide the input channels per group (" << s.Cg << ")";
   user_check(s.kb > 0 && s.Kg % s.kb == 0) << "conv2d_nchwc: the output channel block kb=" << s.kb
                                            << " must divide the output channels per group (" << s.Kg << ")";
+  activation_from_flags("conv2d_nchwc", params, dtype);
   Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
   Tensor weight = placeholder({s.K / s.kb, s.Cg / s.cb, s.R, s.S, s.cb, s.kb}, dtype, "weight");
   op.inputs = {data, weight};
@@ -114,7 +115,7 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
   NchwcConv conv2d(s, data, weight, dtype);
   Tensor conv = conv2d.reduction(accumulator_type(dtype), "conv");
   Tensor out = conv;
-  if (s.bias || s.relu) {
+  if (s.bias || s.act != Activation::kNone) {
     op.parts["conv2d_nchwc"] = conv;
     out = conv2d.epilogue(conv, s.bias ? &bias : nullptr, "out", "epilogue");
   }
@@ -208,7 +209,7 @@ OpDef conv2d_nchwc_op_def() {
   d.name = "conv2d_nchwc";
   d.summary =
       "2-D convolution on the packed NCHW[x]c layout: data [N,C/cb,H,W,cb], weights [K/kb,C/groups/cb,R,S,cb,kb], "
-      "output [N,K/kb,OH,OW,kb], zero padding, optional bias[K] and relu fused; FLOPs: 2 per multiply-add, "
+      "output [N,K/kb,OH,OW,kb], zero padding, optional bias[K] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 per multiply-add, "
       "padding included";
   d.params = {
       int_param("N", "batch size", "1"), int_param("C", "input channels"),  int_param("H", "input height"),

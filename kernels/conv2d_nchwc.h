@@ -8,7 +8,7 @@
 //   out[n, ko, oh, ow, ki] = sum_{co, r, s, ci} pad(data)[n, g*Cg/cb + co,
 //       oh*stride + r*dilation, ow*stride + s*dilation, ci] * weight[ko, co, r, s, ci, ki]
 // with g = ko*kb / (K/groups) the group of the output block, then optional
-// + bias[k] and relu. cb must divide C/groups and kb must divide K/groups,
+// + bias[k] and an activation (kernels/activation.h). cb must divide C/groups and kb must divide K/groups,
 // so that no block straddles a group and no channel is padding.
 //
 // Its CPU template needs no packing stage: the reduction reads the weights
@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/activation.h"
 #include "kernels/op_registry.h"
 #include "schedule/config_space.h"
 
@@ -37,7 +38,8 @@ OpDef conv2d_nchwc_op_def();
 struct Conv2dNchwcShape {
   int64_t N, C, H, W, K, R, S, stride, pad, dil, OH, OW;
   int64_t G, Cg, Kg, cb, kb;
-  bool bias, relu;
+  bool bias;
+  Activation act;
 };
 Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op);
 

@@ -35,7 +35,7 @@ const std::vector<std::vector<int64_t>>& reduce_orders() {
 }  // namespace
 
 OpInstance conv2d_nhwc_define(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t R, int64_t S,
-                              int64_t stride, int64_t pad, int64_t dilation, int64_t groups, bool with_bias, bool relu,
+                              int64_t stride, int64_t pad, int64_t dilation, int64_t groups, bool with_bias, Activation act,
                               DType dtype) {
   check_groups("conv2d_nhwc", C, K, groups);
   check_window("conv2d_nhwc", H, W, R, S, pad, dilation);
@@ -47,8 +47,8 @@ OpInstance conv2d_nhwc_define(int64_t N, int64_t H, int64_t W, int64_t C, int64_
              {"K", K},           {"R", R},
              {"S", S},           {"stride", stride},
              {"pad", pad},       {"dilation", dilation},
-             {"groups", groups}, {"bias", with_bias},
-             {"relu", relu}};
+             {"groups", groups}, {"bias", with_bias}};
+  set_activation_flags(act, &op.ints);
   ConvShape s = conv_shape(op);
   DType acc = accumulator_type(dtype);
   Tensor data = placeholder({N, H, W, C}, dtype, "data");
@@ -74,12 +74,12 @@ OpInstance conv2d_nhwc_define(int64_t N, int64_t H, int64_t W, int64_t C, int64_
       },
       "conv", "conv2d_nhwc");
   Tensor out = conv;
-  if (with_bias || relu) {
+  if (with_bias || act != Activation::kNone) {
     op.parts["conv2d_nhwc"] = conv;
     out = compute(
         {N, s.OH, s.OW, K},
         [&](Var n, Var oh, Var ow, Var k) {
-          return conv_epilogue(conv(n, oh, ow, k), with_bias ? &bias : nullptr, k, relu);
+          return conv_epilogue(conv(n, oh, ow, k), with_bias ? &bias : nullptr, k, act);
         },
         "out", "epilogue");
   }
@@ -166,7 +166,7 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
       {s.N, s.OH, s.OW, s.K},
       [&](Var n, Var oh, Var ow, Var k) {
         return conv_epilogue(conv_blocked(n, oh, ow, floordiv(k, ikb), floormod(k, ikb)),
-                             s.bias ? &op.inputs[2] : nullptr, k, s.relu);
+                             s.bias ? &op.inputs[2] : nullptr, k, s.act);
       },
       "conv", "unpack");
 
@@ -200,7 +200,7 @@ OpDef conv2d_nhwc_op_def() {
   d.name = "conv2d_nhwc";
   d.summary =
       "2-D convolution, NHWC data [N,H,W,C], HWIO weights [R,S,C/groups,K], output [N,OH,OW,K], zero padding, "
-      "optional bias[K] and relu fused; FLOPs: 2 per multiply-add, padding included";
+      "optional bias[K] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 per multiply-add, padding included";
   d.params = {
       int_param("N", "batch size", "1"), int_param("H", "input height"),    int_param("W", "input width"),
       int_param("C", "input channels"),  int_param("K", "output channels"), int_param("R", "kernel height"),
@@ -213,7 +213,7 @@ OpDef conv2d_nhwc_op_def() {
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     return conv2d_nhwc_define(p.at("N"), p.at("H"), p.at("W"), p.at("C"), p.at("K"), p.at("R"), p.at("S"),
                               p.at("stride"), p.at("pad"), p.at("dilation"), p.at("groups"), p.at("bias") != 0,
-                              p.at("relu") != 0, t);
+                              activation_from_flags("conv2d_nhwc", p, t), t);
   };
   d.define_space = conv2d_nhwc_space;
   d.default_config = conv2d_nhwc_default;

@@ -16,6 +16,7 @@
 
 #include <memory>
 
+#include "kernels/activation.h"
 #include "kernels/op_registry.h"
 #include "schedule/config_space.h"
 
@@ -24,7 +25,7 @@ namespace kiln {
 OpDef conv2d_nhwc_op_def();
 
 OpInstance conv2d_nhwc_define(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t R, int64_t S,
-                              int64_t stride, int64_t pad, int64_t dilation, int64_t groups, bool bias, bool relu,
+                              int64_t stride, int64_t pad, int64_t dilation, int64_t groups, bool bias, Activation act,
                               DType dtype);
 
 std::shared_ptr<ConfigSpace> conv2d_nhwc_space(const OpInstance& op, const CpuInfo& cpu);

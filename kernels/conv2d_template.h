@@ -24,7 +24,7 @@
 // Groups: channel blocks stay inside a group (tile_k's inner factor divides
 // K/groups, tile_c splits C/groups; the packed data holds the groups' blocks
 // one after another); groups = 1 keeps the space above unchanged. A bias /
-// relu epilogue is fused into the output (unpack) stage.
+// activation epilogue is fused into the output (unpack) stage.
 #pragma once
 
 #include <memory>

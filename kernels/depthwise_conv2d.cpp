@@ -11,13 +11,14 @@ namespace {
 
 struct DwShape {
   int64_t N, C, H, W, R, S, stride, pad, dil, OH, OW;
-  bool bias, relu;
+  bool bias;
+  Activation act;
 };
 
 DwShape dw_shape(const OpInstance& op) {
   auto at = [&](const char* n) { return op.ints.at(n); };
   DwShape s{at("N"),   at("C"),        at("H"), at("W"), at("R"),         at("S"),        at("stride"),
-            at("pad"), at("dilation"), 0,       0,       at("bias") != 0, at("relu") != 0};
+            at("pad"), at("dilation"), 0,       0,       at("bias") != 0, activation_of(op.ints)};
   s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
   s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
   return s;
@@ -36,7 +37,7 @@ const std::vector<std::vector<int64_t>>& band_orders() {
 }  // namespace
 
 OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t stride,
-                                   int64_t pad, int64_t dilation, bool with_bias, bool relu, DType dtype) {
+                                   int64_t pad, int64_t dilation, bool with_bias, Activation act, DType dtype) {
   check_window("depthwise_conv2d", H, W, R, S, pad, dilation);
   OpInstance op;
   op.op = "depthwise_conv2d";
@@ -50,8 +51,8 @@ OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, i
              {"stride", stride},
              {"pad", pad},
              {"dilation", dilation},
-             {"bias", with_bias},
-             {"relu", relu}};
+             {"bias", with_bias}};
+  set_activation_flags(act, &op.ints);
   DwShape s = dw_shape(op);
   DType acc = accumulator_type(dtype);
   Tensor data = placeholder({N, C, H, W}, dtype, "data");
@@ -74,12 +75,12 @@ OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, i
       },
       "conv", "depthwise_conv2d");
   Tensor out = conv;
-  if (with_bias || relu) {
+  if (with_bias || act != Activation::kNone) {
     op.parts["depthwise_conv2d"] = conv;
     out = compute(
         {N, C, s.OH, s.OW},
         [&](Var n, Var c, Var oh, Var ow) {
-          return conv_epilogue(conv(n, c, oh, ow), with_bias ? &bias : nullptr, c, relu);
+          return conv_epilogue(conv(n, c, oh, ow), with_bias ? &bias : nullptr, c, act);
         },
         "out", "epilogue");
   }
@@ -163,7 +164,7 @@ ScheduledOp depthwise_conv2d_apply(const OpInstance& op, const Config& cfg) {
       {s.N, s.C, s.OH, s.OW},
       [&](Var n, Var c, Var oh, Var ow) {
         return conv_epilogue(conv_blocked(n, floordiv(c, icb), oh, ow, floormod(c, icb)),
-                             s.bias ? &op.inputs[2] : nullptr, c, s.relu);
+                             s.bias ? &op.inputs[2] : nullptr, c, s.act);
       },
       "conv", "unpack");
 
@@ -200,7 +201,7 @@ OpDef depthwise_conv2d_op_def() {
   d.name = "depthwise_conv2d";
   d.summary =
       "depthwise 2-D convolution (one filter per channel), NCHW data, weights [C,1,R,S], zero padding, optional "
-      "bias[C] and relu fused; FLOPs: 2 per multiply-add, padding included";
+      "bias[C] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 per multiply-add, padding included";
   d.params = {
       int_param("N", "batch size", "1"), int_param("C", "channels (input and output)"),
       int_param("H", "input height"),    int_param("W", "input width"),
@@ -212,7 +213,8 @@ OpDef depthwise_conv2d_op_def() {
   d.params[d.params.size() - 2].meaning = "1: add bias[C] (one value per channel)";
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     return depthwise_conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("R"), p.at("S"), p.at("stride"),
-                                   p.at("pad"), p.at("dilation"), p.at("bias") != 0, p.at("relu") != 0, t);
+                                   p.at("pad"), p.at("dilation"), p.at("bias") != 0,
+                                   activation_from_flags("depthwise_conv2d", p, t), t);
   };
   d.define_space = depthwise_conv2d_space;
   d.default_config = depthwise_conv2d_default;

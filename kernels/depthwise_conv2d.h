@@ -2,7 +2,7 @@
 // data, weights [C, 1, R, S]:
 //   out[n, c, oh, ow] = sum_{r, s} pad(data)[n, c, oh*stride + r*dilation,
 //                                            ow*stride + s*dilation] * W[c, 0, r, s]
-// then optional + bias[c] and relu.
+// then optional + bias[c] and an activation (kernels/activation.h).
 //
 // Its CPU template vectorizes across channels in the NCHW[x]c layout
 // (x = cb = "tile_c"): the padded data is repacked as
@@ -20,6 +20,7 @@
 
 #include <memory>
 
+#include "kernels/activation.h"
 #include "kernels/op_registry.h"
 #include "schedule/config_space.h"
 
@@ -28,7 +29,7 @@ namespace kiln {
 OpDef depthwise_conv2d_op_def();
 
 OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t stride,
-                                   int64_t pad, int64_t dilation, bool bias, bool relu, DType dtype);
+                                   int64_t pad, int64_t dilation, bool bias, Activation act, DType dtype);
 
 std::shared_ptr<ConfigSpace> depthwise_conv2d_space(const OpInstance& op, const CpuInfo& cpu);
 Config depthwise_conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);

@@ -51,14 +51,14 @@ Tensor depthwise_reduction(const DepthwiseNchwcShape& s, const Tensor& data, con
       name, "depthwise_conv2d_nchwc");
 }
 
-// conv (+ bias[c], relu) over the blocked output, channel c = co*cb + ci.
+// conv (+ bias[c], activation) over the blocked output, channel c = co*cb + ci.
 Tensor depthwise_epilogue(const DepthwiseNchwcShape& s, const Tensor& conv, const Tensor* bias,
                           const std::string& name, const std::string& tag) {
   const int icb = static_cast<int>(s.cb);
   return compute(
       conv.shape(),
       [&](const std::vector<Var>& v) {
-        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * icb + v[4], s.relu);
+        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * icb + v[4], s.act);
       },
       name, tag);
 }
@@ -79,7 +79,7 @@ DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op) {
   s.dil = at("dilation");
   s.cb = at("cb");
   s.bias = at("bias") != 0;
-  s.relu = at("relu") != 0;
+  s.act = activation_of(op.ints);
   s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
   s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
   return s;
@@ -94,6 +94,7 @@ OpInstance depthwise_conv2d_nchwc_define(const std::map<std::string, int64_t>& p
   check_window("depthwise_conv2d_nchwc", s.H, s.W, s.R, s.S, s.pad, s.dil);
   user_check(s.C % s.cb == 0) << "depthwise_conv2d_nchwc: the channel block cb=" << s.cb
                               << " must divide the channels (" << s.C << ")";
+  activation_from_flags("depthwise_conv2d_nchwc", params, dtype);
   Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
   Tensor weight = placeholder({s.C / s.cb, s.R, s.S, s.cb}, dtype, "weight");
   op.inputs = {data, weight};
@@ -105,7 +106,7 @@ OpInstance depthwise_conv2d_nchwc_define(const std::map<std::string, int64_t>& p
   Tensor padded = pad_spatial(data, 2, 3, s.pad, make_zero(dtype));
   Tensor conv = depthwise_reduction(s, data, &padded, weight, accumulator_type(dtype), "conv");
   Tensor out = conv;
-  if (s.bias || s.relu) {
+  if (s.bias || s.act != Activation::kNone) {
     op.parts["depthwise_conv2d_nchwc"] = conv;
     out = depthwise_epilogue(s, conv, s.bias ? &bias : nullptr, "out", "epilogue");
   }
@@ -193,7 +194,7 @@ OpDef depthwise_conv2d_nchwc_op_def() {
   d.name = "depthwise_conv2d_nchwc";
   d.summary =
       "depthwise 2-D convolution (one filter per channel) on the packed NCHW[x]c layout: data [N,C/cb,H,W,cb], "
-      "weights [C/cb,R,S,cb], output [N,C/cb,OH,OW,cb], zero padding, optional bias[C] and relu fused; FLOPs: 2 "
+      "weights [C/cb,R,S,cb], output [N,C/cb,OH,OW,cb], zero padding, optional bias[C] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 "
       "per multiply-add, padding included";
   d.params = {
       int_param("N", "batch size", "1"), int_param("C", "channels (input and output)"),

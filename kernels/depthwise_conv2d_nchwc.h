@@ -6,7 +6,8 @@
 //   out    [N, C/cb, OH, OW, cb]
 //   out[n, co, oh, ow, ci] = sum_{r, s} pad(data)[n, co, oh*stride + r*dilation,
 //                                                 ow*stride + s*dilation, ci] * weight[co, r, s, ci]
-// then optional + bias[c] and relu. cb must divide C.
+// then optional + bias[c] and an activation (kernels/activation.h). cb must
+// divide C.
 //
 // Its CPU template puts the cb channels of a block in the vector lanes and
 // blocks output rows and columns in registers: each ohi x owi x cb tile
@@ -25,6 +26,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/activation.h"
 #include "kernels/op_registry.h"
 #include "schedule/config_space.h"
 
@@ -34,7 +36,8 @@ OpDef depthwise_conv2d_nchwc_op_def();
 
 struct DepthwiseNchwcShape {
   int64_t N, C, H, W, R, S, stride, pad, dil, OH, OW, cb;
-  bool bias, relu;
+  bool bias;
+  Activation act;
 };
 DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op);
 

@@ -125,7 +125,9 @@ bool library_semantics(const OpInstance& op) {
     return it != op.ints.end() && it->second != plain;
   };
   if (op.op == "matmul" && (flag("trans_a", 0) || flag("trans_b", 0) || flag("gelu", 0))) return false;
-  if (op.op == "conv2d" && (flag("groups", 1) || flag("bias", 0) || flag("relu", 0))) return false;
+  if (op.op == "conv2d" && (flag("groups", 1) || flag("bias", 0) || flag("relu", 0) || flag("relu6", 0) ||
+                            flag("hswish", 0) || flag("hsigmoid", 0)))
+    return false;
   return library_supports(op.op, op.dtype.str());
 }
 

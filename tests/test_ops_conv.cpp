@@ -83,14 +83,14 @@ TEST_CASE("conv2d task keys and its space for groups=1 without epilogue are unch
   }
 }
 
-TEST_CASE("grouped conv2d with bias and relu: random shapes and configs", "[ops][conv][property]") {
+TEST_CASE("grouped conv2d with bias and activations: random shapes and configs", "[ops][conv][property]") {
   std::mt19937_64 rng(41);
   for (int t = 0; t < 6; ++t) {
     Window w = random_window(rng);
     int64_t G = pick(rng, 1, 3), Cg = odd_extent(rng) % 6 + 1, Kg = odd_extent(rng) % 7 + 1;
     std::ostringstream os;
     os << "conv2d:N=" << pick(rng, 1, 2) << ",C=" << G * Cg << ",H=" << w.H << ",W=" << w.W << ",K=" << G * Kg << ","
-       << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+       << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << random_activation(rng);
     check_template_configs(os.str(), 3, 100 + static_cast<uint64_t>(t));
   }
   // Channel blocks of several groups (K/groups = 16, 32) in both data layouts; integer types.
@@ -126,7 +126,7 @@ TEST_CASE("conv2d_nhwc: random shapes, groups, epilogues and configs", "[ops][co
     int64_t G = pick(rng, 1, 2), Cg = odd_extent(rng) % 6 + 1, Kg = odd_extent(rng) % 19 + 1;
     std::ostringstream os;
     os << "conv2d_nhwc:N=" << pick(rng, 1, 2) << ",H=" << w.H << ",W=" << w.W << ",C=" << G * Cg << ",K=" << G * Kg
-       << "," << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+       << "," << window_params(w) << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << random_activation(rng);
     check_template_configs(os.str(), 3, 200 + static_cast<uint64_t>(t));
   }
   check_template_configs("conv2d_nhwc:H=7,W=9,C=5,K=40,R=3,S=3,pad=1,dtype=u8", 2, 9);
@@ -138,7 +138,7 @@ TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv]
     Window w = random_window(rng);
     std::ostringstream os;
     os << "depthwise_conv2d:N=" << pick(rng, 1, 2) << ",C=" << odd_extent(rng) + pick(rng, 0, 20) << ",H=" << w.H
-       << ",W=" << w.W << "," << window_params(w) << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+       << ",W=" << w.W << "," << window_params(w) << ",bias=" << pick(rng, 0, 1) << random_activation(rng);
     check_template_configs(os.str(), 3, 300 + static_cast<uint64_t>(t));
   }
   check_template_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
@@ -170,6 +170,19 @@ TEST_CASE("conv workload errors are user errors", "[ops][conv][user_error]") {
   CHECK_THROWS_WITH(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,groups=2"),
                     Contains("depthwise_conv2d has no parameter 'groups'"));
   CHECK_THROWS_WITH(build_workload("conv2d:C=4,H=5,W=5,K=4,R=3,S=3,bias=2"), Contains("bias is a flag"));
+  // At most one activation, and the hard ones only on floats.
+  CHECK_THROWS_WITH(build_workload("conv2d:C=4,H=5,W=5,K=4,R=3,S=3,relu=1,relu6=1"),
+                    Contains("conv2d: relu and relu6 are exclusive activations: set at most one of them"));
+  CHECK_THROWS_WITH(build_workload("conv2d_nchwc:C=16,H=5,W=5,K=16,R=1,S=1,hswish=1,hsigmoid=1"),
+                    Contains("conv2d_nchwc: hswish and hsigmoid are exclusive activations"));
+  CHECK_THROWS_WITH(build_workload("depthwise_conv2d_nchwc:C=16,H=5,W=5,R=3,S=3,hswish=1,dtype=i8"),
+                    Contains("depthwise_conv2d_nchwc: hswish needs a floating-point dtype, not i8"));
+  CHECK_THROWS_WITH(build_workload("conv2d_nhwc:H=5,W=5,C=4,K=4,R=3,S=3,hsigmoid=1,dtype=u8"),
+                    Contains("conv2d_nhwc: hsigmoid needs a floating-point dtype, not u8"));
+  CHECK_NOTHROW(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,relu6=1,dtype=i8"));
+  // Activations stay out of canonical strings unless set.
+  CHECK(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,hswish=1").canonical ==
+        "depthwise_conv2d:N=1,C=4,H=5,W=5,R=3,S=3,stride=1,pad=0,dilation=1,dtype=f32,hswish=1");
   // A config of another op's template.
   CpuInfo cpu = avx512_cpu();
   OpInstance nhwc = build_workload("conv2d_nhwc:H=5,W=5,C=4,K=4,R=3,S=3");

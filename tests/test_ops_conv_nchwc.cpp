@@ -50,7 +50,7 @@ std::vector<float> naive_conv2d_nchwc(const Conv2dNchwcShape& s, const float* da
                     const float wt = weight[((((ko * CBg + co) * s.R + r) * s.S + q) * s.cb + ci) * s.kb + ki];
                     acc += static_cast<double>(x) * wt;
                   }
-            out[o++] = static_cast<float>(s.relu ? std::max(acc, 0.0) : acc);
+            out[o++] = static_cast<float>(activate(acc, s.act));
           }
   return out;
 }
@@ -65,7 +65,7 @@ std::string random_workload(std::mt19937_64& rng) {
   std::ostringstream os;
   os << "conv2d_nchwc:N=" << pick(rng, 1, 2) << ",C=" << C << ",H=" << H << ",W=" << W << ",K=" << K << ",R=" << R
      << ",S=" << S << ",stride=" << stride << ",pad=" << pad << ",dilation=" << dil << ",cb=" << cb << ",kb=" << kb
-     << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1);
+     << ",groups=" << G << ",bias=" << pick(rng, 0, 1) << random_activation(rng);
   return os.str();
 }
 

@@ -48,7 +48,7 @@ std::vector<float> naive_depthwise_nchwc(const DepthwiseNchwcShape& s, const flo
                 const float wt = weight[((co * s.R + r) * s.S + q) * s.cb + ci];
                 acc += static_cast<double>(x) * wt;
               }
-            out[o++] = static_cast<float>(s.relu ? std::max(acc, 0.0) : acc);
+            out[o++] = static_cast<float>(activate(acc, s.act));
           }
   return out;
 }
@@ -65,7 +65,8 @@ std::string random_workload(std::mt19937_64& rng, const char* dtype = "f32") {
   std::ostringstream os;
   os << "depthwise_conv2d_nchwc:N=" << pick(rng, 1, 2) << ",C=" << C << ",H=" << H << ",W=" << W << ",R=" << R
      << ",S=" << S << ",stride=" << stride << ",pad=" << pad << ",dilation=" << dil << ",cb=" << cb
-     << ",bias=" << pick(rng, 0, 1) << ",relu=" << pick(rng, 0, 1) << ",dtype=" << dtype;
+     << ",bias=" << pick(rng, 0, 1) << (std::string(dtype) == "f32" ? random_activation(rng) : ",relu6=1")
+     << ",dtype=" << dtype;
   return os.str();
 }
 

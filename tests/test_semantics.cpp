@@ -107,7 +107,8 @@ TEST_CASE("the simplifier folds min and max of NaN constants to NaN") {
 }
 
 TEST_CASE("NaN passes through every epilogue and max reduction the same in kernels and the interpreter") {
-  // relu(NaN) is NaN, a max pool window holding NaN is NaN, softmax of a row
+  // relu(NaN) is NaN (so are relu6, hswish and hsigmoid of NaN), a max pool
+  // window holding NaN is NaN, softmax of a row
   // holding NaN is NaN: in the kernel exactly where in the interpreter.
   const std::vector<std::string> workloads = {
       "matmul:M=13,N=37,K=9,bias=1,relu=1",
@@ -118,6 +119,10 @@ TEST_CASE("NaN passes through every epilogue and max reduction the same in kerne
       "conv2d_nhwc:H=8,W=7,C=4,K=6,R=3,S=3,pad=1,bias=1,relu=1",
       "conv2d_nchwc:C=16,H=7,W=6,K=16,R=3,S=3,pad=1,cb=8,kb=8,bias=1,relu=1",
       "depthwise_conv2d:C=5,H=9,W=8,R=3,S=3,pad=1,bias=1,relu=1",
+      "depthwise_conv2d_nchwc:C=16,H=9,W=8,R=3,S=3,pad=1,cb=8,bias=1,relu6=1",
+      "conv2d_nchwc:C=16,H=7,W=6,K=16,R=1,S=1,cb=8,kb=8,bias=1,hswish=1",
+      "depthwise_conv2d:C=5,H=9,W=8,R=3,S=3,pad=1,hsigmoid=1",
+      "conv2d:C=3,H=9,W=11,K=5,R=3,S=3,pad=1,relu6=1",
       "max_pool2d:C=3,H=9,W=10,R=3,S=3,stride=2,pad=1",
       "avg_pool2d:C=3,H=9,W=10,R=3,S=3,stride=2,pad=1",
       "softmax:M=5,N=37",

@@ -92,6 +92,23 @@ dnnl::primitive_attr eltwise_attr(bool relu, bool gelu) {
   return attr;
 }
 
+// A convolution's activation flags (kernels/activation.h) as post-ops:
+// relu6 = clip(0, 6); hsigmoid = clip(x/6 + 1/2, 0, 1), the same function as
+// relu6(x + 3) / 6; hswish is oneDNN's own.
+dnnl::primitive_attr activation_attr(const ContenderOp& op) {
+  dnnl::primitive_attr attr;
+  dnnl::post_ops po;
+  if (param_or(op, "relu", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  if (param_or(op, "relu6", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+  if (param_or(op, "hswish", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+  if (param_or(op, "hsigmoid", 0)) {
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.f, 1.f);
+  }
+  if (po.len() > 0) attr.set_post_ops(po);
+  return attr;
+}
+
 // matmul, batch_matmul and dense: src [.., M, K] x weights [.., K, N] (+ bias [1, N]).
 std::unique_ptr<Contender> gemm_like(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
                                      const dnnl::memory::desc& src_md, const dnnl::memory::desc& wei_md,
@@ -150,7 +167,7 @@ std::unique_ptr<Contender> conv(const ContenderOp& op, const std::vector<rt::NDA
   int64_t K = depthwise ? C : op.ints.at("K");
   int64_t G = depthwise ? C : param_or(op, "groups", 1);
   int64_t stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0), dil = param_or(op, "dilation", 1);
-  bool bias = param_or(op, "bias", 0), relu = param_or(op, "relu", 0);
+  bool bias = param_or(op, "bias", 0);
   const dims& od = shape_of(out);
   int64_t OH = nhwc ? od[1] : od[2], OW = nhwc ? od[2] : od[3];
   dims src_d{N, C, H, W}, dst_d{N, K, OH, OW};
@@ -171,7 +188,7 @@ std::unique_ptr<Contender> conv(const ContenderOp& op, const std::vector<rt::NDA
                                any(wd), bias_md, any(dst_d), st, dl, pd_, pd_)
                     : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_d),
                                any(wd), any(dst_d), st, dl, pd_, pd_);
-  cf::primitive_desc pd(d, eltwise_attr(relu, false), p->engine());
+  cf::primitive_desc pd(d, activation_attr(op), p->engine());
   p->input(DNNL_ARG_SRC, in[0], src_user, pd.src_desc());
   p->input(DNNL_ARG_WEIGHTS, in[1], wei_user, pd.weights_desc());
   if (bias) p->input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
