@@ -63,7 +63,7 @@ Handler add_bench_command(CLI::App& app) {
       "bench",
       "compare kiln's kernels with oneDNN, OpenBLAS and Halide on a suite of workloads, interleaved in one run");
   auto o = std::make_shared<BenchCommandOptions>();
-  sub->add_option("--suite", o->bench.suite, "suite name (resnet50, bert-base, mobilenet-v2, smoke) or file")
+  sub->add_option("--suite", o->bench.suite, "suite name (resnet50, bert-base, mobilenet-v2, mobilenet-v3, smoke) or file")
       ->required();
   sub->add_option("--db", o->bench.db,
                   "tuning database: kiln runs each workload's best record (else the default config)");

@@ -30,7 +30,7 @@ std::string error_of(const std::string& arg) {
 
 TEST_CASE("every built-in suite names valid workloads of registered ops") {
   auto names = suite_names();
-  for (const char* want : {"resnet50", "bert-base", "mobilenet-v2", "smoke"})
+  for (const char* want : {"resnet50", "bert-base", "mobilenet-v2", "mobilenet-v3", "smoke"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
   for (auto& name : names) {
     Suite s = load_suite(name);
