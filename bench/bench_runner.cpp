@@ -139,6 +139,12 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
   w["workload"] = k.op.canonical;
   w["op"] = k.op.op;
   w["flops"] = k.op.flops;
+  // The bytes every implementation must move at least: inputs read once,
+  // the output written once. For memory-bound ops (pooling) GB/s says more
+  // than GFLOP/s.
+  double bytes = 0;
+  for (const rt::NDArray& a : arrays) bytes += static_cast<double>(a.nbytes());
+  w["bytes"] = bytes;
   w["kiln_config"] = k.config_source;
   if (!k.config.is_null()) w["kiln_tuned_config"] = k.config;
   std::vector<Entry> entries;
@@ -190,6 +196,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
     double best = *std::min_element(e.round_ms.begin(), e.round_ms.end());
     e.result["median_ms"] = best;
     e.result["gflops"] = k.op.flops / (best * 1e6);
+    e.result["gbps"] = bytes / (best * 1e6);
     e.result["round_ms"] = e.round_ms;
     w["results"][e.name] = e.result;
   }

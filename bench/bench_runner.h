@@ -5,11 +5,12 @@
 // (bench_table.h formats it; `kiln report --bench` renders it):
 //   {"suite","date","machine","threads","command","rounds","min_repeat_ms",
 //    "baselines":{name: version},
-//    "workloads":[{"workload","flops","kiln_config","best_baseline","ratio",
-//                  "results":{"kiln"|name: {"gflops","median_ms","round_ms",
+//    "workloads":[{"workload","flops","bytes","kiln_config","best_baseline","ratio",
+//                  "results":{"kiln"|name: {"gflops","gbps","median_ms","round_ms",
 //                             "impl","check":"ok"|"wrong: ..."} or {"error"}}}],
 //    "geomean":{name: {"ratio","workloads"}}}
-// where ratio = kiln GFLOP/s / the contender's (above 1: kiln is faster).
+// where ratio = kiln GFLOP/s / the contender's (above 1: kiln is faster),
+// bytes the inputs' and the output's sizes and gbps = bytes / time (GB/s).
 #pragma once
 
 #include <iosfwd>

@@ -24,15 +24,24 @@ std::string fixed(double v, int digits) {
   return os.str();
 }
 
-// A contender's cell: GFLOP/s, "-" (no contender for the op), "n/a" (it
-// could not run this instance) or "WRONG" (its output differs).
-std::string cell(const json& results, const std::string& name) {
+// Memory-bound: under one FLOP per byte that must move (pooling, ...).
+bool memory_bound(const json& w) {
+  return w.contains("bytes") && w["bytes"].get<double>() > w["flops"].get<double>();
+}
+
+// A contender's cell: GFLOP/s (and GB/s for a memory-bound workload), "-"
+// (no contender for the op), "n/a" (it could not run this instance) or
+// "WRONG" (its output differs).
+std::string cell(const json& w, const std::string& name) {
+  const json& results = w["results"];
   if (!results.contains(name)) return "-";
   const json& r = results[name];
   if (r.contains("error")) return "n/a";
   if (r.value("check", std::string("ok")) != "ok") return "WRONG";
   double g = r.at("gflops").get<double>();
-  return fixed(g, g < 10 ? 2 : 1);
+  std::string s = fixed(g, g < 10 ? 2 : 1);
+  if (memory_bound(w) && r.contains("gbps")) s += " (" + fixed(r["gbps"].get<double>(), 1) + ")";
+  return s;
 }
 
 std::string ratio_cell(const json& w) {
@@ -81,14 +90,15 @@ std::string format_bench_text(const json& result) {
   for (auto& w : result.at("workloads")) wl = std::max(wl, w["workload"].get<std::string>().size());
   os << "suite " << result["suite"].get<std::string>() << ", " << result["date"].get<std::string>() << ", "
      << result["machine"].get<std::string>() << ", " << result["threads"].get<int>() << " threads, "
-     << result["rounds"].get<int>() << " interleaved rounds (GFLOP/s of the best round's median)\n";
+     << result["rounds"].get<int>()
+     << " interleaved rounds (GFLOP/s of the best round's median; memory-bound workloads: GFLOP/s (GB/s))\n";
   os << std::left << std::setw(static_cast<int>(wl) + 2) << "workload" << std::right;
-  for (auto& c : cols) os << std::setw(10) << baseline_display_name(c);
+  for (auto& c : cols) os << std::setw(15) << baseline_display_name(c);
   os << std::setw(18) << "kiln/best"
      << "  check\n";
   for (auto& w : result.at("workloads")) {
     os << std::left << std::setw(static_cast<int>(wl) + 2) << w["workload"].get<std::string>() << std::right;
-    for (auto& c : cols) os << std::setw(10) << cell(w["results"], c);
+    for (auto& c : cols) os << std::setw(15) << cell(w, c);
     os << std::setw(18) << ratio_cell(w) << "  " << check_cell(w["results"]) << "\n";
   }
   for (auto& l : geomean_lines(result)) os << l << "\n";
@@ -101,7 +111,8 @@ std::string format_bench_markdown(const json& result) {
   os << "Suite `" << result["suite"].get<std::string>() << "`, " << result["date"].get<std::string>() << ", "
      << result["machine"].get<std::string>() << ", " << result["threads"].get<int>() << " threads";
   if (!result.value("command", std::string()).empty()) os << ", `" << result["command"].get<std::string>() << "`";
-  os << ". GFLOP/s (best of " << result["rounds"].get<int>() << " interleaved rounds).\n\n";
+  os << ". GFLOP/s (best of " << result["rounds"].get<int>()
+     << " interleaved rounds; memory-bound workloads: GFLOP/s (GB/s)).\n\n";
   os << "| workload |";
   for (auto& c : cols) os << " " << baseline_display_name(c) << " |";
   os << " kiln/best | check |\n|---|";
@@ -109,7 +120,7 @@ std::string format_bench_markdown(const json& result) {
   os << "---:|---|\n";
   for (auto& w : result.at("workloads")) {
     os << "| `" << w["workload"].get<std::string>() << "` |";
-    for (auto& c : cols) os << " " << cell(w["results"], c) << " |";
+    for (auto& c : cols) os << " " << cell(w, c) << " |";
     os << " " << ratio_cell(w) << " | " << check_cell(w["results"]) << " |\n";
   }
   auto lines = geomean_lines(result);

@@ -16,6 +16,7 @@
 #include "kernels/layer_norm.h"
 #include "kernels/matmul.h"
 #include "kernels/pool2d.h"
+#include "kernels/pool2d_nchwc.h"
 #include "kernels/softmax.h"
 
 namespace kiln {
@@ -36,6 +37,7 @@ const std::vector<OpDef>& op_registry() {
       depthwise_conv2d_op_def(),
       depthwise_conv2d_nchwc_op_def(),
       max_pool2d_op_def(), avg_pool2d_op_def(),
+      max_pool2d_nchwc_op_def(), avg_pool2d_nchwc_op_def(), global_avg_pool2d_nchwc_op_def(),
       batch_matmul_op_def(),
       dense_op_def(),
       softmax_op_def(),

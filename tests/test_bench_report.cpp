@@ -43,7 +43,11 @@ json sample_result() {
                                  "halide": {"gflops": 1.0, "check": "wrong: out[0, 0] = 1, expected 2"}}},
       {"workload": "softmax:M=4,N=4", "flops": 80, "kiln_config": "default", "best_baseline": "onednn",
        "ratio": 0.5, "results": {"kiln": {"gflops": 1.0, "check": "ok"}, "onednn": {"gflops": 2.0, "check": "ok"},
-                                 "halide": {"error": "Halide cannot run it"}}}],
+                                 "halide": {"error": "Halide cannot run it"}}},
+      {"workload": "max_pool2d_nchwc:C=16,H=4,W=4,R=2,S=2,stride=2", "flops": 256, "bytes": 1280,
+       "kiln_config": "default", "best_baseline": "onednn", "ratio": 1.5,
+       "results": {"kiln": {"gflops": 3.0, "gbps": 15.0, "check": "ok"},
+                   "onednn": {"gflops": 2.0, "gbps": 10.0, "check": "ok"}}}],
     "geomean": {"onednn": {"ratio": 1.0, "workloads": 2}}})");
 }
 
@@ -62,6 +66,10 @@ TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every ou
   REQUIRE(r["workloads"].size() == 2);
   CHECK(bench_outputs_ok(r));
   const json& mm = r["workloads"][0];
+  // Bytes: A, B, bias and C, in f32.
+  CHECK(mm["bytes"].get<double>() == 4.0 * (9 * 11 + 11 * 10 + 10 + 9 * 10));
+  CHECK(mm["results"]["kiln"]["gbps"].get<double>() ==
+        Approx(mm["bytes"].get<double>() / (mm["results"]["kiln"]["median_ms"].get<double>() * 1e6)));
   CHECK(mm["workload"] == build_workload("matmul:M=9,N=10,K=11,bias=1").canonical);
   for (const char* who : {"kiln", "onednn", "openblas"}) {
     INFO(who);
@@ -122,6 +130,11 @@ TEST_CASE("bench tables: text and Markdown with ratios, wrong outputs and geomea
   CHECK(md.find("| workload | kiln | oneDNN | Halide | kiln/best | check |") != std::string::npos);
   CHECK(md.find("| `matmul:M=8,N=8,K=8` | 4.00 | 2.00 | WRONG | 2.00x oneDNN | Halide differs |") != std::string::npos);
   CHECK(md.find("`kiln bench --suite demo`") != std::string::npos);
+  // A memory-bound workload (fewer FLOPs than bytes) shows GB/s too.
+  CHECK(md.find("| `max_pool2d_nchwc:C=16,H=4,W=4,R=2,S=2,stride=2` | 3.00 (15.0) | 2.00 (10.0) | - |") !=
+        std::string::npos);
+  CHECK(text.find("3.00 (15.0)") != std::string::npos);
+  CHECK(md.find("| `matmul:M=8,N=8,K=8` | 4.00 |") != std::string::npos);  // compute-bound: GFLOP/s only
 }
 
 TEST_CASE("report: tuning curves are the best GFLOP/s so far") {

@@ -46,8 +46,18 @@ struct ContenderOp {
   std::map<std::string, int64_t> ints;  // every integer parameter, resolved
   bool f32 = true;                      // whether the op computes in f32
   std::string canonical;                // canonical workload string, for messages
-  BlockedConvShape blocked{};           // conv2d_nchwc and depthwise_conv2d_nchwc only
+  // conv2d_nchwc, depthwise_conv2d_nchwc and the blocked pools only. A
+  // global pool's ints also hold the window of the plain pool it is (R = H,
+  // S = W, stride 1, pad 0).
+  BlockedConvShape blocked{};
 };
+
+// The pooling ops on the blocked layout, run by the contenders as the plain
+// pools they are (max_pool2d_nchwc as max_pool2d, the average ones as
+// avg_pool2d).
+inline bool is_blocked_pool(const std::string& op) {
+  return op == "max_pool2d_nchwc" || op == "avg_pool2d_nchwc" || op == "global_avg_pool2d_nchwc";
+}
 
 // An integer parameter of the op, or `fallback` when the op does not have it.
 inline int64_t param_or(const ContenderOp& op, const std::string& name, int64_t fallback) {

@@ -129,20 +129,24 @@ std::string HalideHelper::setup(const ContenderOp& op, const std::vector<rt::NDA
   // conv2d_nchwc and depthwise_conv2d_nchwc go to the helper as the NCHW
   // conv2d and depthwise_conv2d they are (the helper picks its own layouts
   // from there, outside timing); their output is blocked again here.
-  const bool depthwise = op.op == "depthwise_conv2d_nchwc";
-  const bool blocked = op.op == "conv2d_nchwc" || depthwise;
+  const bool depthwise = op.op == "depthwise_conv2d_nchwc", pool = is_blocked_pool(op.op);
+  const bool blocked = op.op == "conv2d_nchwc" || depthwise || pool;
   std::vector<rt::NDArray> in = inputs;
   rt::NDArray result = out;
   BlockedConvShape shape{};
   if (blocked) {
     shape = op.blocked;
     in[0] = unblock_data(shape, inputs[0]);
-    in[1] = depthwise ? unblock_depthwise_weight(shape, inputs[1]) : unblock_weight(shape, inputs[1]);
+    if (!pool) in[1] = depthwise ? unblock_depthwise_weight(shape, inputs[1]) : unblock_weight(shape, inputs[1]);
     result = rt::NDArray::empty({shape.N, shape.K, shape.OH, shape.OW}, out.dtype());
   }
   nlohmann::json req = {
       {"cmd", "setup"},
-      {"op", depthwise ? "depthwise_conv2d" : blocked ? "conv2d" : op.op},
+      {"op", depthwise                         ? "depthwise_conv2d"
+             : op.op == "max_pool2d_nchwc" ? "max_pool2d"
+             : pool                        ? "avg_pool2d"
+             : blocked                     ? "conv2d"
+                                           : op.op},
       {"params", op.ints},
       {"parallelism", threads_}};
   req["inputs"] = nlohmann::json::array();

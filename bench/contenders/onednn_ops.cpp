@@ -243,6 +243,30 @@ std::unique_ptr<Contender> pool(const ContenderOp& op, const std::vector<rt::NDA
   return p;
 }
 
+// The blocked pools: the data is unblocked at set-up, the plain pool runs
+// (oneDNN reorders to the layout it picks), finish() blocks the output.
+class BlockedPool : public Contender {
+ public:
+  BlockedPool(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+      : shape_(op.blocked), out_(out) {
+    plain_out_ = rt::NDArray::empty({shape_.N, shape_.K, shape_.OH, shape_.OW}, out.dtype());
+    plain_in_ = {unblock_data(shape_, in[0])};
+    pool_ = pool(op, plain_in_, plain_out_, op.op == "max_pool2d_nchwc");
+  }
+  void run() override { pool_->run(); }
+  void finish() override {
+    pool_->finish();
+    block_output(shape_, plain_out_, out_);
+  }
+  std::string impl() const override { return pool_->impl(); }
+
+ private:
+  BlockedConvShape shape_;
+  rt::NDArray out_, plain_out_;
+  std::vector<rt::NDArray> plain_in_;
+  std::unique_ptr<Contender> pool_;
+};
+
 std::unique_ptr<Contender> softmax(const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
   auto md = plain(shape_of(in[0]));
   auto p = std::make_unique<Primitive>();
@@ -284,6 +308,7 @@ std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const st
     if (op.op == "depthwise_conv2d") return conv(op, inputs, out, false, true);
     if (op.op == "max_pool2d") return pool(op, inputs, out, true);
     if (op.op == "avg_pool2d") return pool(op, inputs, out, false);
+    if (is_blocked_pool(op.op)) return std::make_unique<BlockedPool>(op, inputs, out);
     if (op.op == "softmax") return softmax(inputs, out);
     if (op.op == "layer_norm") return layer_norm(inputs, out);
   } catch (const dnnl::error& e) {

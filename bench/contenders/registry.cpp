@@ -127,7 +127,8 @@ std::string baseline_version(const std::string& name) {
 bool baseline_supports(const std::string& name, const OpInstance& op) {
   static const std::vector<std::string> all = {
       "matmul",           "batch_matmul", "dense",      "conv2d",  "conv2d_nhwc", "conv2d_nchwc",
-      "depthwise_conv2d", "depthwise_conv2d_nchwc", "max_pool2d",   "avg_pool2d", "softmax", "layer_norm"};
+      "depthwise_conv2d", "depthwise_conv2d_nchwc", "max_pool2d",   "avg_pool2d", "max_pool2d_nchwc",
+      "avg_pool2d_nchwc", "global_avg_pool2d_nchwc", "softmax", "layer_norm"};
   static const std::vector<std::string> gemm = {"matmul", "batch_matmul", "dense"};
   const auto& ops = name == "openblas" ? gemm : all;
   if (op.dtype != DType::f32()) return false;
@@ -149,6 +150,14 @@ ContenderOp contender_op(const OpInstance& op) {
   if (op.op == "depthwise_conv2d_nchwc") {
     const DepthwiseNchwcShape s = depthwise_conv2d_nchwc_shape(op);
     c.blocked = {s.N, s.C, s.H, s.W, s.C, 1, s.R, s.S, s.OH, s.OW, s.cb, s.cb};
+  }
+  if (is_blocked_pool(op.op)) {
+    auto& p = c.ints;
+    if (op.op == "global_avg_pool2d_nchwc") p.insert({{"R", p.at("H")}, {"S", p.at("W")}, {"stride", 1}, {"pad", 0}});
+    const int64_t OH = (p.at("H") + 2 * p.at("pad") - p.at("R")) / p.at("stride") + 1;
+    const int64_t OW = (p.at("W") + 2 * p.at("pad") - p.at("S")) / p.at("stride") + 1;
+    c.blocked = {p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("C"), 1, p.at("R"), p.at("S"), OH, OW, p.at("cb"),
+                 p.at("cb")};
   }
   return c;
 }
