@@ -107,6 +107,53 @@ void tune_workloads(const std::vector<std::string>& workloads, const BenchOption
 
 json check_json(const CheckResult& c) { return c.ok ? json("ok") : json("wrong: " + c.detail); }
 
+// The workloads of the unfused forms of the fused ops among `workloads`.
+std::vector<std::string> unfused_workloads(const std::vector<std::string>& workloads) {
+  std::vector<std::string> out;
+  for (auto& w : workloads) {
+    OpInstance op = build_workload(w);
+    const OpDef& def = find_op(op.op);
+    if (!def.unfused) continue;
+    for (auto& step : def.unfused(op)) out.push_back(build_workload(step.workload).canonical);
+  }
+  return out;
+}
+
+// A fused op's unfused form with kiln's kernels (each its best record in the
+// database, else its default config), one after the other on the same
+// inputs, through intermediate arrays: what the fused kernel saves.
+class UnfusedChain {
+ public:
+  UnfusedChain(const std::vector<UnfusedStep>& steps, const std::vector<rt::NDArray>& inputs, const rt::NDArray& out,
+               const std::string& db) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      BuiltKernel k = build_kernel(steps[i].workload, "", db);
+      sources_ += (i ? ", " : "") + k.config_source;
+      jits_.push_back(JitModule::compile({k.func}, k.target));
+      fns_.push_back(jits_.back()->get_function(k.func.name));
+      std::vector<void*> p;
+      for (int in : steps[i].inputs) p.push_back(in < 0 ? arrays_.back().data() : inputs.at(static_cast<size_t>(in)).data());
+      const BufferArg& o = k.func.args.back();
+      arrays_.push_back(i + 1 == steps.size() ? out : rt::NDArray::empty(o.shape, to_runtime_dtype(o.dtype)));
+      p.push_back(arrays_.back().data());
+      internal_assert(p.size() == k.func.args.size()) << "unfused step " << steps[i].workload << " takes "
+                                                      << k.func.args.size() << " arrays, not " << p.size();
+      ptrs_.push_back(p);
+    }
+  }
+  void run() {
+    for (size_t i = 0; i < fns_.size(); ++i) fns_[i](ptrs_[i].data());
+  }
+  std::string impl() const { return "kiln " + std::to_string(fns_.size()) + " kernels (" + sources_ + " configs)"; }
+
+ private:
+  std::vector<std::unique_ptr<JitModule>> jits_;
+  std::vector<kiln_packed_fn> fns_;
+  std::vector<rt::NDArray> arrays_;
+  std::vector<std::vector<void*>> ptrs_;
+  std::string sources_;
+};
+
 struct Entry {
   std::string name;
   std::function<double(const rt::TimeOptions&)> time_round;
@@ -157,6 +204,19 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
 
   std::vector<std::unique_ptr<baselines::Contender>> contenders;
   std::vector<rt::NDArray> outs;
+  std::unique_ptr<UnfusedChain> unfused;
+  if (const OpDef& def = find_op(k.op.op); def.unfused) {
+    rt::NDArray out = rt::NDArray::empty(kiln_out.shape(), kiln_out.dtype());
+    outs.push_back(out);
+    unfused = std::make_unique<UnfusedChain>(def.unfused(k.op), inputs, out, o.db);
+    UnfusedChain* u = unfused.get();
+    u->run();
+    entries.push_back({kUnfused,
+                       [u](const rt::TimeOptions& t) { return rt::time_function([u] { u->run(); }, t).median_ms; },
+                       {},
+                       {{"impl", u->impl()}}});
+    entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
+  }
   for (auto& name : names) {
     if (!baselines::baseline_supports(name, k.op)) continue;
     rt::NDArray out = rt::NDArray::empty(kiln_out.shape(), kiln_out.dtype());
@@ -203,7 +263,8 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
   std::string best_name;
   double best_gflops = 0;
   for (auto& [name, r] : w["results"].items())
-    if (name != "kiln" && r.contains("gflops") && r["check"] == "ok" && r["gflops"].get<double>() > best_gflops) {
+    if (name != "kiln" && name != kUnfused && r.contains("gflops") && r["check"] == "ok" &&
+        r["gflops"].get<double>() > best_gflops) {
       best_gflops = r["gflops"].get<double>();
       best_name = name;
     }
@@ -256,7 +317,13 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
     }
   }
   std::vector<std::string> names = chosen_baselines(o);
-  if (o.tune_trials > 0) tune_workloads(workloads, o, log);
+  if (o.tune_trials > 0) {
+    // A fused op's unfused kernels are tuned too, for a fair comparison.
+    std::vector<std::string> all = workloads;
+    for (auto& w : unfused_workloads(workloads))
+      if (std::find(all.begin(), all.end(), w) == all.end()) all.push_back(w);
+    tune_workloads(all, o, log);
+  }
   int threads = rt::default_num_threads();
   std::unique_ptr<baselines::HalideHelper> halide;
   json result;

@@ -9,7 +9,7 @@
 //                  "results":{"kiln"|name: {"gflops","gbps","median_ms","round_ms",
 //                             "impl","check":"ok"|"wrong: ..."} or {"error"}}}],
 //    "geomean":{name: {"ratio","workloads"}}}
-// where ratio = kiln GFLOP/s / the contender's (above 1: kiln is faster),
+// where ratio = kiln GFLOP/s / the best baseline's (above 1: kiln is faster),
 // bytes the inputs' and the output's sizes and gbps = bytes / time (GB/s).
 #pragma once
 
@@ -19,6 +19,12 @@
 #include <vector>
 
 namespace kiln {
+
+// The result of a fused op's unfused form run with kiln's own kernels one
+// after the other ("kiln_unfused": dwsep_nchwc as its depthwise and
+// pointwise halves), beside "kiln" (the fused kernel) in a workload's
+// results; it is no baseline (neither in ratios nor in geomeans).
+inline constexpr const char* kUnfused = "kiln_unfused";
 
 struct BenchOptions {
   std::string suite;                   // name or path (bench_suite.h)

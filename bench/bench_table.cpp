@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "bench/bench_runner.h"
 #include "bench/contenders/baselines.h"
 
 namespace kiln {
@@ -14,6 +15,9 @@ namespace {
 
 std::vector<std::string> columns(const json& result) {
   std::vector<std::string> cols = result_baselines(result);
+  bool unfused = false;
+  for (auto& w : result.at("workloads")) unfused |= w["results"].contains(kUnfused);
+  if (unfused) cols.insert(cols.begin(), kUnfused);
   cols.insert(cols.begin(), "kiln");
   return cols;
 }
@@ -80,6 +84,7 @@ std::string baseline_display_name(const std::string& key) {
   if (key == "onednn") return "oneDNN";
   if (key == "openblas") return "OpenBLAS";
   if (key == "halide") return "Halide";
+  if (key == kUnfused) return "kiln unfused";
   return key;
 }
 

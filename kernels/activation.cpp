@@ -35,22 +35,23 @@ const char* activation_flag(Activation a) {
   return "";
 }
 
-Activation activation_from_flags(const std::string& op, const std::map<std::string, int64_t>& ints, DType dtype) {
+Activation activation_from_flags(const std::string& op, const std::map<std::string, int64_t>& ints, DType dtype,
+                                 const std::string& prefix) {
   Activation found = Activation::kNone;
   for (Activation a : kFlagged) {
-    if (flag(ints, activation_flag(a)) == 0) continue;
-    user_check(found == Activation::kNone) << op << ": " << activation_flag(found) << " and " << activation_flag(a)
-                                           << " are exclusive activations: set at most one of them";
+    if (flag(ints, (prefix + activation_flag(a)).c_str()) == 0) continue;
+    user_check(found == Activation::kNone) << op << ": " << prefix << activation_flag(found) << " and " << prefix
+                                           << activation_flag(a) << " are exclusive activations: set at most one of them";
     found = a;
   }
   user_check(dtype.is_float() || (found != Activation::kHardSwish && found != Activation::kHardSigmoid))
-      << op << ": " << activation_flag(found) << " needs a floating-point dtype, not " << dtype.str();
+      << op << ": " << prefix << activation_flag(found) << " needs a floating-point dtype, not " << dtype.str();
   return found;
 }
 
-Activation activation_of(const std::map<std::string, int64_t>& ints) {
+Activation activation_of(const std::map<std::string, int64_t>& ints, const std::string& prefix) {
   for (Activation a : kFlagged)
-    if (flag(ints, activation_flag(a)) != 0) return a;
+    if (flag(ints, (prefix + activation_flag(a)).c_str()) != 0) return a;
   return Activation::kNone;
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/conv2d_nhwc.h"
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/depthwise_conv2d_nchwc.h"
+#include "kernels/dwsep_nchwc.h"
 #include "kernels/dense.h"
 #include "kernels/elemwise.h"
 #include "kernels/layer_norm.h"
@@ -36,6 +37,7 @@ const std::vector<OpDef>& op_registry() {
       conv2d_nchwc_op_def(),
       depthwise_conv2d_op_def(),
       depthwise_conv2d_nchwc_op_def(),
+      dwsep_nchwc_op_def(),
       max_pool2d_op_def(), avg_pool2d_op_def(),
       max_pool2d_nchwc_op_def(), avg_pool2d_nchwc_op_def(), global_avg_pool2d_nchwc_op_def(),
       batch_matmul_op_def(),

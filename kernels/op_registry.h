@@ -56,6 +56,13 @@ struct ScheduledOp {
   std::vector<Tensor> args;  // inputs (the instance's placeholders), then outputs
 };
 
+// One step of the unfused form of a fused op: a workload, and its inputs as
+// input indices of the fused op (-1: the previous step's output).
+struct UnfusedStep {
+  std::string workload;
+  std::vector<int> inputs;
+};
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -71,6 +78,10 @@ struct OpDef {
   std::function<std::shared_ptr<ConfigSpace>(const OpInstance&, const CpuInfo&)> define_space;
   std::function<Config(const OpInstance&, const CpuInfo&, const ConfigSpace&)> default_config;
   std::function<ScheduledOp(const OpInstance&, const Config&)> apply_config;
+
+  // For an op that fuses others (dwsep_nchwc): the ops it replaces, run one
+  // after the other, last output = this op's output. Empty for the others.
+  std::function<std::vector<UnfusedStep>(const OpInstance&)> unfused;
 
   // The schedule kiln uses untuned: the template's default config, or the
   // hand schedule of an op without a template.

@@ -23,9 +23,15 @@ for w in r["workloads"]:
         assert res.get("check", "ok") == "ok", (w["workload"], name, res)
         assert "error" not in res, (w["workload"], name, res)
     assert "onednn" in w["results"], w["workload"]
+    # A fused op also runs as its unfused kiln kernels, checked the same way,
+    # and never counts as a baseline.
+    assert ("kiln_unfused" in w["results"]) == w["workload"].startswith("dwsep_nchwc"), w["workload"]
+    assert w.get("best_baseline") != "kiln_unfused", w["workload"]
+    assert w["bytes"] > 0, w["workload"]
 assert "onednn" in r["geomean"] and "openblas" in r["geomean"], r["geomean"]
+assert "kiln_unfused" not in r["geomean"], r["geomean"]
 PY
-grep -qF "| workload | kiln | oneDNN |" "$tmp/smoke.md" || { echo "FAIL: no Markdown table"; fails=$((fails + 1)); }
+grep -qF "| workload | kiln | kiln unfused | oneDNN |" "$tmp/smoke.md" || { echo "FAIL: no Markdown table"; fails=$((fails + 1)); }
 
 # Tuning on the spot into a database, then kiln runs the tuned config.
 printf 'matmul:M=16,N=16,K=16\n' > "$tmp/one.txt"

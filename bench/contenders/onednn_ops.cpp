@@ -95,13 +95,14 @@ dnnl::primitive_attr eltwise_attr(bool relu, bool gelu) {
 // A convolution's activation flags (kernels/activation.h) as post-ops:
 // relu6 = clip(0, 6); hsigmoid = clip(x/6 + 1/2, 0, 1), the same function as
 // relu6(x + 3) / 6; hswish is oneDNN's own.
-dnnl::primitive_attr activation_attr(const ContenderOp& op) {
+// `prefix` names the flags of a second activation ("dw_" in dwsep_nchwc).
+dnnl::primitive_attr activation_attr(const ContenderOp& op, const std::string& prefix = "") {
   dnnl::primitive_attr attr;
   dnnl::post_ops po;
-  if (param_or(op, "relu", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-  if (param_or(op, "relu6", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
-  if (param_or(op, "hswish", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
-  if (param_or(op, "hsigmoid", 0)) {
+  if (param_or(op, prefix + "relu", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  if (param_or(op, prefix + "relu6", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+  if (param_or(op, prefix + "hswish", 0)) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+  if (param_or(op, prefix + "hsigmoid", 0)) {
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.f, 1.f);
   }
@@ -227,6 +228,93 @@ class BlockedConv : public Contender {
   std::unique_ptr<Contender> conv_;
 };
 
+// dwsep_nchwc: oneDNN's two primitives, the depthwise convolution and then
+// the 1x1 one, chained through the layout oneDNN picks for the depthwise
+// output (a reorder between them runs inside the timed call only if the
+// second primitive wants another layout). Data and weights are unblocked
+// and reordered at set-up; finish() blocks the output.
+class DwsepChain : public Contender {
+ public:
+  DwsepChain(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+      : eng_(dnnl::engine::kind::cpu, 0), strm_(eng_), out_(out) {
+    auto at = [&](const char* n) { return op.ints.at(n); };
+    const int64_t N = at("N"), C = at("C"), H = at("H"), W = at("W"), K = at("K"), R = at("R"), S = at("S");
+    const int64_t stride = at("stride"), pad = at("pad"), dil = at("dilation"), cb = at("cb"), kb = at("kb");
+    const int64_t OH = out.shape()[2], OW = out.shape()[3];
+    const bool bias = at("bias") != 0;
+    dw_shape_ = {N, C, H, W, C, 1, R, S, OH, OW, cb, cb};
+    pw_shape_ = {N, C, OH, OW, K, C, 1, 1, OH, OW, cb, kb};
+    plain_in_ = {unblock_data(dw_shape_, in[0]), unblock_depthwise_weight(dw_shape_, in[1]),
+                 unblock_weight(pw_shape_, in[2])};
+    plain_out_ = rt::NDArray::empty({N, K, OH, OW}, out.dtype());
+    using cf = dnnl::convolution_forward;
+    const dims src_d{N, C, H, W}, dw_w{C, 1, 1, R, S}, mid_d{N, C, OH, OW}, pw_w{K, C, 1, 1}, dst_d{N, K, OH, OW};
+    cf::desc d1 = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_d),
+                                  any(dw_w), plain({C}), any(mid_d), {stride, stride}, {dil - 1, dil - 1}, {pad, pad},
+                                  {pad, pad})
+                       : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_d),
+                                  any(dw_w), any(mid_d), {stride, stride}, {dil - 1, dil - 1}, {pad, pad}, {pad, pad});
+    cf::desc d2 = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(mid_d),
+                                  any(pw_w), plain({K}), any(dst_d), {1, 1}, {0, 0}, {0, 0}, {0, 0})
+                       : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(mid_d),
+                                  any(pw_w), any(dst_d), {1, 1}, {0, 0}, {0, 0}, {0, 0});
+    cf::primitive_desc pd1(d1, activation_attr(op, "dw_"), eng_), pd2(d2, activation_attr(op), eng_);
+    args1_[DNNL_ARG_SRC] = reordered(plain_in_[0], plain(src_d), pd1.src_desc());
+    args1_[DNNL_ARG_WEIGHTS] = reordered(plain_in_[1], plain(dw_w), pd1.weights_desc());
+    args2_[DNNL_ARG_WEIGHTS] = reordered(plain_in_[2], plain(pw_w), pd2.weights_desc());
+    if (bias) {
+      args1_[DNNL_ARG_BIAS] = dnnl::memory(plain({C}), eng_, in[3].data());
+      args2_[DNNL_ARG_BIAS] = dnnl::memory(plain({K}), eng_, in[4].data());
+    }
+    mid_ = dnnl::memory(pd1.dst_desc(), eng_);
+    args1_[DNNL_ARG_DST] = mid_;
+    if (pd2.src_desc() != pd1.dst_desc()) {
+      mid2_ = dnnl::memory(pd2.src_desc(), eng_);
+      between_ = dnnl::reorder(mid_, mid2_);
+    }
+    args2_[DNNL_ARG_SRC] = mid2_ ? mid2_ : mid_;
+    dst_ = dnnl::memory(pd2.dst_desc(), eng_);
+    user_dst_ = dnnl::memory(plain(dst_d), eng_, plain_out_.data());
+    args2_[DNNL_ARG_DST] = dst_;
+    strm_.wait();
+    dw_ = cf(pd1);
+    pw_ = cf(pd2);
+    impl_ = std::string(pd1.impl_info_str()) + " then " + (mid2_ ? "reorder, " : "") + pd2.impl_info_str();
+  }
+  void run() override {
+    dw_.execute(strm_, args1_);
+    if (mid2_) between_.execute(strm_, mid_, mid2_);
+    pw_.execute(strm_, args2_);
+    strm_.wait();
+  }
+  void finish() override {
+    dnnl::reorder(dst_, user_dst_).execute(strm_, dst_, user_dst_);
+    strm_.wait();
+    block_output(pw_shape_, plain_out_, out_);
+  }
+  std::string impl() const override { return impl_; }
+
+ private:
+  dnnl::memory reordered(const rt::NDArray& a, const dnnl::memory::desc& user_md, const dnnl::memory::desc& want) {
+    dnnl::memory user(user_md, eng_, a.data());
+    if (want == user_md) return user;
+    dnnl::memory m(want, eng_);
+    dnnl::reorder(user, m).execute(strm_, user, m);
+    return m;
+  }
+
+  dnnl::engine eng_;
+  dnnl::stream strm_;
+  rt::NDArray out_, plain_out_;
+  std::vector<rt::NDArray> plain_in_;
+  BlockedConvShape dw_shape_{}, pw_shape_{};
+  std::unordered_map<int, dnnl::memory> args1_, args2_;
+  dnnl::memory mid_, mid2_, dst_, user_dst_;
+  dnnl::reorder between_;
+  dnnl::convolution_forward dw_, pw_;
+  std::string impl_;
+};
+
 std::unique_ptr<Contender> pool(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
                                 bool max) {
   int64_t stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0);
@@ -305,6 +393,7 @@ std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const st
     if (op.op == "conv2d_nhwc") return conv(op, inputs, out, true, false);
     if (op.op == "conv2d_nchwc") return std::make_unique<BlockedConv>(op, inputs, out, false);
     if (op.op == "depthwise_conv2d_nchwc") return std::make_unique<BlockedConv>(op, inputs, out, true);
+    if (op.op == "dwsep_nchwc") return std::make_unique<DwsepChain>(op, inputs, out);
     if (op.op == "depthwise_conv2d") return conv(op, inputs, out, false, true);
     if (op.op == "max_pool2d") return pool(op, inputs, out, true);
     if (op.op == "avg_pool2d") return pool(op, inputs, out, false);

@@ -128,9 +128,10 @@ bool baseline_supports(const std::string& name, const OpInstance& op) {
   static const std::vector<std::string> all = {
       "matmul",           "batch_matmul", "dense",      "conv2d",  "conv2d_nhwc", "conv2d_nchwc",
       "depthwise_conv2d", "depthwise_conv2d_nchwc", "max_pool2d",   "avg_pool2d", "max_pool2d_nchwc",
-      "avg_pool2d_nchwc", "global_avg_pool2d_nchwc", "softmax", "layer_norm"};
+      "avg_pool2d_nchwc", "global_avg_pool2d_nchwc", "dwsep_nchwc", "softmax", "layer_norm"};
   static const std::vector<std::string> gemm = {"matmul", "batch_matmul", "dense"};
   const auto& ops = name == "openblas" ? gemm : all;
+  if (name == "halide" && op.op == "dwsep_nchwc") return false;  // no fused pipeline in the helper
   if (op.dtype != DType::f32()) return false;
   for (auto& o : ops)
     if (o == op.op) return true;
