@@ -106,6 +106,9 @@ std::shared_ptr<ConfigSpace> depthwise_conv2d_space(const OpInstance& op, const 
   s->define_choice("data_at", {-1, 1, 2, 3});
   s->define_choice("weight_at", {-1, 0});
   s->define_annotate("out_vec", {"none", "c", "ow"});
+  // "blocked": the packed NCHW[x]c path above; "nchw": no packing, the output
+  // row vectorized and the border taps guarded (peeled by loop partitioning).
+  s->define_annotate("layout", {"blocked", "nchw"}, true);  // configs stored before it: blocked
   return s;
 }
 
@@ -125,12 +128,64 @@ Config depthwise_conv2d_default(const OpInstance& op, const CpuInfo& cpu, const 
   j["data_at"] = 1;
   j["weight_at"] = -1;
   j["out_vec"] = "none";
+  j["layout"] = "blocked";
   return space.make(j);
 }
+
+namespace {
+
+// The "nchw" layout: the convolution straight on NCHW, no packed copy. Each
+// ohi x owi output tile (owi vectorized along the row) accumulates in
+// registers over the taps, each tap guarded by its bounds.
+ScheduledOp depthwise_nchw_apply(const OpInstance& op, const DwShape& s, const Config& cfg) {
+  const int64_t ohi = cfg.split("tile_oh")[1], owi = cfg.split("tile_ow")[1];
+  const int parallel = static_cast<int>(cfg.choice("parallel"));
+  DType acc = accumulator_type(op.dtype);
+  const Tensor& data = op.inputs[0];
+  const Tensor& weight = op.inputs[1];
+  IterVar rr = reduce_axis(static_cast<int>(s.R), "rr"), rs = reduce_axis(static_cast<int>(s.S), "rs");
+  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil), p = static_cast<int>(s.pad);
+  Tensor conv_acc = compute(
+      {s.N, s.C, s.OH, s.OW},
+      [&](Var n, Var c, Var oh, Var ow) {
+        Expr h = oh * st + rr->var * dl - p, w = ow * st + rs->var * dl - p;
+        Expr x = cast(acc, data(n, c, h, w)) * cast(acc, weight(c, 0, rr->var, rs->var));
+        if (p == 0) return sum(x, {rr, rs});
+        return sum(x, {rr, rs}, h >= 0 && h < static_cast<int>(s.H) && w >= 0 && w < static_cast<int>(s.W));
+      },
+      "conv_acc", "depthwise_conv2d");
+  Tensor out = compute(
+      {s.N, s.C, s.OH, s.OW},
+      [&](Var n, Var c, Var oh, Var ow) {
+        return conv_epilogue(conv_acc(n, c, oh, ow), s.bias ? &op.inputs[2] : nullptr, c, s.act);
+      },
+      "conv", "output");
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& sc = *sch;
+  Stage so = sc[out];
+  auto ax = so.axis();
+  IterVar oho, ohi_l, owo, owi_l;
+  so.split(ax[2], ohi, &oho, &ohi_l);
+  so.split(ax[3], owi, &owo, &owi_l);
+  LoopBand band(so, {ax[0], ax[1], oho, owo}, cfg.reorder("order"), {ohi_l, owi_l}, parallel, true);
+  so.vectorize(owi_l);
+  const int acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), band.size() - 1));
+  Stage sb = sc[conv_acc];
+  sb.set_scope(MemScope::kLocal);
+  sb.compute_at(so, band.at(acc_pos));
+  tile_accumulator(sb, {0, 0, ohi, owi}, cfg.reorder("reduce_order"), 3,
+                   cfg.annotate("unroll_kw") == "unroll" ? 1 : -1);
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace
 
 ScheduledOp depthwise_conv2d_apply(const OpInstance& op, const Config& cfg) {
   user_check(op.op == "depthwise_conv2d") << "the depthwise_conv2d template cannot schedule op '" << op.op << "'";
   DwShape s = dw_shape(op);
+  if (cfg.annotate("layout") == "nchw") return depthwise_nchw_apply(op, s, cfg);
   const int64_t cb = cfg.split("tile_c")[1], ohi = cfg.split("tile_oh")[1], owi = cfg.split("tile_ow")[1];
   const int parallel = static_cast<int>(cfg.choice("parallel"));
   const std::string out_vec = cfg.annotate("out_vec");

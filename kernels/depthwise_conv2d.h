@@ -15,7 +15,10 @@
 // the order of the band {n, co, oho, owo} ("order"), the accumulator's
 // band position ("acc_at"), the band loops fused into the parallel loop
 // ("parallel"), where the data pack ("data_at") and weight pack
-// ("weight_at") are computed.
+// ("weight_at") are computed. With "layout" = nchw it packs nothing instead:
+// each ohi x owi output tile (owi vectorized along the row) accumulates in
+// registers straight from the NCHW data, the border taps guarded and peeled
+// off the interior by loop partitioning (the tuner picks either layout).
 #pragma once
 
 #include <memory>

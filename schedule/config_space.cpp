@@ -95,8 +95,10 @@ void ConfigSpace::define_reorder(const std::string& name, const std::vector<std:
   add(std::move(k));
 }
 
-void ConfigSpace::define_annotate(const std::string& name, const std::vector<std::string>& choices) {
+void ConfigSpace::define_annotate(const std::string& name, const std::vector<std::string>& choices,
+                                  bool added_later) {
   Knob k{Knob::kAnnotate, name, {}, choices};
+  k.added_later = added_later;
   for (size_t i = 0; i < choices.size(); ++i) k.options.push_back({static_cast<int64_t>(i)});
   add(std::move(k));
 }
@@ -184,6 +186,10 @@ Config ConfigSpace::from_json(const nlohmann::json& j) const {
   user_check(j.is_object()) << "a config must be a JSON object of knob values, got " << j.dump();
   std::vector<int> choices;
   for (auto& k : knobs_) {
+    if (!j.contains(k.name) && k.added_later) {
+      choices.push_back(0);
+      continue;
+    }
     user_check(j.contains(k.name)) << "config " << j.dump() << " lacks knob '" << k.name << "'";
     const auto& v = j.at(k.name);
     int found = -1;

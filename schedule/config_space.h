@@ -28,6 +28,9 @@ struct Knob {
   // permutation; choice -> {value}; annotate -> {index into labels}.
   std::vector<std::vector<int64_t>> options;
   std::vector<std::string> labels;  // annotate only
+  // A knob added to a template after configs of it were stored: a stored
+  // config without it means its first option (so databases stay valid).
+  bool added_later = false;
   size_t size() const { return options.size(); }
 };
 
@@ -72,7 +75,9 @@ class ConfigSpace {
   // when no combination fits the extent.
   void define_split_levels(const std::string& name, int64_t extent, const std::vector<std::vector<int64_t>>& levels);
   void define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& permutations);
-  void define_annotate(const std::string& name, const std::vector<std::string>& choices);
+  // `added_later`: see Knob::added_later (the first choice must be what the
+  // template did before the knob existed).
+  void define_annotate(const std::string& name, const std::vector<std::string>& choices, bool added_later = false);
   void define_choice(const std::string& name, const std::vector<int64_t>& values);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
@@ -85,7 +90,8 @@ class ConfigSpace {
   Config random(std::mt19937_64& rng) const;
   // A config that differs from c in one knob, chosen uniformly.
   Config random_neighbor(const Config& c, std::mt19937_64& rng) const;
-  // Parses {"knob": value, ...} (every knob required; values must be options).
+  // Parses {"knob": value, ...} (every knob required but those added later;
+  // values must be options).
   Config from_json(const nlohmann::json& j) const;
   Config from_json_string(const std::string& text) const;
   // The first config (index 0) is a valid default; templates may name a

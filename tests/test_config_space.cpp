@@ -73,3 +73,16 @@ TEST_CASE("config errors are user errors", "[config][user_error]") {
   d.define_choice("a", {1});
   CHECK_THROWS_WITH(d.define_choice("a", {2}), Contains("defined twice"));
 }
+
+TEST_CASE("a knob added to a template later defaults to its first option in stored configs", "[config]") {
+  ConfigSpace s = sample_space();
+  auto stored = s.get(s.size() - 1).to_json();  // a config stored before the new knob existed
+  s.define_annotate("layout", {"old", "new"}, true);
+  Config c = s.from_json(stored);
+  CHECK(c.annotate("layout") == "old");
+  stored["layout"] = "new";
+  CHECK(s.from_json(stored).annotate("layout") == "new");
+  // Knobs not marked so are still required.
+  stored.erase("vec");
+  CHECK_THROWS_WITH(s.from_json(stored), Contains("lacks knob 'vec'"));
+}

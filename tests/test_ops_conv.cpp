@@ -144,6 +144,30 @@ TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv]
   check_template_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
 }
 
+TEST_CASE("depthwise_conv2d: the nchw layout packs nothing and agrees with the reference", "[ops][conv]") {
+  CpuInfo cpu = avx512_cpu();
+  const OpDef& def = find_op("depthwise_conv2d");
+  for (const char* w : {"depthwise_conv2d:N=2,C=5,H=11,W=13,R=3,S=3,pad=1,bias=1,relu6=1",
+                        "depthwise_conv2d:C=3,H=9,W=17,R=5,S=5,stride=2,pad=2,dilation=2,hswish=1",
+                        "depthwise_conv2d:C=4,H=7,W=7,R=3,S=3,dtype=i8"}) {
+    OpInstance op = build_workload(w);
+    auto space = def.define_space(op, cpu);
+    nlohmann::json j = def.default_config(op, cpu, *space).to_json();
+    CHECK(j["layout"] == "blocked");
+    // A config stored before the layout knob existed still parses: blocked.
+    j.erase("layout");
+    CHECK(space->from_json(j).annotate("layout") == "blocked");
+    j["layout"] = "nchw";
+    ScheduledOp so = def.apply_config(op, space->from_json(j));
+    std::string ir;
+    std::string err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, 3, &ir);
+    INFO(w << "\n" << ir);
+    CHECK(err == "");
+    CHECK(ir.find("data_pack") == std::string::npos);
+    CHECK(ir.find("weight_pack") == std::string::npos);
+  }
+}
+
 TEST_CASE("conv default schedules and other configs agree with the reference", "[ops][conv]") {
   for (const char* w : {"conv2d:C=8,H=9,W=9,K=16,R=3,S=3,pad=1,groups=4,bias=1,relu=1",
                         "conv2d_nhwc:H=56,W=56,C=64,K=64,R=3,S=3,pad=1", "conv2d_nhwc:H=9,W=9,C=8,K=6,R=1,S=1,groups=2",
