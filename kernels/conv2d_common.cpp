@@ -110,6 +110,26 @@ std::vector<OpParam> epilogue_params() {
   return p;
 }
 
+const std::vector<std::vector<int64_t>>& channel_band_orders() {
+  static const std::vector<std::vector<int64_t>> orders = {{0, 1, 2, 3}, {0, 2, 1, 3}, {1, 0, 2, 3}};
+  return orders;
+}
+
+Expr taps_inside(Expr o, int64_t stride, int64_t pad, int64_t window, int64_t extent) {
+  Expr start = o * static_cast<int>(stride) - static_cast<int>(pad);
+  return min(start + static_cast<int>(window), static_cast<int>(extent)) - max(start, 0);
+}
+
+int64_t vectors_per_block(int64_t block, int lanes) { return (block + lanes - 1) / lanes; }
+
+std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t block, int lanes) {
+  std::vector<int64_t> out;
+  for (int64_t v : {1, 2, 3, 4, 6, 8})
+    if (v <= blocks && v * vectors_per_block(block, lanes) <= 4) out.push_back(v);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
 std::vector<int64_t> row_tile_candidates(int64_t extent) {
   std::vector<int64_t> w = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32};
   for (int64_t d : block_candidates(extent, 32)) w.push_back(d);
@@ -162,6 +182,23 @@ void tile_accumulator(Stage acc, const std::vector<int64_t>& tile, const std::ve
   for (auto& i : inner) acc.unroll(i);
   if (vec.defined()) acc.vectorize(vec);
   if (unroll_reduce >= 0) acc.unroll(rx.at(static_cast<size_t>(unroll_reduce)));
+}
+
+ChannelTiles schedule_channel_tiles(Stage out, Stage acc, int64_t ohi, int64_t owi, const Config& cfg) {
+  auto ax = out.axis();
+  IterVar oho, ohi_l, owo, owi_l;
+  out.split(ax[2], ohi, &oho, &ohi_l);
+  out.split(ax[3], owi, &owo, &owi_l);
+  ChannelTiles t{LoopBand(out, {ax[0], ax[1], oho, owo}, cfg.reorder("order"), {ohi_l, owi_l, ax[4]},
+                          static_cast<int>(cfg.choice("parallel")), true),
+                 0};
+  out.vectorize(ax[4]);
+  t.acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), t.band.size() - 1));
+  acc.set_scope(MemScope::kLocal);
+  acc.compute_at(out, t.band.at(t.acc_pos));
+  tile_accumulator(acc, {0, 0, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
+                   cfg.annotate("unroll_kw") == "unroll" ? 1 : -1);
+  return t;
 }
 
 void place_stage(Stage stage, Stage consumer, const LoopBand& band, int at, int limit, bool parallel, int vec_axis) {

@@ -52,6 +52,20 @@ OpParam groups_param();
 // of canonical strings at 0.
 std::vector<OpParam> epilogue_params();
 
+// Orders of the band {n, channel block, row tile, column tile} of the
+// channel-blocked window templates (depthwise, pooling): plane by plane, row
+// blocks outside the channel blocks, or channel blocks outside the batch.
+const std::vector<std::vector<int64_t>>& channel_band_orders();
+// The taps of a window starting at output position o that fall inside an
+// input of `extent` elements (an average's count, padding excluded).
+Expr taps_inside(Expr o, int64_t stride, int64_t pad, int64_t window, int64_t extent);
+// Vector registers one block of `block` channels takes (a narrow block
+// still fills one).
+int64_t vectors_per_block(int64_t block, int lanes);
+// Output channel blocks per register tile: at most four vector registers
+// of channels.
+std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t block, int lanes);
+
 // Register-tile candidates of an output row (at most 32 columns).
 std::vector<int64_t> row_tile_candidates(int64_t extent);
 // The register tile's width along an output row for `kb` vectorized
@@ -70,6 +84,20 @@ std::vector<int64_t> group_tile_candidates(int64_t group_size, int lanes);
 // vectorized. The reduce axis `unroll_reduce` (-1: none) is unrolled.
 void tile_accumulator(Stage acc, const std::vector<int64_t>& tile, const std::vector<int64_t>& reduce_order,
                       int vec_axis, int unroll_reduce);
+
+// The tiling the channel-blocked window templates share
+// (depthwise_conv2d_nchwc, max/avg_pool2d_nchwc): the output
+// [N, C/cb, OH, OW, cb] cut into ohi x owi tiles, the band {n, co, oho, owo}
+// in the config's "order" with its first "parallel" loops fused into a
+// parallel loop, the cb lanes vectorized, and the local accumulator `acc`
+// at band position "acc_at" (clamped to the band) as ohi x owi register
+// tiles over the window taps ("reduce_order"; the window width unrolled
+// when "unroll_kw" says so).
+struct ChannelTiles {
+  LoopBand band;
+  int acc_pos;
+};
+ChannelTiles schedule_channel_tiles(Stage out, Stage acc, int64_t ohi, int64_t owi, const Config& cfg);
 
 // Places a producer stage: at the root (`at` < 0; its first two loops
 // fused, parallel when `parallel`), else inside band position

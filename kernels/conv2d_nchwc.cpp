@@ -12,19 +12,6 @@ namespace kiln {
 
 namespace {
 
-// Vector registers one block of kb channels takes (each block of a
-// register tile is vectorized on its own, a narrow block still fills one).
-int64_t vectors_per_block(int64_t kb, int lanes) { return (kb + lanes - 1) / lanes; }
-
-// Output channel blocks per register tile: at most four vector registers of channels.
-std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t kb, int lanes) {
-  std::vector<int64_t> out;
-  for (int64_t v : {1, 2, 3, 4, 6, 8})
-    if (v <= blocks && v * vectors_per_block(kb, lanes) <= 4) out.push_back(v);
-  if (out.empty()) out.push_back(1);
-  return out;
-}
-
 // The convolution over the op's own layouts: the zero-padded data
 // ("data_pad", none without padding) and the blocked weights.
 struct NchwcConv {

@@ -24,16 +24,6 @@ DwShape dw_shape(const OpInstance& op) {
   return s;
 }
 
-// Band loops: 0 = n, 1 = co, 2 = oho, 3 = owo.
-const std::vector<std::vector<int64_t>>& band_orders() {
-  static const std::vector<std::vector<int64_t>> orders = {
-      {0, 1, 2, 3},  // one channel block's whole plane at a time
-      {0, 2, 1, 3},  // row blocks outer: all channel blocks of a band of rows
-      {1, 0, 2, 3},  // channel blocks outside the batch
-  };
-  return orders;
-}
-
 }  // namespace
 
 OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t stride,
@@ -98,7 +88,7 @@ std::shared_ptr<ConfigSpace> depthwise_conv2d_space(const OpInstance& op, const 
   s->define_split_levels("tile_c", c.C, {capped_candidates(c.C, cb)});
   s->define_split_levels("tile_oh", c.OH, {capped_candidates(c.OH, {1, 2, 3, 4})});
   s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
-  s->define_reorder("order", band_orders());
+  s->define_reorder("order", channel_band_orders());
   s->define_choice("acc_at", {1, 2, 3});
   s->define_reorder("reduce_order", {{0, 1}, {1, 0}});
   s->define_annotate("unroll_kw", {"none", "unroll"});
@@ -119,7 +109,7 @@ Config depthwise_conv2d_default(const OpInstance& op, const CpuInfo& cpu, const 
   j["tile_c"] = nearest_split(space, "tile_c", {vector_lanes(cpu, acc)});
   j["tile_oh"] = nearest_split(space, "tile_oh", {1});
   j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, j["tile_c"][1].get<int64_t>(), cpu, acc)});
-  j["order"] = band_orders()[0];
+  j["order"] = channel_band_orders()[0];
   j["acc_at"] = 3;
   j["reduce_order"] = {0, 1};
   j["unroll_kw"] = "unroll";

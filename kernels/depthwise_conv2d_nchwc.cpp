@@ -11,16 +11,6 @@ namespace kiln {
 
 namespace {
 
-// Band loops: 0 = n, 1 = co, 2 = oho, 3 = owo.
-const std::vector<std::vector<int64_t>>& band_orders() {
-  static const std::vector<std::vector<int64_t>> orders = {
-      {0, 1, 2, 3},  // one channel block's whole plane at a time
-      {0, 2, 1, 3},  // row blocks outer: all channel blocks of a band of rows
-      {1, 0, 2, 3},  // channel blocks outside the batch
-  };
-  return orders;
-}
-
 // Where the padding border is handled: taps guarded by their bounds (no
 // copy), or a zero-padded copy at the root or at band position 1 or 2.
 const std::vector<std::string>& border_options() {
@@ -28,11 +18,25 @@ const std::vector<std::string>& border_options() {
   return options;
 }
 
+// conv (+ bias[c], activation) over the blocked output, channel c = co*cb + ci.
+Tensor depthwise_epilogue(const DepthwiseNchwcShape& s, const Tensor& conv, const Tensor* bias,
+                          const std::string& name, const std::string& tag) {
+  const int icb = static_cast<int>(s.cb);
+  return compute(
+      conv.shape(),
+      [&](const std::vector<Var>& v) {
+        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * icb + v[4], s.act);
+      },
+      name, tag);
+}
+
+}  // namespace
+
 // The depthwise reduction over the blocked layouts. With `padded` defined
 // the taps read it; otherwise they read the data directly, each guarded by
 // its bounds (a reduction condition, which loop partitioning can drop from
 // the interior).
-Tensor depthwise_reduction(const DepthwiseNchwcShape& s, const Tensor& data, const Tensor* padded,
+Tensor depthwise_nchwc_reduction(const DepthwiseNchwcShape& s, const Tensor& data, const Tensor* padded,
                            const Tensor& weight, DType acc, const std::string& name) {
   IterVar rr = reduce_axis(static_cast<int>(s.R), "rr"), rs = reduce_axis(static_cast<int>(s.S), "rs");
   const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil), p = static_cast<int>(s.pad);
@@ -50,20 +54,6 @@ Tensor depthwise_reduction(const DepthwiseNchwcShape& s, const Tensor& data, con
       },
       name, "depthwise_conv2d_nchwc");
 }
-
-// conv (+ bias[c], activation) over the blocked output, channel c = co*cb + ci.
-Tensor depthwise_epilogue(const DepthwiseNchwcShape& s, const Tensor& conv, const Tensor* bias,
-                          const std::string& name, const std::string& tag) {
-  const int icb = static_cast<int>(s.cb);
-  return compute(
-      conv.shape(),
-      [&](const std::vector<Var>& v) {
-        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * icb + v[4], s.act);
-      },
-      name, tag);
-}
-
-}  // namespace
 
 DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op) {
   auto at = [&](const char* n) { return op.ints.at(n); };
@@ -104,7 +94,7 @@ OpInstance depthwise_conv2d_nchwc_define(const std::map<std::string, int64_t>& p
     op.inputs.push_back(bias);
   }
   Tensor padded = pad_spatial(data, 2, 3, s.pad, make_zero(dtype));
-  Tensor conv = depthwise_reduction(s, data, &padded, weight, accumulator_type(dtype), "conv");
+  Tensor conv = depthwise_nchwc_reduction(s, data, &padded, weight, accumulator_type(dtype), "conv");
   Tensor out = conv;
   if (s.bias || s.act != Activation::kNone) {
     op.parts["depthwise_conv2d_nchwc"] = conv;
@@ -120,7 +110,7 @@ std::shared_ptr<ConfigSpace> depthwise_conv2d_nchwc_space(const OpInstance& op, 
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_oh", c.OH, {capped_candidates(c.OH, {1, 2, 3, 4})});
   s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
-  s->define_reorder("order", band_orders());
+  s->define_reorder("order", channel_band_orders());
   s->define_choice("acc_at", {1, 2, 3});
   s->define_reorder("reduce_order", {{0, 1}, {1, 0}});
   // Knobs without effect on this shape get a single option.
@@ -136,7 +126,7 @@ Config depthwise_conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, 
   j["tile_oh"] = nearest_split(space, "tile_oh", {1});
   // The output columns whose cb-channel accumulators fit the registers.
   j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, c.cb, cpu, accumulator_type(op.dtype))});
-  j["order"] = band_orders()[0];
+  j["order"] = channel_band_orders()[0];
   j["acc_at"] = 3;
   j["reduce_order"] = {0, 1};
   j["unroll_kw"] = c.S > 1 ? "unroll" : "none";
@@ -160,29 +150,17 @@ ScheduledOp depthwise_conv2d_nchwc_apply(const OpInstance& op, const Config& cfg
 
   const bool copy = s.pad > 0 && border != "guard";
   Tensor padded = copy ? pad_spatial(data, 2, 3, s.pad, make_zero(op.dtype)) : Tensor();
-  Tensor conv_acc = depthwise_reduction(s, data, copy ? &padded : nullptr, weight, acc, "conv_acc");
+  Tensor conv_acc = depthwise_nchwc_reduction(s, data, copy ? &padded : nullptr, weight, acc, "conv_acc");
   Tensor out = depthwise_epilogue(s, conv_acc, s.bias ? &op.inputs[2] : nullptr, "conv", "output");
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
-  Stage so = sc[out];
-  auto ax = so.axis();
-  IterVar oho, ohi_l, owo, owi_l;
-  so.split(ax[2], ohi, &oho, &ohi_l);
-  so.split(ax[3], owi, &owo, &owi_l);
-  LoopBand band(so, {ax[0], ax[1], oho, owo}, cfg.reorder("order"), {ohi_l, owi_l, ax[4]}, parallel, true);
-  so.vectorize(ax[4]);
-  const int acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), band.size() - 1));
-
   // The accumulator: ohi x owi register tiles of cb channels (the lanes).
-  Stage sb = sc[conv_acc];
-  sb.set_scope(MemScope::kLocal);
-  sb.compute_at(so, band.at(acc_pos));
-  tile_accumulator(sb, {0, 0, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
-                   cfg.annotate("unroll_kw") == "unroll" ? 1 : -1);
+  Stage so = sc[out];
+  ChannelTiles tiles = schedule_channel_tiles(so, sc[conv_acc], ohi, owi, cfg);
   if (copy) {
     const int at = border == "pad_root" ? -1 : border == "pad_band1" ? 1 : 2;
-    place_stage(sc[padded], so, band, at, acc_pos, parallel > 0, 4);
+    place_stage(sc[padded], so, tiles.band, at, tiles.acc_pos, parallel > 0, 4);
   }
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);

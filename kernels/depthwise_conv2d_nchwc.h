@@ -41,6 +41,14 @@ struct DepthwiseNchwcShape {
 };
 DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op);
 
+// The depthwise reduction over the blocked layouts, in `acc`: with `padded`
+// (a zero-padded copy of the data) the taps read it; otherwise they read
+// the data, each guarded by its bounds (a reduction condition that loop
+// partitioning can drop from the interior). Also the first half of
+// dwsep_nchwc.
+Tensor depthwise_nchwc_reduction(const DepthwiseNchwcShape& s, const Tensor& data, const Tensor* padded,
+                                 const Tensor& weight, DType acc, const std::string& name);
+
 // The op from its parameters (the workload's, defaults filled in).
 OpInstance depthwise_conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype);
 

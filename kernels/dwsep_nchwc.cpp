@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
+#include "kernels/depthwise_conv2d_nchwc.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -34,23 +35,11 @@ DwsepTensors dwsep_tensors(const DwsepShape& s, const std::vector<Tensor>& in, b
   const Tensor* pw_bias = s.bias ? &in[4] : nullptr;
   DwsepTensors t;
   if (padded_copy) t.padded = pad_spatial(data, 2, 3, s.pad, make_zero(data.dtype()));
-  IterVar rr = reduce_axis(static_cast<int>(s.R), "rr"), rs = reduce_axis(static_cast<int>(s.S), "rs");
-  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil), p = static_cast<int>(s.pad);
+  const DepthwiseNchwcShape half{s.N,  s.C,  s.H,  s.W, s.R,    s.S,       s.stride, s.pad,
+                                 s.dil, s.OH, s.OW, s.cb, s.bias, s.dw_act};
+  t.dw_acc = depthwise_nchwc_reduction(half, data, padded_copy ? &t.padded : nullptr, dw_weight, data.dtype(), "dw_acc");
   const int icb = static_cast<int>(s.cb), ikb = static_cast<int>(s.kb);
-  Tensor& dw_acc = t.dw_acc;
-  dw_acc = compute(
-      {s.N, s.C / s.cb, s.OH, s.OW, s.cb},
-      [&](const std::vector<Var>& v) {
-        Expr h = v[2] * st + rr->var * dl, w = v[3] * st + rs->var * dl;
-        Expr wt = dw_weight(v[1], rr->var, rs->var, v[4]);
-        if (padded_copy) return sum(t.padded(v[0], v[1], h, w, v[4]) * wt, {rr, rs});
-        if (p == 0) return sum(data(v[0], v[1], h, w, v[4]) * wt, {rr, rs});
-        h = h - p;
-        w = w - p;
-        Expr inside = h >= 0 && h < static_cast<int>(s.H) && w >= 0 && w < static_cast<int>(s.W);
-        return sum(data(v[0], v[1], h, w, v[4]) * wt, {rr, rs}, inside);
-      },
-      "dw_acc", "depthwise");
+  const Tensor& dw_acc = t.dw_acc;
   t.dw = compute(
       dw_acc.shape(),
       [&](const std::vector<Var>& v) {
@@ -74,17 +63,6 @@ DwsepTensors dwsep_tensors(const DwsepShape& s, const std::vector<Tensor>& in, b
         },
         "out", "epilogue");
   return t;
-}
-
-int64_t vectors_per_block(int64_t kb, int lanes) { return (kb + lanes - 1) / lanes; }
-
-// Output channel blocks per register tile: at most four vector registers of channels.
-std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t kb, int lanes) {
-  std::vector<int64_t> out;
-  for (int64_t v : {1, 2, 3, 4, 6, 8})
-    if (v <= blocks && v * vectors_per_block(kb, lanes) <= 4) out.push_back(v);
-  if (out.empty()) out.push_back(1);
-  return out;
 }
 
 std::string flags_text(const DwsepShape& s, Activation act) {

@@ -21,22 +21,6 @@ PoolShape pool_shape(const OpInstance& op) {
   return s;
 }
 
-// Band loops: 0 = n, 1 = co, 2 = oho, 3 = owo.
-const std::vector<std::vector<int64_t>>& band_orders() {
-  static const std::vector<std::vector<int64_t>> orders = {
-      {0, 1, 2, 3},  // plane by plane
-      {0, 2, 1, 3},  // row blocks outer, channels inside
-      {1, 0, 2, 3},  // channel blocks outside the batch
-  };
-  return orders;
-}
-
-// Taps of a window that fall inside an input of `extent` elements.
-Expr taps_inside(Expr o, int64_t stride, int64_t pad, int64_t window, int64_t extent) {
-  Expr start = o * static_cast<int>(stride) - static_cast<int>(pad);
-  return min(start + static_cast<int>(window), static_cast<int>(extent)) - max(start, 0);
-}
-
 }  // namespace
 
 OpInstance pool2d_define(bool average, int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t stride,
@@ -96,7 +80,7 @@ std::shared_ptr<ConfigSpace> pool2d_space(const OpInstance& op, const CpuInfo& c
   s->define_split_levels("tile_c", c.C, {capped_candidates(c.C, {1, 2, 4, 8})});
   s->define_split_levels("tile_oh", c.OH, {capped_candidates(c.OH, {1, 2, 4})});
   s->define_split_levels("tile_ow", c.OW, {capped_candidates(c.OW, cols)});
-  s->define_reorder("order", band_orders());
+  s->define_reorder("order", channel_band_orders());
   s->define_choice("acc_at", {1, 2, 3});
   s->define_reorder("reduce_order", {{0, 1}, {1, 0}});
   s->define_annotate("unroll_kw", {"none", "unroll"});
@@ -112,7 +96,7 @@ Config pool2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpac
   j["tile_c"] = nearest_split(space, "tile_c", {1});
   j["tile_oh"] = nearest_split(space, "tile_oh", {1});
   j["tile_ow"] = nearest_split(space, "tile_ow", {std::min<int64_t>(c.OW, vector_lanes(cpu, op.dtype))});
-  j["order"] = band_orders()[0];
+  j["order"] = channel_band_orders()[0];
   j["acc_at"] = 3;
   j["reduce_order"] = {0, 1};
   j["unroll_kw"] = "unroll";

@@ -32,22 +32,6 @@ void check_block(const std::string& op, int64_t C, int64_t cb) {
   user_check(C % cb == 0) << op << ": the channel block cb=" << cb << " must divide the channels (" << C << ")";
 }
 
-// Band loops: 0 = n, 1 = co, 2 = oho, 3 = owo.
-const std::vector<std::vector<int64_t>>& band_orders() {
-  static const std::vector<std::vector<int64_t>> orders = {
-      {0, 1, 2, 3},  // one channel block's plane at a time
-      {0, 2, 1, 3},  // row blocks outer: all channel blocks of a band of rows
-      {1, 0, 2, 3},  // channel blocks outside the batch
-  };
-  return orders;
-}
-
-// Taps of a window that fall inside an input of `extent` elements.
-Expr taps_inside(Expr o, int64_t stride, int64_t pad, int64_t window, int64_t extent) {
-  Expr start = o * static_cast<int>(stride) - static_cast<int>(pad);
-  return min(start + static_cast<int>(window), static_cast<int>(extent)) - max(start, 0);
-}
-
 OpInstance window_pool_define(bool average, const std::map<std::string, int64_t>& params, DType dtype) {
   const std::string name = average ? "avg_pool2d_nchwc" : "max_pool2d_nchwc";
   OpInstance op;
@@ -97,7 +81,7 @@ std::shared_ptr<ConfigSpace> window_pool_space(const OpInstance& op, const CpuIn
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_oh", c.OH, {capped_candidates(c.OH, {1, 2, 4})});
   s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
-  s->define_reorder("order", band_orders());
+  s->define_reorder("order", channel_band_orders());
   s->define_choice("acc_at", {1, 2, 3});
   s->define_reorder("reduce_order", {{0, 1}, {1, 0}});
   s->define_annotate("unroll_kw", c.S > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
@@ -112,7 +96,7 @@ Config window_pool_default(const OpInstance& op, const CpuInfo& cpu, const Confi
   nlohmann::json j;
   j["tile_oh"] = nearest_split(space, "tile_oh", {1});
   j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, c.cb, cpu, op.dtype)});
-  j["order"] = band_orders()[0];
+  j["order"] = channel_band_orders()[0];
   j["acc_at"] = 3;
   j["reduce_order"] = {0, 1};
   j["unroll_kw"] = c.S > 1 ? "unroll" : "none";
@@ -134,26 +118,14 @@ ScheduledOp window_pool_apply(const OpInstance& op, const Config& cfg) {
   auto it = op.parts.find("acc");
   Tensor acc = it != op.parts.end() ? it->second : sc.cache_write(out, MemScope::kLocal);
   Stage so = sc[out];
-  auto ax = so.axis();
-  IterVar oho, ohi_l, owo, owi_l;
-  so.split(ax[2], ohi, &oho, &ohi_l);
-  so.split(ax[3], owi, &owo, &owi_l);
-  LoopBand band(so, {ax[0], ax[1], oho, owo}, cfg.reorder("order"), {ohi_l, owi_l, ax[4]}, parallel, true);
-  so.vectorize(ax[4]);
-  const int acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), band.size() - 1));
-
-  Stage sb = sc[acc];
-  sb.set_scope(MemScope::kLocal);
-  sb.compute_at(so, band.at(acc_pos));
-  tile_accumulator(sb, {0, 0, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
-                   cfg.annotate("unroll_kw") == "unroll" ? 1 : -1);
+  ChannelTiles tiles = schedule_channel_tiles(so, sc[acc], ohi, owi, cfg);
   auto pad = op.parts.find("data_pad");
   if (pad != op.parts.end()) {
     const int data_at = static_cast<int>(cfg.choice("data_at"));
     if (data_at == -2)
       sc[pad->second].compute_inline();
     else
-      place_stage(sc[pad->second], so, band, data_at, acc_pos, parallel > 0, 4);
+      place_stage(sc[pad->second], so, tiles.band, data_at, tiles.acc_pos, parallel > 0, 4);
   }
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);

@@ -42,7 +42,19 @@ ROOT=$PWD
 SRC="$BUILD/src"
 OBJ="$BUILD/obj"
 mkdir -p "$SRC"
-git ls-files -co --exclude-standard | tar -cf - -T - | tar -xf - -C "$SRC"
+# Copies only the files whose content differs, with a new modification time:
+# ninja then rebuilds exactly what changed (tar would keep the checkout's
+# older times, and an object built from a mutated file could look current).
+git ls-files -co --exclude-standard | python3 -c '
+import filecmp, os, shutil, sys
+dst = sys.argv[1]
+for f in sys.stdin.read().splitlines():
+    d = os.path.join(dst, f)
+    if not os.path.isfile(f) or (os.path.isfile(d) and filecmp.cmp(f, d, shallow=False)):
+        continue
+    os.makedirs(os.path.dirname(d) or dst, exist_ok=True)
+    shutil.copy(f, d)
+' "$SRC"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S "$SRC" -B "$OBJ" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null || exit 2

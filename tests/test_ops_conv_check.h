@@ -17,6 +17,13 @@
 
 namespace kiln::testing {
 
+// The constant shape of a tensor.
+inline std::vector<int64_t> shape_of(const Tensor& t) {
+  std::vector<int64_t> s;
+  for (auto& e : t.shape()) s.push_back(*as_const_int(e));
+  return s;
+}
+
 // An activation in plain arithmetic (kernels/activation.h).
 inline double activate(double x, Activation a) {
   auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };

@@ -20,12 +20,6 @@ using Catch::Contains;
 
 namespace {
 
-std::vector<int64_t> shape_of(const Tensor& t) {
-  std::vector<int64_t> s;
-  for (auto& e : t.shape()) s.push_back(*as_const_int(e));
-  return s;
-}
-
 // out[n][ko][oh][ow][ki] by the formula in conv2d_nchwc.h, in plain loops.
 std::vector<float> naive_conv2d_nchwc(const Conv2dNchwcShape& s, const float* data, const float* weight,
                                       const float* bias) {

@@ -21,12 +21,6 @@ using Catch::Contains;
 
 namespace {
 
-std::vector<int64_t> shape_of(const Tensor& t) {
-  std::vector<int64_t> s;
-  for (auto& e : t.shape()) s.push_back(*as_const_int(e));
-  return s;
-}
-
 std::string random_block(std::mt19937_64& rng) {
   const int64_t k = std::vector<int64_t>{1, 3, 5}[pick(rng, 0, 2)];
   const int64_t stride = pick(rng, 1, 2), dil = pick(rng, 1, 2), pad = pick(rng, 0, static_cast<int>(k / 2) + 1);

@@ -38,12 +38,6 @@ std::string random_global(std::mt19937_64& rng, const char* dtype) {
   return os.str();
 }
 
-std::vector<int64_t> shape_of(const Tensor& t) {
-  std::vector<int64_t> s;
-  for (auto& e : t.shape()) s.push_back(*as_const_int(e));
-  return s;
-}
-
 // [N, C/cb, H, W, cb] -> [N, C, H, W].
 HostTensor unblock(const HostTensor& b) {
   const int64_t N = b.shape[0], CB = b.shape[1], H = b.shape[2], W = b.shape[3], cb = b.shape[4];
