@@ -100,8 +100,8 @@ OpParam groups_param() {
   return p;
 }
 
-std::vector<OpParam> epilogue_params() {
-  std::vector<OpParam> p = {{OpParam::kFlag, "bias", "1: add bias[K] (one value per output channel)", "0"},
+std::vector<OpParam> epilogue_params(const std::string& bias_meaning) {
+  std::vector<OpParam> p = {{OpParam::kFlag, "bias", bias_meaning, "0"},
                             {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"},
                             {OpParam::kFlag, "relu6", "1: apply min(max(x, 0), 6) to the result", "0"},
                             {OpParam::kFlag, "hswish", "1: apply hard-swish x*relu6(x+3)/6 (floats)", "0"},

@@ -48,9 +48,10 @@ OpParam int_param(const std::string& name, const std::string& meaning, const std
 std::vector<OpParam> window_params(bool with_dilation);  // stride, pad[, dilation]
 OpParam dtype_param();
 OpParam groups_param();
-// bias and the activations (relu, relu6, hswish, hsigmoid): flags, left out
-// of canonical strings at 0.
-std::vector<OpParam> epilogue_params();
+// bias (`bias_meaning` says what it adds) and the activations (relu, relu6,
+// hswish, hsigmoid): flags, left out of canonical strings at 0.
+std::vector<OpParam> epilogue_params(
+    const std::string& bias_meaning = "1: add bias[K] (one value per output channel)");
 
 // Orders of the band {n, channel block, row tile, column tile} of the
 // channel-blocked window templates (depthwise, pooling): plane by plane, row

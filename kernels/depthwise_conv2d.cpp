@@ -254,8 +254,7 @@ OpDef depthwise_conv2d_op_def() {
   };
   for (const OpParam& p : window_params(true)) d.params.push_back(p);
   d.params.push_back(dtype_param());
-  for (const OpParam& p : epilogue_params()) d.params.push_back(p);
-  d.params[d.params.size() - 2].meaning = "1: add bias[C] (one value per channel)";
+  for (const OpParam& p : epilogue_params("1: add bias[C] (one value per channel)")) d.params.push_back(p);
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     return depthwise_conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("R"), p.at("S"), p.at("stride"),
                                    p.at("pad"), p.at("dilation"), p.at("bias") != 0,

@@ -182,8 +182,7 @@ OpDef depthwise_conv2d_nchwc_op_def() {
   for (const OpParam& p : window_params(true)) d.params.push_back(p);
   d.params.push_back(int_param("cb", "channels per block of the data, weight and output layouts (divides C)", "16"));
   d.params.push_back(dtype_param());
-  for (const OpParam& p : epilogue_params()) d.params.push_back(p);
-  d.params[d.params.size() - 2].meaning = "1: add bias[C] (one value per channel)";
+  for (const OpParam& p : epilogue_params("1: add bias[C] (one value per channel)")) d.params.push_back(p);
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return depthwise_conv2d_nchwc_define(p, t); };
   d.define_space = depthwise_conv2d_nchwc_space;
   d.default_config = depthwise_conv2d_nchwc_default;

@@ -235,8 +235,8 @@ OpDef dwsep_nchwc_op_def() {
   d.params.push_back(int_param("kb", "output channels per block of the pointwise weight and output (divides K)", "16"));
   d.params.push_back(dtype_param());
   d.params.back().meaning = "element type (f32, f64)";
-  std::vector<OpParam> epilogue = epilogue_params();
-  epilogue[0].meaning = "1: add dw_bias[C] to the depthwise and pw_bias[K] to the pointwise result";
+  std::vector<OpParam> epilogue =
+      epilogue_params("1: add dw_bias[C] to the depthwise and pw_bias[K] to the pointwise result");
   for (const OpParam& p : epilogue) d.params.push_back(p);
   for (size_t i = 1; i < epilogue.size(); ++i) {
     OpParam q = epilogue[i];

@@ -204,6 +204,14 @@ TEST_CASE("conv workload errors are user errors", "[ops][conv][user_error]") {
   CHECK_THROWS_WITH(build_workload("conv2d_nhwc:H=5,W=5,C=4,K=4,R=3,S=3,hsigmoid=1,dtype=u8"),
                     Contains("conv2d_nhwc: hsigmoid needs a floating-point dtype, not u8"));
   CHECK_NOTHROW(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,relu6=1,dtype=i8"));
+  // Each flag keeps its own meaning in `kiln ops`: the depthwise bias is per channel.
+  for (const char* name : {"depthwise_conv2d", "depthwise_conv2d_nchwc"}) {
+    for (const OpParam& p : find_op(name).params) {
+      INFO(name << " " << p.name << ": " << p.meaning);
+      if (p.name == "bias") CHECK(p.meaning == "1: add bias[C] (one value per channel)");
+      if (p.name == "hswish") CHECK(p.meaning.find("hard-swish") != std::string::npos);
+    }
+  }
   // Activations stay out of canonical strings unless set.
   CHECK(build_workload("depthwise_conv2d:C=4,H=5,W=5,R=3,S=3,hswish=1").canonical ==
         "depthwise_conv2d:N=1,C=4,H=5,W=5,R=3,S=3,stride=1,pad=0,dilation=1,dtype=f32,hswish=1");
