@@ -55,7 +55,7 @@ Tensor depthwise_nchwc_reduction(const DepthwiseNchwcShape& s, const Tensor& dat
       name, "depthwise_conv2d_nchwc");
 }
 
-DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op) {
+DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op, const std::string& act_prefix) {
   auto at = [&](const char* n) { return op.ints.at(n); };
   DepthwiseNchwcShape s{};
   s.N = at("N");
@@ -69,7 +69,7 @@ DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op) {
   s.dil = at("dilation");
   s.cb = at("cb");
   s.bias = at("bias") != 0;
-  s.act = activation_of(op.ints);
+  s.act = activation_of(op.ints, act_prefix);
   s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
   s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
   return s;

@@ -39,7 +39,8 @@ struct DepthwiseNchwcShape {
   bool bias;
   Activation act;
 };
-DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op);
+// `act_prefix` names the activation's flags ("dw_" in dwsep_nchwc).
+DepthwiseNchwcShape depthwise_conv2d_nchwc_shape(const OpInstance& op, const std::string& act_prefix = "");
 
 // The depthwise reduction over the blocked layouts, in `acc`: with `padded`
 // (a zero-padded copy of the data) the taps read it; otherwise they read

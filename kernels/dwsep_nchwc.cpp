@@ -6,7 +6,6 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
-#include "kernels/depthwise_conv2d_nchwc.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -35,15 +34,13 @@ DwsepTensors dwsep_tensors(const DwsepShape& s, const std::vector<Tensor>& in, b
   const Tensor* pw_bias = s.bias ? &in[4] : nullptr;
   DwsepTensors t;
   if (padded_copy) t.padded = pad_spatial(data, 2, 3, s.pad, make_zero(data.dtype()));
-  const DepthwiseNchwcShape half{s.N,  s.C,  s.H,  s.W, s.R,    s.S,       s.stride, s.pad,
-                                 s.dil, s.OH, s.OW, s.cb, s.bias, s.dw_act};
-  t.dw_acc = depthwise_nchwc_reduction(half, data, padded_copy ? &t.padded : nullptr, dw_weight, data.dtype(), "dw_acc");
+  t.dw_acc = depthwise_nchwc_reduction(s, data, padded_copy ? &t.padded : nullptr, dw_weight, data.dtype(), "dw_acc");
   const int icb = static_cast<int>(s.cb), ikb = static_cast<int>(s.kb);
   const Tensor& dw_acc = t.dw_acc;
   t.dw = compute(
       dw_acc.shape(),
       [&](const std::vector<Var>& v) {
-        return conv_epilogue(dw_acc(std::vector<Expr>(v.begin(), v.end())), dw_bias, v[1] * icb + v[4], s.dw_act);
+        return conv_epilogue(dw_acc(std::vector<Expr>(v.begin(), v.end())), dw_bias, v[1] * icb + v[4], s.act);
       },
       "dw", "depthwise_epilogue");
   IterVar rco = reduce_axis(static_cast<int>(s.C / s.cb), "rco"), rci = reduce_axis(icb, "rci");
@@ -55,11 +52,11 @@ DwsepTensors dwsep_tensors(const DwsepShape& s, const std::vector<Tensor>& in, b
       },
       "pw_acc", kOp);
   t.out = t.pw_acc;
-  if (with_epilogue || s.bias || s.act != Activation::kNone)
+  if (with_epilogue || s.bias || s.pw_act != Activation::kNone)
     t.out = compute(
         t.pw_acc.shape(),
         [&](const std::vector<Var>& v) {
-          return conv_epilogue(t.pw_acc(std::vector<Expr>(v.begin(), v.end())), pw_bias, v[1] * ikb + v[4], s.act);
+          return conv_epilogue(t.pw_acc(std::vector<Expr>(v.begin(), v.end())), pw_bias, v[1] * ikb + v[4], s.pw_act);
         },
         "out", "epilogue");
   return t;
@@ -74,25 +71,11 @@ std::string flags_text(const DwsepShape& s, Activation act) {
 }  // namespace
 
 DwsepShape dwsep_nchwc_shape(const OpInstance& op) {
-  auto at = [&](const char* n) { return op.ints.at(n); };
   DwsepShape s{};
-  s.N = at("N");
-  s.C = at("C");
-  s.H = at("H");
-  s.W = at("W");
-  s.K = at("K");
-  s.R = at("R");
-  s.S = at("S");
-  s.stride = at("stride");
-  s.pad = at("pad");
-  s.dil = at("dilation");
-  s.cb = at("cb");
-  s.kb = at("kb");
-  s.bias = at("bias") != 0;
-  s.dw_act = activation_of(op.ints, "dw_");
-  s.act = activation_of(op.ints);
-  s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
-  s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
+  static_cast<DepthwiseNchwcShape&>(s) = depthwise_conv2d_nchwc_shape(op, "dw_");
+  s.K = op.ints.at("K");
+  s.kb = op.ints.at("kb");
+  s.pw_act = activation_of(op.ints);
   return s;
 }
 
@@ -102,9 +85,9 @@ std::pair<std::string, std::string> dwsep_nchwc_halves(const OpInstance& op) {
   std::ostringstream dw, pw;
   dw << "depthwise_conv2d_nchwc:N=" << s.N << ",C=" << s.C << ",H=" << s.H << ",W=" << s.W << ",R=" << s.R
      << ",S=" << s.S << ",stride=" << s.stride << ",pad=" << s.pad << ",dilation=" << s.dil << ",cb=" << s.cb << t
-     << flags_text(s, s.dw_act);
+     << flags_text(s, s.act);
   pw << "conv2d_nchwc:N=" << s.N << ",C=" << s.C << ",H=" << s.OH << ",W=" << s.OW << ",K=" << s.K
-     << ",R=1,S=1,cb=" << s.cb << ",kb=" << s.kb << t << flags_text(s, s.act);
+     << ",R=1,S=1,cb=" << s.cb << ",kb=" << s.kb << t << flags_text(s, s.pw_act);
   return {dw.str(), pw.str()};
 }
 

@@ -33,6 +33,7 @@
 #include <string>
 
 #include "kernels/activation.h"
+#include "kernels/depthwise_conv2d_nchwc.h"
 #include "kernels/op_registry.h"
 #include "schedule/config_space.h"
 
@@ -40,10 +41,11 @@ namespace kiln {
 
 OpDef dwsep_nchwc_op_def();
 
-struct DwsepShape {
-  int64_t N, C, H, W, K, R, S, stride, pad, dil, OH, OW, cb, kb;
-  bool bias;
-  Activation dw_act, act;
+// The depthwise half's shape (its `act`: the dw_ flags), plus the pointwise
+// half's output channels, block and activation.
+struct DwsepShape : DepthwiseNchwcShape {
+  int64_t K, kb;
+  Activation pw_act;
 };
 DwsepShape dwsep_nchwc_shape(const OpInstance& op);
 

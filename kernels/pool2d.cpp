@@ -105,6 +105,22 @@ Config pool2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpac
   return space.make(j);
 }
 
+Tensor pool_accumulator(Schedule& sc, const OpInstance& op) {
+  auto it = op.parts.find("acc");
+  return it != op.parts.end() ? it->second : sc.cache_write(op.outputs[0], MemScope::kLocal);
+}
+
+void place_pool_padding(Schedule& sc, const OpInstance& op, const Config& cfg, Stage out, const LoopBand& band,
+                        int acc_pos, int vec_axis) {
+  auto pad = op.parts.find("data_pad");
+  if (pad == op.parts.end()) return;
+  const int data_at = static_cast<int>(cfg.choice("data_at"));
+  if (data_at == -2)
+    sc[pad->second].compute_inline();
+  else
+    place_stage(sc[pad->second], out, band, data_at, acc_pos, cfg.choice("parallel") > 0, vec_axis);
+}
+
 ScheduledOp pool2d_apply(const OpInstance& op, const Config& cfg) {
   user_check(op.op == "max_pool2d" || op.op == "avg_pool2d")
       << "the pool2d template cannot schedule op '" << op.op << "'";
@@ -113,10 +129,7 @@ ScheduledOp pool2d_apply(const OpInstance& op, const Config& cfg) {
   Tensor out = op.outputs[0];
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
-  // The register-tile accumulator: the window sum (avg) or a local copy of
-  // the max reduction (out then copies it out).
-  auto it = op.parts.find("acc");
-  Tensor acc = it != op.parts.end() ? it->second : sc.cache_write(out, MemScope::kLocal);
+  Tensor acc = pool_accumulator(sc, op);
   Stage so = sc[out];
   auto ax = so.axis();
   IterVar co, ci_l, oho, ohi_l, owo, owi_l;
@@ -132,14 +145,7 @@ ScheduledOp pool2d_apply(const OpInstance& op, const Config& cfg) {
   sb.compute_at(so, band.at(acc_pos));
   tile_accumulator(sb, {0, ci, ohi, owi}, cfg.reorder("reduce_order"), 3,
                    cfg.annotate("unroll_kw") == "unroll" ? 1 : -1);
-  auto pad = op.parts.find("data_pad");
-  if (pad != op.parts.end()) {
-    const int data_at = static_cast<int>(cfg.choice("data_at"));
-    if (data_at == -2)
-      sc[pad->second].compute_inline();
-    else
-      place_stage(sc[pad->second], so, band, data_at, acc_pos, parallel > 0, -1);
-  }
+  place_pool_padding(sc, op, cfg, so, band, acc_pos, -1);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);
   return ScheduledOp{sch, args};

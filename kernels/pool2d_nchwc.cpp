@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
+#include "kernels/pool2d.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -109,24 +110,13 @@ ScheduledOp window_pool_apply(const OpInstance& op, const Config& cfg) {
   user_check(op.op == "max_pool2d_nchwc" || op.op == "avg_pool2d_nchwc")
       << "the pool2d_nchwc template cannot schedule op '" << op.op << "'";
   const int64_t ohi = cfg.split("tile_oh")[1], owi = cfg.split("tile_ow")[1];
-  const int parallel = static_cast<int>(cfg.choice("parallel"));
   Tensor out = op.outputs[0];
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
-  // The register-tile accumulator: the window sum (avg) or a local copy of
-  // the max reduction (out then copies it out).
-  auto it = op.parts.find("acc");
-  Tensor acc = it != op.parts.end() ? it->second : sc.cache_write(out, MemScope::kLocal);
+  Tensor acc = pool_accumulator(sc, op);
   Stage so = sc[out];
   ChannelTiles tiles = schedule_channel_tiles(so, sc[acc], ohi, owi, cfg);
-  auto pad = op.parts.find("data_pad");
-  if (pad != op.parts.end()) {
-    const int data_at = static_cast<int>(cfg.choice("data_at"));
-    if (data_at == -2)
-      sc[pad->second].compute_inline();
-    else
-      place_stage(sc[pad->second], so, tiles.band, data_at, tiles.acc_pos, parallel > 0, 4);
-  }
+  place_pool_padding(sc, op, cfg, so, tiles.band, tiles.acc_pos, 4);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);
   return ScheduledOp{sch, args};
