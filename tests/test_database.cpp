@@ -485,3 +485,99 @@ TEST_CASE("database: two processes write one file at once", "[database]") {
   CHECK(db->task_keys().size() == 2);
   CHECK(sqlite_scalar(path, "PRAGMA integrity_check") == "ok");
 }
+
+TEST_CASE("database: the search's view (job, batch, prediction) is stored and exported with each record",
+          "[database]") {
+  TempDir tmp("kiln_db");
+  std::string path = tmp / "tune.db";
+  Task task = make_task("matmul:M=64,N=64,K=64");
+  auto db = Database::open(path);
+  db->add_records(task, {task.space->get(1), task.space->get(2)}, {ok_result({1.0}), ok_result({2.0})},
+                  Database::SearchTag{"tune-a", 3, {0.25, 0.75}});
+  db->add_records(task, {task.space->get(3)}, {ok_result({3.0})});  // untagged: no job, batch -1, no prediction
+  auto rs = db->records(task.key());
+  REQUIRE(rs.size() == 3);
+  CHECK(rs[0].job == "tune-a");
+  CHECK(rs[0].round == 3);
+  CHECK(rs[0].predicted == 0.25);
+  CHECK(rs[1].predicted == 0.75);
+  CHECK(rs[2].job.empty());
+  CHECK(rs[2].round == -1);
+  CHECK(std::isnan(rs[2].predicted));
+  CHECK(db->all_records().size() == 3);
+  CHECK(db->task_flops().at(task.key()) == 2e6);
+  // JSON lines carry them to another database.
+  db->export_jsonl(tmp / "r.jsonl");
+  auto other = Database::open(tmp / "other.db");
+  CHECK(other->import_jsonl(tmp / "r.jsonl").imported == 3);
+  auto back = other->records(task.key());
+  REQUIRE(back.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    back[i].id = rs[i].id;
+    CHECK(back[i] == rs[i]);
+  }
+  write_file(tmp / "bad.jsonl",
+             R"({"workload":"w","op":"o","target":"t","config":{},"config_index":"1","samples_ms":[],"error":"none",)"
+             R"("round":"two"})"
+             "\n");
+  CHECK_THROWS_WITH(other->import_jsonl(tmp / "bad.jsonl"), Contains("field 'round' must be an integer >= -1"));
+}
+
+TEST_CASE("database: machine figures, once per target", "[database]") {
+  TempDir tmp("kiln_db");
+  auto db = Database::open(tmp / "m.db");
+  CHECK(db->machines().empty());
+  CHECK_FALSE(db->machine("llvm").has_value());
+  db->put_machine({"llvm", "Test CPU", 2, 300.0, 30.0, 1700000000, "0.1.0"});
+  db->put_machine({"llvm", "Test CPU", 2, 310.0, 31.0, 1700000100, "0.1.0"});  // measured again: replaced
+  db->put_machine({"cuda", "GPU", 1, 1000.0, 3000.0, 1700000000, "0.1.0"});
+  auto ms = db->machines();
+  REQUIRE(ms.size() == 2);
+  CHECK(ms[0].target == "cuda");
+  auto m = db->machine("llvm");
+  REQUIRE(m.has_value());
+  CHECK(m->peak_gflops == 310.0);
+  CHECK(m->bandwidth_gbs == 31.0);
+  CHECK(m->measured_at == 1700000100);
+  CHECK_THROWS_WITH(db->put_machine({}), Contains("need a target"));
+}
+
+TEST_CASE("database: a version-1 file is read as it is, and upgraded in place when opened to write", "[database]") {
+  TempDir tmp("kiln_db");
+  std::string path = tmp / "v1.db";
+  Task task = make_task("matmul:M=64,N=64,K=64");
+  {
+    auto db = Database::open(path);
+    db->add_records(task, {task.space->get(1)}, {ok_result({1.0})});
+  }
+  // What kiln's schema version 1 wrote: no search columns, no machines.
+  for (const char* sql_text : {"ALTER TABLE records DROP COLUMN job", "ALTER TABLE records DROP COLUMN round",
+                               "ALTER TABLE records DROP COLUMN predicted", "DROP TABLE machines",
+                               "PRAGMA user_version = 1", "PRAGMA wal_checkpoint(TRUNCATE)"})
+    sqlite_scalar(path, sql_text);
+  const std::string before = read_file(path);
+  {
+    auto r = Database::open_for_reading(path);
+    CHECK(r->schema_version() == 1);
+    auto rs = r->all_records();
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].round == -1);
+    CHECK(r->machines().empty());
+    CHECK_THROWS_WITH(r->put_machine({"llvm", "x", 1, 1, 1, 1, ""}), Contains("opened for reading only"));
+  }
+  CHECK(read_file(path) == before);  // the reader wrote nothing
+  CHECK(sqlite_scalar(path, "PRAGMA user_version") == "1");
+  {
+    auto db = Database::open(path);
+    CHECK(db->schema_version() == 2);
+    CHECK(db->records(task.key()).size() == 1);
+    db->add_records(task, {task.space->get(2)}, {ok_result({2.0})}, Database::SearchTag{"j", 0, {0.5}});
+    db->put_machine({"llvm", "x", 1, 1, 1, 1, ""});
+  }
+  CHECK(sqlite_scalar(path, "PRAGMA user_version") == "2");
+  auto r = Database::open_for_reading(path);
+  CHECK(r->all_records().back().job == "j");
+  CHECK_THROWS_WITH(Database::open_for_reading(tmp / "none.db"), Contains("no tuning database at"));
+  write_file(tmp / "empty.db", "");
+  CHECK_THROWS_WITH(Database::open_for_reading(tmp / "empty.db"), Contains("is empty, not a kiln tuning database"));
+}

@@ -418,6 +418,24 @@ TEST_CASE("xgb tuner with an oracle model proposes the optimum within a few batc
   CHECK(seen.size() == 64);
 }
 
+TEST_CASE("xgb tuner predicts a batch before it is measured, once its model is trained", "[tuner][xgb]") {
+  auto space = choice_space(kSynthSizes);
+  Synthetic f(kSynthSizes, 31, false);
+  XGBTuner t(*space, Synthetic::features, std::make_unique<OracleModel>(f), small_options(1));
+  auto warmup = t.next_batch(16);
+  CHECK(t.predict(warmup).empty());  // no trained model yet: no predictions to store
+  t.update(warmup, measure_all(f, warmup));
+  auto batch = t.next_batch(16);
+  std::vector<double> p = t.predict(batch);
+  REQUIRE(p.size() == batch.size());
+  // The oracle's scores, rescaled: the same order as the function's values.
+  for (size_t i = 0; i < batch.size(); ++i)
+    for (size_t j = 0; j < batch.size(); ++j)
+      if (f(batch[i]) < f(batch[j])) CHECK(p[i] <= p[j]);
+  RandomTuner r(*space, 1);
+  CHECK(r.predict(r.next_batch(4)).empty());  // a tuner without a model predicts nothing
+}
+
 TEST_CASE("xgb tuner is deterministic per seed", "[tuner][xgb]") {
   auto space = choice_space(kSynthSizes);
   Synthetic f(kSynthSizes, 32, false);

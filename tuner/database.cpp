@@ -48,10 +48,26 @@ CREATE TABLE records (
   target TEXT NOT NULL,
   compile_ms REAL NOT NULL,
   timestamp INTEGER NOT NULL,
-  kiln_version TEXT NOT NULL
+  kiln_version TEXT NOT NULL,
+  job TEXT NOT NULL DEFAULT '',
+  round INTEGER NOT NULL DEFAULT -1,
+  predicted REAL
 );
 CREATE INDEX records_by_workload ON records(workload_id);
 CREATE INDEX records_by_workload_config ON records(workload_id, config_index);
+)sql";
+
+// New in version 2 (also created by the upgrade from version 1).
+const char* const kMachinesSql = R"sql(
+CREATE TABLE machines (
+  target TEXT PRIMARY KEY,
+  cpu TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  peak_gflops REAL NOT NULL,
+  bandwidth_gbs REAL NOT NULL,
+  measured_at INTEGER NOT NULL,
+  kiln_version TEXT NOT NULL
+);
 )sql";
 
 struct FileState {
@@ -110,10 +126,20 @@ std::string set_wal_mode(sql::Connection& c) {
 
 double finite_or_zero(double v) { return std::isfinite(v) ? v : 0; }
 
-const char* const kSelectRecords =
-    "SELECT r.id, w.workload, w.op, w.target, w.flops, r.config, r.config_index, r.samples_ms, r.median_ms, "
-    "r.gflops, r.error_kind, r.error_msg, r.device, r.compile_ms, r.timestamp, r.kiln_version "
-    "FROM records r JOIN workloads w ON w.id = r.workload_id ";
+const char* const kUpgradeV1Sql = R"sql(
+ALTER TABLE records ADD COLUMN job TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN round INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE records ADD COLUMN predicted REAL;
+)sql";
+
+// The SELECT of for_each_record; a version-1 file (read without upgrading)
+// has no search columns and reads as job '', round -1, no prediction.
+std::string select_records_sql(int schema_version) {
+  std::string search = schema_version >= 2 ? "r.job, r.round, r.predicted " : "'', -1, NULL ";
+  return "SELECT r.id, w.workload, w.op, w.target, w.flops, r.config, r.config_index, r.samples_ms, r.median_ms, "
+         "r.gflops, r.error_kind, r.error_msg, r.device, r.compile_ms, r.timestamp, r.kiln_version, " +
+         search + "FROM records r JOIN workloads w ON w.id = r.workload_id ";
+}
 
 }  // namespace
 
@@ -121,8 +147,8 @@ namespace db_detail {
 
 const char* const kInsertRecord =
     "INSERT INTO records (workload_id, config, config_index, samples_ms, median_ms, gflops, error_kind, error_msg, "
-    "device, target, compile_ms, timestamp, kiln_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-    "?13)";
+    "device, target, compile_ms, timestamp, kiln_version, job, round, predicted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
 std::string samples_text(const std::vector<double>& samples) { return nlohmann::json(samples).dump(); }
 
@@ -140,7 +166,13 @@ void insert_record(sql::Statement& ins, int64_t workload_id, const Database::Rec
       .bind(10, r.target)
       .bind(11, finite_or_zero(r.compile_ms))
       .bind(12, r.timestamp)
-      .bind(13, r.kiln_version);
+      .bind(13, r.kiln_version)
+      .bind(14, r.job)
+      .bind(15, static_cast<int64_t>(r.round));
+  if (std::isfinite(r.predicted))
+    ins.bind(16, r.predicted);
+  else
+    ins.bind_null(16);
   ins.step();
 }
 
@@ -166,7 +198,8 @@ bool Database::Record::operator==(const Record& o) const {
   return workload == o.workload && op == o.op && target == o.target && config == o.config &&
          config_index == o.config_index && samples_ms == o.samples_ms && median_ms == o.median_ms &&
          gflops == o.gflops && error == o.error && error_msg == o.error_msg && device == o.device &&
-         compile_ms == o.compile_ms && timestamp == o.timestamp && kiln_version == o.kiln_version;
+         compile_ms == o.compile_ms && timestamp == o.timestamp && kiln_version == o.kiln_version && job == o.job &&
+         round == o.round && (predicted == o.predicted || (std::isnan(predicted) && std::isnan(o.predicted)));
 }
 
 Database::Database(std::unique_ptr<sql::Connection> conn, std::string path)
@@ -188,19 +221,41 @@ std::unique_ptr<Database> Database::open_existing(const std::string& path) {
   return open(path);
 }
 
+std::unique_ptr<Database> Database::open_for_reading(const std::string& path) {
+  std::error_code ec;
+  user_check(!path.empty() && std::filesystem::is_regular_file(path, ec)) << "no tuning database at '" << path << "'";
+  auto conn = std::make_unique<sql::Connection>(path, /*read_only=*/true);
+  std::unique_ptr<Database> db(new Database(std::move(conn), path));
+  sql::Connection& c = *db->conn_;
+  c.check(sqlite3_busy_timeout(c.handle(), kBusyTimeoutMs), "setting the busy timeout");
+  FileState st = read_state(c);
+  user_check(!needs_schema(st, path)) << "'" << path << "' is empty, not a kiln tuning database";
+  db->schema_version_ = static_cast<int>(st.user_version);
+  db->read_only_ = true;
+  return db;
+}
+
+void Database::check_writable(const char* what) const {
+  user_check(!read_only_) << "tuning database '" << path_ << "' was opened for reading only (" << what << ")";
+}
+
 void Database::init_schema() {
   sql::Connection& c = *conn_;
   c.check(sqlite3_busy_timeout(c.handle(), kBusyTimeoutMs), "setting the busy timeout");
   // Read-only checks first: nothing is written to a file that is not ours.
-  if (needs_schema(read_state(c), path_)) {
+  FileState st = read_state(c);
+  if (needs_schema(st, path_)) {
     sql::Transaction t(c);
     // Another process may have created the schema since the check above.
     if (needs_schema(read_state(c), path_)) {
       c.exec(kSchemaSql);
+      c.exec(kMachinesSql);
       c.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
       c.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     }
     t.commit();
+  } else if (st.user_version == 1) {
+    upgrade_from_v1();
   }
   std::string mode = set_wal_mode(c);
   if (mode != "wal")
@@ -208,6 +263,19 @@ void Database::init_schema() {
                  mode);
   c.exec("PRAGMA synchronous = NORMAL");
   c.exec("PRAGMA foreign_keys = ON");
+}
+
+void Database::upgrade_from_v1() {
+  sql::Connection& c = *conn_;
+  sql::Transaction t(c);
+  // Another process may have upgraded it since the check in init_schema.
+  if (read_state(c).user_version == 1) {
+    c.exec(kUpgradeV1Sql);
+    c.exec(kMachinesSql);
+    c.exec("PRAGMA user_version = 2");
+    spdlog::info("tuning database '{}' upgraded from schema version 1 to 2", path_);
+  }
+  t.commit();
 }
 
 int64_t Database::workload_id(const std::string& key, const std::string& workload, const std::string& op,
@@ -232,9 +300,17 @@ int64_t Database::workload_id(const std::string& key, const std::string& workloa
 
 void Database::add_records(const Task& task, const std::vector<Config>& configs,
                            const std::vector<MeasureResult>& results) {
+  add_records(task, configs, results, SearchTag());
+}
+
+void Database::add_records(const Task& task, const std::vector<Config>& configs,
+                           const std::vector<MeasureResult>& results, const SearchTag& tag) {
   internal_assert(configs.size() == results.size())
       << configs.size() << " configs but " << results.size() << " results";
+  internal_assert(tag.predicted.empty() || tag.predicted.size() == configs.size())
+      << configs.size() << " configs but " << tag.predicted.size() << " predictions";
   if (configs.empty()) return;
+  check_writable("adding records");
   std::lock_guard<std::mutex> lock(mu_);
   int64_t now = static_cast<int64_t>(std::time(nullptr));
   sql::Transaction t(*conn_);
@@ -257,6 +333,9 @@ void Database::add_records(const Task& task, const std::vector<Config>& configs,
     r.compile_ms = res.compile_ms;
     r.timestamp = res.timestamp != 0 ? res.timestamp : now;
     r.kiln_version = KILN_VERSION;
+    r.job = tag.job;
+    r.round = tag.round;
+    if (!tag.predicted.empty()) r.predicted = tag.predicted[i];
     db_detail::insert_record(ins, wid, r);
   }
   t.commit();
@@ -264,7 +343,7 @@ void Database::add_records(const Task& task, const std::vector<Config>& configs,
 
 void Database::for_each_record(const std::string& tail_sql, const std::vector<std::string>& params,
                                const std::function<void(const Record&, double flops)>& fn) {
-  std::string sql = std::string(kSelectRecords) + tail_sql;
+  std::string sql = select_records_sql(schema_version_) + tail_sql;
   sql::Statement s(*conn_, sql.c_str());
   for (size_t i = 0; i < params.size(); ++i) s.bind(static_cast<int>(i + 1), params[i]);
   while (s.step()) {
@@ -289,6 +368,9 @@ void Database::for_each_record(const std::string& tail_sql, const std::vector<st
     r.compile_ms = s.real(13);
     r.timestamp = s.int64(14);
     r.kiln_version = s.text(15);
+    r.job = s.text(16);
+    r.round = static_cast<int>(s.int64(17));
+    if (!s.is_null(18)) r.predicted = s.real(18);
     r.id = id;
     fn(r, flops);
   }
@@ -319,6 +401,56 @@ std::optional<Database::Record> Database::best(const std::string& task_key) {
       {task_key});
   if (rs.empty()) return std::nullopt;
   return rs.front();
+}
+
+std::vector<Database::Record> Database::all_records() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return query("ORDER BY r.id", {});
+}
+
+std::map<std::string, double> Database::task_flops() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sql::Statement s(*conn_, "SELECT \"key\", flops FROM workloads");
+  std::map<std::string, double> out;
+  while (s.step()) out[s.text(0)] = s.real(1);
+  return out;
+}
+
+void Database::put_machine(const Machine& m) {
+  user_check(!m.target.empty()) << "machine figures need a target";
+  check_writable("storing machine figures");
+  std::lock_guard<std::mutex> lock(mu_);
+  sql::Transaction t(*conn_);
+  sql::Statement ins(*conn_,
+                     "INSERT OR REPLACE INTO machines (target, cpu, threads, peak_gflops, bandwidth_gbs, measured_at, "
+                     "kiln_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  ins.bind(1, m.target)
+      .bind(2, m.cpu)
+      .bind(3, static_cast<int64_t>(m.threads))
+      .bind(4, finite_or_zero(m.peak_gflops))
+      .bind(5, finite_or_zero(m.bandwidth_gbs))
+      .bind(6, m.measured_at)
+      .bind(7, m.kiln_version)
+      .step();
+  t.commit();
+}
+
+std::vector<Database::Machine> Database::machines() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Machine> out;
+  if (schema_version_ < 2) return out;  // a version-1 file read as it is
+  sql::Statement s(*conn_,
+                   "SELECT target, cpu, threads, peak_gflops, bandwidth_gbs, measured_at, kiln_version FROM machines "
+                   "ORDER BY target");
+  while (s.step())
+    out.push_back({s.text(0), s.text(1), static_cast<int>(s.int64(2)), s.real(3), s.real(4), s.int64(5), s.text(6)});
+  return out;
+}
+
+std::optional<Database::Machine> Database::machine(const std::string& target) {
+  for (Machine& m : machines())
+    if (m.target == target) return m;
+  return std::nullopt;
 }
 
 std::vector<std::string> Database::task_keys() {

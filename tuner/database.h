@@ -5,12 +5,19 @@
 // library builder takes best(); JSON lines export/import share records
 // between machines.
 //
-// Storage (schema version 1, PRAGMA user_version; PRAGMA application_id
+// Storage (schema version 2, PRAGMA user_version; PRAGMA application_id
 // marks the file as kiln's):
 //   workloads(id, key UNIQUE "<workload> @ <target>", workload, op, target, flops)
 //   records(id, workload_id, config JSON text, config_index TEXT, samples_ms
 //           JSON array text, median_ms, gflops, error_kind, error_msg,
-//           device, target, compile_ms, timestamp, kiln_version)
+//           device, target, compile_ms, timestamp, kiln_version,
+//           job, round, predicted)
+//   machines(target PRIMARY KEY, cpu, threads, peak_gflops, bandwidth_gbs,
+//            measured_at, kiln_version): the machine probe, once per target
+// Version 2 added job/round/predicted (what the search knew when it chose
+// the config: `kiln report`'s search-health charts) and machines. open()
+// upgrades a version-1 file in place (records keep job '', round -1 and no
+// prediction); open_for_reading() reads either version and writes nothing.
 // config_index is stored as decimal TEXT: indices reach 2^64-1, past
 // SQLite's signed 64-bit INTEGER. Only equality is asked of it (resume,
 // duplicates), which TEXT serves as well as a number.
@@ -31,6 +38,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -50,7 +59,7 @@ class Connection;
 
 class Database {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   struct Record {
     std::string workload, op, target;
@@ -64,12 +73,37 @@ class Database {
     double compile_ms = 0;
     int64_t timestamp = 0;  // unix seconds
     std::string kiln_version;
+    // The search's view when it proposed the config: the tuning job (one
+    // `kiln tune` run), its batch number within the task (0, 1, ... across
+    // resumed jobs; -1 unknown) and the cost model's score before the
+    // measurement (NaN: no trained model).
+    std::string job;
+    int round = -1;
+    double predicted = std::numeric_limits<double>::quiet_NaN();
     int64_t id = 0;  // row id in the file it was read from (0: not read from a database; not compared)
 
     std::string task_key() const { return workload + " @ " + target; }
     bool ok() const { return error == ErrorKind::kNone && !samples_ms.empty(); }
     bool operator==(const Record& o) const;
     bool operator!=(const Record& o) const { return !(*this == o); }
+  };
+
+  // Where add_records' configs came from (see Record::job/round/predicted);
+  // predicted is empty or one score per config.
+  struct SearchTag {
+    std::string job;
+    int round = -1;
+    std::vector<double> predicted;
+  };
+
+  // This machine's figures for a target, measured by the machine probe.
+  struct Machine {
+    std::string target, cpu;
+    int threads = 0;
+    double peak_gflops = 0;    // fp32 FMA peak with the threads
+    double bandwidth_gbs = 0;  // streaming memory bandwidth with the threads
+    int64_t measured_at = 0;   // unix seconds
+    std::string kiln_version;
   };
 
   struct ImportStats {
@@ -85,6 +119,10 @@ class Database {
   // As open(), but a missing file is a UserError instead of a new database
   // (for commands that only read: show, export).
   static std::unique_ptr<Database> open_existing(const std::string& path);
+  // For readers that must not change the file (kiln report): an existing
+  // kiln database of any schema version up to this one, opened read-only,
+  // neither upgraded nor switched to WAL. Writing through it is a UserError.
+  static std::unique_ptr<Database> open_for_reading(const std::string& path);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -95,7 +133,20 @@ class Database {
   // the whole batch is stored or none of it. The workload row is created on
   // first use. A result with timestamp 0 is stamped with the current time;
   // kiln_version is this build's KILN_VERSION.
+  void add_records(const Task& task, const std::vector<Config>& configs, const std::vector<MeasureResult>& results,
+                   const SearchTag& tag);
   void add_records(const Task& task, const std::vector<Config>& configs, const std::vector<MeasureResult>& results);
+
+  // Stores (replaces) the machine figures of m.target.
+  void put_machine(const Machine& m);
+  std::optional<Machine> machine(const std::string& target);
+  // Every target's figures, sorted by target.
+  std::vector<Machine> machines();
+  // Every record of every task, in insertion order, one snapshot (for reports).
+  std::vector<Record> all_records();
+  // Flops of every task, by task key.
+  std::map<std::string, double> task_flops();
+  int schema_version() const { return schema_version_; }
 
   // Every record of a task, in insertion order.
   std::vector<Record> records(const std::string& task_key);
@@ -126,6 +177,7 @@ class Database {
  private:
   explicit Database(std::unique_ptr<sql::Connection> conn, std::string path);
   void init_schema();
+  void upgrade_from_v1();
   // Id of the workload row of `key`, inserted if missing; flops > 0 fills in
   // an unknown (0) flop count. Call inside a transaction.
   int64_t workload_id(const std::string& key, const std::string& workload, const std::string& op,
@@ -140,6 +192,9 @@ class Database {
   std::unique_ptr<sql::Connection> conn_;
   std::string path_;
   std::mutex mu_;  // one statement sequence at a time on the connection
+  int schema_version_ = kSchemaVersion;
+  bool read_only_ = false;  // open_for_reading
+  void check_writable(const char* what) const;
 };
 
 }  // namespace kiln

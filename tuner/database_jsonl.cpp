@@ -4,7 +4,8 @@
 //    "config": {...}, "config_index": "123" (decimal string: it may pass 2^53),
 //    "samples_ms": [...], "median_ms": 1.2, "gflops": 3.4, "error": "none",
 //    "error_msg": "", "device": "local", "compile_ms": 80.0,
-//    "timestamp": 1700000000, "kiln_version": "0.1.0"}
+//    "timestamp": 1700000000, "kiln_version": "0.1.0", "job": "...",
+//    "round": 3, "predicted": 0.7 (left out when the model made no prediction)}
 // Import requires workload, op, target, config, config_index, samples_ms and
 // error; the other fields default (median_ms from the samples, gflops from
 // the flops when known, numbers 0, strings empty). An unknown flop count
@@ -15,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "base/error.h"
@@ -101,6 +103,14 @@ std::pair<Database::Record, double> parse_line(const std::string& line) {
     r.timestamp = t.get<int64_t>();
   }
   r.kiln_version = string_field(j, "kiln_version", &kEmpty);
+  r.job = string_field(j, "job", &kEmpty);
+  if (j.contains("round")) {
+    const json& v = j["round"];
+    user_check(v.is_number_integer() && v.get<int64_t>() >= -1 && v.get<int64_t>() <= INT32_MAX)
+        << "field 'round' must be an integer >= -1";
+    r.round = v.get<int>();
+  }
+  r.predicted = number_field(j, "predicted", std::numeric_limits<double>::quiet_NaN());
 
   double flops = number_field(j, "flops", 0);
   user_check(std::isfinite(flops) && flops >= 0) << "field 'flops' must be a non-negative number";
@@ -133,7 +143,10 @@ int64_t Database::export_jsonl(const std::string& path) {
               {"device", r.device},
               {"compile_ms", r.compile_ms},
               {"timestamp", r.timestamp},
-              {"kiln_version", r.kiln_version}};
+              {"kiln_version", r.kiln_version},
+              {"job", r.job},
+              {"round", r.round}};
+    if (std::isfinite(r.predicted)) j["predicted"] = r.predicted;
     out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
     ++n;
   });
@@ -145,6 +158,7 @@ int64_t Database::export_jsonl(const std::string& path) {
 Database::ImportStats Database::import_jsonl(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   user_check(in.is_open()) << "cannot read '" << path << "'";
+  check_writable("importing records");
   std::lock_guard<std::mutex> lock(mu_);
   ImportStats stats;
   // One transaction: a bad line rolls back every line before it.

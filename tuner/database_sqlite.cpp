@@ -6,11 +6,11 @@
 namespace kiln {
 namespace sql {
 
-Connection::Connection(const std::string& path) : path_(path) {
+Connection::Connection(const std::string& path, bool read_only) : path_(path) {
   // No SQLITE_OPEN_URI: the path is a plain file name. FULLMUTEX makes the
   // handle safe to use from several threads (the Database also serializes).
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
@@ -18,7 +18,7 @@ Connection::Connection(const std::string& path) : path_(path) {
     user_error() << "cannot open tuning database '" << path << "': " << msg;
   }
   sqlite3_extended_result_codes(db_, 1);
-  if (sqlite3_db_readonly(db_, "main") == 1) {
+  if (!read_only && sqlite3_db_readonly(db_, "main") == 1) {
     sqlite3_close_v2(db_);
     db_ = nullptr;
     user_error() << "cannot open tuning database '" << path << "': the file is not writable";
@@ -34,6 +34,8 @@ void Connection::fail(int rc, const char* what) const {
     user_error() << "'" << path_ << "' is not a kiln tuning database (not an SQLite file, or encrypted)";
   if (primary == SQLITE_CORRUPT)
     user_error() << "tuning database '" << path_ << "' is corrupt (" << msg << "); it was left untouched";
+  if (primary == SQLITE_READONLY)
+    user_error() << "tuning database '" << path_ << "' was opened for reading only (" << what << ")";
   if (primary == SQLITE_BUSY)
     user_error() << "tuning database '" << path_ << "' stayed locked by another process (" << what << ")";
   user_error() << "tuning database '" << path_ << "': " << what << " failed: " << msg;
@@ -64,6 +66,11 @@ Statement& Statement::bind(int i, int64_t v) {
 
 Statement& Statement::bind(int i, double v) {
   conn_.check(sqlite3_bind_double(stmt_, i, v), "bind");
+  return *this;
+}
+
+Statement& Statement::bind_null(int i) {
+  conn_.check(sqlite3_bind_null(stmt_, i), "bind");
   return *this;
 }
 

@@ -16,8 +16,9 @@ namespace sql {
 class Connection {
  public:
   // Opens (creating if missing) the file read-write. Throws UserError when
-  // the file cannot be opened or is read-only.
-  explicit Connection(const std::string& path);
+  // the file cannot be opened or is read-only (unless read_only).
+  // read_only: SQLITE_OPEN_READONLY, for readers that must not change the file.
+  explicit Connection(const std::string& path, bool read_only = false);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -47,12 +48,14 @@ class Statement {
   Statement& bind(int i, int64_t v);
   Statement& bind(int i, double v);
   Statement& bind(int i, const std::string& v);
+  Statement& bind_null(int i);
   // True when a row is available; false when the statement is done.
   bool step();
   void reset();  // ready to step again (bindings kept)
 
   int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string text(int col) const;
 
  private:

@@ -1,5 +1,6 @@
 #include "tuner/tuning_loop.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "base/error.h"
@@ -31,7 +32,8 @@ MeasureResult to_result(const Database::Record& rec) {
 }  // namespace
 
 TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& runner, Database& db,
-                     const TuneOptions& options, const std::function<void(const TuneProgress&)>& on_progress) {
+                     const TuneOptions& options, const std::function<void(const TuneProgress&)>& on_progress,
+                     const std::function<void(const TuneProgress&)>& on_batch) {
   user_check(options.trials > 0) << "--trials must be positive";
   user_check(options.batch > 0) << "--batch must be positive";
   TuneResult result;
@@ -43,7 +45,9 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
   // Resume: earlier records of this task count as trials and feed the search.
   std::vector<Config> prior_configs;
   std::vector<MeasureResult> prior_results;
+  int round = 0;  // batches continue their numbering across resumed jobs
   for (const auto& rec : db.records(task.key())) {
+    round = std::max(round, rec.round + 1);
     Config c;
     try {
       c = task.space->from_json(rec.config);
@@ -78,6 +82,9 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     std::vector<Config> configs = tuner.next_batch(n);
     double t1 = now_s();
     if (configs.empty()) break;
+    // What the model thought of the batch before seeing it (search health).
+    Database::SearchTag tag{options.job, round++, tuner.predict(configs)};
+    t1 = now_s();
     std::vector<BuildResult> builds = builder.build(task, configs);
     double t2 = now_s();
     // Each measurement is stored (its own transaction) and reported as soon
@@ -87,7 +94,9 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
       internal_assert(i < configs.size() && !stored[i])
           << "runner reported candidate " << i << " of " << configs.size() << " twice or out of range";
       stored[i] = true;
-      db.add_records(task, {configs[i]}, {r});
+      Database::SearchTag one{tag.job, tag.round, {}};
+      if (!tag.predicted.empty()) one.predicted = {tag.predicted[i]};
+      db.add_records(task, {configs[i]}, {r}, one);
       account(configs[i], r);
       ++result.new_trials;
       p.elapsed_s = now_s() - start;
@@ -106,6 +115,8 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     p.search_s += (t1 - t0) + (t4 - t3);
     p.build_s += t2 - t1;
     p.run_s += t3 - t2;  // storing each record included
+    p.elapsed_s = now_s() - start;
+    if (on_batch) on_batch(p);
   }
   result.best_gflops = p.best_gflops;
   result.trials = p.done;

@@ -19,6 +19,7 @@ struct TuneOptions {
   int trials = 256;     // measured configs of the task in total, earlier runs included
   int batch = 64;
   int early_stop = 0;   // 0: never
+  std::string job;      // stored with each record (Database::Record::job)
 };
 
 struct TuneProgress {
@@ -41,7 +42,10 @@ struct TuneResult {
   TuneProgress timing;
 };
 
+// on_progress is called after each measurement, on_batch after each batch
+// (both may be empty).
 TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& runner, Database& db,
-                     const TuneOptions& options, const std::function<void(const TuneProgress&)>& on_progress);
+                     const TuneOptions& options, const std::function<void(const TuneProgress&)>& on_progress,
+                     const std::function<void(const TuneProgress&)>& on_batch = {});
 
 }  // namespace kiln

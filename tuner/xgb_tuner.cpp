@@ -193,6 +193,31 @@ void XGBTuner::update(const std::vector<Config>& configs, const std::vector<Meas
   if (!configs.empty()) dirty_ = true;
 }
 
+std::vector<double> XGBTuner::predict(const std::vector<Config>& configs) {
+  if (dirty_) refit();
+  if (!model_->trained() || configs.empty()) return {};
+  std::vector<double> out(configs.size(), std::numeric_limits<double>::quiet_NaN());
+  std::vector<size_t> rows_of;
+  std::vector<FeatureVector> rows;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    uint64_t key = keyer_(configs[i]);
+    auto it = predictions_.find(key);
+    if (it != predictions_.end()) {
+      out[i] = it->second;
+      continue;
+    }
+    const FeatureVector* f = features_of(configs[i], key, nullptr);
+    if (!f) continue;
+    rows_of.push_back(i);
+    rows.push_back(*f);
+  }
+  if (rows.empty()) return out;
+  std::vector<float> p = model_->predict(rows);
+  internal_assert(p.size() == rows.size()) << "cost model returned " << p.size() << " predictions for " << rows.size();
+  for (size_t j = 0; j < p.size(); ++j) out[rows_of[j]] = (p[j] - score_lo_) * score_scale_;
+  return out;
+}
+
 void XGBTuner::add_transfer_data(const std::vector<FeatureVector>& features, const std::vector<float>& scores,
                                  int group) {
   user_check(features.size() == scores.size())

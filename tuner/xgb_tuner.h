@@ -80,6 +80,10 @@ class XGBTuner : public Tuner {
   std::vector<Config> next_batch(int n) override;
   void update(const std::vector<Config>& configs, const std::vector<MeasureResult>& results) override;
   bool has_next() const override { return random_.has_next(); }
+  // The current model's rescaled scores (see above); refits first when new
+  // data arrived. Features are extracted as needed (not from the annealer's
+  // budget).
+  std::vector<double> predict(const std::vector<Config>& configs) override;
 
   // Records of one earlier task of the same op (warm start): features and
   // normalized scores (1 = best of that task, 0 = failed). Call once per task
