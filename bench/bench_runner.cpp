@@ -7,11 +7,14 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 
 #include "bench/contenders/baselines.h"
 #include "bench/contenders/halide_client.h"
 #include "bench/bench_suite.h"
+#include "bench/machine_probe.h"
+#include "runtime/process_util.h"
 #include "tasks/kernel_build.h"
 #include "tasks/reference_check.h"
 #include "tasks/task_factory.h"
@@ -317,6 +320,20 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
     }
   }
   std::vector<std::string> names = chosen_baselines(o);
+  // This machine's roof, for the report's % of peak and roofline: from the
+  // database when it has it, else measured now (before anything forks or
+  // starts threads).
+  const Target host = Target::host();
+  std::optional<Database::Machine> machine;
+  if (!o.db.empty()) {
+    machine = ensure_machine_figures(*Database::open(o.db), host, log);
+  } else if (proc::count_threads() == 1) {
+    try {
+      machine = machine_record(host, probe_machine(host));
+    } catch (const UserError& e) {
+      log << "machine probe failed: " << e.what() << "\n";
+    }
+  }
   if (o.tune_trials > 0) {
     // A fused op's unfused kernels are tuned too, for a fair comparison.
     std::vector<std::string> all = workloads;
@@ -330,6 +347,12 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
   result["suite"] = suite.name;
   result["date"] = utc_now();
   result["machine"] = machine_description();
+  result["target"] = host.str();
+  if (machine)
+    result["machine_probe"] = {{"cpu", machine->cpu},
+                               {"threads", machine->threads},
+                               {"peak_gflops", machine->peak_gflops},
+                               {"bandwidth_gbs", machine->bandwidth_gbs}};
   result["threads"] = threads;
   result["command"] = o.command;
   result["rounds"] = o.rounds;

@@ -17,5 +17,6 @@ Handler add_tune_command(CLI::App& app);
 Handler add_show_command(CLI::App& app);
 Handler add_export_command(CLI::App& app);
 Handler add_import_command(CLI::App& app);
+Handler add_probe_command(CLI::App& app);
 
 }  // namespace kiln::cli

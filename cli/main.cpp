@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add(kiln::cli::add_import_command(app));
   add(kiln::cli::add_bench_command(app));
   add(kiln::cli::add_report_command(app));
+  add(kiln::cli::add_probe_command(app));
   add(kiln::cli::add_tracker_command(app));
   add(kiln::cli::add_serve_command(app));
   add(kiln::cli::add_pool_command(app));
