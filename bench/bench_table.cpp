@@ -11,9 +11,7 @@ namespace kiln {
 
 using nlohmann::json;
 
-namespace {
-
-std::vector<std::string> columns(const json& result) {
+std::vector<std::string> bench_columns(const json& result) {
   std::vector<std::string> cols = result_baselines(result);
   bool unfused = false;
   for (auto& w : result.at("workloads")) unfused |= w["results"].contains(kUnfused);
@@ -22,16 +20,14 @@ std::vector<std::string> columns(const json& result) {
   return cols;
 }
 
+namespace {
+
 std::string fixed(double v, int digits) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(digits) << v;
   return os.str();
 }
 
-// Memory-bound: under one FLOP per byte that must move (pooling, ...).
-bool memory_bound(const json& w) {
-  return w.contains("bytes") && w["bytes"].get<double>() > w["flops"].get<double>();
-}
 
 // A contender's cell: GFLOP/s (and GB/s for a memory-bound workload), "-"
 // (no contender for the op), "n/a" (it could not run this instance) or
@@ -59,6 +55,12 @@ std::string check_cell(const json& results) {
   return "ok";
 }
 
+}  // namespace
+
+bool memory_bound(const json& w) {
+  return w.contains("bytes") && w["bytes"].get<double>() > w["flops"].get<double>();
+}
+
 std::vector<std::string> geomean_lines(const json& result) {
   std::vector<std::string> lines;
   for (auto& name : result_baselines(result)) {
@@ -70,8 +72,6 @@ std::vector<std::string> geomean_lines(const json& result) {
   }
   return lines;
 }
-
-}  // namespace
 
 std::vector<std::string> result_baselines(const json& result) {
   std::vector<std::string> names;
@@ -90,7 +90,7 @@ std::string baseline_display_name(const std::string& key) {
 
 std::string format_bench_text(const json& result) {
   std::ostringstream os;
-  auto cols = columns(result);
+  auto cols = bench_columns(result);
   size_t wl = 8;
   for (auto& w : result.at("workloads")) wl = std::max(wl, w["workload"].get<std::string>().size());
   os << "suite " << result["suite"].get<std::string>() << ", " << result["date"].get<std::string>() << ", "
@@ -112,7 +112,7 @@ std::string format_bench_text(const json& result) {
 
 std::string format_bench_markdown(const json& result) {
   std::ostringstream os;
-  auto cols = columns(result);
+  auto cols = bench_columns(result);
   os << "Suite `" << result["suite"].get<std::string>() << "`, " << result["date"].get<std::string>() << ", "
      << result["machine"].get<std::string>() << ", " << result["threads"].get<int>() << " threads";
   if (!result.value("command", std::string()).empty()) os << ", `" << result["command"].get<std::string>() << "`";

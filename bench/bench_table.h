@@ -15,6 +15,12 @@ std::string baseline_display_name(const std::string& key);
 
 // The baselines of a result in display order (oneDNN, OpenBLAS, Halide).
 std::vector<std::string> result_baselines(const nlohmann::json& result);
+// "kiln", "kiln_unfused" when present, then the baselines: a result's columns.
+std::vector<std::string> bench_columns(const nlohmann::json& result);
+// Memory-bound: under one FLOP per byte that must move (pooling, ...).
+bool memory_bound(const nlohmann::json& workload);
+// "geomean kiln/oneDNN: 1.07x over 23 workloads", one per baseline.
+std::vector<std::string> geomean_lines(const nlohmann::json& result);
 
 std::string format_bench_text(const nlohmann::json& result);
 std::string format_bench_markdown(const nlohmann::json& result);

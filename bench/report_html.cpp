@@ -1,11 +1,20 @@
 #include "bench/report_html.h"
 
-#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
+#include "base/error.h"
+#include "bench/bench_runner.h"
 #include "bench/bench_table.h"
+#include "bench/report_charts.h"
+#include "bench/report_model.h"
+#include "bench/report_page_assets.h"
 
 namespace kiln {
 
@@ -13,82 +22,319 @@ using nlohmann::json;
 
 namespace {
 
+constexpr const char* kDebianChartJs = "/usr/share/javascript/chart.js/chart.min.js";
+
 std::string num(double v, int digits) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(digits) << v;
   return os.str();
 }
 
-// A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten.
-double nice_ceiling(double v) {
-  if (v <= 0) return 1;
-  double p = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * p >= v) return m * p;
-  return 10 * p;
+std::string gflops_text(double g) { return num(g, g < 10 ? 2 : 1); }
+
+std::string date_text(int64_t unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
 }
 
-const char* kStyle = R"(body{font-family:sans-serif;margin:24px;color:#222;background:#fff}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 4px}
-table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}code{font-size:12px}.task{margin-bottom:18px}
-.wrong{color:#b00;font-weight:bold}.meta{color:#555;font-size:13px}.target{color:#555;font-size:11px;word-break:break-all}td.cfg{text-align:left})";
+// Collects the page's charts; each gets a canvas where it is added.
+class Page {
+ public:
+  std::ostringstream html;
+  std::vector<ChartSpec> charts;
 
-// "workload @ target" as the workload in code and the target below it.
-std::string task_html(const std::string& key) {
-  size_t at = key.find(" @ ");
-  if (at == std::string::npos) return "<code>" + html_escape(key) + "</code>";
-  return "<code>" + html_escape(key.substr(0, at)) + "</code><div class=\"target\">" + html_escape(key.substr(at + 3)) +
-         "</div>";
-}
-
-std::string bench_section(const json& bench) {
-  std::ostringstream os;
-  os << "<h2>Benchmark: suite " << html_escape(bench.value("suite", "")) << "</h2>\n<p class=\"meta\">"
-     << html_escape(bench.value("date", "")) << ", " << html_escape(bench.value("machine", "")) << ", "
-     << bench.value("threads", 0) << " threads, " << bench.value("rounds", 0) << " interleaved rounds";
-  if (!bench.value("command", std::string()).empty()) os << ", <code>" << html_escape(bench["command"]) << "</code>";
-  os << "</p>\n<table><tr><th>workload</th><th>kiln</th>";
-  std::vector<std::string> names;
-  for (auto& name : result_baselines(bench)) {
-    names.push_back(name);
-    os << "<th>" << html_escape(baseline_display_name(name)) << "</th>";
+  void chart(json spec, int height = 260) {
+    ChartSpec c{"chart" + std::to_string(charts.size()), height, std::move(spec)};
+    html << "<div class=\"chart\" style=\"height:" << height << "px\"><canvas id=\"" << c.id << "\"></canvas></div>\n";
+    charts.push_back(std::move(c));
   }
-  os << "<th>kiln/best</th></tr>\n";
-  names.insert(names.begin(), "kiln");
-  for (auto& w : bench.at("workloads")) {
-    os << "<tr><td><code>" << html_escape(w["workload"].get<std::string>()) << "</code></td>";
-    for (auto& n : names) {
-      const json& res = w["results"];
-      if (!res.contains(n))
-        os << "<td>-</td>";
-      else if (res[n].contains("error"))
-        os << "<td title=\"" << html_escape(res[n]["error"].get<std::string>()) << "\">n/a</td>";
-      else if (res[n].value("check", std::string("ok")) != "ok")
-        os << "<td class=\"wrong\">WRONG</td>";
-      else
-        os << "<td>" << num(res[n]["gflops"].get<double>(), res[n]["gflops"].get<double>() < 10 ? 2 : 1) << "</td>";
+};
+
+struct RoofFigures {
+  double peak = 0, bandwidth = 0;
+};
+
+// The machine figures by target: the database's, then the bench results'.
+std::map<std::string, RoofFigures> figures_by_target(const ReportInput& in) {
+  std::map<std::string, RoofFigures> out;
+  for (const auto& m : in.machines) out[m.target] = {m.peak_gflops, m.bandwidth_gbs};
+  for (const auto& b : in.benches)
+    if (b.contains("target") && b.contains("machine_probe") && !out.count(b["target"].get<std::string>()))
+      out[b["target"]] = {b["machine_probe"].value("peak_gflops", 0.0), b["machine_probe"].value("bandwidth_gbs", 0.0)};
+  return out;
+}
+
+std::string target_html(const std::string& target) {
+  return "<abbr title=\"" + html_escape(target) + "\">" + html_escape(short_target_name(target)) + "</abbr>";
+}
+
+void machines_section(Page& p, const ReportInput& in, const std::vector<TaskStats>& tasks) {
+  std::set<std::string> targets;
+  for (const auto& t : tasks) targets.insert(t.target);
+  for (const auto& b : in.benches)
+    if (b.contains("target")) targets.insert(b["target"].get<std::string>());
+  for (const auto& m : in.machines) targets.insert(m.target);
+  if (targets.empty()) return;
+  p.html << "<h2 id=\"machines\">Machines</h2>\n<table><thead><tr><th>target</th><th>CPU</th><th>threads</th>"
+            "<th>fp32 peak GFLOP/s</th><th>bandwidth GB/s</th><th>measured</th></tr></thead><tbody>\n";
+  for (const auto& target : targets) {
+    p.html << "<tr><td>" << target_html(target) << "</td>";
+    const Database::Machine* m = nullptr;
+    for (const auto& mm : in.machines)
+      if (mm.target == target) m = &mm;
+    const json* probe = nullptr;
+    for (const auto& b : in.benches)
+      if (b.value("target", "") == target && b.contains("machine_probe")) probe = &b["machine_probe"];
+    if (m) {
+      p.html << "<td>" << html_escape(m->cpu) << "</td><td>" << m->threads << "</td><td>" << num(m->peak_gflops, 1)
+             << "</td><td>" << num(m->bandwidth_gbs, 1) << "</td><td>" << date_text(m->measured_at) << "</td>";
+    } else if (probe) {
+      p.html << "<td>" << html_escape(probe->value("cpu", "")) << "</td><td>" << probe->value("threads", 0)
+             << "</td><td>" << num(probe->value("peak_gflops", 0.0), 1) << "</td><td>"
+             << num(probe->value("bandwidth_gbs", 0.0), 1) << "</td><td>by kiln bench</td>";
+    } else {
+      p.html << "<td colspan=\"5\" class=\"meta\">not measured: run <code>kiln probe --db FILE</code> on that "
+                "machine</td>";
     }
-    os << "<td>"
-       << (w.contains("ratio")
-               ? num(w["ratio"].get<double>(), 2) + "x " + baseline_display_name(w["best_baseline"].get<std::string>())
-               : std::string("-"))
-       << "</td></tr>\n";
+    p.html << "</tr>\n";
   }
-  os << "</table>\n<ul>\n";
-  for (auto& name : result_baselines(bench)) {
-    if (!bench.at("geomean").contains(name)) continue;
-    const json& g = bench["geomean"][name];
-    os << "<li>geomean kiln/" << html_escape(baseline_display_name(name)) << ": " << num(g["ratio"].get<double>(), 2)
-       << "x over " << g["workloads"].get<int>() << (g["workloads"].get<int>() == 1 ? " workload" : " workloads")
-       << "</li>\n";
+  p.html << "</tbody></table>\n<p class=\"meta\">Peak: the fp32 FMA micro-kernel kiln's own code generation emits, "
+            "on every thread. Bandwidth: a streaming add over arrays far larger than the caches (two reads and one "
+            "write per element counted).</p>\n";
+}
+
+double percent_of_roof(const json& w, const json& r, const RoofFigures& f) {
+  if (memory_bound(w)) return f.bandwidth > 0 && r.contains("gbps") ? 100 * r["gbps"].get<double>() / f.bandwidth : 0;
+  return f.peak > 0 ? 100 * r["gflops"].get<double>() / f.peak : 0;
+}
+
+void bench_section(Page& p, const json& bench, const std::map<std::string, RoofFigures>& figures) {
+  RoofFigures f;
+  auto it = figures.find(bench.value("target", ""));
+  if (it != figures.end()) f = it->second;
+  std::vector<std::string> cols = bench_columns(bench);
+  p.html << "<h3>Suite " << html_escape(bench.value("suite", "")) << "</h3>\n<p class=\"meta\">"
+         << html_escape(bench.value("date", "")) << ", " << html_escape(bench.value("machine", "")) << ", "
+         << bench.value("threads", 0) << " threads, best of " << bench.value("rounds", 0) << " interleaved rounds";
+  if (!bench.value("command", std::string()).empty()) p.html << ", <code>" << html_escape(bench["command"]) << "</code>";
+  p.html << ".</p>\n";
+  std::map<std::string, std::vector<std::string>> labels;
+  for (const auto& name : cols)
+    for (const auto& w : bench.at("workloads")) {
+      const json& res = w.at("results");
+      bool ok = res.contains(name) && res[name].contains("gflops") && res[name].value("check", "ok") == "ok";
+      double pct = ok ? percent_of_roof(w, res[name], f) : 0;
+      labels[name].push_back(pct > 0 ? num(pct, 0) + "%" : "");
+    }
+  p.chart(bench_chart(bench, cols, labels), 340);
+  p.html << "<p class=\"meta\">Bars: GFLOP/s, FLOPs counted the same way for every contender (padding included). "
+         << "Above each bar: its share of this machine's "
+         << (f.peak > 0 ? "measured fp32 peak (memory-bound workloads: of its measured bandwidth)"
+                        : "peak, when the bench result or the database has the machine's figures (none here)")
+         << ".</p>\n<ul>\n";
+  for (const auto& line : geomean_lines(bench)) p.html << "<li><b>" << html_escape(line) << "</b></li>\n";
+  p.html << "</ul>\n<table class=\"sortable\"><thead><tr><th>#</th><th>workload</th>";
+  for (const auto& name : cols) p.html << "<th>" << html_escape(name == "kiln" ? "kiln" : baseline_display_name(name)) << "</th>";
+  p.html << "<th>kiln/best</th><th>kiln % of peak</th></tr></thead><tbody>\n";
+  int i = 0;
+  for (const auto& w : bench["workloads"]) {
+    ++i;
+    p.html << "<tr><td data-v=\"" << i << "\">" << i << "</td><td class=\"l\"><code>" << html_escape(w["workload"].get<std::string>())
+           << "</code></td>";
+    for (const auto& name : cols) {
+      const json& res = w["results"];
+      if (!res.contains(name))
+        p.html << "<td data-v=\"-1\">-</td>";
+      else if (res[name].contains("error"))
+        p.html << "<td data-v=\"-1\" title=\"" << html_escape(res[name]["error"].get<std::string>()) << "\">n/a</td>";
+      else if (res[name].value("check", std::string("ok")) != "ok")
+        p.html << "<td data-v=\"-1\" class=\"wrong\">WRONG</td>";
+      else
+        p.html << "<td data-v=\"" << res[name]["gflops"].get<double>() << "\">"
+               << gflops_text(res[name]["gflops"].get<double>()) << "</td>";
+    }
+    if (w.contains("ratio"))
+      p.html << "<td data-v=\"" << w["ratio"].get<double>() << "\">" << num(w["ratio"].get<double>(), 2) << "x "
+             << html_escape(baseline_display_name(w["best_baseline"].get<std::string>())) << "</td>";
+    else
+      p.html << "<td data-v=\"0\">-</td>";
+    const std::string& pct = labels["kiln"][static_cast<size_t>(i - 1)];
+    p.html << "<td data-v=\"" << (pct.empty() ? "0" : pct.substr(0, pct.size() - 1)) << "\">"
+           << (pct.empty() ? "-" : pct) << "</td></tr>\n";
   }
-  os << "</ul>\n<p class=\"meta\">GFLOP/s; FLOPs counted the same way for every contender (padding included).";
-  for (auto& name : result_baselines(bench))
-    os << " " << html_escape(baseline_display_name(name)) << ": "
-       << html_escape(bench["baselines"][name].get<std::string>()) << ".";
-  os << "</p>\n";
-  return os.str();
+  p.html << "</tbody></table>\n<p class=\"meta\">";
+  for (const auto& name : result_baselines(bench))
+    p.html << html_escape(baseline_display_name(name)) << ": " << html_escape(bench["baselines"][name].get<std::string>())
+           << ". ";
+  p.html << "</p>\n";
+}
+
+// Baseline GFLOP/s per workload, from every bench result.
+std::map<std::string, std::map<std::string, double>> baselines_by_workload(const std::vector<json>& benches) {
+  std::map<std::string, std::map<std::string, double>> out;
+  for (const auto& b : benches)
+    for (const auto& w : b.at("workloads"))
+      for (const auto& name : result_baselines(b)) {
+        const json& res = w.at("results");
+        if (res.contains(name) && res[name].contains("gflops") && res[name].value("check", "ok") == "ok")
+          out[w["workload"].get<std::string>()][name] = res[name]["gflops"].get<double>();
+      }
+  return out;
+}
+
+void roofline_section(Page& p, const ReportInput& in, const std::vector<TaskStats>& tasks,
+                      const std::map<std::string, RoofFigures>& figures) {
+  bool any = false;
+  for (const auto& [target, f] : figures) {
+    if (f.peak <= 0 || f.bandwidth <= 0) continue;
+    std::map<std::string, std::vector<RooflinePoint>> points;
+    std::set<std::string> tuned;
+    for (const auto& t : tasks) {
+      if (t.target != target || t.best_gflops <= 0 || t.min_bytes <= 0 || t.flops <= 0) continue;
+      tuned.insert(t.workload);
+      points["kiln"].push_back({t.flops / t.min_bytes, t.best_gflops,
+                                t.workload + "\nbest of " + std::to_string(t.trials) + " trials: " +
+                                    gflops_text(t.best_gflops) + " GFLOP/s\n" + t.best_config.dump()});
+    }
+    for (const auto& b : in.benches) {
+      if (b.value("target", "") != target) continue;
+      for (const auto& w : b.at("workloads")) {
+        double flops = w.value("flops", 0.0), bytes = w.value("bytes", 0.0);
+        if (flops <= 0 || bytes <= 0) continue;
+        std::string workload = w["workload"].get<std::string>();
+        for (const auto& name : bench_columns(b)) {
+          if (name == kUnfused || (name == "kiln" && tuned.count(workload))) continue;
+          const json& res = w.at("results");
+          if (!res.contains(name) || !res[name].contains("gflops") || res[name].value("check", "ok") != "ok") continue;
+          std::string impl = res[name].value("impl", "");
+          points[name].push_back({flops / bytes, res[name]["gflops"].get<double>(),
+                                  workload + "\n" + gflops_text(res[name]["gflops"].get<double>()) + " GFLOP/s" +
+                                      (impl.empty() ? "" : "\n" + impl)});
+        }
+      }
+    }
+    if (points.empty()) continue;
+    if (!any) p.html << "<h2 id=\"roofline\">Roofline</h2>\n";
+    any = true;
+    p.chart(roofline_chart({short_target_name(target), f.peak, f.bandwidth}, points), 420);
+  }
+  if (any)
+    p.html << "<p class=\"meta\">Each point is a kernel at its arithmetic intensity: the workload's FLOPs over the "
+              "bytes of its inputs and outputs, each moved once. Hover a point for its workload and config.</p>\n";
+}
+
+std::map<std::string, std::string> task_labels(const std::vector<TaskStats>& tasks) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    out[tasks[i].key] = "#" + std::to_string(i + 1) + " " + tasks[i].op;
+  return out;
+}
+
+void tuning_section(Page& p, const ReportInput& in, const std::vector<TaskStats>& tasks,
+                    const std::map<std::string, RoofFigures>& figures) {
+  p.html << "<h2 id=\"tuning\">Tuning</h2>\n";
+  auto labels = task_labels(tasks);
+  p.html << "<table class=\"sortable\"><thead><tr><th>#</th><th>task</th><th>target</th><th>trials</th><th>errors"
+            "</th><th>best GFLOP/s</th><th>% of peak</th><th>best config</th></tr></thead><tbody>\n";
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskStats& t = tasks[i];
+    auto f = figures.find(t.target);
+    double pct = f != figures.end() && f->second.peak > 0 ? 100 * t.best_gflops / f->second.peak : 0;
+    p.html << "<tr><td data-v=\"" << i + 1 << "\"><a href=\"#task" << i + 1 << "\">" << i + 1 << "</a></td><td class=\"l\"><code>"
+           << html_escape(t.workload) << "</code></td><td>" << target_html(t.target) << "</td><td data-v=\""
+           << t.trials << "\">" << t.trials << "</td><td data-v=\"" << t.errors << "\">" << t.errors
+           << "</td><td data-v=\"" << t.best_gflops << "\">" << gflops_text(t.best_gflops) << "</td><td data-v=\""
+           << pct << "\">" << (pct > 0 ? num(pct, 0) + "%" : "-") << "</td><td class=\"cfg\"><code>"
+           << (t.best_config.is_null() ? std::string("none ran correctly") : html_escape(t.best_config.dump()))
+           << "</code></td></tr>\n";
+  }
+  p.html << "</tbody></table>\n";
+  std::vector<JobStats> jobs = job_stats(in.records, tasks);
+  for (const auto& j : jobs)
+    if (!j.tasks.empty()) p.chart(job_chart(j, labels), 300);
+  auto baselines = baselines_by_workload(in.benches);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskStats& t = tasks[i];
+    p.html << "<div class=\"card\" id=\"task" << i + 1 << "\"><h3>#" << i + 1 << " <code>" << html_escape(t.workload)
+           << "</code> on " << target_html(t.target) << "</h3>\n<div class=\"meta\">" << t.trials << " trials, "
+           << t.errors << " errors, best " << gflops_text(t.best_gflops) << " GFLOP/s</div>\n<div class=\"pair\">";
+    auto b = baselines.find(t.workload);
+    const std::map<std::string, double> none;
+    const auto& lines = b == baselines.end() ? none : b->second;
+    p.html << "<div>";
+    p.chart(task_curve_chart(t, false, lines), 220);
+    p.html << "</div><div>";
+    p.chart(task_curve_chart(t, true, lines), 220);
+    p.html << "</div></div></div>\n";
+  }
+}
+
+void search_section(Page& p, const std::vector<TaskStats>& tasks) {
+  p.html << "<h2 id=\"search\">Search health</h2>\n";
+  bool rounds = false, predictions = false, errors = false;
+  for (const auto& t : tasks) {
+    rounds |= !t.rounds.empty();
+    predictions |= !t.predictions.empty();
+    errors |= t.errors > 0;
+  }
+  if (rounds) {
+    p.chart(accuracy_chart(tasks), 300);
+    p.html << "<p class=\"meta\">Before each batch was measured, the cost model scored it; after, the measurements "
+              "ranked it. A point is the share of pairs of the batch (with different measurements; failures count "
+              "as 0) that the model ordered the right way. 0.5 is chance.</p>\n";
+  } else {
+    p.html << "<p>No batch was scored by a trained cost model before it was measured (random search, warm-up only, "
+              "or records of an older kiln).</p>\n";
+  }
+  if (predictions) p.chart(prediction_chart(tasks), 340);
+  if (errors) {
+    p.chart(errors_chart(tasks, task_labels(tasks)), 300);
+  } else {
+    p.html << "<p>No candidate failed.</p>\n";
+  }
+}
+
+const std::map<std::string, std::string>& section_names() {
+  static const std::map<std::string, std::string> names = {{"machines", "Machines"},
+                                                            {"bench", "Bench"},
+                                                            {"roofline", "Roofline"},
+                                                            {"tuning", "Tuning"},
+                                                            {"search", "Search health"}};
+  return names;
+}
+
+std::string json_for_script(const json& j) {
+  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  // "</" would close the <script> element early.
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') {
+      out += "<\\/";
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Where Chart.js is: $KILN_CHARTJS, else beside a bundled kiln
+// (bin/../share/kiln, scripts/bundle.sh), else Debian's.
+std::string chartjs_path() {
+  const char* env = std::getenv("KILN_CHARTJS");
+  if (env && *env) return env;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path bundled = exe.parent_path().parent_path() / "share" / "kiln" / "chart.min.js";
+    if (std::filesystem::is_regular_file(bundled, ec)) return bundled.string();
+  }
+  return kDebianChartJs;
 }
 
 }  // namespace
@@ -97,98 +343,86 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
     }
   }
   return out;
 }
 
-TaskCurve task_curve(const std::string& task_key, const std::vector<Database::Record>& records) {
-  TaskCurve c;
-  c.task_key = task_key;
-  double best = 0;
-  for (auto& r : records) {
-    ++c.trials;
-    if (!r.ok()) {
-      ++c.errors;
-    } else if (r.gflops > best) {
-      best = r.gflops;
-      c.best_config = r.config;
-    }
-    c.best_so_far.push_back(best);
-  }
-  c.best_gflops = best;
-  return c;
+std::string load_chartjs() {
+  std::string path = chartjs_path();
+  std::ifstream f(path, std::ios::binary);
+  user_check(f.good()) << "kiln report draws its charts with Chart.js, which was not found at '" << path
+                       << "': install Debian's package libjs-chart.js (scripts/setup.sh does)";
+  std::ostringstream os;
+  os << f.rdbuf();
+  std::string js = os.str();
+  user_check(js.find("Chart.js") != std::string::npos)
+      << "'" << path << "' does not look like Chart.js (reinstall Debian's package libjs-chart.js)";
+  return js;
 }
 
-std::string curve_svg(const TaskCurve& c, int width, int height) {
-  const int left = 56, right = 16, top = 12, bottom = 36;
-  const double pw = width - left - right, ph = height - top - bottom;
-  const double ymax = nice_ceiling(c.best_gflops * 1.05);
-  const double xmax = std::max<double>(1, static_cast<double>(c.best_so_far.size()));
-  std::ostringstream os;
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 "
-     << width << " " << height << "\" role=\"img\" aria-label=\"tuning curve\">\n";
-  os << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
-     << "\" fill=\"#f7f7fb\" stroke=\"#888\"/>\n";
-  for (int i = 0; i <= 5; ++i) {  // y grid and labels
-    double v = ymax * i / 5, y = top + ph - ph * i / 5;
-    os << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << num(y, 1) << "\" y2=\"" << num(y, 1)
-       << "\" stroke=\"#ddd\"/><text x=\"" << left - 6 << "\" y=\"" << num(y + 4, 1)
-       << "\" font-size=\"11\" text-anchor=\"end\">" << num(v, v < 10 ? 1 : 0) << "</text>\n";
+std::string render_report_html(const ReportInput& in) {
+  std::vector<TaskStats> tasks = task_stats(in.records, in.flops);
+  auto figures = figures_by_target(in);
+  Page p;
+  bool empty = tasks.empty() && in.benches.empty();
+  if (empty) {
+    p.html << "<div class=\"empty\"><p><b>Nothing to show yet.</b> The database holds no tuning records.</p><p>Tune "
+              "something, then write the report again:</p><pre>kiln tune matmul:M=512,N=512,K=512 --trials 64 --db "
+              "kiln.db\nkiln report --db kiln.db --html report.html</pre><p>or compare with the vendor libraries: "
+              "<code>kiln bench --suite smoke --db kiln.db --json bench.json</code>, then add <code>--bench "
+              "bench.json</code>.</p></div>\n";
   }
-  os << "<text x=\"" << left << "\" y=\"" << height - 6 << "\" font-size=\"11\">0</text><text x=\"" << left + pw
-     << "\" y=\"" << height - 6 << "\" font-size=\"11\" text-anchor=\"end\">" << c.best_so_far.size()
-     << "</text><text x=\"" << left + pw / 2 << "\" y=\"" << height - 6
-     << "\" font-size=\"11\" text-anchor=\"middle\">trials</text>\n";
-  os << "<text x=\"14\" y=\"" << top + ph / 2 << "\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-     << top + ph / 2 << ")\">best GFLOP/s</text>\n";
-  if (!c.best_so_far.empty()) {
-    os << "<polyline fill=\"none\" stroke=\"#2060c0\" stroke-width=\"2\" points=\"";
-    for (size_t i = 0; i < c.best_so_far.size(); ++i) {
-      double x0 = left + pw * static_cast<double>(i) / xmax, x1 = left + pw * static_cast<double>(i + 1) / xmax;
-      double y = top + ph - ph * c.best_so_far[i] / ymax;
-      os << num(x0, 1) << "," << num(y, 1) << " " << num(x1, 1) << "," << num(y, 1) << " ";
-    }
-    os << "\"/>\n";
+  machines_section(p, in, tasks);
+  if (!in.benches.empty()) {
+    p.html << "<h2 id=\"bench\">Bench</h2>\n";
+    for (const auto& b : in.benches) bench_section(p, b, figures);
   }
-  os << "</svg>";
-  return os.str();
+  roofline_section(p, in, tasks, figures);
+  if (!tasks.empty()) {
+    tuning_section(p, in, tasks, figures);
+    search_section(p, tasks);
+  }
+
+  json specs = json::array();
+  for (const auto& c : p.charts) specs.push_back({{"id", c.id}, {"spec", c.spec}});
+  std::ostringstream page;
+  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  if (in.running) page << "<meta http-equiv=\"refresh\" content=\"15\">\n";
+  page << "<title>" << html_escape(in.title) << "</title>\n<style>" << kReportStyle << "</style></head>\n"
+       << "<body data-charts-expected=\"" << p.charts.size() << "\">\n<header><h1>" << html_escape(in.title)
+       << "</h1><div class=\"meta\">Written " << html_escape(in.written_at) << " by kiln " << KILN_VERSION
+       << (in.running ? " while the job was still running" : "") << "; " << tasks.size() << " tasks, "
+       << in.records.size() << " trials, " << in.benches.size() << " bench results.</div></header>\n";
+  if (in.running)
+    page << "<div class=\"running\">The tuning job was still running when this page was written; it reloads every "
+            "15 s.</div>\n";
+  if (!empty) {
+    page << "<nav>";
+    for (const char* id : {"machines", "bench", "roofline", "tuning", "search"})
+      if (p.html.str().find("<h2 id=\"" + std::string(id) + "\"") != std::string::npos)
+        page << "<a href=\"#" << id << "\">" << section_names().at(id) << "</a>";
+    page << "</nav>\n";
+  }
+  page << "<main>\n" << p.html.str() << "</main>\n";
+  // Chart.js carries its own licence notice (MIT) in its first comment.
+  page << "<script>\n" << in.chartjs << "\n</script>\n";
+  page << "<script type=\"application/json\" id=\"kiln-charts\">" << json_for_script(specs) << "</script>\n";
+  page << "<script>" << kReportScript << "</script>\n</body></html>\n";
+  return page.str();
 }
 
-std::string render_report_html(const std::string& title, const std::vector<TaskCurve>& curves, const json& bench) {
-  std::ostringstream os;
-  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(title)
-     << "</title>\n<style>" << kStyle << "</style></head><body>\n<h1>" << html_escape(title) << "</h1>\n";
-  if (!bench.is_null()) os << bench_section(bench);
-  os << "<h2>Tuning</h2>\n";
-  if (curves.empty()) os << "<p>The database holds no tasks.</p>\n";
-  if (!curves.empty()) {
-    os << "<table><tr><th>task</th><th>trials</th><th>errors</th><th>best GFLOP/s</th><th>best config</th></tr>\n";
-    for (auto& c : curves)
-      os << "<tr><td>" << task_html(c.task_key) << "</td><td>" << c.trials << "</td><td>" << c.errors << "</td><td>"
-         << num(c.best_gflops, 1) << "</td><td class=\"cfg\"><code>"
-         << (c.best_config.is_null() ? std::string("none ran correctly") : html_escape(c.best_config.dump()))
-         << "</code></td></tr>\n";
-    os << "</table>\n";
-  }
-  for (auto& c : curves)
-    os << "<div class=\"task\"><h3>" << task_html(c.task_key) << "</h3>\n" << curve_svg(c) << "</div>\n";
-  os << "</body></html>\n";
-  return os.str();
+int report_chart_count(const std::string& html) {
+  const std::string key = "data-charts-expected=\"";
+  size_t at = html.find(key);
+  if (at == std::string::npos) return -1;
+  return std::atoi(html.c_str() + at + key.size());
 }
 
 }  // namespace kiln

@@ -1,9 +1,16 @@
-// The HTML page of `kiln report`: self-contained (inline CSS and SVG, no
-// scripts, nothing fetched), with one tuning curve per task (best GFLOP/s
-// so far against trials), the best config of each task, and the table of a
-// `kiln bench` result when one is given.
+// The page of `kiln report`: one self-contained HTML file (Chart.js and its
+// licence notice inlined, every chart's data and spec as JSON, nothing
+// fetched) that opens offline. Sections: the machines (CPU, threads,
+// measured fp32 peak and bandwidth, targets named short with the full
+// string on hover), the bench results (grouped bars with % of peak,
+// geomeans, a sortable table), the roofline, the tuning curves (per task
+// against trials and time, per job as % of each task's best) and the
+// search's health (ranking accuracy per batch, predicted against measured,
+// errors by kind). The body carries data-charts-expected; the page script
+// sets data-charts-drawn once it has drawn them (tests/browser/ checks both).
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -12,23 +19,25 @@
 
 namespace kiln {
 
-struct TaskCurve {
-  std::string task_key;
-  std::vector<double> best_so_far;  // GFLOP/s after each trial (errors count as trials)
-  int trials = 0, errors = 0;
-  double best_gflops = 0;
-  nlohmann::json best_config;  // null when no trial ran correctly
+struct ReportInput {
+  std::string title;
+  std::vector<Database::Record> records;  // insertion order
+  std::map<std::string, double> flops;    // by task key
+  std::vector<Database::Machine> machines;
+  std::vector<nlohmann::json> benches;  // `kiln bench --json` results
+  std::string written_at;               // shown on the page (UTC)
+  bool running = false;                 // a live report of a job still running: the page reloads itself
+  std::string chartjs;                  // Chart.js's source (load_chartjs)
 };
 
-// The curve of a task from its records in insertion order.
-TaskCurve task_curve(const std::string& task_key, const std::vector<Database::Record>& records);
+// Chart.js from Debian's libjs-chart.js (KILN_CHARTJS names another copy);
+// UserError naming the package when it is missing.
+std::string load_chartjs();
 
-// An inline <svg> of the curve (GFLOP/s against trials, with axes).
-std::string curve_svg(const TaskCurve& curve, int width = 560, int height = 220);
+std::string render_report_html(const ReportInput& input);
 
-// The whole page. `bench` is a `kiln bench --json` result or null.
-std::string render_report_html(const std::string& title, const std::vector<TaskCurve>& curves,
-                               const nlohmann::json& bench);
+// How many charts the page draws (its data-charts-expected).
+int report_chart_count(const std::string& html);
 
 std::string html_escape(const std::string& s);
 

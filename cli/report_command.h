@@ -1,5 +1,5 @@
-// `kiln report --db F --html out.html [--bench results.json]`: the tuning
-// database (and a `kiln bench --json` result) as an HTML page (report_html.h).
+// `kiln report [--db F] [--bench results.json ...] --html out.html`: a tuning
+// database and bench results as one HTML page with charts (bench/report_html.h).
 #pragma once
 
 #include "cli/commands.h"

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/machine_probe.h"
+#include "bench/report_writer.h"
 #include "cli/commands.h"
 #include "cli/pool_commands.h"
 #include "tasks/task_factory.h"
@@ -45,9 +48,20 @@ struct TuneCommandOptions {
   double build_timeout_s = 20;
   // Device pool.
   std::string pool, key, token, tls_ca, job;
+  std::string report;  // live report: rewritten after every batch
   int priority = 0;
   double pool_wait_s = 10;
 };
+
+// "tune-20261123-184012-4242": when the job started, and its process.
+std::string default_job_name() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return "tune-" + std::string(buf) + "-" + std::to_string(getpid());
+}
 
 std::string format_eta(double s) {
   std::ostringstream os;
@@ -139,6 +153,23 @@ int run_tune(const TuneCommandOptions& o) {
                                  << "' is not this machine's (remote devices come with --pool)";
   }
   auto db = Database::open(o.db);
+  // The machine's peak and bandwidth, once per target (for kiln report);
+  // a pool's devices are probed with `kiln probe` where they run.
+  if (!pool_runner) ensure_machine_figures(*db, target, std::cerr);
+  ReportFiles report{o.db, {}, o.report};
+  auto write_live_report = [&](bool running) {
+    if (o.report.empty()) return;
+    try {
+      write_report(report, running);
+    } catch (const UserError& e) {
+      std::cerr << "kiln tune: the report was not written: " << e.what() << "\n";
+    }
+  };
+  if (!o.report.empty()) {
+    write_report(report, /*running=*/true);  // a bad --report path fails before any tuning
+    std::cerr << "live report: " << o.report << " (rewritten after every batch)\n";
+  }
+  const std::string job = o.job.empty() ? default_job_name() : o.job;
   // Build every task before the builder forks (no threads may exist then).
   std::vector<Task> tasks;
   for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
@@ -155,6 +186,7 @@ int run_tune(const TuneCommandOptions& o) {
     to.trials = o.trials;
     to.batch = o.batch;
     to.early_stop = o.early_stop;
+    to.job = job;
     auto progress = [&](const TuneProgress& p) {
       std::ostringstream line;
       line << task.workload << ": " << p.done << "/" << p.total << " trials, " << p.errors << " errors, best "
@@ -164,7 +196,8 @@ int run_tune(const TuneCommandOptions& o) {
       else
         std::cerr << line.str() << "\n";
     };
-    TuneResult r = tune_task(task, *tuner, builder, runner, *db, to, progress);
+    TuneResult r = tune_task(task, *tuner, builder, runner, *db, to, progress,
+                             [&](const TuneProgress&) { write_live_report(true); });
     if (tty) std::cerr << "\n";
     if (o.json) {
       nlohmann::json j;
@@ -188,6 +221,7 @@ int run_tune(const TuneCommandOptions& o) {
     }
     if (r.best_config.is_null()) exit_code = 1;
   }
+  write_live_report(false);
   return exit_code;
 }
 
@@ -218,7 +252,10 @@ Handler add_tune_command(CLI::App& app) {
   sub->add_option("--token", o->token, "with --pool: the pool's shared secret (default: $KILN_TOKEN)");
   sub->add_option("--tls-ca", o->tls_ca, "with --pool: PEM CA certificate to verify a TLS pool");
   sub->add_option("--priority", o->priority, "with --pool: higher jobs get devices first (default 0)");
-  sub->add_option("--job", o->job, "with --pool: the job's name in `kiln pool status`");
+  sub->add_option("--job", o->job,
+                  "the job's name, stored with its records (and with --pool shown in `kiln pool status`)");
+  sub->add_option("--report", o->report,
+                  "write kiln report's HTML page here after every batch (reload it in a browser to follow the job)");
   sub->add_option("--pool-wait", o->pool_wait_s, "with --pool: seconds to wait for a device of the key (default 10)")
       ->check(CLI::Range(0.0, 86400.0));
   return [o]() { return run_tune(*o); };

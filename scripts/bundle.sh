@@ -6,6 +6,7 @@
 #   bin/kiln, bin/kiln-serve (when the build has it)   stripped, RPATH $ORIGIN/../lib
 #   lib/*.so.*      every shared library they load beyond glibc, libstdc++
 #                   and libgcc_s (LLVM and LLD are linked into kiln statically)
+#   share/kiln/     chart.min.js (Debian's libjs-chart.js), for kiln report
 #   share/licenses/ the Debian copyright file of each package shipped or linked in
 #
 # Usage: scripts/bundle.sh            (build dir: build/, or $KILN_BUILD_DIR)
@@ -90,6 +91,12 @@ for f in "$PKG"/lib/*; do patchelf --force-rpath --set-rpath '$ORIGIN' "$f"; don
 # Licenses: the Debian copyright file of each package a bundled library comes
 # from, and of those linked in statically (LLVM, LLD, zlib, ncurses' libtinfo).
 declare -A pkgs=([llvm-14-dev]=1 [liblld-14-dev]=1 [zlib1g]=1 [libtinfo6]=1)
+# kiln report inlines Chart.js into its pages: ship it (bin/../share/kiln).
+CHARTJS=/usr/share/javascript/chart.js/chart.min.js
+[ -f "$CHARTJS" ] || die "$CHARTJS not found: kiln report needs Debian's libjs-chart.js (scripts/setup.sh installs it)"
+mkdir -p "$PKG/share/kiln"
+cp "$CHARTJS" "$PKG/share/kiln/chart.min.js"
+pkgs[libjs-chart.js]=1
 for soname in "${!bundled[@]}"; do
   real=$(readlink -f "${bundled[$soname]}")
   p=$(dpkg -S "$real" 2>/dev/null | head -1 | cut -d: -f1 || true)
@@ -108,6 +115,7 @@ kiln $VERSION for x86-64 Linux (glibc >= 2.36, libstdc++ from GCC >= 12).
   bin/kiln          the compiler and tuner (LLVM 14 and LLD linked in)
   bin/kiln-serve    the device server of a tuning pool (when present)
   lib/              the shared libraries they need beyond glibc and libstdc++
+  share/kiln/       Chart.js, which kiln report inlines into its pages
   share/licenses/   the licenses of what is shipped or linked in
 
 Run from anywhere, e.g. bin/kiln tune matmul:M=512,N=512,K=512 --trials 64.

@@ -22,8 +22,9 @@ PACKAGES=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # the pool's TLS test makes a throwaway certificate with it
   openssl
-  # kiln bench's Halide baseline (Adams2019 autoscheduler) and kiln report's rendering test
-  libhalide14-0-dev chromium
+  # kiln bench's Halide baseline (Adams2019 autoscheduler), kiln report's charts
+  # (Chart.js, inlined) and its browser checks
+  libhalide14-0-dev chromium libjs-chart.js
 )
 
 missing=()
@@ -36,6 +37,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The report's browser checks (tests/browser): playwright-core, from its lock
+# file; it drives the chromium above and downloads no browser. Node.js (20 or
+# later) comes with the base machine; without it those checks show as skipped.
+if [ ! -d tests/browser/node_modules/playwright-core ]; then
+  if command -v npm >/dev/null; then
+    echo "setup: installing tests/browser's npm packages"
+    npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+  else
+    echo "setup: npm not found: the browser checks of kiln report (ctest -L browser) will show as skipped"
+  fi
 fi
 
 BUILD_TYPE="${KILN_BUILD_TYPE:-RelWithDebInfo}"

@@ -1,6 +1,6 @@
 // `kiln bench` end to end in-process (a tiny suite, in-process baselines,
 // one short round) and the formatting of its result: text and Markdown
-// tables, geometric means, and the HTML report's tuning curves.
+// tables and geometric means (kiln report's page: test_bench_report_page.cpp).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
@@ -9,7 +9,6 @@
 #include "bench/contenders/baselines.h"
 #include "bench/bench_runner.h"
 #include "bench/bench_table.h"
-#include "bench/report_html.h"
 #include "base/error.h"
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
@@ -135,45 +134,4 @@ TEST_CASE("bench tables: text and Markdown with ratios, wrong outputs and geomea
         std::string::npos);
   CHECK(text.find("3.00 (15.0)") != std::string::npos);
   CHECK(md.find("| `matmul:M=8,N=8,K=8` | 4.00 |") != std::string::npos);  // compute-bound: GFLOP/s only
-}
-
-TEST_CASE("report: tuning curves are the best GFLOP/s so far") {
-  std::vector<Database::Record> recs(4);
-  double g[] = {1.0, 3.0, 0.0, 2.0};
-  for (int i = 0; i < 4; ++i) {
-    recs[i].gflops = g[i];
-    recs[i].samples_ms = {1.0};
-    recs[i].config = {{"tile", i}};
-  }
-  recs[2].error = ErrorKind::kCompileError;
-  recs[2].samples_ms.clear();
-  TaskCurve c = task_curve("matmul:M=8,N=8,K=8 @ host", recs);
-  CHECK(c.best_so_far == std::vector<double>{1, 3, 3, 3});
-  CHECK(c.trials == 4);
-  CHECK(c.errors == 1);
-  CHECK(c.best_gflops == 3);
-  CHECK(c.best_config == json{{"tile", 1}});
-  std::string svg = curve_svg(c);
-  CHECK(svg.rfind("<svg", 0) == 0);
-  CHECK(svg.find("<polyline") != std::string::npos);
-  CHECK(svg.find("best GFLOP/s") != std::string::npos);
-}
-
-TEST_CASE("report: a self-contained page with curves, configs and the bench table") {
-  TaskCurve c = task_curve("conv2d:C=1 @ <host>", {});
-  std::string page = render_report_html("kiln report: a&b.db", {c}, sample_result());
-  CHECK(page.find("<!DOCTYPE html>") == 0);
-  CHECK(page.find("a&amp;b.db") != std::string::npos);
-  CHECK(page.find("<code>conv2d:C=1</code><div class=\"target\">&lt;host&gt;</div>") != std::string::npos);
-  CHECK(page.find("none ran correctly") != std::string::npos);
-  CHECK(page.find("Benchmark: suite demo") != std::string::npos);
-  CHECK(page.find("class=\"wrong\"") != std::string::npos);
-  CHECK(page.find("geomean kiln/oneDNN: 1.00x") != std::string::npos);
-  // Self-contained: nothing to fetch.
-  CHECK(page.find("src=") == std::string::npos);
-  CHECK(page.find("href=") == std::string::npos);
-  CHECK(page.find("<script") == std::string::npos);
-  std::string without = render_report_html("t", {}, json());
-  CHECK(without.find("Benchmark") == std::string::npos);
-  CHECK(without.find("holds no tasks") != std::string::npos);
 }

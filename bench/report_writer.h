@@ -1,0 +1,37 @@
+// Writing `kiln report`'s page: reading its inputs (a tuning database,
+// opened read-only, and `kiln bench --json` results), refusing an output
+// path that is one of them, and replacing the page atomically (write a
+// temporary file beside it, then rename), so that a browser reloading a live
+// report of a running `kiln tune --report` never sees half a page.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct ReportFiles {
+  std::string db;                   // "" : none
+  std::vector<std::string> benches;
+  std::string html;
+};
+
+struct ReportSummary {
+  int charts = 0;
+  size_t bytes = 0;
+};
+
+// UserError for a missing or unreadable input, a database that is not
+// kiln's or is newer than this kiln, a file that is not a (complete) bench
+// result, an output that is one of the inputs, or an unwritable output.
+// running: the page says the job was still running, and reloads itself.
+ReportSummary write_report(const ReportFiles& files, bool running);
+
+// A `kiln bench --json` result; UserError naming the file otherwise.
+nlohmann::json read_bench_result(const std::string& path);
+
+// "2026-11-23 18:40:12 UTC".
+std::string utc_timestamp();
+
+}  // namespace kiln
