@@ -28,11 +28,11 @@
 namespace kiln {
 
 struct MachineFigures {
-  std::string cpu;       // /proc/cpuinfo's model name
-  int threads = 0;       // threads the kernels ran on
+  std::string cpu;  // /proc/cpuinfo's model name
+  int threads = 0;  // threads the kernels ran on
   double peak_gflops = 0;
   double bandwidth_gbs = 0;
-  double seconds = 0;    // how long the probe took
+  double seconds = 0;  // how long the probe took
 };
 
 // Measures the host (UserError when `target` is not the host). Throws

@@ -64,8 +64,7 @@ json task_curve_chart(const TaskStats& t, bool by_seconds, const std::map<std::s
     datasets.push_back(d);
   }
   json o = base_options(by_seconds ? "against wall-clock time" : "against trials");
-  o["scales"] = {{"x", axis(by_seconds ? "seconds since the first trial" : "trials")},
-                 {"y", axis("best GFLOP/s")}};
+  o["scales"] = {{"x", axis(by_seconds ? "seconds since the first trial" : "trials")}, {"y", axis("best GFLOP/s")}};
   o["scales"]["x"]["min"] = 0;
   o["scales"]["y"]["min"] = 0;
   o["plugins"]["legend"] = {{"display", !baselines.empty()}};
@@ -103,8 +102,10 @@ json accuracy_chart(const std::vector<TaskStats>& tasks) {
     for (const auto& r : t.rounds) {
       pooled[r.round].first += r.accuracy * static_cast<double>(r.pairs);
       pooled[r.round].second += r.pairs;
-      pts.push_back({{"x", r.round}, {"y", r.accuracy}, {"tip", t.workload + "\nbatch " + std::to_string(r.round) +
-                                                                    ": " + std::to_string(r.pairs) + " pairs"}});
+      pts.push_back(
+          {{"x", r.round},
+           {"y", r.accuracy},
+           {"tip", t.workload + "\nbatch " + std::to_string(r.round) + ": " + std::to_string(r.pairs) + " pairs"}});
     }
     if (with_rounds > 12) continue;
     json d = line_dataset(t.workload, pts, series_color(i++));
@@ -137,8 +138,7 @@ json prediction_chart(const std::vector<TaskStats>& tasks, size_t max_points) {
   size_t n = 0;
   for (const auto& t : tasks)
     for (const auto& p : t.predictions)
-      if (n++ % stride == 0)
-        pts.push_back({{"x", p.predicted}, {"y", 100 * p.measured}, {"tip", t.workload}});
+      if (n++ % stride == 0) pts.push_back({{"x", p.predicted}, {"y", 100 * p.measured}, {"tip", t.workload}});
   json d = {{"label", "candidates"},
             {"data", pts},
             {"backgroundColor", "rgba(31,119,180,0.35)"},
@@ -194,16 +194,15 @@ json roofline_chart(const Roof& roof, const std::map<std::string, std::vector<Ro
   json roof_pts = json::array({{{"x", lo}, {"y", roof.bandwidth_gbs * lo}},
                                {{"x", ridge}, {"y", roof.peak_gflops}},
                                {{"x", hi}, {"y", roof.peak_gflops}}});
-  json datasets = json::array({{{"label", "roof: " + std::to_string(static_cast<int>(std::lround(roof.peak_gflops))) +
-                                              " GFLOP/s, " + std::to_string(static_cast<int>(std::lround(
-                                                                 roof.bandwidth_gbs))) +
-                                              " GB/s"},
-                                {"type", "line"},
-                                {"data", roof_pts},
-                                {"borderColor", "#444444"},
-                                {"backgroundColor", "#444444"},
-                                {"borderWidth", 2},
-                                {"pointRadius", 0}}});
+  json datasets = json::array(
+      {{{"label", "roof: " + std::to_string(static_cast<int>(std::lround(roof.peak_gflops))) + " GFLOP/s, " +
+                      std::to_string(static_cast<int>(std::lround(roof.bandwidth_gbs))) + " GB/s"},
+        {"type", "line"},
+        {"data", roof_pts},
+        {"borderColor", "#444444"},
+        {"backgroundColor", "#444444"},
+        {"borderWidth", 2},
+        {"pointRadius", 0}}});
   const char* styles[] = {"triangle", "rect", "rectRot", "star", "crossRot"};
   size_t s = 0;
   for (const auto& [name, pts] : points) {
@@ -241,8 +240,9 @@ json bench_chart(const json& bench, const std::vector<std::string>& contenders,
       bool ok = res.contains(name) && res[name].contains("gflops") && res[name].value("check", "ok") == "ok";
       data.push_back(ok ? res[name]["gflops"] : json());
     }
-    json d = {{"label", name == "kiln" ? std::string("kiln") : name == kUnfused ? std::string("kiln unfused")
-                                                                                 : baseline_display_name(name)},
+    json d = {{"label", name == "kiln"     ? std::string("kiln")
+                        : name == kUnfused ? std::string("kiln unfused")
+                                           : baseline_display_name(name)},
               {"data", data},
               {"backgroundColor", contender_color(name)}};
     auto it = percent_labels.find(name);

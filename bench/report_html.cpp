@@ -120,7 +120,8 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
   p.html << "<h3>Suite " << html_escape(bench.value("suite", "")) << "</h3>\n<p class=\"meta\">"
          << html_escape(bench.value("date", "")) << ", " << html_escape(bench.value("machine", "")) << ", "
          << bench.value("threads", 0) << " threads, best of " << bench.value("rounds", 0) << " interleaved rounds";
-  if (!bench.value("command", std::string()).empty()) p.html << ", <code>" << html_escape(bench["command"]) << "</code>";
+  if (!bench.value("command", std::string()).empty())
+    p.html << ", <code>" << html_escape(bench["command"]) << "</code>";
   p.html << ".</p>\n";
   std::map<std::string, std::vector<std::string>> labels;
   for (const auto& name : cols)
@@ -135,16 +136,18 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
          << "Above each bar: its share of this machine's "
          << (f.peak > 0 ? "measured fp32 peak (memory-bound workloads: of its measured bandwidth)"
                         : "peak, when the bench result or the database has the machine's figures (none here)")
+         << (f.peak > 0 ? "; above 100%: the contender skipped work the count includes (taps on zero padding)" : "")
          << ".</p>\n<ul>\n";
   for (const auto& line : geomean_lines(bench)) p.html << "<li><b>" << html_escape(line) << "</b></li>\n";
   p.html << "</ul>\n<table class=\"sortable\"><thead><tr><th>#</th><th>workload</th>";
-  for (const auto& name : cols) p.html << "<th>" << html_escape(name == "kiln" ? "kiln" : baseline_display_name(name)) << "</th>";
+  for (const auto& name : cols)
+    p.html << "<th>" << html_escape(name == "kiln" ? "kiln" : baseline_display_name(name)) << "</th>";
   p.html << "<th>kiln/best</th><th>kiln % of peak</th></tr></thead><tbody>\n";
   int i = 0;
   for (const auto& w : bench["workloads"]) {
     ++i;
-    p.html << "<tr><td data-v=\"" << i << "\">" << i << "</td><td class=\"l\"><code>" << html_escape(w["workload"].get<std::string>())
-           << "</code></td>";
+    p.html << "<tr><td data-v=\"" << i << "\">" << i << "</td><td class=\"l\"><code>"
+           << html_escape(w["workload"].get<std::string>()) << "</code></td>";
     for (const auto& name : cols) {
       const json& res = w["results"];
       if (!res.contains(name))
@@ -168,8 +171,8 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
   }
   p.html << "</tbody></table>\n<p class=\"meta\">";
   for (const auto& name : result_baselines(bench))
-    p.html << html_escape(baseline_display_name(name)) << ": " << html_escape(bench["baselines"][name].get<std::string>())
-           << ". ";
+    p.html << html_escape(baseline_display_name(name)) << ": "
+           << html_escape(bench["baselines"][name].get<std::string>()) << ". ";
   p.html << "</p>\n";
 }
 
@@ -197,8 +200,8 @@ void roofline_section(Page& p, const ReportInput& in, const std::vector<TaskStat
       if (t.target != target || t.best_gflops <= 0 || t.min_bytes <= 0 || t.flops <= 0) continue;
       tuned.insert(t.workload);
       points["kiln"].push_back({t.flops / t.min_bytes, t.best_gflops,
-                                t.workload + "\nbest of " + std::to_string(t.trials) + " trials: " +
-                                    gflops_text(t.best_gflops) + " GFLOP/s\n" + t.best_config.dump()});
+                                t.workload + "\nbest of " + std::to_string(t.trials) +
+                                    " trials: " + gflops_text(t.best_gflops) + " GFLOP/s\n" + t.best_config.dump()});
     }
     for (const auto& b : in.benches) {
       if (b.value("target", "") != target) continue;
@@ -229,8 +232,7 @@ void roofline_section(Page& p, const ReportInput& in, const std::vector<TaskStat
 
 std::map<std::string, std::string> task_labels(const std::vector<TaskStats>& tasks) {
   std::map<std::string, std::string> out;
-  for (size_t i = 0; i < tasks.size(); ++i)
-    out[tasks[i].key] = "#" + std::to_string(i + 1) + " " + tasks[i].op;
+  for (size_t i = 0; i < tasks.size(); ++i) out[tasks[i].key] = "#" + std::to_string(i + 1) + " " + tasks[i].op;
   return out;
 }
 
@@ -244,11 +246,12 @@ void tuning_section(Page& p, const ReportInput& in, const std::vector<TaskStats>
     const TaskStats& t = tasks[i];
     auto f = figures.find(t.target);
     double pct = f != figures.end() && f->second.peak > 0 ? 100 * t.best_gflops / f->second.peak : 0;
-    p.html << "<tr><td data-v=\"" << i + 1 << "\"><a href=\"#task" << i + 1 << "\">" << i + 1 << "</a></td><td class=\"l\"><code>"
-           << html_escape(t.workload) << "</code></td><td>" << target_html(t.target) << "</td><td data-v=\""
-           << t.trials << "\">" << t.trials << "</td><td data-v=\"" << t.errors << "\">" << t.errors
-           << "</td><td data-v=\"" << t.best_gflops << "\">" << gflops_text(t.best_gflops) << "</td><td data-v=\""
-           << pct << "\">" << (pct > 0 ? num(pct, 0) + "%" : "-") << "</td><td class=\"cfg\"><code>"
+    p.html << "<tr><td data-v=\"" << i + 1 << "\"><a href=\"#task" << i + 1 << "\">" << i + 1
+           << "</a></td><td class=\"l\"><code>" << html_escape(t.workload) << "</code></td><td>"
+           << target_html(t.target) << "</td><td data-v=\"" << t.trials << "\">" << t.trials << "</td><td data-v=\""
+           << t.errors << "\">" << t.errors << "</td><td data-v=\"" << t.best_gflops << "\">"
+           << gflops_text(t.best_gflops) << "</td><td data-v=\"" << pct << "\">" << (pct > 0 ? num(pct, 0) + "%" : "-")
+           << "</td><td class=\"cfg\"><code>"
            << (t.best_config.is_null() ? std::string("none ran correctly") : html_escape(t.best_config.dump()))
            << "</code></td></tr>\n";
   }
@@ -300,10 +303,10 @@ void search_section(Page& p, const std::vector<TaskStats>& tasks) {
 
 const std::map<std::string, std::string>& section_names() {
   static const std::map<std::string, std::string> names = {{"machines", "Machines"},
-                                                            {"bench", "Bench"},
-                                                            {"roofline", "Roofline"},
-                                                            {"tuning", "Tuning"},
-                                                            {"search", "Search health"}};
+                                                           {"bench", "Bench"},
+                                                           {"roofline", "Roofline"},
+                                                           {"tuning", "Tuning"},
+                                                           {"search", "Search health"}};
   return names;
 }
 
@@ -343,11 +346,20 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

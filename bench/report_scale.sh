@@ -18,7 +18,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 "$FIXTURE" records 50 1000 > "$TMP/records.jsonl"
-"$KILN" import "$TMP/records.jsonl" --db "$TMP/k.db" >/dev/null
+"$KILN" import "$TMP/records.jsonl" --db "$TMP/k.db" >/dev/null 2>&1
 "$FIXTURE" bench 12 > "$TMP/bench.json"
 echo "database: $(du -h "$TMP/k.db" | cut -f1), 50 tasks x 1000 trials; bench result: 12 workloads"
 

@@ -12,7 +12,7 @@
 namespace kiln {
 
 struct ReportFiles {
-  std::string db;                   // "" : none
+  std::string db;  // "" : none
   std::vector<std::string> benches;
   std::string html;
 };

@@ -106,11 +106,10 @@ TEST_CASE("report model: the ranking accuracy of each batch, and predictions aga
   CHECK(tie.pairs == 1);
   CHECK(pairwise_accuracy({1, 2}, {5, 5}).pairs == 0);  // equal measurements rank nothing
   // 4 configs: (0.1, 1) (0.9, 4) (0.5, 2) (0.2, failed): 5 of 6 pairs right.
-  std::vector<Database::Record> rs = {record("matmul:M=8,N=8,K=8", 9, 0),  // warm-up: no prediction
-                                      record("matmul:M=8,N=8,K=8", 1, 1, 1, 0.1),
-                                      record("matmul:M=8,N=8,K=8", 4, 2, 1, 0.9),
-                                      record("matmul:M=8,N=8,K=8", 2, 3, 1, 0.5),
-                                      record("matmul:M=8,N=8,K=8", 0, 4, 1, 0.6, ErrorKind::kRuntimeCrash)};
+  std::vector<Database::Record> rs = {
+      record("matmul:M=8,N=8,K=8", 9, 0),  // warm-up: no prediction
+      record("matmul:M=8,N=8,K=8", 1, 1, 1, 0.1), record("matmul:M=8,N=8,K=8", 4, 2, 1, 0.9),
+      record("matmul:M=8,N=8,K=8", 2, 3, 1, 0.5), record("matmul:M=8,N=8,K=8", 0, 4, 1, 0.6, ErrorKind::kRuntimeCrash)};
   auto t = task_stats(rs, {})[0];
   REQUIRE(t.rounds.size() == 1);
   CHECK(t.rounds[0].round == 1);
@@ -146,8 +145,7 @@ TEST_CASE("report model: targets are named short", "[report]") {
 }
 
 TEST_CASE("report page: charts as JSON specs, nothing fetched, one count of charts", "[report]") {
-  std::vector<Database::Record> rs = {record("matmul:M=8,N=8,K=8", 1, 0, 0),
-                                      record("matmul:M=8,N=8,K=8", 3, 1, 1, 0.2),
+  std::vector<Database::Record> rs = {record("matmul:M=8,N=8,K=8", 1, 0, 0), record("matmul:M=8,N=8,K=8", 3, 1, 1, 0.2),
                                       record("matmul:M=8,N=8,K=8", 2, 2, 1, 0.4, ErrorKind::kRuntimeTimeout)};
   ReportInput in = input_with(rs);
   in.flops[rs[0].task_key()] = 1024;
@@ -164,7 +162,8 @@ TEST_CASE("report page: charts as JSON specs, nothing fetched, one count of char
   CHECK(static_cast<int>(specs.size()) == report_chart_count(page));
   // Bench bars, roofline, job, two curves, accuracy, predictions, errors.
   CHECK(specs.size() == 8);
-  for (const auto& c : specs) CHECK(page.find("<canvas id=\"" + c["id"].get<std::string>() + "\"") != std::string::npos);
+  for (const auto& c : specs)
+    CHECK(page.find("<canvas id=\"" + c["id"].get<std::string>() + "\"") != std::string::npos);
   CHECK(specs[0]["spec"]["type"] == "bar");
   CHECK(specs[0]["spec"]["data"]["datasets"][0]["kilnLabels"][0] == "2%");  // 4 of 200 GFLOP/s
   CHECK(specs[1]["spec"]["options"]["scales"]["x"]["type"] == "logarithmic");
@@ -217,9 +216,7 @@ TEST_CASE("report writer: bad inputs get clear messages, and the report never wr
   CHECK_THROWS_WITH(write_report({"", {}, tmp / "r.html"}, false), Contains("needs --db FILE, --bench FILE"));
   CHECK_THROWS_WITH(write_report({"", {tmp / "b.json"}, tmp / "b.json"}, false),
                     Contains("never writes over its input"));
-  {
-    auto db = Database::open(tmp / "k.db");
-  }
+  { auto db = Database::open(tmp / "k.db"); }
   const std::string db_before = read_text(tmp / "k.db");
   CHECK_THROWS_WITH(write_report({tmp / "k.db", {}, tmp / "k.db"}, false), Contains("never writes over its input"));
   CHECK_THROWS_WITH(write_report({tmp / "none.db", {}, tmp / "r.html"}, false), Contains("no tuning database at"));

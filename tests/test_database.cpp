@@ -577,7 +577,11 @@ TEST_CASE("database: a version-1 file is read as it is, and upgraded in place wh
   CHECK(sqlite_scalar(path, "PRAGMA user_version") == "2");
   auto r = Database::open_for_reading(path);
   CHECK(r->all_records().back().job == "j");
+  sqlite_scalar(path, "PRAGMA user_version = 99");
+  CHECK_THROWS_WITH(Database::open_for_reading(path), Contains("was written by a newer kiln (schema version 99"));
   CHECK_THROWS_WITH(Database::open_for_reading(tmp / "none.db"), Contains("no tuning database at"));
+  sqlite_scalar(path, "PRAGMA user_version = 99");
+  CHECK_THROWS_WITH(Database::open_for_reading(path), Contains("was written by a newer kiln (schema version 99"));
   write_file(tmp / "empty.db", "");
   CHECK_THROWS_WITH(Database::open_for_reading(tmp / "empty.db"), Contains("is empty, not a kiln tuning database"));
 }

@@ -63,7 +63,7 @@ const FeatureVector* XGBTuner::features_of(const Config& c, uint64_t key, int* b
   }
 }
 
-std::vector<float> XGBTuner::score(const std::vector<Config>& configs) {
+std::vector<float> XGBTuner::score(const std::vector<Config>& configs, int* budget) {
   const float invalid = -std::numeric_limits<float>::infinity();
   std::vector<float> out(configs.size(), invalid);
   std::vector<size_t> pending;
@@ -77,7 +77,7 @@ std::vector<float> XGBTuner::score(const std::vector<Config>& configs) {
       continue;
     }
     // Invalid, or over this batch's extraction budget: not a candidate now.
-    const FeatureVector* f = features_of(configs[i], key, &batch_budget_);
+    const FeatureVector* f = features_of(configs[i], key, budget);
     if (!f) continue;
     pending.push_back(i);
     pending_keys.push_back(key);
@@ -151,7 +151,8 @@ std::vector<Config> XGBTuner::next_batch(int n) {
       batch_budget_ = options_.max_new_features;
       int64_t extractions = stats_.feature_extractions;
       AnnealResult top = anneal_.find_top(
-          std::max(options_.plan_size, n_model), [this](const std::vector<Config>& cs) { return score(cs); }, taken_);
+          std::max(options_.plan_size, n_model),
+          [this](const std::vector<Config>& cs) { return score(cs, &batch_budget_); }, taken_);
       stats_.last_feature_extractions = static_cast<int>(stats_.feature_extractions - extractions);
       stats_.last_anneal_steps = top.steps;
       stats_.last_anneal_evaluations = top.evaluations;
@@ -196,25 +197,9 @@ void XGBTuner::update(const std::vector<Config>& configs, const std::vector<Meas
 std::vector<double> XGBTuner::predict(const std::vector<Config>& configs) {
   if (dirty_) refit();
   if (!model_->trained() || configs.empty()) return {};
-  std::vector<double> out(configs.size(), std::numeric_limits<double>::quiet_NaN());
-  std::vector<size_t> rows_of;
-  std::vector<FeatureVector> rows;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    uint64_t key = keyer_(configs[i]);
-    auto it = predictions_.find(key);
-    if (it != predictions_.end()) {
-      out[i] = it->second;
-      continue;
-    }
-    const FeatureVector* f = features_of(configs[i], key, nullptr);
-    if (!f) continue;
-    rows_of.push_back(i);
-    rows.push_back(*f);
-  }
-  if (rows.empty()) return out;
-  std::vector<float> p = model_->predict(rows);
-  internal_assert(p.size() == rows.size()) << "cost model returned " << p.size() << " predictions for " << rows.size();
-  for (size_t j = 0; j < p.size(); ++j) out[rows_of[j]] = (p[j] - score_lo_) * score_scale_;
+  std::vector<float> scores = score(configs, nullptr);  // every config's features, whatever the budget
+  std::vector<double> out;
+  for (float v : scores) out.push_back(std::isfinite(v) ? v : std::numeric_limits<double>::quiet_NaN());
   return out;
 }
 

@@ -102,7 +102,9 @@ class XGBTuner : public Tuner {
   // Cached features of a config; nullptr when its features are invalid;
   // `budget` new extractions may be spent (decremented), none when null.
   const FeatureVector* features_of(const Config& c, uint64_t key, int* budget);
-  std::vector<float> score(const std::vector<Config>& configs);
+  // Rescaled predictions (-inf: invalid, or no features within `budget`:
+  // see features_of).
+  std::vector<float> score(const std::vector<Config>& configs, int* budget);
   void refit();
   void propose(const Config& c, std::vector<Config>* out);
 

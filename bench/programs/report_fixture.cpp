@@ -56,8 +56,8 @@ int records(int tasks, int trials) {
     for (int i = 0; i < trials; ++i) {
       const int round = i / 64;
       // Quality rises with the batch; the model sees it through noise.
-      const double quality = std::min(1.0, 0.3 + 0.6 * std::sqrt((round + 1.0) / (trials / 64.0 + 1)) *
-                                                      rng.uniform() + 0.1 * rng.uniform());
+      const double quality = std::min(
+          1.0, 0.3 + 0.6 * std::sqrt((round + 1.0) / (trials / 64.0 + 1)) * rng.uniform() + 0.1 * rng.uniform());
       const bool failed = rng.uniform() < 0.04;
       const double gflops = failed ? 0 : ceiling * quality;
       const double ms = failed ? 0 : flops / (gflops * 1e6);
@@ -84,32 +84,33 @@ int records(int tasks, int trials) {
 }
 
 int bench(int workloads) {
-  json b = {{"suite", "fixture"},
-            {"date", "2026-11-23 00:00 UTC"},
-            {"machine", "synthetic"},
-            {"target", kTarget},
-            {"machine_probe", {{"cpu", "synthetic CPU"}, {"threads", 2}, {"peak_gflops", 300.0}, {"bandwidth_gbs", 30.0}}},
-            {"threads", 2},
-            {"command", "report_fixture bench"},
-            {"rounds", 3},
-            {"min_repeat_ms", 100},
-            {"baselines", {{"onednn", "oneDNN (synthetic)"}}},
-            {"workloads", json::array()}};
+  json b = {
+      {"suite", "fixture"},
+      {"date", "2026-11-23 00:00 UTC"},
+      {"machine", "synthetic"},
+      {"target", kTarget},
+      {"machine_probe", {{"cpu", "synthetic CPU"}, {"threads", 2}, {"peak_gflops", 300.0}, {"bandwidth_gbs", 30.0}}},
+      {"threads", 2},
+      {"command", "report_fixture bench"},
+      {"rounds", 3},
+      {"min_repeat_ms", 100},
+      {"baselines", {{"onednn", "oneDNN (synthetic)"}}},
+      {"workloads", json::array()}};
   Lcg rng;
   double log_sum = 0;
   for (int i = 0; i < workloads; ++i) {
     double flops = flops_of(i), kiln = 100 + 150 * rng.uniform(), onednn = 100 + 150 * rng.uniform();
-    json w = {{"workload", workload(i)},
-              {"op", i % 2 == 0 ? "matmul" : "conv2d"},
-              {"flops", flops},
-              {"bytes", flops / (8 + 20 * rng.uniform())},
-              {"kiln_config", "database"},
-              {"best_baseline", "onednn"},
-              {"ratio", kiln / onednn},
-              {"results",
-               {{"kiln", {{"gflops", kiln}, {"median_ms", flops / (kiln * 1e6)}, {"check", "ok"}, {"impl", "kiln"}}},
-                {"onednn",
-                 {{"gflops", onednn}, {"median_ms", flops / (onednn * 1e6)}, {"check", "ok"}, {"impl", "jit"}}}}}};
+    json w = {
+        {"workload", workload(i)},
+        {"op", i % 2 == 0 ? "matmul" : "conv2d"},
+        {"flops", flops},
+        {"bytes", flops / (8 + 20 * rng.uniform())},
+        {"kiln_config", "database"},
+        {"best_baseline", "onednn"},
+        {"ratio", kiln / onednn},
+        {"results",
+         {{"kiln", {{"gflops", kiln}, {"median_ms", flops / (kiln * 1e6)}, {"check", "ok"}, {"impl", "kiln"}}},
+          {"onednn", {{"gflops", onednn}, {"median_ms", flops / (onednn * 1e6)}, {"check", "ok"}, {"impl", "jit"}}}}}};
     log_sum += std::log(kiln / onednn);
     b["workloads"].push_back(w);
   }
