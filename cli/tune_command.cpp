@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -161,7 +162,7 @@ int run_tune(const TuneCommandOptions& o) {
     if (o.report.empty()) return;
     try {
       write_report(report, running);
-    } catch (const UserError& e) {
+    } catch (const std::exception& e) {  // also called from a destructor: never throws
       std::cerr << "kiln tune: the report was not written: " << e.what() << "\n";
     }
   };
@@ -173,6 +174,11 @@ int run_tune(const TuneCommandOptions& o) {
   // Build every task before the builder forks (no threads may exist then).
   std::vector<Task> tasks;
   for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
+  // The live report's last word: the job is over, however it ended.
+  struct FinalReport {
+    std::function<void(bool)> write;
+    ~FinalReport() { write(false); }
+  } final_report{write_live_report};
   const bool tty = isatty(STDERR_FILENO);
   int exit_code = 0;
   for (const Task& task : tasks) {
@@ -221,7 +227,6 @@ int run_tune(const TuneCommandOptions& o) {
     }
     if (r.best_config.is_null()) exit_code = 1;
   }
-  write_live_report(false);
   return exit_code;
 }
 
