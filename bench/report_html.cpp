@@ -408,7 +408,8 @@ std::string render_report_html(const ReportInput& in) {
        << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   if (in.running) page << "<meta http-equiv=\"refresh\" content=\"15\">\n";
   page << "<title>" << html_escape(in.title) << "</title>\n<style>" << kReportStyle << "</style></head>\n"
-       << "<body data-charts-expected=\"" << p.charts.size() << "\">\n<header><h1>" << html_escape(in.title)
+       << "<body data-charts-expected=\"" << p.charts.size() << "\""
+       << (p.charts.empty() ? " data-charts-drawn=\"0\"" : "") << ">\n<header><h1>" << html_escape(in.title)
        << "</h1><div class=\"meta\">Written " << html_escape(in.written_at) << " by kiln " << KILN_VERSION
        << (in.running ? " while the job was still running" : "") << "; " << tasks.size() << " tasks, "
        << in.records.size() << " trials, " << in.benches.size() << " bench results.</div></header>\n";
@@ -423,10 +424,13 @@ std::string render_report_html(const ReportInput& in) {
     page << "</nav>\n";
   }
   page << "<main>\n" << p.html.str() << "</main>\n";
-  // Chart.js carries its own licence notice (MIT) in its first comment.
-  page << "<script>\n" << in.chartjs << "\n</script>\n";
-  page << "<script type=\"application/json\" id=\"kiln-charts\">" << json_for_script(specs) << "</script>\n";
-  page << "<script>" << kReportScript << "</script>\n</body></html>\n";
+  if (!p.charts.empty()) {
+    // Chart.js carries its own licence notice (MIT) in its first comment.
+    page << "<script>\n" << in.chartjs << "\n</script>\n";
+    page << "<script type=\"application/json\" id=\"kiln-charts\">" << json_for_script(specs) << "</script>\n";
+    page << "<script>" << kReportScript << "</script>\n";
+  }
+  page << "</body></html>\n";
   return page.str();
 }
 
