@@ -319,10 +319,9 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
       user_error() << "suite '" << suite.path << "' line " << sw.line << ": " << e.what();
     }
   }
-  std::vector<std::string> names = chosen_baselines(o);
   // This machine's roof, for the report's % of peak and roofline: from the
   // database when it has it, else measured now (before anything forks or
-  // starts threads).
+  // starts threads: loading a baseline plug-in may start OpenBLAS's).
   const Target host = Target::host();
   std::optional<Database::Machine> machine;
   if (!o.db.empty()) {
@@ -334,6 +333,7 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
       log << "machine probe failed: " << e.what() << "\n";
     }
   }
+  std::vector<std::string> names = chosen_baselines(o);
   if (o.tune_trials > 0) {
     // A fused op's unfused kernels are tuned too, for a fair comparison.
     std::vector<std::string> all = workloads;

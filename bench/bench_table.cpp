@@ -58,7 +58,8 @@ std::string check_cell(const json& results) {
 }  // namespace
 
 bool memory_bound(const json& w) {
-  return w.contains("bytes") && w["bytes"].get<double>() > w["flops"].get<double>();
+  return w.contains("bytes") && w.contains("flops") && w["bytes"].is_number() && w["flops"].is_number() &&
+         w["bytes"].get<double>() > w["flops"].get<double>();
 }
 
 std::vector<std::string> geomean_lines(const json& result) {

@@ -241,7 +241,8 @@ Database::Machine machine_record(const Target& target, const MachineFigures& m) 
 }
 
 std::optional<Database::Machine> ensure_machine_figures(Database& db, const Target& target, std::ostream& log) {
-  if (auto m = db.machine(target.str())) return m;
+  // Figures of another thread count (KILN_NUM_THREADS) are measured again.
+  if (auto m = db.machine(target.str()); m && (!target.is_host() || m->threads == rt::default_num_threads())) return m;
   if (!target.is_host()) {
     log << "machine figures of '" << target.str() << "' are unknown: run `kiln probe --db " << db.path()
         << "` on that machine\n";

@@ -39,8 +39,8 @@ struct MachineFigures {
 // UserError when the probe's child process fails.
 MachineFigures probe_machine(const Target& target);
 
-// The figures of `target` stored in `db`; when missing and `target` is this
-// machine, probes and stores them (once per target). nullopt (with a line in
+// The figures of `target` stored in `db`; when missing (or, for this
+// machine, measured with another thread count) probes and stores them. nullopt (with a line in
 // `log`) when they are missing and cannot be measured: another machine, or a
 // process that already runs threads.
 std::optional<Database::Machine> ensure_machine_figures(Database& db, const Target& target, std::ostream& log);

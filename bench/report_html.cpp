@@ -113,9 +113,13 @@ double percent_of_roof(const json& w, const json& r, const RoofFigures& f) {
 }
 
 void bench_section(Page& p, const json& bench, const std::map<std::string, RoofFigures>& figures) {
+  // The bench run's own figures (its thread count), else the database's.
   RoofFigures f;
   auto it = figures.find(bench.value("target", ""));
-  if (it != figures.end()) f = it->second;
+  if (bench.contains("machine_probe"))
+    f = {bench["machine_probe"].value("peak_gflops", 0.0), bench["machine_probe"].value("bandwidth_gbs", 0.0)};
+  else if (it != figures.end())
+    f = it->second;
   std::vector<std::string> cols = bench_columns(bench);
   p.html << "<h3>Suite " << html_escape(bench.value("suite", "")) << "</h3>\n<p class=\"meta\">"
          << html_escape(bench.value("date", "")) << ", " << html_escape(bench.value("machine", "")) << ", "
@@ -311,17 +315,18 @@ const std::map<std::string, std::string>& section_names() {
 }
 
 std::string json_for_script(const json& j) {
-  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  // "</" would close the <script> element early.
+  // '<', '>' and '&' occur only inside JSON strings: as \u escapes no string
+  // can close the <script> element or open a comment in it ("<!--<script").
   std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
-    } else {
-      out += s[i];
-    }
+  for (char c : j.dump(-1, ' ', false, json::error_handler_t::replace)) {
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else
+      out += c;
   }
   return out;
 }

@@ -64,7 +64,7 @@ std::optional<double> workload_min_bytes(const std::string& workload) {
       bytes += n;
     }
     return bytes;
-  } catch (const UserError&) {
+  } catch (const std::exception&) {  // an op or parameter of another kiln version
     return std::nullopt;
   }
 }
@@ -84,7 +84,8 @@ std::vector<TaskStats> task_stats(const std::vector<Database::Record>& records,
     auto f = flops.find(key);
     t.flops = f == flops.end() ? 0 : f->second;
     t.min_bytes = workload_min_bytes(t.workload).value_or(0);
-    std::vector<CurvePoint> by_trial, by_seconds;
+    std::vector<CurvePoint> by_trial;
+    std::vector<std::pair<int64_t, double>> timed;  // (timestamp, GFLOP/s) of records with a time
     std::map<int, std::pair<std::vector<double>, std::vector<double>>> rounds;  // round -> (predicted, measured)
     for (const Database::Record* r : tr.records) {
       ++t.trials;
@@ -96,13 +97,21 @@ std::vector<TaskStats> task_stats(const std::vector<Database::Record>& records,
         t.best_config = r->config;
       }
       by_trial.push_back({static_cast<double>(t.trials), t.best_gflops});
-      by_seconds.push_back({static_cast<double>(r->timestamp - first.timestamp), t.best_gflops});
+      if (r->timestamp > 0) timed.emplace_back(r->timestamp, throughput_of(*r));
       if (std::isfinite(r->predicted) && r->round >= 0) {
         rounds[r->round].first.push_back(r->predicted);
         rounds[r->round].second.push_back(throughput_of(*r));
       }
     }
     t.by_trial = improving_points(by_trial);
+    // Imported records may come out of time order or without a time.
+    std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<CurvePoint> by_seconds;
+    double best = 0;
+    for (const auto& [ts, g] : timed) {
+      best = std::max(best, g);
+      by_seconds.push_back({static_cast<double>(ts - timed.front().first), best});
+    }
     t.by_seconds = improving_points(by_seconds);
     for (auto& [round, pm] : rounds) {
       RoundAccuracy a = pairwise_accuracy(pm.first, pm.second);

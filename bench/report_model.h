@@ -38,8 +38,9 @@ struct TaskStats {
   nlohmann::json best_config;  // null when no trial ran correctly
   double flops = 0;
   double min_bytes = 0;  // inputs read once and outputs written once; 0 when unknown
-  // Best GFLOP/s so far against trials (1-based) and against seconds since
-  // the task's first record: the improving points, plus the last trial.
+  // Best GFLOP/s so far against trials (1-based, in insertion order) and
+  // against seconds since the task's earliest record (records in time order,
+  // those without a timestamp left out): the improving points, plus the last.
   std::vector<CurvePoint> by_trial, by_seconds;
   std::map<std::string, int> errors_by_kind;  // error_kind_name -> count
   std::vector<RoundAccuracy> rounds;          // batches the model scored before measuring

@@ -61,6 +61,57 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+// A bench result with every field the report reads of the type it reads,
+// the others dropped: figures that were not finite were written as null,
+// and hand-edited or older files may lack fields.
+nlohmann::json normalized_bench(const nlohmann::json& in) {
+  using nlohmann::json;
+  auto copy_if = [](const json& from, json& to, const char* key, bool (json::*is)() const noexcept) {
+    if (from.contains(key) && (from[key].*is)()) to[key] = from[key];
+  };
+  json out = json::object();
+  for (const char* key : {"suite", "date", "machine", "command", "target"}) copy_if(in, out, key, &json::is_string);
+  for (const char* key : {"threads", "rounds"}) copy_if(in, out, key, &json::is_number_integer);
+  out["baselines"] = json::object();
+  for (const auto& [name, v] : in["baselines"].items()) out["baselines"][name] = v.is_string() ? v : json(v.dump());
+  if (in.contains("machine_probe") && in["machine_probe"].is_object()) {
+    const json& m = in["machine_probe"];
+    json mp = json::object();
+    copy_if(m, mp, "cpu", &json::is_string);
+    copy_if(m, mp, "threads", &json::is_number_integer);
+    copy_if(m, mp, "peak_gflops", &json::is_number);
+    copy_if(m, mp, "bandwidth_gbs", &json::is_number);
+    if (mp.contains("peak_gflops") && mp.contains("bandwidth_gbs")) out["machine_probe"] = mp;
+  }
+  out["workloads"] = json::array();
+  for (const auto& w : in["workloads"]) {
+    json o = {{"workload", w["workload"]}, {"results", json::object()}};
+    copy_if(w, o, "op", &json::is_string);
+    for (const char* key : {"flops", "bytes"}) copy_if(w, o, key, &json::is_number);
+    if (w.contains("ratio") && w["ratio"].is_number() && w.contains("best_baseline") &&
+        w["best_baseline"].is_string()) {
+      o["ratio"] = w["ratio"];
+      o["best_baseline"] = w["best_baseline"];
+    }
+    for (const auto& [name, r] : w["results"].items()) {
+      if (!r.is_object()) continue;
+      json rr = json::object();
+      for (const char* key : {"gflops", "gbps", "median_ms"}) copy_if(r, rr, key, &json::is_number);
+      for (const char* key : {"check", "error", "impl"}) copy_if(r, rr, key, &json::is_string);
+      if (!rr.contains("gflops") && !rr.contains("error")) rr["error"] = "no figure";
+      o["results"][name] = rr;
+    }
+    out["workloads"].push_back(o);
+  }
+  out["geomean"] = json::object();
+  if (in["geomean"].is_object())
+    for (const auto& [name, g] : in["geomean"].items())
+      if (g.is_object() && g.contains("ratio") && g["ratio"].is_number() && g.contains("workloads") &&
+          g["workloads"].is_number_integer())
+        out["geomean"][name] = {{"ratio", g["ratio"]}, {"workloads", g["workloads"]}};
+  return out;
+}
+
 }  // namespace
 
 std::string utc_timestamp() {
@@ -97,7 +148,7 @@ nlohmann::json read_bench_result(const std::string& path) {
     user_check(w.is_object() && w.contains("workload") && w["workload"].is_string() && w.contains("results") &&
                w["results"].is_object())
         << "'" << path << "' is not a `kiln bench --json` result (a workload lacks its name or results)";
-  return j;
+  return normalized_bench(j);
 }
 
 ReportSummary write_report(const ReportFiles& files, bool running) {
@@ -116,7 +167,12 @@ ReportSummary write_report(const ReportFiles& files, bool running) {
   in.title = "kiln report: " + (files.db.empty() ? files.benches.front() : files.db);
   in.written_at = utc_timestamp();
   in.running = running;
-  std::string page = render_report_html(in);
+  std::string page;
+  try {
+    page = render_report_html(in);
+  } catch (const nlohmann::json::exception& e) {  // a shape read_bench_result let through
+    user_error() << "kiln report could not read its inputs: " << e.what();
+  }
   write_atomically(files.html, page);
   return {report_chart_count(page), page.size()};
 }

@@ -26,7 +26,7 @@ Handler add_show_command(CLI::App& app) {
   sub->add_option("--db", *db_path, "tuning database (default kiln.db)");
   sub->add_option("workload", *workload, "only this workload");
   return [=]() {
-    auto db = Database::open_existing(*db_path);
+    auto db = Database::open_for_reading(*db_path);
     std::string only = workload->empty() ? "" : canonical_workload(*workload);
     int shown = 0;
     for (const std::string& key : db->task_keys()) {
@@ -58,7 +58,7 @@ Handler add_export_command(CLI::App& app) {
   sub->add_option("--db", *db_path, "tuning database")->required();
   sub->add_option("--jsonl", *out, "output file")->required();
   return [=]() {
-    auto db = Database::open_existing(*db_path);
+    auto db = Database::open_for_reading(*db_path);
     int64_t n = db->export_jsonl(*out);
     std::cerr << "exported " << n << " records to " << *out << "\n";
     return 0;

@@ -170,15 +170,15 @@ int run_tune(const TuneCommandOptions& o) {
     write_report(report, /*running=*/true);  // a bad --report path fails before any tuning
     std::cerr << "live report: " << o.report << " (rewritten after every batch)\n";
   }
-  const std::string job = o.job.empty() ? default_job_name() : o.job;
-  // Build every task before the builder forks (no threads may exist then).
-  std::vector<Task> tasks;
-  for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
   // The live report's last word: the job is over, however it ended.
   struct FinalReport {
     std::function<void(bool)> write;
     ~FinalReport() { write(false); }
   } final_report{write_live_report};
+  const std::string job = o.job.empty() ? default_job_name() : o.job;
+  // Build every task before the builder forks (no threads may exist then).
+  std::vector<Task> tasks;
+  for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
   const bool tty = isatty(STDERR_FILENO);
   int exit_code = 0;
   for (const Task& task : tasks) {

@@ -285,7 +285,7 @@ LibraryResult build_library(const LibraryOptions& o) {
   const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
   ScratchDir scratch(out_dir);
 
-  auto db = Database::open_existing(o.db_path);
+  auto db = Database::open_for_reading(o.db_path);
   std::vector<Selected> selected = select_records(o, *db, target, wanted, &result.warnings);
 
   // Kernels -> one object.

@@ -24,7 +24,7 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
   k.target = target_str.empty() ? Target::host() : Target::parse(target_str);
   k.op = build_workload(workload);
   std::optional<Database::Record> best;
-  if (!db_path.empty()) best = Database::open_existing(db_path)->best(k.op.canonical + " @ " + k.target.str());
+  if (!db_path.empty()) best = Database::open_for_reading(db_path)->best(k.op.canonical + " @ " + k.target.str());
   if (best) {
     k.scheduled = apply_task_config(k.op.canonical, k.target, best->config);
     k.config_source = "database";

@@ -28,8 +28,8 @@ printf 'matmul:M=16,N=16,K=16\n' > "$tmp/s.txt"
 grep -qF '"machine_probe"' "$tmp/b.json" || fail "the bench result has no machine figures"
 out=$("$KILN" report --db "$tmp/k.db" --html "$tmp/r.html" --bench "$tmp/b.json" 2>&1) || fail "kiln report: $out"
 grep -qE "^wrote $tmp/r.html: [0-9]+ charts, [0-9]+ KiB$" <<<"$out" || fail "report summary: $out"
-for want in "matmul:M=16,N=16,K=16" "Suite s" "Roofline" "Search health" "data-charts-expected=" \
-    "Released under the MIT License"; do
+for want in "matmul:M=16,N=16,K=16" "Suite s" "Roofline" "pairwise ranking accuracy on each batch" \
+    "predicted score against measured throughput" "data-charts-expected=" "Released under the MIT License"; do
   grep -qF "$want" "$tmp/r.html" || fail "report lacks '$want'"
 done
 out=$("$KILN" report --bench "$tmp/b.json" --html "$tmp/bench-only.html" 2>&1) || fail "bench alone: $out"

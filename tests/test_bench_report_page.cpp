@@ -3,6 +3,8 @@
 // count of charts it will draw) and writing it (report_writer.h: inputs read
 // only, never written over, bad inputs named). The page is drawn in a real
 // browser by the "browser" tests (tests/browser_report.sh).
+#include <sqlite3.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -194,13 +196,14 @@ TEST_CASE("report page: a live page reloads itself; an empty one says how to sta
 
 TEST_CASE("report page: a workload string cannot close the page's script", "[report]") {
   Database::Record r = record("matmul:M=8,N=8,K=8", 1, 0);
-  r.config = {{"note", "</script><script>alert(1)</script>"}};
+  r.config = {{"note", "</script><script>alert(1)</script><!--<script "}};
   ReportInput in = input_with({r});
   in.flops[r.task_key()] = 1024;
   in.machines.push_back({kTarget, "Test CPU", 2, 200, 20, 1700000000, "0.1.0"});  // the config is a roofline tip
   std::string page = render_report_html(in);
   CHECK(page.find("</script><script>alert") == std::string::npos);
-  CHECK(page.find("<\\/script>") != std::string::npos);
+  CHECK(page.find("<!--<script") == std::string::npos);
+  CHECK(page.find("\\u003c/script\\u003e") != std::string::npos);
 }
 
 TEST_CASE("report writer: bad inputs get clear messages, and the report never writes over its input", "[report]") {
@@ -210,6 +213,17 @@ TEST_CASE("report writer: bad inputs get clear messages, and the report never wr
   CHECK_THROWS_WITH(read_bench_result(tmp / "cut.json"), Contains("is truncated"));
   write_text(tmp / "other.json", R"({"a": 1})");
   CHECK_THROWS_WITH(read_bench_result(tmp / "other.json"), Contains("is not a `kiln bench --json` result"));
+  // Figures that were not finite are written as null; older files lack fields.
+  write_text(tmp / "odd.json", R"({"workloads": [{"workload": "matmul:M=8,N=8,K=8", "bytes": 768, "ratio": null,
+    "results": {"kiln": {"gflops": null}, "onednn": {"gflops": 2.0, "check": "ok"}, "x": 3}}],
+    "baselines": {"onednn": 5}, "geomean": {"onednn": {"ratio": null, "workloads": 1}}})");
+  json odd = read_bench_result(tmp / "odd.json");
+  CHECK(odd["workloads"][0]["results"]["kiln"]["error"] == "no figure");
+  CHECK_FALSE(odd["workloads"][0].contains("ratio"));
+  CHECK(odd["geomean"].empty());
+  ReportInput in = input_with({});
+  in.benches.push_back(odd);
+  CHECK(report_chart_count(render_report_html(in)) == 1);  // the bars; no roofline without figures
   write_text(tmp / "b.json", kBench);
   CHECK(read_bench_result(tmp / "b.json")["suite"] == "demo");
 
@@ -220,8 +234,13 @@ TEST_CASE("report writer: bad inputs get clear messages, and the report never wr
   const std::string db_before = read_text(tmp / "k.db");
   CHECK_THROWS_WITH(write_report({tmp / "k.db", {}, tmp / "k.db"}, false), Contains("never writes over its input"));
   CHECK_THROWS_WITH(write_report({tmp / "none.db", {}, tmp / "r.html"}, false), Contains("no tuning database at"));
-  write_text(tmp / "newer.db", "SQLite format 3");
-  CHECK_THROWS_WITH(write_report({tmp / "newer.db", {}, tmp / "r.html"}, false), Contains("newer.db"));
+  { auto newer = Database::open(tmp / "newer.db"); }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open((tmp / "newer.db").c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+  CHECK_THROWS_WITH(write_report({tmp / "newer.db", {}, tmp / "r.html"}, false),
+                    Contains("was written by a newer kiln (schema version 99"));
   CHECK(read_text(tmp / "k.db") == db_before);
 
   setenv("KILN_CHARTJS", (tmp / "no-chart.js").c_str(), 1);

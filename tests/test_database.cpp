@@ -20,6 +20,8 @@
 #include "base/error.h"
 #include "support/temp_dir.h"
 #include "tuner/database.h"
+#include "tuner/tuner.h"
+#include "tuner/tuning_loop.h"
 
 using namespace kiln;
 using Catch::Contains;
@@ -584,4 +586,94 @@ TEST_CASE("database: a version-1 file is read as it is, and upgraded in place wh
   CHECK_THROWS_WITH(Database::open_for_reading(path), Contains("was written by a newer kiln (schema version 99"));
   write_file(tmp / "empty.db", "");
   CHECK_THROWS_WITH(Database::open_for_reading(tmp / "empty.db"), Contains("is empty, not a kiln tuning database"));
+}
+
+namespace {
+
+// The tuning loop's view of the search, scripted: configs in index order, a
+// prediction for every batch but the first of each job.
+class ScriptedTuner : public Tuner {
+ public:
+  explicit ScriptedTuner(const ConfigSpace& space) : space_(space) {}
+  std::vector<Config> next_batch(int n) override {
+    std::vector<Config> out;
+    for (int i = 0; i < n && next_ < space_.size(); ++i) out.push_back(space_.get(next_++));
+    return out;
+  }
+  void update(const std::vector<Config>& configs, const std::vector<MeasureResult>&) override {
+    for (const Config& c : configs) next_ = std::max(next_, c.index() + 1);
+    ++batches_seen_;
+  }
+  bool has_next() const override { return next_ < space_.size(); }
+  std::vector<double> predict(const std::vector<Config>& configs) override {
+    if (predicted_batches_++ == 0) return {};  // the warm-up batch: no model yet
+    std::vector<double> p;
+    for (const Config& c : configs) p.push_back(static_cast<double>(c.index()) / 100);
+    return p;
+  }
+  int batches_seen_ = 0;
+
+ private:
+  const ConfigSpace& space_;
+  uint64_t next_ = 0;
+  int predicted_batches_ = 0;
+};
+
+class NoBuilder : public Builder {
+ public:
+  std::vector<BuildResult> build(const Task&, const std::vector<Config>& configs) override {
+    return std::vector<BuildResult>(configs.size());
+  }
+};
+
+class CountingRunner : public Runner {
+ public:
+  using Runner::run;
+  std::vector<MeasureResult> run(const Task&, const std::vector<BuildResult>& builds,
+                                 const OnResult& on_result) override {
+    std::vector<MeasureResult> out;
+    for (size_t i = 0; i < builds.size(); ++i) {
+      out.push_back(ok_result({1.0 + static_cast<double>(i)}, 0));
+      if (on_result) on_result(i, out.back());
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tuning loop: every record keeps its job, its batch and the prediction made before measuring",
+          "[database][tuning]") {
+  TempDir tmp("kiln_db");
+  auto db = Database::open(tmp / "t.db");
+  Task task = make_task("matmul:M=64,N=64,K=64");
+  NoBuilder builder;
+  CountingRunner runner;
+  TuneOptions o;
+  o.trials = 12;
+  o.batch = 4;
+  o.job = "job-a";
+  int batches = 0;
+  {
+    ScriptedTuner tuner(*task.space);
+    tune_task(task, tuner, builder, runner, *db, o, nullptr, [&](const TuneProgress&) { ++batches; });
+  }
+  CHECK(batches == 3);
+  // Resumed by a second job: the batch numbers go on from the first job's.
+  o.trials = 16;
+  o.job = "job-b";
+  ScriptedTuner tuner(*task.space);
+  tune_task(task, tuner, builder, runner, *db, o, nullptr);
+  auto rs = db->records(task.key());
+  REQUIRE(rs.size() == 16);
+  for (size_t i = 0; i < rs.size(); ++i) {
+    INFO("record " << i);
+    CHECK(rs[i].round == static_cast<int>(i / 4));
+    CHECK(rs[i].job == (i < 12 ? "job-a" : "job-b"));
+    const bool warmup = i < 4 || i >= 12;  // each job's first batch: no trained model
+    if (warmup)
+      CHECK(std::isnan(rs[i].predicted));
+    else
+      CHECK(rs[i].predicted == Approx(std::stod(rs[i].config_index) / 100));
+  }
 }

@@ -254,9 +254,10 @@ void Database::init_schema() {
       c.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     }
     t.commit();
-  } else if (st.user_version == 1) {
-    upgrade_from_v1();
   }
+  // Also when an older kiln created the schema between the check above and
+  // the transaction.
+  if (read_state(c).user_version == 1) upgrade_from_v1();
   std::string mode = set_wal_mode(c);
   if (mode != "wal")
     spdlog::warn("tuning database '{}' runs in journal mode '{}', not WAL: concurrent jobs will wait longer", path_,

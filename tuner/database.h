@@ -119,7 +119,8 @@ class Database {
   // As open(), but a missing file is a UserError instead of a new database
   // (for commands that only read: show, export).
   static std::unique_ptr<Database> open_existing(const std::string& path);
-  // For readers that must not change the file (kiln report): an existing
+  // For readers that must not change the file (kiln report, show, export,
+  // lib, run --db): an existing
   // kiln database of any schema version up to this one, opened read-only,
   // neither upgraded nor switched to WAL. Writing through it is a UserError.
   static std::unique_ptr<Database> open_for_reading(const std::string& path);

@@ -84,6 +84,8 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     if (configs.empty()) break;
     // What the model thought of the batch before seeing it (search health).
     Database::SearchTag tag{options.job, round++, tuner.predict(configs)};
+    internal_assert(tag.predicted.empty() || tag.predicted.size() == configs.size())
+        << "the tuner predicted " << tag.predicted.size() << " scores for " << configs.size() << " configs";
     t1 = now_s();
     std::vector<BuildResult> builds = builder.build(task, configs);
     double t2 = now_s();
