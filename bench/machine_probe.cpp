@@ -171,7 +171,7 @@ MachineFigures measure(const Target& target) {
   // The fastest single call: a parallel call lasts as long as its slowest
   // thread, so averaging calls would count every interruption of either.
   rt::TimeOptions opts;
-  opts.repeat = 40;
+  opts.repeat = 100;
   opts.number = 1;
 
   PeakArrays pa = peak_arrays(k.peak);
