@@ -140,7 +140,9 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
          << "Above each bar: its share of this machine's "
          << (f.peak > 0 ? "measured fp32 peak (memory-bound workloads: of its measured bandwidth)"
                         : "peak, when the bench result or the database has the machine's figures (none here)")
-         << (f.peak > 0 ? "; above 100%: the contender skipped work the count includes (taps on zero padding)" : "")
+         << (f.peak > 0 ? "; above 100%: the contender beat the probe's micro-kernel, or skipped work the count "
+                          "includes (taps on zero padding)"
+                        : "")
          << ".</p>\n<ul>\n";
   for (const auto& line : geomean_lines(bench)) p.html << "<li><b>" << html_escape(line) << "</b></li>\n";
   p.html << "</ul>\n<table class=\"sortable\"><thead><tr><th>#</th><th>workload</th>";
