@@ -16,6 +16,7 @@
 #include "bench/machine_probe.h"
 #include "runtime/process_util.h"
 #include "tasks/kernel_build.h"
+#include "tasks/neighbors.h"
 #include "tasks/reference_check.h"
 #include "tasks/task_factory.h"
 #include "codegen/build.h"
@@ -97,6 +98,7 @@ void tune_workloads(const std::vector<std::string>& workloads, const BenchOption
         *task.space,
         [tp](const Config& c) { return extract_features(tp->instantiate(c, LowerDepth::kAnnotatedLoops)); },
         std::make_unique<XGBoostRanker>(mo), xo);
+    warm_start_from_neighbors(tuner, task, *db, target, /*max_seeds=*/4);
     LocalBuilder builder(LocalBuilderOptions{});
     LocalRunner runner(MeasureOptions{});
     TuneOptions to;

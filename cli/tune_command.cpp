@@ -17,6 +17,7 @@
 #include "bench/report_writer.h"
 #include "cli/commands.h"
 #include "cli/pool_commands.h"
+#include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
 #include "base/error.h"
 #include "costmodel/features.h"
@@ -42,6 +43,7 @@ struct TuneCommandOptions {
   int batch = 64;
   uint64_t seed = 0;
   int early_stop = 0;
+  int neighbor_seeds = 4;
   bool json = false;
   int repeat = 3;
   double min_repeat_ms = 50;
@@ -95,27 +97,13 @@ std::unique_ptr<Tuner> make_tuner(const TuneCommandOptions& o, const Task& task,
   mo.nthread = 1;  // more would leave OpenMP threads behind, and the builder forks
   auto tuner = std::make_unique<XGBTuner>(
       *task.space, [tp](const Config& c) { return features_of(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
-  // Transfer: records of earlier tasks of the same op warm-start the model.
-  std::map<std::string, std::vector<Database::Record>> by_task;
-  for (auto& rec : db.records_of_op(task.op, task.target, task.key())) by_task[rec.workload].push_back(rec);
-  int group = 1;
-  for (auto& [workload, recs] : by_task) {
-    Task other = make_task(workload, target, /*with_reference=*/false);
-    double best = 0;
-    for (auto& r : recs) best = std::max(best, r.gflops);
-    if (best <= 0) continue;
-    std::vector<FeatureVector> x;
-    std::vector<float> y;
-    for (auto& r : recs) {
-      try {
-        x.push_back(features_of(other, other.space->from_json(r.config)));
-        y.push_back(static_cast<float>(r.gflops / best));
-      } catch (const UserError&) {
-        // a record of an older template version, or a config it rejects
-      }
-    }
-    tuner->add_transfer_data(x, y, group++);
-  }
+  // Records of tuned neighbouring shapes warm-start the model, and their
+  // best configs are measured first.
+  WarmStart ws = warm_start_from_neighbors(*tuner, task, db, target, o.neighbor_seeds);
+  if (!ws.neighbors.empty())
+    std::cerr << task.workload << ": warm start from " << ws.neighbors.size() << " tuned neighbour"
+              << (ws.neighbors.size() == 1 ? "" : "s") << " (nearest " << ws.neighbors.front().workload << "), "
+              << ws.transfer_records << " records, " << ws.seeds << " seed configs\n";
   return tuner;
 }
 
@@ -245,6 +233,9 @@ Handler add_tune_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "random seed (same seed, same proposals)");
   sub->add_option("--early-stop", o->early_stop, "stop after N trials without improvement (0: never)")
       ->check(CLI::Range(0, 1 << 30));
+  sub->add_option("--neighbor-seeds", o->neighbor_seeds,
+                  "xgb: measure first the best configs of the N nearest tuned shapes of the op (default 4; 0: none)")
+      ->check(CLI::Range(0, 1 << 20));
   sub->add_flag("--json", o->json, "print one JSON object per workload");
   sub->add_option("--repeat", o->repeat, "measurements per candidate (default 3)")->check(CLI::Range(1, 1000));
   sub->add_option("--min-repeat-ms", o->min_repeat_ms, "minimum time of one measurement (default 50)")

@@ -110,6 +110,7 @@ ScheduledOp conv2d_schedule(const OpInstance& op, const Conv2dSchedule& cfg) {
 OpDef conv2d_op_def() {
   OpDef d;
   d.name = "conv2d";
+  d.size_params = {"N", "C", "H", "W", "K"};
   d.summary =
       "2-D convolution, NCHW data, weights [K, C/groups, R, S], zero padding, optional bias[K] and an activation (relu, relu6, hswish, hsigmoid) fused; "
       "FLOPs: 2 per multiply-add, padding included";

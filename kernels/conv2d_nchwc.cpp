@@ -194,6 +194,7 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
 OpDef conv2d_nchwc_op_def() {
   OpDef d;
   d.name = "conv2d_nchwc";
+  d.size_params = {"N", "C", "H", "W", "K"};
   d.summary =
       "2-D convolution on the packed NCHW[x]c layout: data [N,C/cb,H,W,cb], weights [K/kb,C/groups/cb,R,S,cb,kb], "
       "output [N,K/kb,OH,OW,kb], zero padding, optional bias[K] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 per multiply-add, "

@@ -198,6 +198,7 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
 OpDef conv2d_nhwc_op_def() {
   OpDef d;
   d.name = "conv2d_nhwc";
+  d.size_params = {"N", "C", "H", "W", "K"};
   d.summary =
       "2-D convolution, NHWC data [N,H,W,C], HWIO weights [R,S,C/groups,K], output [N,OH,OW,K], zero padding, "
       "optional bias[K] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 per multiply-add, padding included";

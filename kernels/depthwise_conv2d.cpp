@@ -244,6 +244,7 @@ ScheduledOp depthwise_conv2d_apply(const OpInstance& op, const Config& cfg) {
 OpDef depthwise_conv2d_op_def() {
   OpDef d;
   d.name = "depthwise_conv2d";
+  d.size_params = {"N", "C", "H", "W"};
   d.summary =
       "depthwise 2-D convolution (one filter per channel), NCHW data, weights [C,1,R,S], zero padding, optional "
       "bias[C] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 per multiply-add, padding included";

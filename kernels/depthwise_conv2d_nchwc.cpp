@@ -170,6 +170,7 @@ ScheduledOp depthwise_conv2d_nchwc_apply(const OpInstance& op, const Config& cfg
 OpDef depthwise_conv2d_nchwc_op_def() {
   OpDef d;
   d.name = "depthwise_conv2d_nchwc";
+  d.size_params = {"N", "C", "H", "W"};
   d.summary =
       "depthwise 2-D convolution (one filter per channel) on the packed NCHW[x]c layout: data [N,C/cb,H,W,cb], "
       "weights [C/cb,R,S,cb], output [N,C/cb,OH,OW,cb], zero padding, optional bias[C] and an activation (relu, relu6, hswish, hsigmoid) fused; FLOPs: 2 "

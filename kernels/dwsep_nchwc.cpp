@@ -202,6 +202,7 @@ ScheduledOp dwsep_apply(const OpInstance& op, const Config& cfg) {
 OpDef dwsep_nchwc_op_def() {
   OpDef d;
   d.name = kOp;
+  d.size_params = {"N", "C", "H", "W", "K"};
   d.summary =
       "depthwise-separable block in one kernel on the packed NCHW[x]c layout: depthwise RxS (dw_weight "
       "[C/cb,R,S,cb], + dw_bias[C], dw_ activation) then pointwise 1x1 C->K (pw_weight [K/kb,C/cb,1,1,cb,kb], + "

@@ -82,6 +82,12 @@ struct OpDef {
   // For an op that fuses others (dwsep_nchwc): the ops it replaces, run one
   // after the other, last output = this op's output. Empty for the others.
   std::function<std::vector<UnfusedStep>(const OpInstance&)> unfused;
+  // The integer parameters that are tensor sizes (batch, channels, spatial
+  // extents, matrix dimensions): workloads of an op that differ only in
+  // these share tuning knowledge (tasks/neighbors.h). The others (kernel
+  // window, stride, padding, blocking) and the flags must match. Empty:
+  // every integer parameter that is not a flag is a size.
+  std::vector<std::string> size_params;
 
   // The schedule kiln uses untuned: the template's default config, or the
   // hand schedule of an op without a template.

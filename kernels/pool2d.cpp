@@ -156,6 +156,7 @@ namespace {
 OpDef pool2d_op_def(bool average) {
   OpDef d;
   d.name = average ? "avg_pool2d" : "max_pool2d";
+  d.size_params = {"N", "C", "H", "W"};
   d.summary = average ? "average over R x S windows of NCHW data, padding excluded from the count (float types); "
                         "FLOPs: 1 per window element"
                       : "maximum over R x S windows of NCHW data (padding never wins); FLOPs: 1 per window element";

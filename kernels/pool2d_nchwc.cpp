@@ -125,6 +125,7 @@ ScheduledOp window_pool_apply(const OpInstance& op, const Config& cfg) {
 OpDef window_pool_op_def(bool average) {
   OpDef d;
   d.name = average ? "avg_pool2d_nchwc" : "max_pool2d_nchwc";
+  d.size_params = {"N", "C", "H", "W"};
   d.summary = std::string(average ? "average" : "maximum") +
               " over R x S windows of blocked data [N,C/cb,H,W,cb] into [N,C/cb,OH,OW,cb]" +
               (average ? ", padding excluded from the count (float types)" : " (padding never wins)") +
@@ -225,6 +226,7 @@ OpDef avg_pool2d_nchwc_op_def() { return window_pool_op_def(true); }
 OpDef global_avg_pool2d_nchwc_op_def() {
   OpDef d;
   d.name = "global_avg_pool2d_nchwc";
+  d.size_params = {"N", "C", "H", "W"};
   d.summary =
       "average of each channel's whole H x W plane, blocked data [N,C/cb,H,W,cb] into [N,C/cb,1,1,cb] (float "
       "types); FLOPs: 1 per input element";

@@ -1,6 +1,8 @@
 #include "schedule/config_space.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <functional>
 #include <set>
 
@@ -211,6 +213,74 @@ Config ConfigSpace::from_json(const nlohmann::json& j) const {
     choices.push_back(found);
   }
   for (auto it = j.begin(); it != j.end(); ++it) knob_index(it.key());  // no unknown keys
+  return Config(this, choices);
+}
+
+namespace {
+
+// The integers of a JSON array (false when it is not one of that length).
+bool json_ints(const nlohmann::json& v, size_t n, std::vector<int64_t>* out) {
+  if (!v.is_array() || v.size() != n) return false;
+  out->clear();
+  for (const auto& x : v) {
+    int64_t i = 0;
+    if (!json_int64(x, &i)) return false;
+    out->push_back(i);
+  }
+  return true;
+}
+
+double log_gap(int64_t a, int64_t b) {
+  return std::abs(std::log2(static_cast<double>(std::max<int64_t>(a, 1))) -
+                  std::log2(static_cast<double>(std::max<int64_t>(b, 1))));
+}
+
+// How far option `o` of knob `k` is from the value `v` (lower is nearer;
+// infinity when v cannot be compared).
+double option_distance(const Knob& k, size_t o, const nlohmann::json& v) {
+  const double far = std::numeric_limits<double>::infinity();
+  const std::vector<int64_t>& opt = k.options[o];
+  std::vector<int64_t> x;
+  switch (k.kind) {
+    case Knob::kSplit: {
+      if (!json_ints(v, opt.size(), &x)) return far;
+      double d = 0;  // the inner factors: the outer one follows from them
+      for (size_t i = 1; i < opt.size(); ++i) d += log_gap(opt[i], x[i]);
+      return d;
+    }
+    case Knob::kReorder: {
+      if (!json_ints(v, opt.size(), &x)) return far;
+      double d = 0;
+      for (size_t i = 0; i < opt.size(); ++i) d += opt[i] != x[i];
+      return d;
+    }
+    case Knob::kChoice: {
+      int64_t i = 0;
+      if (!json_int64(v, &i)) return far;
+      return i == opt[0] ? 0 : opt[0] > 0 && i > 0 ? log_gap(opt[0], i) : std::abs(static_cast<double>(opt[0] - i));
+    }
+    case Knob::kAnnotate: return v.is_string() && v.get<std::string>() == k.labels[o] ? 0 : far;
+  }
+  return far;
+}
+
+}  // namespace
+
+Config ConfigSpace::nearest(const nlohmann::json& j) const {
+  std::vector<int> choices;
+  for (const Knob& k : knobs_) {
+    int best = 0;
+    double best_d = std::numeric_limits<double>::infinity();
+    if (j.is_object() && j.contains(k.name))
+      for (size_t o = 0; o < k.size(); ++o) {
+        double d = option_distance(k, o, j[k.name]);
+        if (d < best_d) {
+          best_d = d;
+          best = static_cast<int>(o);
+        }
+      }
+    choices.push_back(best);
+  }
   return Config(this, choices);
 }
 

@@ -94,6 +94,13 @@ class ConfigSpace {
   // values must be options).
   Config from_json(const nlohmann::json& j) const;
   Config from_json_string(const std::string& text) const;
+  // The config of this space closest to `j`, a config of a similar space
+  // (another shape of the same template): per knob, the same value when it
+  // is an option, else the nearest one (split and choice: the closest
+  // factors on a log scale; reorder: the permutation with the most axes in
+  // place; annotate: the same label). Knobs `j` lacks or gives in another
+  // form take their first option. Never throws.
+  Config nearest(const nlohmann::json& j) const;
   // The first config (index 0) is a valid default; templates may name a
   // better one by listing its values.
   Config make(const nlohmann::json& values) const { return from_json(values); }

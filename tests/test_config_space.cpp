@@ -86,3 +86,28 @@ TEST_CASE("a knob added to a template later defaults to its first option in stor
   stored.erase("vec");
   CHECK_THROWS_WITH(s.from_json(stored), Contains("lacks knob 'vec'"));
 }
+
+TEST_CASE("nearest: a config of another shape maps to the closest options of this space", "[config]") {
+  ConfigSpace small, big;
+  for (ConfigSpace* s : {&small, &big}) {
+    s->define_reorder("order", {{0, 1, 2}, {2, 1, 0}, {1, 0, 2}});
+    s->define_annotate("unroll", {"none", "unroll"});
+  }
+  small.define_split("tile", 12, 2);
+  small.define_choice("vec", {4, 8});
+  big.define_split("tile", 64, 2);
+  big.define_choice("vec", {4, 8, 16});
+  // Every config of a space is its own nearest.
+  for (uint64_t i = 0; i < big.size(); ++i) CHECK(big.nearest(big.get(i).to_json()).index() == i);
+  // tile [2, 32] of 64 has no inner 32 in 12: the nearest inner factor is 12.
+  Config c = small.nearest({{"order", {2, 1, 0}}, {"unroll", "unroll"}, {"tile", {2, 32}}, {"vec", 16}});
+  CHECK(c.reorder("order") == std::vector<int64_t>{2, 1, 0});
+  CHECK(c.annotate("unroll") == "unroll");
+  CHECK(c.split("tile") == std::vector<int64_t>{1, 12});
+  CHECK(c.choice("vec") == 8);
+  // The nearest permutation keeps the most axes in place.
+  CHECK(small.nearest({{"order", {0, 2, 1}}}).reorder("order") == std::vector<int64_t>{0, 1, 2});
+  // Missing, mistyped or unknown values take the first option; never throws.
+  CHECK(small.nearest({{"tile", "x"}, {"zzz", 1}}).index() == 0);
+  CHECK(small.nearest(nlohmann::json(3)).index() == 0);
+}

@@ -136,11 +136,21 @@ void XGBTuner::propose(const Config& c, std::vector<Config>* out) {
 
 std::vector<Config> XGBTuner::next_batch(int n) {
   std::vector<Config> out;
-  stats_.last_model = stats_.last_random = stats_.last_feature_extractions = stats_.last_anneal_steps = 0;
+  stats_.last_model = stats_.last_random = stats_.last_seeded = stats_.last_feature_extractions =
+      stats_.last_anneal_steps = 0;
   stats_.last_anneal_evaluations = 0;
   if (n <= 0 || !has_next()) return out;
   if (dirty_) refit();
   ++stats_.batches;
+  std::vector<Config> seeded;  // first in the batch
+  for (const Config& c : seeds_) {
+    if (static_cast<int>(seeded.size()) >= n) break;
+    internal_assert(c.space() == space_) << "a seed config of another space";
+    if (!taken_.count(keyer_(c))) propose(c, &seeded);
+  }
+  seeds_.clear();
+  stats_.last_seeded = static_cast<int>(seeded.size());
+  n -= stats_.last_seeded;
 
   bool use_model =
       model_->trained() && (!transfer_.empty() || static_cast<int>(record_order_.size()) >= options_.num_warmup_random);
@@ -171,6 +181,7 @@ std::vector<Config> XGBTuner::next_batch(int n) {
   stats_.last_random = static_cast<int>(out.size()) - stats_.last_model;
   stats_.model_proposals += stats_.last_model;
   stats_.random_proposals += stats_.last_random;
+  out.insert(out.begin(), seeded.begin(), seeded.end());
   return out;
 }
 
@@ -201,6 +212,13 @@ std::vector<double> XGBTuner::predict(const std::vector<Config>& configs) {
   std::vector<double> out;
   for (float v : scores) out.push_back(std::isfinite(v) ? v : std::numeric_limits<double>::quiet_NaN());
   return out;
+}
+
+void XGBTuner::add_seeds(const std::vector<Config>& seeds) {
+  for (const Config& c : seeds) {
+    internal_assert(c.space() == space_) << "a seed config of another space";
+    seeds_.push_back(c);
+  }
 }
 
 void XGBTuner::add_transfer_data(const std::vector<FeatureVector>& features, const std::vector<float>& scores,

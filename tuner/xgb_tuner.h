@@ -62,7 +62,7 @@ struct XGBTunerStats {
   int64_t fits = 0;
   int64_t feature_extractions = 0;  // feature_fn calls in total
   // The last batch: how it was made.
-  int last_model = 0, last_random = 0;
+  int last_model = 0, last_random = 0, last_seeded = 0;
   int last_feature_extractions = 0;  // by the annealer in next_batch
   int last_anneal_steps = 0;
   int64_t last_anneal_evaluations = 0;
@@ -89,6 +89,11 @@ class XGBTuner : public Tuner {
   // normalized scores (1 = best of that task, 0 = failed). Call once per task
   // with a distinct `group`; calls with the same group add to that group.
   void add_transfer_data(const std::vector<FeatureVector>& features, const std::vector<float>& scores, int group);
+  // Configs to measure first (the best configs of neighbouring tuned shapes,
+  // mapped into this space): the next batch starts with those not yet
+  // measured or proposed, in the order given, before the model's and the
+  // random share.
+  void add_seeds(const std::vector<Config>& seeds);
 
   const XGBTunerStats& stats() const { return stats_; }
   const CostModel& model() const { return *model_; }
@@ -117,6 +122,7 @@ class XGBTuner : public Tuner {
   SimulatedAnnealing anneal_;
 
   std::unordered_set<uint64_t> taken_;  // keys proposed or measured
+  std::vector<Config> seeds_;            // not proposed yet
   std::vector<uint64_t> record_order_;  // keys of this task's records, first measured first
   std::unordered_map<uint64_t, Record> records_;
   std::map<int, std::pair<std::vector<FeatureVector>, std::vector<float>>> transfer_;  // by group
