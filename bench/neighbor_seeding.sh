@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Convergence with and without seeding from neighbouring shapes (issue 17,
+# part 3), leave-one-out over the seven 3x3 convolutions of resnet50:
+#   1. tune all seven into a base database (BASE_TRIALS each);
+#   2. for each layer L, a database with the six others' records only, then
+#      tune L for TRIALS with the default --neighbor-seeds 4 and, from the
+#      same database, with --neighbor-seeds 0 (transfer data from the
+#      neighbours in both: only the seeds differ);
+#   3. print, per layer, the trial at which each run first reached 95% of
+#      the layer's final best (the best of its three runs).
+# Neighbours share stride: the 4 stride-1 layers seed each other, as do the
+# 3 stride-2 ones. About 30 minutes on 2 cores; pause other work.
+#
+#   bench/neighbor_seeding.sh [BUILD_DIR]      (default: build)
+#   BASE_TRIALS=128 TRIALS=64 BATCH=16 SEED=0 (the tuner's random seed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KILN="${1:-build}/kiln"
+BASE_TRIALS="${BASE_TRIALS:-128}" TRIALS="${TRIALS:-64}" BATCH="${BATCH:-16}" SEED="${SEED:-0}"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mapfile -t LAYERS < <(grep -v '^#' bench/suites/resnet50.txt | grep 'R=3,S=3')
+[ "${#LAYERS[@]}" -eq 7 ] || { echo "expected 7 3x3 layers in resnet50.txt, found ${#LAYERS[@]}" >&2; exit 1; }
+
+
+start=$(date +%s)
+echo "base: ${#LAYERS[@]} layers x $BASE_TRIALS trials"
+CANON=()
+for w in "${LAYERS[@]}"; do
+  out=$("$KILN" tune "$w" --trials "$BASE_TRIALS" --batch "$BATCH" --seed "$SEED" --db "$TMP/base.db" --json 2>/dev/null)
+  CANON+=("$(node -e 'console.log(JSON.parse(process.argv[1]).workload)' "$out")")
+  node -e 'const j = JSON.parse(process.argv[1]); console.log(`  ${j.workload}: ${j.best_gflops.toFixed(1)} GFLOP/s`)' \
+    "$out"
+done
+"$KILN" export --db "$TMP/base.db" --jsonl "$TMP/base.jsonl" 2>/dev/null
+
+# Per run: the trial (1-based) at which best-so-far first reached 95% of REF.
+reach() {  # reach FILE.jsonl WORKLOAD REF
+  node -e '
+    const [file, w, ref] = process.argv.slice(1);
+    const lines = require("fs").readFileSync(file, "utf8").split("\n").filter(Boolean).map(JSON.parse)
+      .filter(r => r.workload === w);
+    let best = 0, at = "-";
+    lines.forEach((r, i) => { best = Math.max(best, r.gflops); if (at === "-" && best >= 0.95 * ref) at = i + 1; });
+    console.log(at);' "$1" "$2" "$3"
+}
+best_of() {  # best_of FILE.jsonl WORKLOAD
+  node -e '
+    const [file, w] = process.argv.slice(1);
+    const g = require("fs").readFileSync(file, "utf8").split("\n").filter(Boolean).map(JSON.parse)
+      .filter(r => r.workload === w).map(r => r.gflops);
+    console.log(Math.max(0, ...g));' "$1" "$2"
+}
+
+printf '\n%-72s %9s %12s %12s %9s %9s\n' "layer" "final" "seeded 95%" "unseeded 95%" "seeded" "unseeded"
+for i in "${!LAYERS[@]}"; do
+  w=${LAYERS[$i]} cw=${CANON[$i]}
+  grep -vF "\"workload\":\"$cw\"" "$TMP/base.jsonl" > "$TMP/others.jsonl" || true
+  for mode in seeded unseeded; do
+    rm -f "$TMP/$mode.db"*
+    "$KILN" import "$TMP/others.jsonl" --db "$TMP/$mode.db" >/dev/null 2>&1
+    seeds=4
+    [ "$mode" = unseeded ] && seeds=0
+    "$KILN" tune "$w" --trials "$TRIALS" --batch "$BATCH" --seed "$SEED" --neighbor-seeds "$seeds" --db "$TMP/$mode.db" \
+      >/dev/null 2>&1
+    "$KILN" export --db "$TMP/$mode.db" --jsonl "$TMP/$mode.jsonl" 2>/dev/null
+  done
+  ref=$(node -e 'console.log(Math.max(...process.argv.slice(1).map(Number)))' \
+    "$(best_of "$TMP/base.jsonl" "$cw")" "$(best_of "$TMP/seeded.jsonl" "$cw")" "$(best_of "$TMP/unseeded.jsonl" "$cw")")
+  printf '%-72s %9.1f %12s %12s %9.1f %9.1f\n' "$cw" "$ref" "$(reach "$TMP/seeded.jsonl" "$cw" "$ref")" \
+    "$(reach "$TMP/unseeded.jsonl" "$cw" "$ref")" "$(best_of "$TMP/seeded.jsonl" "$cw")" \
+    "$(best_of "$TMP/unseeded.jsonl" "$cw")"
+done
+echo "(final: the best GFLOP/s of the layer's base, seeded and unseeded runs; 95%: the trial at which a run of"
+echo " $TRIALS trials first reached 95% of it, - if never; seeded/unseeded: each run's best)"
+echo "total: $(( $(date +%s) - start )) s"
