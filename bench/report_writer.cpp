@@ -114,12 +114,12 @@ nlohmann::json normalized_bench(const nlohmann::json& in) {
 
 }  // namespace
 
-std::string utc_timestamp() {
+std::string utc_timestamp(const char* format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 

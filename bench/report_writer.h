@@ -31,7 +31,7 @@ ReportSummary write_report(const ReportFiles& files, bool running);
 // A `kiln bench --json` result; UserError naming the file otherwise.
 nlohmann::json read_bench_result(const std::string& path);
 
-// "2026-11-23 18:40:12 UTC".
-std::string utc_timestamp();
+// The current UTC time in strftime's `format` ("2026-11-23 18:40:12 UTC").
+std::string utc_timestamp(const char* format = "%Y-%m-%d %H:%M:%S UTC");
 
 }  // namespace kiln

@@ -57,14 +57,7 @@ struct TuneCommandOptions {
 };
 
 // "tune-20261123-184012-4242": when the job started, and its process.
-std::string default_job_name() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return "tune-" + std::string(buf) + "-" + std::to_string(getpid());
-}
+std::string default_job_name() { return "tune-" + utc_timestamp("%Y%m%d-%H%M%S") + "-" + std::to_string(getpid()); }
 
 std::string format_eta(double s) {
   std::ostringstream os;
