@@ -40,12 +40,18 @@ struct PeakShape {
   double flops() const { return 2.0 * static_cast<double>(threads * rows * cols * lanes * kPeakK * kPeakRepeat); }
 };
 
-PeakShape peak_shape(const Target& target, int threads) {
-  const int bits = target.vector_bits();
-  // rows x cols accumulators: 24 of AVX-512's 32 registers (12 of AVX2's 16),
-  // enough to cover the FMA latency on two ports, and per k cols + rows
-  // loads for 2 * rows FMAs, within two load ports.
-  return {threads, bits >= 512 ? 12 : 6, 2, bits / 32};
+// The register tiles tried (the fastest one counts): rows x cols
+// accumulators, 24 of AVX-512's 32 registers (12 of AVX2's 16), enough to
+// cover the FMA latency on two ports, with cols + rows loads per k for
+// rows * cols FMAs; machines differ in which balance of loads suits them.
+std::vector<PeakShape> peak_shapes(const Target& target, int threads) {
+  const int64_t lanes = target.vector_bits() / 32;
+  if (target.vector_bits() >= 512) return {{threads, 12, 2, lanes}, {threads, 8, 3, lanes}, {threads, 6, 4, lanes}};
+  return {{threads, 6, 2, lanes}, {threads, 4, 3, lanes}};
+}
+
+std::string peak_kernel_name(const PeakShape& p) {
+  return "kiln_probe_peak_" + std::to_string(p.rows) + "x" + std::to_string(p.cols);
 }
 
 LoweredFunc peak_kernel(const PeakShape& p) {
@@ -73,7 +79,7 @@ LoweredFunc peak_kernel(const PeakShape& p) {
   sa.unroll(ax[1]);
   sa.unroll(ax[2]);
   sa.vectorize(ax[3]);
-  return lower(s, {a, b, out}, "kiln_probe_peak");
+  return lower(s, {a, b, out}, peak_kernel_name(p));
 }
 
 LoweredFunc stream_kernel(int64_t lanes) {
@@ -109,7 +115,7 @@ std::string cpu_model_name() {
 
 struct Kernels {
   std::unique_ptr<JitModule> jit;
-  PeakShape peak;
+  std::vector<PeakShape> peaks;
   int64_t lanes;
 };
 
@@ -117,9 +123,12 @@ Kernels compile_kernels(const Target& target) {
   user_check(target.is_host()) << "the machine probe measures this machine only; target '" << target.str()
                                << "' is not the host";
   Kernels k;
-  k.peak = peak_shape(target, rt::default_num_threads());
+  k.peaks = peak_shapes(target, rt::default_num_threads());
   k.lanes = target.vector_bits() / 32;
-  k.jit = JitModule::compile({peak_kernel(k.peak), stream_kernel(k.lanes)}, target);
+  std::vector<LoweredFunc> funcs;
+  for (const PeakShape& p : k.peaks) funcs.push_back(peak_kernel(p));
+  funcs.push_back(stream_kernel(k.lanes));
+  k.jit = JitModule::compile(funcs, target);
   return k;
 }
 
@@ -167,17 +176,19 @@ MachineFigures measure(const Target& target) {
   Kernels k = compile_kernels(target);
   MachineFigures m;
   m.cpu = cpu_model_name();
-  m.threads = static_cast<int>(k.peak.threads);
+  m.threads = static_cast<int>(k.peaks.front().threads);
   // The fastest single call: a parallel call lasts as long as its slowest
   // thread, so averaging calls would count every interruption of either.
   rt::TimeOptions opts;
   opts.repeat = 100;
   opts.number = 1;
 
-  PeakArrays pa = peak_arrays(k.peak);
-  kiln_packed_fn peak = k.jit->get_function("kiln_probe_peak");
-  rt::TimeResult tp = rt::time_function([&] { call(peak, pa.args, "peak"); }, opts);
-  m.peak_gflops = k.peak.flops() / (tp.min_ms * 1e6);
+  for (const PeakShape& p : k.peaks) {
+    PeakArrays pa = peak_arrays(p);
+    kiln_packed_fn peak = k.jit->get_function(peak_kernel_name(p));
+    rt::TimeResult tp = rt::time_function([&] { call(peak, pa.args, "peak"); }, opts);
+    m.peak_gflops = std::max(m.peak_gflops, p.flops() / (tp.min_ms * 1e6));
+  }
 
   StreamArrays sa = stream_arrays();
   kiln_packed_fn stream = k.jit->get_function("kiln_probe_stream");
@@ -268,14 +279,16 @@ std::optional<Database::Machine> ensure_machine_figures(Database& db, const Targ
 
 std::string check_probe_kernels(const Target& target) {
   Kernels k = compile_kernels(target);
-  PeakArrays pa = peak_arrays(k.peak);
-  call(k.jit->get_function("kiln_probe_peak"), pa.args, "peak");
   const float want = static_cast<float>(kPeakK * kPeakRepeat) * kA * kB;
-  const auto* out = static_cast<const float*>(pa.out.data());
-  for (int64_t i = 0; i < pa.out.num_elements(); ++i)
-    if (out[i] != want)
-      return "peak kernel: out[" + std::to_string(i) + "] = " + std::to_string(out[i]) + ", expected " +
-             std::to_string(want);
+  for (const PeakShape& p : k.peaks) {
+    PeakArrays pa = peak_arrays(p);
+    call(k.jit->get_function(peak_kernel_name(p)), pa.args, "peak");
+    const auto* out = static_cast<const float*>(pa.out.data());
+    for (int64_t i = 0; i < pa.out.num_elements(); ++i)
+      if (out[i] != want)
+        return peak_kernel_name(p) + ": out[" + std::to_string(i) + "] = " + std::to_string(out[i]) +
+               ", expected " + std::to_string(want);
+  }
   StreamArrays sa = stream_arrays();
   call(k.jit->get_function("kiln_probe_stream"), sa.args, "stream");
   const auto* a = static_cast<const float*>(sa.a.data());
@@ -288,7 +301,7 @@ std::string check_probe_kernels(const Target& target) {
 }
 
 std::string peak_kernel_assembly(const Target& target) {
-  return emit_assembly({peak_kernel(peak_shape(target, 2))}, target);
+  return emit_assembly({peak_kernel(peak_shapes(target, 2).front())}, target);
 }
 
 }  // namespace kiln

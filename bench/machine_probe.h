@@ -3,7 +3,8 @@
 // percentages of peak). Both kernels are tensor expressions scheduled, lowered
 // and JIT-compiled like any tuned kernel, so the peak is the one kiln's own
 // code generation can reach:
-// - peak: a register-blocked matmul micro-kernel per thread,
+// - peak: the fastest of a few register-blocked matmul micro-kernels (tile
+//   shapes) per thread,
 //   out[t, j, c, l] = sum over (r, k) of a[t, k, j] * b[t, k, c, l], with j
 //   and c unrolled into independent accumulators (enough to cover the FMA
 //   latency on two FMA ports), l a full native vector, operands that stay in
@@ -52,7 +53,7 @@ Database::Machine machine_record(const Target& target, const MachineFigures& m);
 // process; returns "" when their outputs are right, else what was wrong.
 std::string check_probe_kernels(const Target& target);
 
-// The probe's peak kernel as assembly (tests look for packed FMAs).
+// The probe's first peak kernel as assembly (tests look for packed FMAs).
 std::string peak_kernel_assembly(const Target& target);
 
 }  // namespace kiln
