@@ -321,19 +321,23 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
       user_error() << "suite '" << suite.path << "' line " << sw.line << ": " << e.what();
     }
   }
-  // This machine's roof, for the report's % of peak and roofline: from the
-  // database when it has it, else measured now (before anything forks or
-  // starts threads: loading a baseline plug-in may start OpenBLAS's).
+  // This machine's roof, for the report's % of peak and roofline, measured
+  // in this run (the speed of a shared machine drifts between runs) and
+  // stored in the database; before anything forks or starts threads
+  // (loading a baseline plug-in may start OpenBLAS's).
   const Target host = Target::host();
   std::optional<Database::Machine> machine;
-  if (!o.db.empty()) {
-    machine = ensure_machine_figures(*Database::open(o.db), host, log);
-  } else if (proc::count_threads() == 1) {
+  if (proc::count_threads() == 1) {
     try {
       machine = machine_record(host, probe_machine(host));
+      log << "machine probe: fp32 peak " << std::fixed << std::setprecision(1) << machine->peak_gflops
+          << " GFLOP/s, bandwidth " << machine->bandwidth_gbs << " GB/s\n";
+      if (!o.db.empty()) Database::open(o.db)->put_machine(*machine);
     } catch (const UserError& e) {
       log << "machine probe failed: " << e.what() << "\n";
     }
+  } else {
+    log << "machine probe skipped: this process already runs threads\n";
   }
   std::vector<std::string> names = chosen_baselines(o);
   if (o.tune_trials > 0) {
