@@ -96,7 +96,7 @@ void tune_workloads(const std::vector<std::string>& workloads, const BenchOption
     mo.nthread = 1;
     XGBTuner tuner(
         *task.space,
-        [tp](const Config& c) { return extract_features(tp->instantiate(c, LowerDepth::kAnnotatedLoops)); },
+        [tp](const Config& c) { return config_features(*tp, c); },
         std::make_unique<XGBoostRanker>(mo), xo);
     warm_start_from_neighbors(tuner, task, *db, target, /*max_seeds=*/4);
     LocalBuilder builder(LocalBuilderOptions{});

@@ -113,6 +113,11 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
+void check_host(const Target& target) {
+  user_check(target.is_host()) << "the machine probe measures this machine only; target '" << target.str()
+                               << "' is not the host";
+}
+
 struct Kernels {
   std::unique_ptr<JitModule> jit;
   std::vector<PeakShape> peaks;
@@ -120,8 +125,7 @@ struct Kernels {
 };
 
 Kernels compile_kernels(const Target& target) {
-  user_check(target.is_host()) << "the machine probe measures this machine only; target '" << target.str()
-                               << "' is not the host";
+  check_host(target);
   Kernels k;
   k.peaks = peak_shapes(target, rt::default_num_threads());
   k.lanes = target.vector_bits() / 32;
@@ -202,8 +206,7 @@ MachineFigures measure(const Target& target) {
 }  // namespace
 
 MachineFigures probe_machine(const Target& target) {
-  user_check(target.is_host()) << "the machine probe measures this machine only; target '" << target.str()
-                               << "' is not the host";
+  check_host(target);
   proc::check_single_threaded("the machine probe");
   std::string error;
   proc::Child child = proc::fork_child(
@@ -286,8 +289,8 @@ std::string check_probe_kernels(const Target& target) {
     const auto* out = static_cast<const float*>(pa.out.data());
     for (int64_t i = 0; i < pa.out.num_elements(); ++i)
       if (out[i] != want)
-        return peak_kernel_name(p) + ": out[" + std::to_string(i) + "] = " + std::to_string(out[i]) +
-               ", expected " + std::to_string(want);
+        return peak_kernel_name(p) + ": out[" + std::to_string(i) + "] = " + std::to_string(out[i]) + ", expected " +
+               std::to_string(want);
   }
   StreamArrays sa = stream_arrays();
   call(k.jit->get_function("kiln_probe_stream"), sa.args, "stream");

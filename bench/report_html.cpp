@@ -127,12 +127,14 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
   if (!bench.value("command", std::string()).empty())
     p.html << ", <code>" << html_escape(bench["command"]) << "</code>";
   p.html << ".</p>\n";
+  std::map<std::string, std::vector<double>> percents;  // of the roof; 0: no figure
   std::map<std::string, std::vector<std::string>> labels;
   for (const auto& name : cols)
     for (const auto& w : bench.at("workloads")) {
       const json& res = w.at("results");
       bool ok = res.contains(name) && res[name].contains("gflops") && res[name].value("check", "ok") == "ok";
       double pct = ok ? percent_of_roof(w, res[name], f) : 0;
+      percents[name].push_back(pct);
       labels[name].push_back(pct > 0 ? num(pct, 0) + "%" : "");
     }
   p.chart(bench_chart(bench, cols, labels), 340);
@@ -171,9 +173,9 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
              << html_escape(baseline_display_name(w["best_baseline"].get<std::string>())) << "</td>";
     else
       p.html << "<td data-v=\"0\">-</td>";
-    const std::string& pct = labels["kiln"][static_cast<size_t>(i - 1)];
-    p.html << "<td data-v=\"" << (pct.empty() ? "0" : pct.substr(0, pct.size() - 1)) << "\">"
-           << (pct.empty() ? "-" : pct) << "</td></tr>\n";
+    const size_t row = static_cast<size_t>(i - 1);
+    p.html << "<td data-v=\"" << percents["kiln"][row] << "\">"
+           << (labels["kiln"][row].empty() ? "-" : labels["kiln"][row]) << "</td></tr>\n";
   }
   p.html << "</tbody></table>\n<p class=\"meta\">";
   for (const auto& name : result_baselines(bench))

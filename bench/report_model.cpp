@@ -12,10 +12,6 @@ namespace kiln {
 
 namespace {
 
-struct TaskRecords {
-  std::vector<const Database::Record*> records;
-};
-
 double throughput_of(const Database::Record& r) { return r.ok() ? r.gflops : 0; }
 
 std::string token_value(const std::string& target, const std::string& key) {
@@ -71,12 +67,12 @@ std::optional<double> workload_min_bytes(const std::string& workload) {
 
 std::vector<TaskStats> task_stats(const std::vector<Database::Record>& records,
                                   const std::map<std::string, double>& flops) {
-  std::map<std::string, TaskRecords> by_task;
-  for (const auto& r : records) by_task[r.task_key()].records.push_back(&r);
+  std::map<std::string, std::vector<const Database::Record*>> by_task;
+  for (const auto& r : records) by_task[r.task_key()].push_back(&r);
   std::vector<TaskStats> out;
-  for (auto& [key, tr] : by_task) {
+  for (auto& [key, task_records] : by_task) {
     TaskStats t;
-    const Database::Record& first = *tr.records.front();
+    const Database::Record& first = *task_records.front();
     t.key = key;
     t.workload = first.workload;
     t.op = first.op;
@@ -87,7 +83,7 @@ std::vector<TaskStats> task_stats(const std::vector<Database::Record>& records,
     std::vector<CurvePoint> by_trial;
     std::vector<std::pair<int64_t, double>> timed;  // (timestamp, GFLOP/s) of records with a time
     std::map<int, std::pair<std::vector<double>, std::vector<double>>> rounds;  // round -> (predicted, measured)
-    for (const Database::Record* r : tr.records) {
+    for (const Database::Record* r : task_records) {
       ++t.trials;
       if (!r->ok()) {
         ++t.errors;

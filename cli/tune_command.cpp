@@ -71,12 +71,6 @@ std::string format_eta(double s) {
   return os.str();
 }
 
-// Features of a config; a UserError (the template rejects the config) tells
-// the xgb tuner never to propose it.
-FeatureVector features_of(const Task& task, const Config& c) {
-  return extract_features(task.instantiate(c, LowerDepth::kAnnotatedLoops));
-}
-
 std::unique_ptr<Tuner> make_tuner(const TuneCommandOptions& o, const Task& task, Database& db, const Target& target) {
   if (o.tuner == "random") return std::make_unique<RandomTuner>(*task.space, o.seed);
   if (o.tuner == "grid") return std::make_unique<GridTuner>(*task.space);
@@ -89,7 +83,7 @@ std::unique_ptr<Tuner> make_tuner(const TuneCommandOptions& o, const Task& task,
   mo.seed = o.seed;
   mo.nthread = 1;  // more would leave OpenMP threads behind, and the builder forks
   auto tuner = std::make_unique<XGBTuner>(
-      *task.space, [tp](const Config& c) { return features_of(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
+      *task.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
   // Records of tuned neighbouring shapes warm-start the model, and their
   // best configs are measured first.
   WarmStart ws = warm_start_from_neighbors(*tuner, task, db, target, o.neighbor_seeds);

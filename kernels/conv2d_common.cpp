@@ -74,6 +74,17 @@ Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act) {
   return apply_activation(v, act);
 }
 
+Tensor blocked_conv_epilogue(const Tensor& conv, const Tensor* bias, int64_t block, Activation act,
+                             const std::string& name, const std::string& tag) {
+  const int iblock = static_cast<int>(block);
+  return compute(
+      conv.shape(),
+      [&](const std::vector<Var>& v) {
+        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * iblock + v[4], act);
+      },
+      name, tag);
+}
+
 Tensor bias_placeholder(int64_t K, DType dtype) { return placeholder({K}, accumulator_type(dtype), "bias"); }
 
 OpParam int_param(const std::string& name, const std::string& meaning, const std::string& default_value) {

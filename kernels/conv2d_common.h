@@ -40,6 +40,10 @@ void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_
 
 // v (+ bias[index]), then the activation: the fused element-wise epilogue.
 Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act);
+// conv_epilogue over a blocked output [N, C/block, OH, OW, block]: element
+// (n, co, oh, ow, ci) is channel co * block + ci.
+Tensor blocked_conv_epilogue(const Tensor& conv, const Tensor* bias, int64_t block, Activation act,
+                             const std::string& name, const std::string& tag);
 // The op's bias input (accumulator type, one value per output channel).
 Tensor bias_placeholder(int64_t K, DType dtype);
 

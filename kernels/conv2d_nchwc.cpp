@@ -41,13 +41,7 @@ struct NchwcConv {
 
   // conv (+ bias[k], activation) over the blocked output, channel k = ko*kb + ki.
   Tensor epilogue(const Tensor& conv, const Tensor* bias, const std::string& name, const std::string& tag) const {
-    const int ikb = static_cast<int>(s.kb);
-    return compute(
-        conv.shape(),
-        [&](const std::vector<Var>& v) {
-          return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * ikb + v[4], s.act);
-        },
-        name, tag);
+    return blocked_conv_epilogue(conv, bias, s.kb, s.act, name, tag);
   }
 };
 

@@ -21,13 +21,7 @@ const std::vector<std::string>& border_options() {
 // conv (+ bias[c], activation) over the blocked output, channel c = co*cb + ci.
 Tensor depthwise_epilogue(const DepthwiseNchwcShape& s, const Tensor& conv, const Tensor* bias,
                           const std::string& name, const std::string& tag) {
-  const int icb = static_cast<int>(s.cb);
-  return compute(
-      conv.shape(),
-      [&](const std::vector<Var>& v) {
-        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * icb + v[4], s.act);
-      },
-      name, tag);
+  return blocked_conv_epilogue(conv, bias, s.cb, s.act, name, tag);
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ std::vector<Neighbor> nearest_workloads(const std::string& workload, const std::
     if (!other || other->canonical == self->canonical) continue;
     if (auto d = distance(*self, *other)) out.push_back({c, *d});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Neighbor& a, const Neighbor& b) { return a.distance < b.distance; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Neighbor& a, const Neighbor& b) { return a.distance < b.distance; });
   return out;
 }
 
@@ -68,13 +69,12 @@ std::vector<Neighbor> nearest_workloads(const std::string& workload, const std::
 
 #include <map>
 
-#include "costmodel/features.h"
 #include "tasks/task_factory.h"
 
 namespace kiln {
 
 WarmStart warm_start_from_neighbors(XGBTuner& tuner, const Task& task, Database& db, const Target& target,
-                                   int max_seeds) {
+                                    int max_seeds) {
   WarmStart ws;
   std::map<std::string, std::vector<Database::Record>> by_workload;
   std::vector<std::string> tuned;
@@ -95,7 +95,7 @@ WarmStart warm_start_from_neighbors(XGBTuner& tuner, const Task& task, Database&
     std::vector<float> y;
     for (const auto& r : recs) {
       try {
-        x.push_back(extract_features(other.instantiate(other.space->from_json(r.config), LowerDepth::kAnnotatedLoops)));
+        x.push_back(config_features(other, other.space->from_json(r.config)));
         y.push_back(static_cast<float>(r.gflops / best->gflops));
       } catch (const UserError&) {
         // a record of an older template version, or a config it rejects

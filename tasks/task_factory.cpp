@@ -188,4 +188,8 @@ ScheduledOp apply_task_config(const std::string& workload, const Target& target,
   return def.apply_config(op, space->from_json(config));
 }
 
+FeatureVector config_features(const Task& task, const Config& c) {
+  return extract_features(task.instantiate(c, LowerDepth::kAnnotatedLoops));
+}
+
 }  // namespace kiln

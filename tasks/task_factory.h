@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codegen/target.h"
+#include "costmodel/features.h"
 #include "kernels/op_registry.h"
 #include "tuner/task.h"
 
@@ -16,6 +17,11 @@ namespace kiln {
 // user_error on a bad workload or target string. Without a reference, a
 // task can only provide features (transfer learning).
 Task make_task(const std::string& workload, const Target& target, bool with_reference = true);
+
+// The cost model's features of a config of the task (its loop nest lowered
+// to annotated loops). UserError when the template rejects the config: the
+// xgb tuner then never proposes it.
+FeatureVector config_features(const Task& task, const Config& c);
 
 // The op instance and the scheduled kernel of a task's config.
 ScheduledOp apply_task_config(const std::string& workload, const Target& target, const nlohmann::json& config);

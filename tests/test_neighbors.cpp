@@ -60,7 +60,7 @@ TEST_CASE("neighbours: a new task's search starts from its tuned neighbours' rec
   XGBoostRanker::Options mo;
   mo.nthread = 1;
   XGBTuner tuner(
-      *task.space, [tp](const Config& c) { return extract_features(tp->instantiate(c, LowerDepth::kAnnotatedLoops)); },
+      *task.space, [tp](const Config& c) { return config_features(*tp, c); },
       std::make_unique<XGBoostRanker>(mo));
   WarmStart ws = warm_start_from_neighbors(tuner, task, *db, host, 4);
   REQUIRE(ws.neighbors.size() == 1);
@@ -76,7 +76,7 @@ TEST_CASE("neighbours: a new task's search starts from its tuned neighbours' rec
   CHECK(tuner.stats().last_seeded == 0);  // seeds go once
   // No seeds asked for: transfer data only.
   XGBTuner plain(
-      *task.space, [tp](const Config& c) { return extract_features(tp->instantiate(c, LowerDepth::kAnnotatedLoops)); },
+      *task.space, [tp](const Config& c) { return config_features(*tp, c); },
       std::make_unique<XGBoostRanker>(mo));
   CHECK(warm_start_from_neighbors(plain, task, *db, host, 0).seeds == 0);
 }

@@ -37,7 +37,7 @@ std::vector<Sample> load_samples(Database& db, const Task& task) {
     if (!rec.ok() || rec.gflops <= 0) continue;
     try {
       Config c = task.space->from_json(rec.config);
-      out.push_back({extract_features(task.instantiate(c, LowerDepth::kAnnotatedLoops)), rec.gflops});
+      out.push_back({config_features(task, c), rec.gflops});
     } catch (const UserError&) {
       // a record from another version of the template: not comparable
     }
