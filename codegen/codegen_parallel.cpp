@@ -125,7 +125,7 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
 
     // Body: its own variable bindings, allocas and heap buffers.
     llvm::Function* saved_func = func_;
-    std::vector<llvm::Value*> saved_heap;
+    std::vector<HeapBlock> saved_heap;
     saved_heap.swap(heap_allocs_);
     std::unordered_map<const VarNode*, llvm::Value*> saved_values;
     saved_values.swap(values_);

@@ -1,5 +1,5 @@
 // Statements -> LLVM control flow: loops (preheader/header/latch with a phi),
-// conditionals, lets and allocations (entry-block allocas or aligned_alloc).
+// conditionals, lets and allocations (entry-block allocas or workspace blocks).
 #include "codegen/llvm_codegen.h"
 #include "base/error.h"
 
@@ -177,12 +177,11 @@ void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
     llvm::Value* bytes = builder_.CreateMul(n, make_int(i64, elem_bytes));
     // aligned_alloc wants a multiple of the alignment (and a non-zero size).
     bytes = builder_.CreateAnd(builder_.CreateAdd(bytes, make_int(i64, 64)), make_int(i64, ~int64_t{63}));
-    llvm::Function* aligned_alloc = declare_extern("aligned_alloc", builder_.getInt8PtrTy(), {i64, i64});
-    llvm::Value* raw = builder_.CreateCall(aligned_alloc, {make_int(i64, 64), bytes}, op->buffer->name);
+    llvm::Value* raw = emit_workspace_alloc(bytes, op->buffer->name);
     // Out of memory: report failure instead of crashing.
     emit_return_on_error(builder_.CreateZExt(builder_.CreateIsNull(raw), builder_.getInt32Ty()));
     ptr = builder_.CreateBitCast(raw, elem_ptr_ty);
-    heap_allocs_.push_back(raw);
+    heap_allocs_.push_back({raw, bytes});
     on_heap = true;
   }
   const VarNode* v = op->buffer.node();
@@ -194,10 +193,9 @@ void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
   emit(op->body);
   unbind(v, previous);
   if (on_heap) {
-    llvm::Value* raw = heap_allocs_.back();
+    HeapBlock block = heap_allocs_.back();
     heap_allocs_.pop_back();
-    llvm::Function* free_fn = declare_extern("free", builder_.getVoidTy(), {builder_.getInt8PtrTy()});
-    builder_.CreateCall(free_fn, {raw});
+    emit_workspace_free(block);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "codegen/llvm_codegen.h"
 #include "codegen/llvm_support.h"
 #include "base/error.h"
+#include "runtime/workspace.h"
 
 namespace kiln {
 namespace {
@@ -73,6 +74,10 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<LoweredFunc>& fu
 
   auto slot = check(jit.lookup(KILN_PARALLEL_FOR_SLOT), "looking up the parallel-for slot");
   *reinterpret_cast<void**>(slot.getAddress()) = reinterpret_cast<void*>(&kiln_parallel_for);
+  auto alloc_slot = check(jit.lookup(KILN_WORKSPACE_ALLOC_SLOT), "looking up the workspace slots");
+  auto free_slot = check(jit.lookup(KILN_WORKSPACE_FREE_SLOT), "looking up the workspace slots");
+  rt::set_workspace_slots(reinterpret_cast<void*>(static_cast<uintptr_t>(alloc_slot.getAddress())),
+                          reinterpret_cast<void*>(static_cast<uintptr_t>(free_slot.getAddress())));
   for (const LoweredFunc& f : funcs) {
     auto sym = check(jit.lookup(f.name), "looking up a kernel");
     impl->names.push_back(f.name);

@@ -18,6 +18,10 @@ namespace {
 // Symbols generated code calls or defines; a kernel of that name would clash.
 bool is_reserved_name(const std::string& s) {
   static const std::unordered_set<std::string> reserved = {KILN_PARALLEL_FOR_SLOT,
+                                                           KILN_WORKSPACE_ALLOC_SLOT,
+                                                           KILN_WORKSPACE_FREE_SLOT,
+                                                           "kiln_workspace_alloc",
+                                                           "kiln_workspace_free",
                                                            "kiln_parallel_for",
                                                            "free",
                                                            "aligned_alloc",
@@ -72,6 +76,15 @@ std::unique_ptr<llvm::Module> CodeGenLLVM::compile(const std::vector<LoweredFunc
   // exports a symbol of the same name.
   if (llvm::Triple(target_.triple).isOSBinFormatELF())
     parallel_slot_->setVisibility(llvm::GlobalValue::ProtectedVisibility);
+  auto make_slot = [&](const char* name) {
+    auto* g = new llvm::GlobalVariable(*module_, i8ptr, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+                                       llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8ptr)), name);
+    g->setAlignment(llvm::Align(8));
+    if (llvm::Triple(target_.triple).isOSBinFormatELF()) g->setVisibility(llvm::GlobalValue::ProtectedVisibility);
+    return g;
+  };
+  workspace_alloc_slot_ = make_slot(KILN_WORKSPACE_ALLOC_SLOT);
+  workspace_free_slot_ = make_slot(KILN_WORKSPACE_FREE_SLOT);
 
   std::unordered_set<std::string> names;
   for (const LoweredFunc& f : funcs) {
@@ -160,10 +173,52 @@ void CodeGenLLVM::emit_return_on_error(llvm::Value* rc) {
   auto* ok_bb = llvm::BasicBlock::Create(ctx_, "ok", func_);
   builder_.CreateCondBr(failed, fail_bb, ok_bb, llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
   builder_.SetInsertPoint(fail_bb);
-  llvm::Function* free_fn = declare_extern("free", builder_.getVoidTy(), {builder_.getInt8PtrTy()});
-  for (auto it = heap_allocs_.rbegin(); it != heap_allocs_.rend(); ++it) builder_.CreateCall(free_fn, {*it});
+  for (auto it = heap_allocs_.rbegin(); it != heap_allocs_.rend(); ++it) emit_workspace_free(*it);
   builder_.CreateRet(rc);
   builder_.SetInsertPoint(ok_bb);
+}
+
+llvm::Value* CodeGenLLVM::emit_workspace_alloc(llvm::Value* bytes, const std::string& name) {
+  llvm::Type* i8ptr = builder_.getInt8PtrTy();
+  llvm::Type* i64 = builder_.getInt64Ty();
+  llvm::Value* slot = builder_.CreateAlignedLoad(i8ptr, workspace_alloc_slot_, llvm::Align(8), "workspace_alloc");
+  auto* cached_bb = llvm::BasicBlock::Create(ctx_, "workspace_cached", func_);
+  auto* plain_bb = llvm::BasicBlock::Create(ctx_, "workspace_plain", func_);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, "workspace_done", func_);
+  builder_.CreateCondBr(builder_.CreateIsNotNull(slot), cached_bb, plain_bb);
+  builder_.SetInsertPoint(cached_bb);
+  auto* alloc_ty = llvm::FunctionType::get(i8ptr, {i64}, false);
+  llvm::Value* from_cache =
+      builder_.CreateCall(alloc_ty, builder_.CreateBitCast(slot, alloc_ty->getPointerTo()), {bytes});
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(plain_bb);
+  llvm::Function* aligned_alloc = declare_extern("aligned_alloc", i8ptr, {i64, i64});
+  llvm::Value* plain = builder_.CreateCall(aligned_alloc, {llvm::ConstantInt::get(i64, 64), bytes});
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(done_bb);
+  llvm::PHINode* p = builder_.CreatePHI(i8ptr, 2, name);
+  p->addIncoming(from_cache, cached_bb);
+  p->addIncoming(plain, plain_bb);
+  return p;
+}
+
+void CodeGenLLVM::emit_workspace_free(const HeapBlock& block) {
+  llvm::Type* i8ptr = builder_.getInt8PtrTy();
+  llvm::Type* i64 = builder_.getInt64Ty();
+  llvm::Value* slot = builder_.CreateAlignedLoad(i8ptr, workspace_free_slot_, llvm::Align(8), "workspace_free");
+  auto* cached_bb = llvm::BasicBlock::Create(ctx_, "workspace_release", func_);
+  auto* plain_bb = llvm::BasicBlock::Create(ctx_, "workspace_free_plain", func_);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, "workspace_freed", func_);
+  builder_.CreateCondBr(builder_.CreateIsNotNull(slot), cached_bb, plain_bb);
+  builder_.SetInsertPoint(cached_bb);
+  auto* free_ty = llvm::FunctionType::get(builder_.getVoidTy(), {i8ptr, i64}, false);
+  builder_.CreateCall(free_ty, builder_.CreateBitCast(slot, free_ty->getPointerTo()), {block.ptr, block.bytes});
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(plain_bb);
+  llvm::Function* free_fn = declare_extern("free", builder_.getVoidTy(), {i8ptr});
+  builder_.CreateCall(free_fn, {block.ptr});
+  builder_.CreateBr(done_bb);
+  builder_.SetInsertPoint(done_bb);
 }
 
 llvm::Value* CodeGenLLVM::lookup(const VarNode* v) const {

@@ -63,6 +63,14 @@ class CodeGenLLVM {
   // A pure libm function (no errno, no memory access), or any other C function.
   llvm::Function* declare_libm(const std::string& name, llvm::Type* ret, std::vector<llvm::Type*> args);
   llvm::Function* declare_extern(const std::string& name, llvm::Type* ret, std::vector<llvm::Type*> args);
+  struct HeapBlock {
+    llvm::Value* ptr;
+    llvm::Value* bytes;
+  };
+  // A heap block through the module's workspace slots (runtime/c_api.h), or
+  // aligned_alloc / free while the slots are null. `bytes`: an i64 multiple of 64.
+  llvm::Value* emit_workspace_alloc(llvm::Value* bytes, const std::string& name);
+  void emit_workspace_free(const HeapBlock& block);
 
   // ---- llvm_types.cpp: types, constants and conversions
   llvm::Type* llvm_type(DType t);    // register type
@@ -129,11 +137,13 @@ class CodeGenLLVM {
   std::unique_ptr<llvm::Module> module_;
   llvm::IRBuilder<> builder_;
   llvm::GlobalVariable* parallel_slot_ = nullptr;
+  llvm::GlobalVariable* workspace_alloc_slot_ = nullptr;
+  llvm::GlobalVariable* workspace_free_slot_ = nullptr;
 
   // State of the function being emitted (saved and restored around outlining).
   llvm::Function* func_ = nullptr;
   std::string func_name_;                  // the LoweredFunc's name, for naming outlined functions
-  std::vector<llvm::Value*> heap_allocs_;  // live aligned_alloc buffers, freed on early return
+  std::vector<HeapBlock> heap_allocs_;  // live workspace blocks, freed on early return
 
   std::unordered_map<const VarNode*, llvm::Value*> values_;
   std::unordered_map<const VarNode*, DType> buffer_types_;  // element type of each buffer variable

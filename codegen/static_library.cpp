@@ -41,6 +41,14 @@ std::vector<char> emit_library_object(const std::vector<LoweredFunc>& funcs, con
   slot->setLinkage(llvm::GlobalValue::ExternalLinkage);
   slot->setVisibility(llvm::GlobalValue::HiddenVisibility);
   slot->setDSOLocal(true);
+  // A library's kernels allocate their large buffers with aligned_alloc:
+  // the workspace slots stay null, private to the object (so that two kiln
+  // libraries link into one program).
+  for (const char* name : {KILN_WORKSPACE_ALLOC_SLOT, KILN_WORKSPACE_FREE_SLOT})
+    if (llvm::GlobalVariable* ws = module->getGlobalVariable(name)) {
+      ws->setLinkage(llvm::GlobalValue::InternalLinkage);
+      ws->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    }
   for (const LoweredFunc& f : funcs) {
     llvm::Function* entry = module->getFunction(f.name);
     internal_assert(entry != nullptr && !entry->isDeclaration()) << "kernel " << f.name << " has no entry point";

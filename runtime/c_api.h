@@ -10,6 +10,14 @@
  *                                   runtime pool's kiln_parallel_for). Parallel
  *                                   loops call through it, so a module needs
  *                                   no symbol from its host process.
+ * and two optional slots for its buffers too large for the stack
+ *   void* __kiln_workspace_alloc;  -- a kiln_workspace_alloc_fn, and
+ *   void* __kiln_workspace_free;   -- its kiln_workspace_free_fn: the
+ *                                   runtime's cache of freed blocks, so that
+ *                                   a kernel called again reuses its
+ *                                   intermediate arrays instead of mapping
+ *                                   fresh pages. Left null, the kernel uses
+ *                                   aligned_alloc and free.
  */
 #ifndef KILN_RUNTIME_C_API_H_
 #define KILN_RUNTIME_C_API_H_
@@ -35,7 +43,17 @@ int32_t kiln_num_threads(void);
 
 typedef int32_t (*kiln_packed_fn)(void** args);
 
+/* A 64-byte aligned block of `bytes` (a multiple of 64), or null; freed with
+ * the same size. Thread-safe. */
+typedef void* (*kiln_workspace_alloc_fn)(uint64_t bytes);
+typedef void (*kiln_workspace_free_fn)(void* block, uint64_t bytes);
+
+void* kiln_workspace_alloc(uint64_t bytes);
+void kiln_workspace_free(void* block, uint64_t bytes);
+
 #define KILN_PARALLEL_FOR_SLOT "__kiln_parallel_for"
+#define KILN_WORKSPACE_ALLOC_SLOT "__kiln_workspace_alloc"
+#define KILN_WORKSPACE_FREE_SLOT "__kiln_workspace_free"
 
 #ifdef __cplusplus
 }

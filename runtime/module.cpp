@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include "runtime/thread_pool.h"
+#include "runtime/workspace.h"
 
 namespace kiln::rt {
 
@@ -19,6 +20,7 @@ std::shared_ptr<Module> Module::load(const std::string& path) {
     kiln_parallel_for_fn fn = &kiln_parallel_for;
     *static_cast<void**>(slot) = reinterpret_cast<void*>(fn);
   }
+  set_workspace_slots(m->get_symbol(KILN_WORKSPACE_ALLOC_SLOT), m->get_symbol(KILN_WORKSPACE_FREE_SLOT));
   return m;
 }
 

@@ -8,7 +8,11 @@
 
 #include "codegen/alignment.h"
 #include "base/error.h"
+#include "compute/expr_ops.h"
+#include "compute/tensor.h"
 #include "runtime/module.h"
+#include "runtime/workspace.h"
+#include "schedule/lower.h"
 #include "support/temp_dir.h"
 #include "test_codegen_util.h"
 #include "support/skip.h"
@@ -154,6 +158,33 @@ TEST_CASE("optimized IR: aligned vector accesses, promoted tiles, the parallel s
   CHECK(mixed.find("alloca [16 x float]") == std::string::npos);
   CHECK(mixed.find("i8** @__kiln_parallel_for") != std::string::npos);  // the parallel loop calls through the slot
   CHECK(mixed.find("tanhf") != std::string::npos);
+}
+
+TEST_CASE("a kernel's heap intermediates come from the workspace cache, reused call after call",
+          "[codegen][workspace]") {
+  // B is 4 MiB, too large for the stack: a heap block per call.
+  const int64_t n = int64_t{1} << 20;
+  Tensor A = placeholder({n}, DType::f32(), "A");
+  Tensor B = compute({n}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute({n}, [&](Var i) { return B(i) + 1.0f; }, "C");
+  Schedule sch({C});
+  LoweredFunc f = lower(sch, {A, C}, "twice_plus_one");
+  std::string ir = emit_llvm_ir({f}, Target::host());
+  CHECK(ir.find("@__kiln_workspace_alloc = protected") != std::string::npos);
+  CHECK(ir.find("@__kiln_workspace_free = protected") != std::string::npos);
+
+  auto jit = JitModule::compile({f}, Target::host());
+  rt::NDArray a = rt::NDArray::empty({n}, rt::DataType::f32()), c = rt::NDArray::empty({n}, rt::DataType::f32());
+  a.fill_random(3);
+  std::vector<void*> args{a.data(), c.data()};
+  rt::workspace_release_all();
+  REQUIRE(jit->get_function(f.name)(args.data()) == 0);
+  const uint64_t cached = rt::workspace_cached_bytes();
+  CHECK(cached >= static_cast<uint64_t>(n) * 4);  // B's block went back to the cache
+  REQUIRE(jit->get_function(f.name)(args.data()) == 0);
+  CHECK(rt::workspace_cached_bytes() == cached);  // and was taken out and returned again
+  CHECK(c.get(5) == Approx(a.get(5) * 2 + 1));
+  rt::workspace_release_all();
 }
 
 TEST_CASE("JIT and shared object give identical results", "[codegen][so]") {

@@ -22,6 +22,7 @@
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
+#include "runtime/workspace.h"
 #include "support/skip.h"
 
 using namespace kiln::rt;
@@ -396,4 +397,28 @@ int32_t add1(void** args) {
   std::remove(src.c_str());
   std::remove(so.c_str());
   rmdir(dir.c_str());
+}
+
+TEST_CASE("the workspace cache hands a freed block out again for the same size", "[runtime][workspace]") {
+  kiln::rt::workspace_release_all();
+  void* a = kiln_workspace_alloc(4096);
+  REQUIRE(a != nullptr);
+  CHECK(reinterpret_cast<uintptr_t>(a) % 64 == 0);
+  kiln_workspace_free(a, 4096);
+  CHECK(kiln::rt::workspace_cached_bytes() == 4096);
+  void* other = kiln_workspace_alloc(8192);  // another size: a fresh block
+  CHECK(other != a);
+  void* again = kiln_workspace_alloc(4096);
+  CHECK(again == a);
+  CHECK(kiln::rt::workspace_cached_bytes() == 0);
+  kiln_workspace_free(again, 4096);
+  kiln_workspace_free(other, 8192);
+  // Beyond the cap, freed blocks go back to the C library.
+  const uint64_t big = kiln::rt::kWorkspaceCacheBytes;
+  void* huge = kiln_workspace_alloc(big);
+  REQUIRE(huge != nullptr);
+  kiln_workspace_free(huge, big);
+  CHECK(kiln::rt::workspace_cached_bytes() == 4096 + 8192);
+  kiln::rt::workspace_release_all();
+  CHECK(kiln::rt::workspace_cached_bytes() == 0);
 }
