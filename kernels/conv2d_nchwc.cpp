@@ -1,12 +1,14 @@
 #include "kernels/conv2d_nchwc.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/conv2d_template.h"
 #include "kernels/template_util.h"
+#include "kernels/winograd_matrices.h"
 
 namespace kiln {
 
@@ -185,6 +187,30 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   return ScheduledOp{sch, args};
 }
 
+std::vector<OpAlternative> conv2d_nchwc_winograd_alternatives(const OpInstance& op) {
+  Conv2dNchwcShape s = conv2d_nchwc_shape(op);
+  if (s.R != 3 || s.S != 3 || s.stride != 1 || s.dil != 1 || s.G != 1 || !op.dtype.is_float() || op.dtype.bits < 32)
+    return {};
+  std::vector<OpAlternative> out;
+  for (int m : winograd_tile_sizes()) {
+    std::ostringstream sizes, weight, conv;
+    sizes << "C=" << s.C << ",K=" << s.K << ",m=" << m << ",cb=" << s.cb << ",kb=" << s.kb
+          << ",dtype=" << op.dtype.str();
+    weight << "winograd_weight_nchwc:" << sizes.str();
+    conv << "conv2d_winograd_nchwc:N=" << s.N << ",H=" << s.H << ",W=" << s.W << ",pad=" << s.pad << ","
+         << sizes.str() << ",bias=" << s.bias;
+    if (s.act != Activation::kNone) conv << "," << activation_flag(s.act) << "=1";
+    OpAlternative a;
+    a.name = "winograd_f" + std::to_string(m);
+    a.prepare = {UnfusedStep{weight.str(), {1}}};
+    a.kernel.workload = conv.str();
+    a.kernel.inputs = {0, -1};
+    if (s.bias) a.kernel.inputs.push_back(2);
+    out.push_back(a);
+  }
+  return out;
+}
+
 OpDef conv2d_nchwc_op_def() {
   OpDef d;
   d.name = "conv2d_nchwc";
@@ -207,6 +233,7 @@ OpDef conv2d_nchwc_op_def() {
   d.params.push_back(groups_param());
   for (const OpParam& p : epilogue_params()) d.params.push_back(p);
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return conv2d_nchwc_define(p, t); };
+  d.alternatives = conv2d_nchwc_winograd_alternatives;
   d.define_space = conv2d_nchwc_space;
   d.default_config = conv2d_nchwc_default;
   d.apply_config = conv2d_nchwc_apply;

@@ -8,6 +8,7 @@
 #include "kernels/batch_matmul.h"
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_nchwc.h"
+#include "kernels/conv2d_winograd_nchwc.h"
 #include "kernels/conv2d_nhwc.h"
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/depthwise_conv2d_nchwc.h"
@@ -19,6 +20,7 @@
 #include "kernels/pool2d.h"
 #include "kernels/pool2d_nchwc.h"
 #include "kernels/softmax.h"
+#include "kernels/winograd_weight_nchwc.h"
 
 namespace kiln {
 
@@ -35,6 +37,7 @@ const std::vector<OpDef>& op_registry() {
       conv2d_op_def(),
       conv2d_nhwc_op_def(),
       conv2d_nchwc_op_def(),
+      conv2d_winograd_nchwc_op_def(), winograd_weight_nchwc_op_def(),
       depthwise_conv2d_op_def(),
       depthwise_conv2d_nchwc_op_def(),
       dwsep_nchwc_op_def(),

@@ -63,6 +63,17 @@ struct UnfusedStep {
   std::vector<int> inputs;
 };
 
+// Another way to compute an op, with the same inputs and output (Winograd
+// for a 3x3 convolution): steps that prepare constant inputs once, ahead of
+// time (a weight transform, as weights are packed once), then the kernel
+// that replaces the op. Input indices: >= 0 the op's inputs, -1 - p the
+// output of prepare step p (in `kernel`; prepare steps read op inputs only).
+struct OpAlternative {
+  std::string name;  // "winograd_f4": shown in reports
+  std::vector<UnfusedStep> prepare;
+  UnfusedStep kernel;
+};
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -82,6 +93,9 @@ struct OpDef {
   // For an op that fuses others (dwsep_nchwc): the ops it replaces, run one
   // after the other, last output = this op's output. Empty for the others.
   std::function<std::vector<UnfusedStep>(const OpInstance&)> unfused;
+  // The alternatives of an instance (none for most ops and shapes):
+  // `kiln bench` tunes each and keeps the fastest per workload.
+  std::function<std::vector<OpAlternative>(const OpInstance&)> alternatives;
   // The integer parameters that are tensor sizes (batch, channels, spatial
   // extents, matrix dimensions): workloads of an op that differ only in
   // these share tuning knowledge (tasks/neighbors.h). The others (kernel

@@ -19,10 +19,11 @@ namespace kiln::testing {
 inline double tolerance_for(DType t) { return t.is_float() ? (t.bits == 64 ? 1e-9 : 2e-4) : 0.0; }
 
 // `ref_outputs`: the plain definition's outputs (same placeholders as
-// `inputs`); `args`: the scheduled graph's inputs then outputs.
+// `inputs`); `args`: the scheduled graph's inputs then outputs. `tolerance`
+// (relative and absolute) replaces tolerance_for when >= 0.
 inline std::string check_schedule(const Schedule& sch, const std::vector<Tensor>& inputs,
                                   const std::vector<Tensor>& args, const std::vector<Tensor>& ref_outputs,
-                                  uint64_t seed, std::string* ir = nullptr) {
+                                  uint64_t seed, std::string* ir = nullptr, double tolerance = -1) {
   LoweredFunc f = lower(sch, args, "kernel");
   if (ir) *ir = to_string(f);
   auto jit = JitModule::compile({f}, Target::host());
@@ -50,7 +51,7 @@ inline std::string check_schedule(const Schedule& sch, const std::vector<Tensor>
     const rt::NDArray& arr = arrays[inputs.size() + o];
     HostTensor actual(expected[o].dtype, expected[o].shape);
     std::memcpy(actual.bytes.data(), arr.data(), actual.bytes.size());
-    double tol = tolerance_for(expected[o].dtype);
+    double tol = tolerance >= 0 ? tolerance : tolerance_for(expected[o].dtype);
     std::string msg = compare_tensors(expected[o], actual, tol, tol);
     if (!msg.empty()) return ref_outputs[o].name() + ": " + msg;
   }

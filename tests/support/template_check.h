@@ -27,9 +27,10 @@ inline CpuInfo avx512_cpu() {
 // Checks `count` configs of the workload's template: the default config
 // first, then random ones from the fixed regression `seed`, then
 // max(1, count / 2) more from this run's fresh seed (test_seed.h;
-// KILN_SEED=<n> reproduces a run). Returns the number checked.
+// KILN_SEED=<n> reproduces a run). `tolerance` >= 0 replaces the dtype's
+// (kernel_check.h). Returns the number checked.
 inline int check_template_configs(const std::string& workload, int count, uint64_t seed,
-                                  const CpuInfo& cpu = avx512_cpu()) {
+                                  const CpuInfo& cpu = avx512_cpu(), double tolerance = -1) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
   auto space = def.define_space(op, cpu);
@@ -42,7 +43,8 @@ inline int check_template_configs(const std::string& workload, int count, uint64
     std::string err, ir;
     try {
       ScheduledOp so = def.apply_config(op, cfg);
-      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(c), &ir);
+      err = check_schedule(*so.schedule, op.inputs, so.args, op.outputs, seed + static_cast<uint64_t>(c), &ir,
+                           tolerance);
     } catch (const std::exception& e) {
       err = std::string("exception: ") + e.what();
     }

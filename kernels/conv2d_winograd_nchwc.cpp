@@ -1,0 +1,312 @@
+#include "kernels/conv2d_winograd_nchwc.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "kernels/conv2d_common.h"
+#include "kernels/template_util.h"
+#include "kernels/winograd_matrices.h"
+#include "kernels/winograd_weight_nchwc.h"
+
+namespace kiln {
+
+namespace {
+
+// The op's stages over its own layouts (see the header).
+struct WinogradConv {
+  WinogradConvShape s;
+  const WinogradMatrices& wm;
+  DType dtype;
+  Tensor data, weight, padded;
+
+  WinogradConv(const WinogradConvShape& shape, const Tensor& d, const Tensor& w, DType t)
+      : s(shape), wm(winograd_matrices(static_cast<int>(shape.m))), dtype(t), data(d), weight(w) {
+    padded = pad_to_tiles();
+  }
+
+  // The input with `pad` zeros before each spatial extent and as many after
+  // as the last tile needs: [N, C/cb, tH m + 2, tW m + 2, cb].
+  Tensor pad_to_tiles() const {
+    const int p = static_cast<int>(s.pad), H = static_cast<int>(s.H), W = static_cast<int>(s.W);
+    return compute(
+        {s.N, s.C / s.cb, s.tH * s.m + 2, s.tW * s.m + 2, s.cb},
+        [&](const std::vector<Var>& v) {
+          Expr h = v[2], w = v[3];
+          Expr inside = h >= p && h < H + p && w >= p && w < W + p;
+          Expr hh = min(max(h - p, 0), H - 1), ww = min(max(w - p, 0), W - 1);
+          return select(inside, data(v[0], v[1], hh, ww, v[4]), make_zero(dtype));
+        },
+        "data_pad", "pad");
+  }
+
+  // BT d: the input tile's rows combined, [alpha, alpha(columns), N, tH, tW, C/cb, cb].
+  Tensor row_transform() const {
+    const int m = static_cast<int>(s.m);
+    return compute(
+        {s.alpha, s.alpha, s.N, s.tH, s.tW, s.C / s.cb, s.cb},
+        [&](const std::vector<Var>& v) {
+          return winograd_apply_row(
+              wm.BT, v[0], [&](int r) { return padded(v[2], v[5], v[3] * m + r, v[4] * m + v[1], v[6]); }, dtype);
+        },
+        "input_rows", "winograd_input_rows");
+  }
+
+  // V = BT d B: [alpha, alpha, N, tH, tW, C/cb, cb].
+  Tensor input_transform(const Tensor& rows) const {
+    return compute(
+        {s.alpha, s.alpha, s.N, s.tH, s.tW, s.C / s.cb, s.cb},
+        [&](const std::vector<Var>& v) {
+          return winograd_apply_row(
+              wm.BT, v[1], [&](int q) { return rows(v[0], q, v[2], v[3], v[4], v[5], v[6]); }, dtype);
+        },
+        "input_winograd", "winograd_input");
+  }
+
+  // M[e, f, n, ko, th, tw, ki] = sum over (co, ci) of V * U.
+  Tensor gemm(const Tensor& V, const std::string& name) const {
+    IterVar rco = reduce_axis(static_cast<int>(s.C / s.cb), "rco"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
+    return compute(
+        {s.alpha, s.alpha, s.N, s.K / s.kb, s.tH, s.tW, s.kb},
+        [&](const std::vector<Var>& v) {
+          return sum(V(v[0], v[1], v[2], v[4], v[5], rco->var, rci->var) *
+                         weight(v[0], v[1], v[3], rco->var, rci->var, v[6]),
+                     {rco, rci});
+        },
+        name, "winograd_gemm");
+  }
+
+  // AT M: [m, alpha, N, K/kb, tH, tW, kb].
+  Tensor output_columns(const Tensor& M) const {
+    return compute(
+        {s.m, s.alpha, s.N, s.K / s.kb, s.tH, s.tW, s.kb},
+        [&](const std::vector<Var>& v) {
+          return winograd_apply_row(
+              wm.AT, v[0], [&](int e) { return M(e, v[1], v[2], v[3], v[4], v[5], v[6]); }, dtype);
+        },
+        "output_columns", "winograd_output_columns");
+  }
+
+  // out = (AT M A)[oh % m][ow % m] of tile (oh / m, ow / m), then the epilogue.
+  Tensor output(const Tensor& cols, const Tensor* bias, const std::string& name) const {
+    const int m = static_cast<int>(s.m), kb = static_cast<int>(s.kb);
+    return compute(
+        {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
+        [&](const std::vector<Var>& v) {
+          Expr th = floordiv(v[2], m), i = floormod(v[2], m), tw = floordiv(v[3], m), j = floormod(v[3], m);
+          Expr y = winograd_apply_row(
+              wm.AT, j, [&](int f) { return cols(i, f, v[0], v[1], th, tw, v[4]); }, dtype);
+          return conv_epilogue(y, bias, v[1] * kb + v[4], s.act);
+        },
+        name, "winograd_output");
+  }
+};
+
+}  // namespace
+
+WinogradConvShape winograd_conv_shape(const OpInstance& op) {
+  const auto& p = op.ints;
+  WinogradConvShape s{};
+  s.N = p.at("N");
+  s.C = p.at("C");
+  s.H = p.at("H");
+  s.W = p.at("W");
+  s.K = p.at("K");
+  s.pad = p.at("pad");
+  s.m = p.at("m");
+  s.cb = p.at("cb");
+  s.kb = p.at("kb");
+  s.bias = p.at("bias") != 0;
+  s.act = activation_of(p);
+  s.alpha = s.m + 2;
+  s.OH = window_out_extent(s.H, 3, 1, s.pad, 1);
+  s.OW = window_out_extent(s.W, 3, 1, s.pad, 1);
+  s.tH = (s.OH + s.m - 1) / s.m;
+  s.tW = (s.OW + s.m - 1) / s.m;
+  return s;
+}
+
+namespace {
+
+OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
+  check_winograd_dtype("conv2d_winograd_nchwc", dtype);
+  OpInstance op;
+  op.op = "conv2d_winograd_nchwc";
+  op.dtype = dtype;
+  op.ints = params;
+  WinogradConvShape s = winograd_conv_shape(op);
+  winograd_matrices(static_cast<int>(s.m));  // user_error for a tile size kiln lacks
+  check_window("conv2d_winograd_nchwc", s.H, s.W, 3, 3, s.pad, 1);
+  user_check(s.C % s.cb == 0) << "conv2d_winograd_nchwc: the input channel block cb=" << s.cb
+                              << " must divide the input channels C=" << s.C;
+  user_check(s.K % s.kb == 0) << "conv2d_winograd_nchwc: the output channel block kb=" << s.kb
+                              << " must divide the output channels K=" << s.K;
+  activation_from_flags("conv2d_winograd_nchwc", params, dtype);
+  Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
+  Tensor weight = placeholder({s.alpha, s.alpha, s.K / s.kb, s.C / s.cb, s.cb, s.kb}, dtype, "weight_winograd");
+  op.inputs = {data, weight};
+  Tensor bias;
+  if (s.bias) {
+    bias = bias_placeholder(s.K, dtype);
+    op.inputs.push_back(bias);
+  }
+  WinogradConv w(s, data, weight, dtype);
+  Tensor V = w.input_transform(w.row_transform());
+  op.parts["input_winograd"] = V;
+  Tensor M = w.gemm(V, "gemm");
+  op.parts["gemm"] = M;
+  op.outputs = {w.output(w.output_columns(M), s.bias ? &bias : nullptr, "out")};
+  op.flops = 2.0 * s.N * s.K * s.OH * s.OW * s.C * 9;
+  return op;
+}
+
+const std::vector<std::vector<int64_t>>& gemm_orders() {
+  // Band {0 = e x f, 1 = n, 2 = output-channel blocks, 3 = tile rows, 4 = tile columns}.
+  static const std::vector<std::vector<int64_t>> orders{
+      {0, 1, 2, 3, 4}, {0, 1, 3, 2, 4}, {1, 0, 2, 3, 4}, {2, 0, 1, 3, 4}};
+  return orders;
+}
+
+}  // namespace
+
+std::shared_ptr<ConfigSpace> conv2d_winograd_nchwc_space(const OpInstance& op, const CpuInfo& cpu) {
+  WinogradConvShape c = winograd_conv_shape(op);
+  const int lanes = vector_lanes(cpu, op.dtype);
+  auto s = std::make_shared<ConfigSpace>();
+  s->define_split_levels("tile_kb", c.K / c.kb, {block_tile_candidates(c.K / c.kb, c.kb, lanes)});
+  s->define_split_levels("tile_th", c.tH, {capped_candidates(c.tH, {1, 2, 3, 4})});
+  s->define_split_levels("tile_tw", c.tW, {capped_candidates(c.tW, {1, 2, 3, 4, 6, 7, 8, 12, 14, 16})});
+  s->define_reorder("gemm_order", gemm_orders());
+  s->define_annotate("unroll_ci", c.cb > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
+  s->define_choice("parallel", {1, 2});
+  return s;
+}
+
+Config conv2d_winograd_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+  WinogradConvShape c = winograd_conv_shape(op);
+  const int lanes = vector_lanes(cpu, op.dtype);
+  const int64_t per_block = vectors_per_block(c.kb, lanes);
+  nlohmann::json j;
+  j["tile_kb"] = nearest_split(space, "tile_kb", {std::max<int64_t>(1, 2 / per_block)});
+  const int64_t kbi = j["tile_kb"][1].get<int64_t>();
+  j["tile_th"] = nearest_split(space, "tile_th", {1});
+  j["tile_tw"] = nearest_split(space, "tile_tw", {register_tile_cols(c.tW, kbi * per_block * lanes, cpu, op.dtype)});
+  j["gemm_order"] = gemm_orders()[0];
+  j["unroll_ci"] = "none";
+  j["parallel"] = 1;
+  return space.make(j);
+}
+
+ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg) {
+  user_check(op.op == "conv2d_winograd_nchwc") << "the conv2d_winograd_nchwc template cannot schedule op '" << op.op
+                                               << "'";
+  WinogradConvShape s = winograd_conv_shape(op);
+  const int64_t kbi = cfg.split("tile_kb")[1], thi = cfg.split("tile_th")[1], twi = cfg.split("tile_tw")[1];
+  WinogradConv w(s, op.inputs[0], op.inputs[1], op.dtype);
+  Tensor rows = w.row_transform();
+  Tensor V = w.input_transform(rows);
+  Tensor acc = w.gemm(V, "gemm_acc");
+  Tensor M = compute(
+      acc.shape(), [&](const std::vector<Var>& v) { return acc(std::vector<Expr>(v.begin(), v.end())); }, "gemm",
+      "winograd_gemm_store");
+  Tensor cols = w.output_columns(M);
+  Tensor out = w.output(cols, s.bias ? &op.inputs[2] : nullptr, "out");
+
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& sc = *sch;
+
+  // The padded input and the input transform at the root, rows of tiles in
+  // parallel; each channel block's alpha x alpha tile is transformed in
+  // registers, its rows first.
+  {
+    Stage sp = sc[w.padded];
+    auto ax = sp.axis();
+    sp.parallel(sp.fuse(ax[0], ax[1]));
+    sp.vectorize(ax[4]);
+    Stage sv = sc[V];
+    auto v = sv.axis();  // e, f, n, th, tw, co, ci
+    sv.reorder({v[2], v[3], v[4], v[5], v[0], v[1], v[6]});
+    sv.parallel(sv.fuse(v[2], v[3]));
+    sv.unroll(v[0]);
+    sv.unroll(v[1]);
+    sv.vectorize(v[6]);
+    Stage sr = sc[rows];
+    sr.set_scope(MemScope::kLocal);
+    sr.compute_at(sv, v[5]);
+    auto r = sr.axis();
+    sr.reorder({r[2], r[3], r[4], r[5], r[0], r[1], r[6]});
+    sr.unroll(r[0]);
+    sr.unroll(r[1]);
+    sr.vectorize(r[6]);
+  }
+  // The batched GEMM: register tiles of kbi blocks x thi x twi tiles.
+  {
+    Stage sm = sc[M];
+    auto ax = sm.axis();  // e, f, n, ko, th, tw, ki
+    IterVar ef = sm.fuse(ax[0], ax[1]);
+    IterVar kbo, kbi_l, tho, thi_l, two, twi_l;
+    sm.split(ax[3], kbi, &kbo, &kbi_l);
+    sm.split(ax[4], thi, &tho, &thi_l);
+    sm.split(ax[5], twi, &two, &twi_l);
+    LoopBand band(sm, {ef, ax[2], kbo, tho, two}, cfg.reorder("gemm_order"), {kbi_l, thi_l, twi_l, ax[6]},
+                  static_cast<int>(cfg.choice("parallel")), true);
+    sm.vectorize(ax[6]);
+    Stage sa = sc[acc];
+    sa.set_scope(MemScope::kLocal);
+    sa.compute_at(sm, band.at(band.size() - 1));
+    tile_accumulator(sa, {0, 0, 0, kbi, thi, twi, 0}, {0, 1}, 6, cfg.annotate("unroll_ci") == "unroll" ? 1 : -1);
+  }
+  // The output transform: m x m outputs per tile, unrolled.
+  {
+    Stage so = sc[out];
+    auto ax = so.axis();  // n, ko, oh, ow, ki
+    IterVar oho, ohi, owo, owi;
+    so.split(ax[2], s.m, &oho, &ohi);
+    so.split(ax[3], s.m, &owo, &owi);
+    so.reorder({ax[0], ax[1], oho, owo, ohi, owi, ax[4]});
+    so.parallel(so.fuse(ax[0], ax[1]));
+    so.unroll(ohi);
+    so.unroll(owi);
+    so.vectorize(ax[4]);
+    Stage sc_cols = sc[cols];
+    sc_cols.set_scope(MemScope::kLocal);
+    sc_cols.compute_at(so, owo);
+    auto c = sc_cols.axis();  // i, f, n, ko, th, tw, ki
+    sc_cols.unroll(c[0]);
+    sc_cols.unroll(c[1]);
+    sc_cols.vectorize(c[6]);
+  }
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+OpDef conv2d_winograd_nchwc_op_def() {
+  OpDef d;
+  d.name = "conv2d_winograd_nchwc";
+  d.size_params = {"N", "C", "H", "W", "K"};
+  d.summary =
+      "3x3 stride-1 convolution on the packed NCHW[x]c layout by Winograd's F(m x m, 3 x 3), weights transformed "
+      "ahead of time (winograd_weight_nchwc): data [N,C/cb,H,W,cb], weights [m+2,m+2,K/kb,C/cb,cb,kb], output "
+      "[N,K/kb,OH,OW,kb]; optional bias[K] and activation fused; FLOPs: the direct convolution's";
+  d.params = {
+      int_param("N", "batch size", "1"),
+      int_param("C", "input channels"),
+      int_param("H", "input height"),
+      int_param("W", "input width"),
+      int_param("K", "output channels"),
+      {OpParam::kInt, "pad", "zero padding on each side of H and W", "1", 0},
+      int_param("m", "Winograd output tile: 2 for F(2x2,3x3), 4 for F(4x4,3x3)", "4"),
+      int_param("cb", "input channels per block (divides C)", "16"),
+      int_param("kb", "output channels per block (divides K)", "16"),
+      dtype_param(),
+  };
+  for (const OpParam& p : epilogue_params()) d.params.push_back(p);
+  d.build = define;
+  d.define_space = conv2d_winograd_nchwc_space;
+  d.default_config = conv2d_winograd_nchwc_default;
+  d.apply_config = conv2d_winograd_nchwc_apply;
+  return d;
+}
+
+}  // namespace kiln
