@@ -13,6 +13,7 @@
 #include "bench/contenders/baselines.h"
 #include "bench/contenders/halide_client.h"
 #include "bench/bench_suite.h"
+#include "bench/kiln_alternatives.h"
 #include "bench/machine_probe.h"
 #include "runtime/process_util.h"
 #include "tasks/kernel_build.h"
@@ -39,6 +40,8 @@ using nlohmann::json;
 namespace {
 
 constexpr uint64_t kCheckSeed = 7;
+// The entry name of an alternative while it is timed ("kiln:winograd_f4").
+const std::string kVariantPrefix = "kiln:";
 
 std::string machine_description() {
   std::ifstream f("/proc/cpuinfo");
@@ -76,37 +79,67 @@ std::vector<std::string> chosen_baselines(const BenchOptions& o) {
   return out;
 }
 
+// Tunes one workload into the database up to `trials` in total (earlier
+// runs included). Workloads without a tunable template are skipped (-1).
+double tune_workload(const std::string& w, int trials, const BenchOptions& o, Database& db, std::ostream& log) {
+  Target target = Target::host();
+  OpInstance op = build_workload(w);
+  const OpDef& def = find_op(op.op);
+  if (!def.define_space || def.define_space(op, cpu_info_for(target))->size() <= 1) {
+    log << "not tuning " << op.canonical << ": op '" << op.op << "' has no tunable template\n";
+    return -1;
+  }
+  Task task = make_task(w, target);
+  const Task* tp = &task;
+  XGBTunerOptions xo;
+  xo.batch_size = std::min(64, trials);
+  XGBoostRanker::Options mo;
+  mo.nthread = 1;
+  XGBTuner tuner(
+      *task.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
+  warm_start_from_neighbors(tuner, task, db, target, /*max_seeds=*/4);
+  LocalBuilder builder(LocalBuilderOptions{});
+  LocalRunner runner(MeasureOptions{});
+  TuneOptions to;
+  to.trials = trials;
+  to.batch = xo.batch_size;
+  to.early_stop = o.tune_early_stop;
+  TuneResult r = tune_task(task, tuner, builder, runner, db, to, [](const TuneProgress&) {});
+  log << "tuned " << r.workload << ": " << r.trials << " trials, best " << std::fixed << std::setprecision(1)
+      << r.best_gflops << " GFLOP/s\n";
+  return r.best_gflops;
+}
+
 // Tunes every workload with a tunable template into the database, before
-// any kernel runs (the builder forks; no threads may exist yet).
+// any kernel runs (the builder forks; no threads may exist yet). A workload
+// and the kernels of its alternatives (Winograd) share one budget of
+// --tune-trials: each of the n variants first gets budget / (n + 1) trials,
+// then the variant that leads gets the rest. Without alternatives the
+// workload gets the whole budget.
 void tune_workloads(const std::vector<std::string>& workloads, const BenchOptions& o, std::ostream& log) {
   auto db = Database::open(o.db);
-  Target target = Target::host();
   for (auto& w : workloads) {
-    OpInstance op = build_workload(w);
-    const OpDef& def = find_op(op.op);
-    if (!def.define_space || def.define_space(op, cpu_info_for(target))->size() <= 1) {
-      log << "not tuning " << op.canonical << ": op '" << op.op << "' has no tunable template\n";
+    std::vector<std::string> variants{w};
+    for (auto& a : alternative_workloads({w})) variants.push_back(a);
+    if (variants.size() == 1) {
+      tune_workload(w, o.tune_trials, o, *db, log);
       continue;
     }
-    Task task = make_task(w, target);
-    const Task* tp = &task;
-    XGBTunerOptions xo;
-    xo.batch_size = std::min(64, o.tune_trials);
-    XGBoostRanker::Options mo;
-    mo.nthread = 1;
-    XGBTuner tuner(
-        *task.space,
-        [tp](const Config& c) { return config_features(*tp, c); },
-        std::make_unique<XGBoostRanker>(mo), xo);
-    warm_start_from_neighbors(tuner, task, *db, target, /*max_seeds=*/4);
-    LocalBuilder builder(LocalBuilderOptions{});
-    LocalRunner runner(MeasureOptions{});
-    TuneOptions to;
-    to.trials = o.tune_trials;
-    to.batch = xo.batch_size;
-    TuneResult r = tune_task(task, tuner, builder, runner, *db, to, [](const TuneProgress&) {});
-    log << "tuned " << r.workload << ": " << r.trials << " trials, best " << std::fixed << std::setprecision(1)
-        << r.best_gflops << " GFLOP/s\n";
+    const int share = std::max(1, o.tune_trials / static_cast<int>(variants.size() + 1));
+    size_t leader = 0;
+    double best = -1;
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const double g = tune_workload(variants[i], share, o, *db, log);
+      if (g > best) {
+        best = g;
+        leader = i;
+      }
+    }
+    const int rest = o.tune_trials - share * static_cast<int>(variants.size());
+    if (rest > 0) {
+      log << "the rest of the budget (" << rest << " trials) goes to the leading variant " << variants[leader] << "\n";
+      tune_workload(variants[leader], share + rest, o, *db, log);
+    }
   }
 }
 
@@ -158,6 +191,37 @@ class UnfusedChain {
   std::vector<std::vector<void*>> ptrs_;
   std::string sources_;
 };
+
+// kiln's variants of a workload with alternatives: "direct" (the op's own
+// kernel, timed as "kiln") and each alternative (timed as "kiln:<name>").
+// The fastest with a correct output becomes "kiln"; all of them are listed
+// under "variants", and "kiln_variant" names the one kept.
+void choose_variant(json& w, const std::vector<std::unique_ptr<AlternativeRun>>& alternatives) {
+  json& results = w["results"];
+  w["variants"]["direct"] = results["kiln"];
+  for (auto& alt : alternatives) {
+    const std::string key = kVariantPrefix + alt->name();
+    w["variants"][alt->name()] = results[key];
+    results.erase(key);
+  }
+  std::string chosen = "direct";
+  double best = -1;
+  for (auto& [name, r] : w["variants"].items())
+    if (r.contains("gflops") && r.value("check", json("")) == "ok" && r["gflops"].get<double>() > best) {
+      best = r["gflops"].get<double>();
+      chosen = name;
+    }
+  w["kiln_variant"] = chosen;
+  results["kiln"] = w["variants"][chosen];
+  for (auto& alt : alternatives)
+    if (alt->name() == chosen) {
+      w["kiln_config"] = alt->config_source();
+      if (alt->config().is_null())
+        w.erase("kiln_tuned_config");
+      else
+        w["kiln_tuned_config"] = alt->config();
+    }
+}
 
 struct Entry {
   std::string name;
@@ -222,6 +286,26 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
                        {{"impl", u->impl()}}});
     entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
   }
+  std::vector<std::unique_ptr<AlternativeRun>> alternatives;
+  if (const OpDef& def = find_op(k.op.op); def.alternatives) {
+    for (const OpAlternative& a : def.alternatives(k.op)) {
+      rt::NDArray out = rt::NDArray::empty(kiln_out.shape(), kiln_out.dtype());
+      outs.push_back(out);
+      try {
+        alternatives.push_back(std::make_unique<AlternativeRun>(a, inputs, out, o.db));
+      } catch (const UserError& e) {
+        w["variants"][a.name] = {{"error", e.what()}};
+        log << "  " << a.name << ": " << e.what() << "\n";
+        continue;
+      }
+      AlternativeRun* alt = alternatives.back().get();
+      entries.push_back({kVariantPrefix + a.name,
+                         [alt](const rt::TimeOptions& t) { return rt::time_function([alt] { alt->run(); }, t).median_ms; },
+                         {},
+                         {{"impl", alt->impl()}}});
+      entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
+    }
+  }
   for (auto& name : names) {
     if (!baselines::baseline_supports(name, k.op)) continue;
     rt::NDArray out = rt::NDArray::empty(kiln_out.shape(), kiln_out.dtype());
@@ -265,6 +349,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
     e.result["round_ms"] = e.round_ms;
     w["results"][e.name] = e.result;
   }
+  if (!alternatives.empty()) choose_variant(w, alternatives);
   std::string best_name;
   double best_gflops = 0;
   for (auto& [name, r] : w["results"].items())
@@ -345,6 +430,8 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
     std::vector<std::string> all = workloads;
     for (auto& w : unfused_workloads(workloads))
       if (std::find(all.begin(), all.end(), w) == all.end()) all.push_back(w);
+    // The kernels of kiln's alternatives (Winograd) are tuned with their
+    // workload, sharing its budget (tune_workloads).
     tune_workloads(all, o, log);
   }
   int threads = rt::default_num_threads();

@@ -11,6 +11,10 @@
 //    "geomean":{name: {"ratio","workloads"}}}
 // where ratio = kiln GFLOP/s / the best baseline's (above 1: kiln is faster),
 // bytes the inputs' and the output's sizes and gbps = bytes / time (GB/s).
+// A workload whose op has alternatives (Winograd for a 3x3 convolution:
+// kernels/op_registry.h) also has "variants":{"direct"|name: result} and
+// "kiln_variant", the fastest correct one, whose result "kiln" then is. Its
+// GFLOP/s count the op's FLOPs (the direct convolution's): effective rates.
 #pragma once
 
 #include <iosfwd>
@@ -29,7 +33,8 @@ inline constexpr const char* kUnfused = "kiln_unfused";
 struct BenchOptions {
   std::string suite;                   // name or path (bench_suite.h)
   std::string db;                      // kiln's tuned configs ("" : the templates' defaults)
-  int tune_trials = 0;                 // > 0: tune every workload into db first
+  int tune_trials = 0;                 // > 0: tune every workload into db first (its alternatives share the budget)
+  int tune_early_stop = 0;             // stop a tuning after N trials without improvement (0: never)
   std::vector<std::string> baselines;  // empty: every available one
   int rounds = 5;
   int repeat = 5;  // measurements per contender per round

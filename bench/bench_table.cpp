@@ -44,6 +44,13 @@ std::string cell(const json& w, const std::string& name) {
   return s;
 }
 
+// kiln's cell notes the variant it chose when the workload had alternatives.
+std::string kiln_cell(const json& w) {
+  std::string c = cell(w, "kiln");
+  if (w.contains("kiln_variant") && w["kiln_variant"] != "direct") c += " " + w["kiln_variant"].get<std::string>();
+  return c;
+}
+
 std::string ratio_cell(const json& w) {
   if (!w.contains("ratio")) return "-";
   return fixed(w["ratio"].get<double>(), 2) + "x " + baseline_display_name(w["best_baseline"].get<std::string>());
@@ -99,12 +106,12 @@ std::string format_bench_text(const json& result) {
      << result["rounds"].get<int>()
      << " interleaved rounds (GFLOP/s of the best round's median; memory-bound workloads: GFLOP/s (GB/s))\n";
   os << std::left << std::setw(static_cast<int>(wl) + 2) << "workload" << std::right;
-  for (auto& c : cols) os << std::setw(15) << baseline_display_name(c);
+  for (auto& c : cols) os << std::setw(c == "kiln" ? 24 : 15) << baseline_display_name(c);
   os << std::setw(18) << "kiln/best"
      << "  check\n";
   for (auto& w : result.at("workloads")) {
     os << std::left << std::setw(static_cast<int>(wl) + 2) << w["workload"].get<std::string>() << std::right;
-    for (auto& c : cols) os << std::setw(15) << cell(w, c);
+    for (auto& c : cols) os << std::setw(c == "kiln" ? 24 : 15) << (c == "kiln" ? kiln_cell(w) : cell(w, c));
     os << std::setw(18) << ratio_cell(w) << "  " << check_cell(w["results"]) << "\n";
   }
   for (auto& l : geomean_lines(result)) os << l << "\n";
@@ -126,7 +133,7 @@ std::string format_bench_markdown(const json& result) {
   os << "---:|---|\n";
   for (auto& w : result.at("workloads")) {
     os << "| `" << w["workload"].get<std::string>() << "` |";
-    for (auto& c : cols) os << " " << cell(w, c) << " |";
+    for (auto& c : cols) os << " " << (c == "kiln" ? kiln_cell(w) : cell(w, c)) << " |";
     os << " " << ratio_cell(w) << " | " << check_cell(w["results"]) << " |\n";
   }
   auto lines = geomean_lines(result);

@@ -32,6 +32,18 @@ std::string num(double v, int digits) {
 
 std::string gflops_text(double g) { return num(g, g < 10 ? 2 : 1); }
 
+// The variant kiln kept and what each variant reached: "winograd_f4 (direct
+// 189.4, winograd_f2 306.0, winograd_f4 508.8 GFLOP/s)"; "-" without variants.
+std::string variant_text(const nlohmann::json& w) {
+  if (!w.contains("kiln_variant")) return "-";
+  std::string t = w["kiln_variant"].get<std::string>();
+  if (!w.contains("variants")) return t;
+  std::string each;
+  for (const auto& [name, v] : w["variants"].items())
+    each += (each.empty() ? "" : ", ") + name + " " + gflops_text(v["gflops"].get<double>());
+  return t + " (" + each + " GFLOP/s)";
+}
+
 std::string date_text(int64_t unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
@@ -147,7 +159,10 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
                         : "")
          << ".</p>\n<ul>\n";
   for (const auto& line : geomean_lines(bench)) p.html << "<li><b>" << html_escape(line) << "</b></li>\n";
+  bool variants = false;
+  for (const auto& w : bench["workloads"]) variants |= w.contains("kiln_variant");
   p.html << "</ul>\n<table class=\"sortable\"><thead><tr><th>#</th><th>workload</th>";
+  if (variants) p.html << "<th>kiln variant</th>";
   for (const auto& name : cols)
     p.html << "<th>" << html_escape(name == "kiln" ? "kiln" : baseline_display_name(name)) << "</th>";
   p.html << "<th>kiln/best</th><th>kiln % of peak</th></tr></thead><tbody>\n";
@@ -156,6 +171,7 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
     ++i;
     p.html << "<tr><td data-v=\"" << i << "\">" << i << "</td><td class=\"l\"><code>"
            << html_escape(w["workload"].get<std::string>()) << "</code></td>";
+    if (variants) p.html << "<td class=\"l\">" << html_escape(variant_text(w)) << "</td>";
     for (const auto& name : cols) {
       const json& res = w["results"];
       if (!res.contains(name))

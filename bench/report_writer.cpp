@@ -87,6 +87,11 @@ nlohmann::json normalized_bench(const nlohmann::json& in) {
   for (const auto& w : in["workloads"]) {
     json o = {{"workload", w["workload"]}, {"results", json::object()}};
     copy_if(w, o, "op", &json::is_string);
+    copy_if(w, o, "kiln_variant", &json::is_string);
+    if (w.contains("variants") && w["variants"].is_object())
+      for (const auto& [name, v] : w["variants"].items())
+        if (v.is_object() && v.contains("gflops") && v["gflops"].is_number())
+          o["variants"][name] = {{"gflops", v["gflops"]}};
     for (const char* key : {"flops", "bytes"}) copy_if(w, o, key, &json::is_number);
     if (w.contains("ratio") && w["ratio"].is_number() && w.contains("best_baseline") &&
         w["best_baseline"].is_string()) {

@@ -42,6 +42,7 @@ int run(BenchCommandOptions o) {
   cmd << "kiln bench --suite " << o.bench.suite;
   if (!o.bench.db.empty()) cmd << " --db " << o.bench.db;
   if (o.bench.tune_trials > 0) cmd << " --tune-trials " << o.bench.tune_trials;
+  if (o.bench.tune_early_stop > 0) cmd << " --tune-early-stop " << o.bench.tune_early_stop;
   if (!o.baselines.empty()) cmd << " --baselines " << o.baselines;
   cmd << " --rounds " << o.bench.rounds << " --min-repeat-ms " << o.bench.min_repeat_ms;
   o.bench.command = cmd.str();
@@ -68,6 +69,9 @@ Handler add_bench_command(CLI::App& app) {
   sub->add_option("--db", o->bench.db,
                   "tuning database: kiln runs each workload's best record (else the default config)");
   sub->add_option("--tune-trials", o->bench.tune_trials, "tune each workload into --db first, up to N trials")
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("--tune-early-stop", o->bench.tune_early_stop,
+                  "with --tune-trials: stop tuning a workload after N trials without improvement (default 0: never)")
       ->check(CLI::Range(0, 1 << 20));
   sub->add_option("--baselines", o->baselines, "comma-separated: onednn,openblas,halide (default: every available)");
   sub->add_option("--json", o->json_path, "write the results as JSON (input of kiln report --bench)");

@@ -13,6 +13,7 @@
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
 #include "support/skip.h"
+#include "tuner/database.h"
 
 using namespace kiln;
 using kiln::testing::TempDir;
@@ -93,6 +94,58 @@ TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every ou
   std::string text = format_bench_text(r);
   CHECK(text.find("geomean kiln/oneDNN") != std::string::npos);
   CHECK(text.find(build_workload("conv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1").canonical) != std::string::npos);
+}
+
+TEST_CASE("kiln bench runs a 3x3 convolution's Winograd variants and keeps the fastest", "[bench][winograd]") {
+  TempDir tmp;
+  if (!baselines::baseline_available("onednn")) {
+    KILN_SKIP("oneDNN missing: " << baselines::baseline_unavailable_reason("onednn"));
+  }
+  const std::string layer = "conv2d_nchwc:C=16,H=10,W=9,K=32,R=3,S=3,pad=1,bias=1,relu=1";
+  std::string suite = tmp.write("kiln_bench_winograd.txt", layer + "\nconv2d_nchwc:C=16,H=8,W=8,K=16,R=1,S=1\n");
+  BenchOptions o = quick(suite);
+  o.baselines = {"onednn"};
+  o.db = tmp.path + "/variants.db";
+  o.tune_trials = 8;  // 2 trials per variant, then the leader gets 8 in all
+  std::ostringstream log;
+  json r = run_bench(o, log);
+  INFO(log.str());
+  CHECK(bench_outputs_ok(r));
+  const json& w = r["workloads"][0];
+  REQUIRE(w.contains("variants"));
+  double best = 0;
+  for (const char* v : {"direct", "winograd_f2", "winograd_f4"}) {
+    INFO(v);
+    REQUIRE(w["variants"].contains(v));
+    CHECK(w["variants"][v]["check"] == "ok");
+    best = std::max(best, w["variants"][v]["gflops"].get<double>());
+  }
+  const std::string chosen = w["kiln_variant"];
+  CHECK(w["results"]["kiln"] == w["variants"][chosen]);
+  CHECK(w["results"]["kiln"]["gflops"].get<double>() == best);
+  CHECK_FALSE(w["results"].contains("kiln:winograd_f4"));
+  // GFLOP/s of every variant count the direct convolution's work.
+  CHECK(w["flops"].get<double>() == build_workload(layer).flops);
+  CHECK_FALSE(r["workloads"][1].contains("variants"));  // 1x1: no alternatives
+  if (chosen != "direct") CHECK(format_bench_text(r).find(chosen) != std::string::npos);
+
+  // The budget: 8 / 4 = 2 trials for each of the three variants, the 2 left
+  // for the one that led.
+  auto db = Database::open(o.db);
+  int64_t total = 0;
+  std::vector<std::string> variant_workloads{build_workload(layer).canonical};
+  for (const OpAlternative& a : find_op("conv2d_nchwc").alternatives(build_workload(layer)))
+    variant_workloads.push_back(build_workload(a.kernel.workload).canonical);
+  REQUIRE(variant_workloads.size() == 3);
+  for (auto& key : db->task_keys()) {
+    const std::string workload = key.substr(0, key.find(" @ "));
+    if (std::find(variant_workloads.begin(), variant_workloads.end(), workload) == variant_workloads.end()) continue;
+    const int64_t n = db->count(key);
+    CHECK(n >= 2);
+    total += n;
+  }
+  CHECK(total == 8);
+  CHECK(log.str().find("the rest of the budget (2 trials) goes to the leading variant") != std::string::npos);
 }
 
 TEST_CASE("kiln bench refuses bad suites and options before running anything") {

@@ -206,6 +206,27 @@ TEST_CASE("report page: a workload string cannot close the page's script", "[rep
   CHECK(page.find("\\u003c/script\\u003e") != std::string::npos);
 }
 
+TEST_CASE("report page: the variant kiln kept per workload, and what each variant reached", "[report]") {
+  TempDir tmp("kiln_report");
+  json bench = json::parse(kBench);
+  CHECK(render_report_html([&] {
+          ReportInput in = input_with({});
+          in.benches.push_back(bench);
+          return in;
+        }())
+            .find("kiln variant") == std::string::npos);  // no variants: no column
+  bench["workloads"][0]["kiln_variant"] = "winograd_f4";
+  bench["workloads"][0]["variants"] = {{"direct", {{"gflops", 189.4}, {"check", "ok"}}},
+                                       {"winograd_f4", {{"gflops", 508.8}, {"check", "ok"}}},
+                                       {"winograd_f2", {{"error", "did not build"}}}};
+  write_text(tmp / "v.json", bench.dump());
+  ReportInput in = input_with({});
+  in.benches.push_back(read_bench_result(tmp / "v.json"));
+  std::string page = render_report_html(in);
+  CHECK(page.find("<th>kiln variant</th>") != std::string::npos);
+  CHECK(page.find("winograd_f4 (direct 189.4, winograd_f4 508.8 GFLOP/s)") != std::string::npos);
+}
+
 TEST_CASE("report writer: bad inputs get clear messages, and the report never writes over its input", "[report]") {
   TempDir tmp("kiln_report");
   CHECK_THROWS_WITH(read_bench_result(tmp / "none.json"), Contains("no bench result at"));
