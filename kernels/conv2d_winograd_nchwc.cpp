@@ -179,6 +179,7 @@ std::shared_ptr<ConfigSpace> conv2d_winograd_nchwc_space(const OpInstance& op, c
   s->define_reorder("gemm_order", gemm_orders());
   s->define_annotate("unroll_ci", c.cb > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
   s->define_choice("parallel", {1, 2});
+  s->define_choice("gemm_at", {0, 1});
   return s;
 }
 
@@ -194,6 +195,7 @@ Config conv2d_winograd_nchwc_default(const OpInstance& op, const CpuInfo& cpu, c
   j["gemm_order"] = gemm_orders()[0];
   j["unroll_ci"] = "none";
   j["parallel"] = 1;
+  j["gemm_at"] = 0;
   return space.make(j);
 }
 
@@ -239,8 +241,23 @@ ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg)
     sr.unroll(r[1]);
     sr.vectorize(r[6]);
   }
-  // The batched GEMM: register tiles of kbi blocks x thi x twi tiles.
-  {
+  const bool fused = cfg.choice("gemm_at") == 1;
+  const int parallel = static_cast<int>(cfg.choice("parallel"));
+  // The batched GEMM's register tiles: kbi channel blocks x thi x twi tiles,
+  // accumulated over (co, ci).
+  auto tile_gemm = [&](Stage sm, const IterVar& at) {
+    Stage sa = sc[acc];
+    sa.set_scope(MemScope::kLocal);
+    sa.compute_at(sm, at);
+    tile_accumulator(sa, {0, 0, 0, kbi, thi, twi, 0}, {0, 1}, 6, cfg.annotate("unroll_ci") == "unroll" ? 1 : -1);
+  };
+  Stage so = sc[out];
+  auto oax = so.axis();  // n, ko, oh, ow, ki
+  IterVar oht, ohi, owt, owi;
+  so.split(oax[2], s.m, &oht, &ohi);
+  so.split(oax[3], s.m, &owt, &owi);
+  if (!fused) {
+    // M at the root: its band in the config's order, its first loops in parallel.
     Stage sm = sc[M];
     auto ax = sm.axis();  // e, f, n, ko, th, tw, ki
     IterVar ef = sm.fuse(ax[0], ax[1]);
@@ -248,34 +265,43 @@ ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg)
     sm.split(ax[3], kbi, &kbo, &kbi_l);
     sm.split(ax[4], thi, &tho, &thi_l);
     sm.split(ax[5], twi, &two, &twi_l);
-    LoopBand band(sm, {ef, ax[2], kbo, tho, two}, cfg.reorder("gemm_order"), {kbi_l, thi_l, twi_l, ax[6]},
-                  static_cast<int>(cfg.choice("parallel")), true);
+    LoopBand band(sm, {ef, ax[2], kbo, tho, two}, cfg.reorder("gemm_order"), {kbi_l, thi_l, twi_l, ax[6]}, parallel,
+                  true);
     sm.vectorize(ax[6]);
-    Stage sa = sc[acc];
-    sa.set_scope(MemScope::kLocal);
-    sa.compute_at(sm, band.at(band.size() - 1));
-    tile_accumulator(sa, {0, 0, 0, kbi, thi, twi, 0}, {0, 1}, 6, cfg.annotate("unroll_ci") == "unroll" ? 1 : -1);
+    tile_gemm(sm, band.at(band.size() - 1));
+    so.reorder({oax[0], oax[1], oht, owt, ohi, owi, oax[4]});
+    so.parallel(so.fuse(oax[0], oax[1]));
+  } else {
+    // M computed per (kbi channel blocks, thi tile rows) of the output, in a
+    // local buffer the output transform reads at once: M never goes to memory.
+    IterVar kbo, kbl, thb, thl;
+    so.split(oax[1], kbi, &kbo, &kbl);
+    so.split(oht, thi, &thb, &thl);
+    so.reorder({oax[0], kbo, thb, kbl, thl, owt, ohi, owi, oax[4]});
+    IterVar outer = parallel >= 2 ? so.fuse({oax[0], kbo, thb}) : so.fuse(oax[0], kbo);
+    so.parallel(outer);
+    Stage sm = sc[M];
+    sm.set_scope(MemScope::kLocal);
+    sm.compute_at(so, parallel >= 2 ? outer : thb);
+    auto ax = sm.axis();  // e, f, n, ko, th, tw, ki (ko: kbi blocks, th: thi rows here)
+    IterVar ef = sm.fuse(ax[0], ax[1]);
+    IterVar two, twi_l;
+    sm.split(ax[5], twi, &two, &twi_l);
+    sm.reorder({ef, ax[2], two, ax[3], ax[4], twi_l, ax[6]});
+    sm.vectorize(ax[6]);
+    tile_gemm(sm, two);
   }
   // The output transform: m x m outputs per tile, unrolled.
-  {
-    Stage so = sc[out];
-    auto ax = so.axis();  // n, ko, oh, ow, ki
-    IterVar oho, ohi, owo, owi;
-    so.split(ax[2], s.m, &oho, &ohi);
-    so.split(ax[3], s.m, &owo, &owi);
-    so.reorder({ax[0], ax[1], oho, owo, ohi, owi, ax[4]});
-    so.parallel(so.fuse(ax[0], ax[1]));
-    so.unroll(ohi);
-    so.unroll(owi);
-    so.vectorize(ax[4]);
-    Stage sc_cols = sc[cols];
-    sc_cols.set_scope(MemScope::kLocal);
-    sc_cols.compute_at(so, owo);
-    auto c = sc_cols.axis();  // i, f, n, ko, th, tw, ki
-    sc_cols.unroll(c[0]);
-    sc_cols.unroll(c[1]);
-    sc_cols.vectorize(c[6]);
-  }
+  so.unroll(ohi);
+  so.unroll(owi);
+  so.vectorize(oax[4]);
+  Stage sc_cols = sc[cols];
+  sc_cols.set_scope(MemScope::kLocal);
+  sc_cols.compute_at(so, owt);
+  auto c = sc_cols.axis();  // i, f, n, ko, th, tw, ki
+  sc_cols.unroll(c[0]);
+  sc_cols.unroll(c[1]);
+  sc_cols.vectorize(c[6]);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);
   return ScheduledOp{sch, args};
