@@ -20,6 +20,7 @@
 #include "tasks/neighbors.h"
 #include "tasks/reference_check.h"
 #include "tasks/task_factory.h"
+#include "tasks/variant_tuning.h"
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
 #include "base/error.h"
@@ -113,34 +114,13 @@ double tune_workload(const std::string& w, int trials, const BenchOptions& o, Da
 // Tunes every workload with a tunable template into the database, before
 // any kernel runs (the builder forks; no threads may exist yet). A workload
 // and the kernels of its alternatives (Winograd) share one budget of
-// --tune-trials: each of the n variants first gets budget / (n + 1) trials,
-// then the variant that leads gets the rest. Without alternatives the
-// workload gets the whole budget.
+// --tune-trials (tasks/variant_tuning.h).
 void tune_workloads(const std::vector<std::string>& workloads, const BenchOptions& o, std::ostream& log) {
   auto db = Database::open(o.db);
-  for (auto& w : workloads) {
-    std::vector<std::string> variants{w};
-    for (auto& a : alternative_workloads({w})) variants.push_back(a);
-    if (variants.size() == 1) {
-      tune_workload(w, o.tune_trials, o, *db, log);
-      continue;
-    }
-    const int share = std::max(1, o.tune_trials / static_cast<int>(variants.size() + 1));
-    size_t leader = 0;
-    double best = -1;
-    for (size_t i = 0; i < variants.size(); ++i) {
-      const double g = tune_workload(variants[i], share, o, *db, log);
-      if (g > best) {
-        best = g;
-        leader = i;
-      }
-    }
-    const int rest = o.tune_trials - share * static_cast<int>(variants.size());
-    if (rest > 0) {
-      log << "the rest of the budget (" << rest << " trials) goes to the leading variant " << variants[leader] << "\n";
-      tune_workload(variants[leader], share + rest, o, *db, log);
-    }
-  }
+  for (auto& w : workloads)
+    tune_variants(
+        workload_variants(w), o.tune_trials,
+        [&](const std::string& v, int trials) { return tune_workload(v, trials, o, *db, log); }, log);
 }
 
 json check_json(const CheckResult& c) { return c.ok ? json("ok") : json("wrong: " + c.detail); }

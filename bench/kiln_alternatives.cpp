@@ -1,27 +1,11 @@
 #include "bench/kiln_alternatives.h"
 
-#include <algorithm>
-
 #include "base/error.h"
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
 #include "tasks/kernel_build.h"
 
 namespace kiln {
-
-std::vector<std::string> alternative_workloads(const std::vector<std::string>& workloads) {
-  std::vector<std::string> out;
-  for (auto& w : workloads) {
-    OpInstance op = build_workload(w);
-    const OpDef& def = find_op(op.op);
-    if (!def.alternatives) continue;
-    for (const OpAlternative& a : def.alternatives(op)) {
-      std::string canonical = build_workload(a.kernel.workload).canonical;
-      if (std::find(out.begin(), out.end(), canonical) == out.end()) out.push_back(canonical);
-    }
-  }
-  return out;
-}
 
 struct AlternativeRun::Impl {
   std::vector<std::unique_ptr<JitModule>> jits;

@@ -15,9 +15,6 @@
 
 namespace kiln {
 
-// The kernel workloads of the alternatives of `workloads` (to tune them).
-std::vector<std::string> alternative_workloads(const std::vector<std::string>& workloads);
-
 class AlternativeRun {
  public:
   // Builds the prepare steps and the kernel (each its best record in `db`,

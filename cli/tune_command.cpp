@@ -2,6 +2,8 @@
 // (or for --target), storing every measurement in the tuning database. With
 // --pool HOST:PORT --key KEY the candidates are compiled for the target that
 // the key's devices report and measured on the pool (rpc/pool_runner.h).
+// With --variants a workload's alternatives (Winograd) share its budget
+// (tasks/variant_tuning.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "cli/pool_commands.h"
 #include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
+#include "tasks/variant_tuning.h"
 #include "base/error.h"
 #include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
@@ -44,6 +47,7 @@ struct TuneCommandOptions {
   uint64_t seed = 0;
   int early_stop = 0;
   int neighbor_seeds = 4;
+  bool variants = false;
   bool json = false;
   int repeat = 3;
   double min_repeat_ms = 50;
@@ -152,11 +156,17 @@ int run_tune(const TuneCommandOptions& o) {
   } final_report{write_live_report};
   const std::string job = o.job.empty() ? default_job_name() : o.job;
   // Build every task before the builder forks (no threads may exist then).
-  std::vector<Task> tasks;
-  for (auto& w : o.workloads) tasks.push_back(make_task(w, target));
+  // With --variants each workload brings its alternatives' kernels.
+  std::vector<std::vector<std::string>> groups;
+  std::map<std::string, Task> tasks;
+  for (auto& w : o.workloads) {
+    groups.push_back(o.variants ? workload_variants(w) : std::vector<std::string>{build_workload(w).canonical});
+    for (auto& v : groups.back())
+      if (!tasks.count(v)) tasks.emplace(v, make_task(v, target));
+  }
   const bool tty = isatty(STDERR_FILENO);
   int exit_code = 0;
-  for (const Task& task : tasks) {
+  auto tune_one = [&](const Task& task, int trials) {
     auto tuner = make_tuner(o, task, *db, target);
     LocalBuilderOptions bo;
     bo.timeout_s = o.build_timeout_s;
@@ -164,7 +174,7 @@ int run_tune(const TuneCommandOptions& o) {
     LocalRunner local_runner(mo);
     Runner& runner = pool_runner ? static_cast<Runner&>(*pool_runner) : local_runner;
     TuneOptions to;
-    to.trials = o.trials;
+    to.trials = trials;
     to.batch = o.batch;
     to.early_stop = o.early_stop;
     to.job = job;
@@ -201,6 +211,12 @@ int run_tune(const TuneCommandOptions& o) {
                 << "\n";
     }
     if (r.best_config.is_null()) exit_code = 1;
+    return r.best_gflops;
+  };
+  for (const auto& group : groups) {
+    const size_t leader = tune_variants(
+        group, o.trials, [&](const std::string& v, int trials) { return tune_one(tasks.at(v), trials); }, std::cerr);
+    if (group.size() > 1) std::cerr << "fastest variant of " << group[0] << ": " << group[leader] << "\n";
   }
   return exit_code;
 }
@@ -223,6 +239,9 @@ Handler add_tune_command(CLI::App& app) {
   sub->add_option("--neighbor-seeds", o->neighbor_seeds,
                   "xgb: measure first the best configs of the N nearest tuned shapes of the op (default 4; 0: none)")
       ->check(CLI::Range(0, 1 << 20));
+  sub->add_flag("--variants", o->variants,
+                "also tune each workload's alternatives (Winograd for a 3x3 stride-1 conv2d_nchwc) on the same --trials "
+                "budget, and say which is fastest");
   sub->add_flag("--json", o->json, "print one JSON object per workload");
   sub->add_option("--repeat", o->repeat, "measurements per candidate (default 3)")->check(CLI::Range(1, 1000));
   sub->add_option("--min-repeat-ms", o->min_repeat_ms, "minimum time of one measurement (default 50)")

@@ -62,5 +62,17 @@ fi
 expect 0 '"config_source":"database"' -- run "$W2" --db "$TMPD/k.db" --check --json --repeat 1 --min-repeat-ms 1
 expect 2 "line 1" -- import --db "$TMPD/k.db" /etc/hostname
 
+# --variants: a 3x3 convolution and its two Winograd kernels share 8 trials
+# (2 each, the 2 left to the leader).
+W3=conv2d_nchwc:C=16,H=8,W=7,K=16,R=3,S=3,pad=1
+expect 0 "fastest variant of" -- tune "$W3" --variants --trials 8 --batch 2 --db "$TMPD/v.db" --min-repeat-ms 1 --repeat 1
+read -r tasks total < <(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(*c.execute('select count(distinct workload_id), count(*) from records').fetchone())" "$TMPD/v.db")
+if [ "$tasks" -eq 3 ] && [ "$total" -eq 8 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: --variants: $tasks tasks and $total records, want 3 and 8"
+  fails=$((fails + 1))
+fi
+
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]
