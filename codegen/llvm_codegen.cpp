@@ -178,47 +178,50 @@ void CodeGenLLVM::emit_return_on_error(llvm::Value* rc) {
   builder_.SetInsertPoint(ok_bb);
 }
 
-llvm::Value* CodeGenLLVM::emit_workspace_alloc(llvm::Value* bytes, const std::string& name) {
-  llvm::Type* i8ptr = builder_.getInt8PtrTy();
-  llvm::Type* i64 = builder_.getInt64Ty();
-  llvm::Value* slot = builder_.CreateAlignedLoad(i8ptr, workspace_alloc_slot_, llvm::Align(8), "workspace_alloc");
-  auto* cached_bb = llvm::BasicBlock::Create(ctx_, "workspace_cached", func_);
-  auto* plain_bb = llvm::BasicBlock::Create(ctx_, "workspace_plain", func_);
-  auto* done_bb = llvm::BasicBlock::Create(ctx_, "workspace_done", func_);
-  builder_.CreateCondBr(builder_.CreateIsNotNull(slot), cached_bb, plain_bb);
-  builder_.SetInsertPoint(cached_bb);
-  auto* alloc_ty = llvm::FunctionType::get(i8ptr, {i64}, false);
-  llvm::Value* from_cache =
-      builder_.CreateCall(alloc_ty, builder_.CreateBitCast(slot, alloc_ty->getPointerTo()), {bytes});
+llvm::Value* CodeGenLLVM::call_slot_or(llvm::GlobalVariable* slot, llvm::FunctionType* type,
+                                       const std::vector<llvm::Value*>& args,
+                                       const std::function<llvm::Value*()>& fallback, const std::string& name) {
+  llvm::Value* fn = builder_.CreateAlignedLoad(builder_.getInt8PtrTy(), slot, llvm::Align(8), name + "_slot");
+  auto* slot_bb = llvm::BasicBlock::Create(ctx_, name + "_by_slot", func_);
+  auto* plain_bb = llvm::BasicBlock::Create(ctx_, name + "_plain", func_);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, name + "_done", func_);
+  builder_.CreateCondBr(builder_.CreateIsNotNull(fn), slot_bb, plain_bb);
+  builder_.SetInsertPoint(slot_bb);
+  llvm::Value* by_slot = builder_.CreateCall(type, builder_.CreateBitCast(fn, type->getPointerTo()), args);
   builder_.CreateBr(done_bb);
   builder_.SetInsertPoint(plain_bb);
-  llvm::Function* aligned_alloc = declare_extern("aligned_alloc", i8ptr, {i64, i64});
-  llvm::Value* plain = builder_.CreateCall(aligned_alloc, {llvm::ConstantInt::get(i64, 64), bytes});
+  llvm::Value* plain = fallback();
   builder_.CreateBr(done_bb);
   builder_.SetInsertPoint(done_bb);
-  llvm::PHINode* p = builder_.CreatePHI(i8ptr, 2, name);
-  p->addIncoming(from_cache, cached_bb);
+  if (type->getReturnType()->isVoidTy()) return nullptr;
+  llvm::PHINode* p = builder_.CreatePHI(type->getReturnType(), 2, name);
+  p->addIncoming(by_slot, slot_bb);
   p->addIncoming(plain, plain_bb);
   return p;
 }
 
-void CodeGenLLVM::emit_workspace_free(const HeapBlock& block) {
+llvm::Value* CodeGenLLVM::emit_workspace_alloc(llvm::Value* bytes, const std::string& name) {
   llvm::Type* i8ptr = builder_.getInt8PtrTy();
   llvm::Type* i64 = builder_.getInt64Ty();
-  llvm::Value* slot = builder_.CreateAlignedLoad(i8ptr, workspace_free_slot_, llvm::Align(8), "workspace_free");
-  auto* cached_bb = llvm::BasicBlock::Create(ctx_, "workspace_release", func_);
-  auto* plain_bb = llvm::BasicBlock::Create(ctx_, "workspace_free_plain", func_);
-  auto* done_bb = llvm::BasicBlock::Create(ctx_, "workspace_freed", func_);
-  builder_.CreateCondBr(builder_.CreateIsNotNull(slot), cached_bb, plain_bb);
-  builder_.SetInsertPoint(cached_bb);
-  auto* free_ty = llvm::FunctionType::get(builder_.getVoidTy(), {i8ptr, i64}, false);
-  builder_.CreateCall(free_ty, builder_.CreateBitCast(slot, free_ty->getPointerTo()), {block.ptr, block.bytes});
-  builder_.CreateBr(done_bb);
-  builder_.SetInsertPoint(plain_bb);
-  llvm::Function* free_fn = declare_extern("free", builder_.getVoidTy(), {i8ptr});
-  builder_.CreateCall(free_fn, {block.ptr});
-  builder_.CreateBr(done_bb);
-  builder_.SetInsertPoint(done_bb);
+  return call_slot_or(
+      workspace_alloc_slot_, llvm::FunctionType::get(i8ptr, {i64}, false), {bytes},
+      [&] {
+        llvm::Function* aligned_alloc = declare_extern("aligned_alloc", i8ptr, {i64, i64});
+        return builder_.CreateCall(aligned_alloc, {llvm::ConstantInt::get(i64, 64), bytes});
+      },
+      name);
+}
+
+void CodeGenLLVM::emit_workspace_free(const HeapBlock& block) {
+  llvm::Type* i8ptr = builder_.getInt8PtrTy();
+  call_slot_or(
+      workspace_free_slot_, llvm::FunctionType::get(builder_.getVoidTy(), {i8ptr, builder_.getInt64Ty()}, false),
+      {block.ptr, block.bytes},
+      [&] {
+        llvm::Function* free_fn = declare_extern("free", builder_.getVoidTy(), {i8ptr});
+        return builder_.CreateCall(free_fn, {block.ptr});
+      },
+      "workspace_free");
 }
 
 llvm::Value* CodeGenLLVM::lookup(const VarNode* v) const {

@@ -70,6 +70,10 @@ class CodeGenLLVM {
   // A heap block through the module's workspace slots (runtime/c_api.h), or
   // aligned_alloc / free while the slots are null. `bytes`: an i64 multiple of 64.
   llvm::Value* emit_workspace_alloc(llvm::Value* bytes, const std::string& name);
+  // Calls the function a module slot points at, or `fallback`'s code while
+  // the slot is null; the call's result (nullptr for void).
+  llvm::Value* call_slot_or(llvm::GlobalVariable* slot, llvm::FunctionType* type, const std::vector<llvm::Value*>& args,
+                            const std::function<llvm::Value*()>& fallback, const std::string& name);
   void emit_workspace_free(const HeapBlock& block);
 
   // ---- llvm_types.cpp: types, constants and conversions

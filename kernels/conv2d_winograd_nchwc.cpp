@@ -137,10 +137,7 @@ OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
   WinogradConvShape s = winograd_conv_shape(op);
   winograd_matrices(static_cast<int>(s.m));  // user_error for a tile size kiln lacks
   check_window("conv2d_winograd_nchwc", s.H, s.W, 3, 3, s.pad, 1);
-  user_check(s.C % s.cb == 0) << "conv2d_winograd_nchwc: the input channel block cb=" << s.cb
-                              << " must divide the input channels C=" << s.C;
-  user_check(s.K % s.kb == 0) << "conv2d_winograd_nchwc: the output channel block kb=" << s.kb
-                              << " must divide the output channels K=" << s.K;
+  check_winograd_blocks("conv2d_winograd_nchwc", s.C, s.K, s.cb, s.kb);
   activation_from_flags("conv2d_winograd_nchwc", params, dtype);
   Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
   Tensor weight = placeholder({s.alpha, s.alpha, s.K / s.kb, s.C / s.cb, s.cb, s.kb}, dtype, "weight_winograd");

@@ -31,10 +31,7 @@ OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
   op.dtype = dtype;
   op.ints = params;
   WeightShape s = weight_shape(params);
-  user_check(s.C % s.cb == 0) << "winograd_weight_nchwc: the input channel block cb=" << s.cb
-                              << " must divide the input channels C=" << s.C;
-  user_check(s.K % s.kb == 0) << "winograd_weight_nchwc: the output channel block kb=" << s.kb
-                              << " must divide the output channels K=" << s.K;
+  check_winograd_blocks("winograd_weight_nchwc", s.C, s.K, s.cb, s.kb);
   const WinogradMatrices& wm = winograd_matrices(static_cast<int>(s.m));
   Tensor weight = placeholder({s.K / s.kb, s.C / s.cb, 3, 3, s.cb, s.kb}, dtype, "weight");
   Tensor out = compute(
@@ -76,6 +73,12 @@ void check_winograd_dtype(const std::string& op, DType dtype) {
   user_check(dtype.is_float() && dtype.bits >= 32)
       << op << ": Winograd convolution needs dtype f32 or f64 (its transforms have fractional entries), not "
       << dtype.str();
+}
+
+void check_winograd_blocks(const std::string& op, int64_t C, int64_t K, int64_t cb, int64_t kb) {
+  user_check(C % cb == 0) << op << ": the input channel block cb=" << cb << " must divide the input channels C=" << C;
+  user_check(K % kb == 0) << op << ": the output channel block kb=" << kb << " must divide the output channels K="
+                          << K;
 }
 
 OpDef winograd_weight_nchwc_op_def() {

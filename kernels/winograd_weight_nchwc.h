@@ -16,5 +16,7 @@ OpDef winograd_weight_nchwc_op_def();
 
 // Floating-point types only: the transforms have fractional entries.
 void check_winograd_dtype(const std::string& op, DType dtype);
+// user_error unless cb divides C and kb divides K.
+void check_winograd_blocks(const std::string& op, int64_t C, int64_t K, int64_t cb, int64_t kb);
 
 }  // namespace kiln
