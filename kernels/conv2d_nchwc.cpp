@@ -1,14 +1,13 @@
 #include "kernels/conv2d_nchwc.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/conv2d_template.h"
 #include "kernels/template_util.h"
-#include "kernels/winograd_matrices.h"
+#include "kernels/conv2d_winograd_nchwc.h"
 
 namespace kiln {
 
@@ -189,26 +188,9 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
 
 std::vector<OpAlternative> conv2d_nchwc_winograd_alternatives(const OpInstance& op) {
   Conv2dNchwcShape s = conv2d_nchwc_shape(op);
-  if (s.R != 3 || s.S != 3 || s.stride != 1 || s.dil != 1 || s.G != 1 || !op.dtype.is_float() || op.dtype.bits < 32)
-    return {};
-  std::vector<OpAlternative> out;
-  for (int m : winograd_tile_sizes()) {
-    std::ostringstream sizes, weight, conv;
-    sizes << "C=" << s.C << ",K=" << s.K << ",m=" << m << ",cb=" << s.cb << ",kb=" << s.kb
-          << ",dtype=" << op.dtype.str();
-    weight << "winograd_weight_nchwc:" << sizes.str();
-    conv << "conv2d_winograd_nchwc:N=" << s.N << ",H=" << s.H << ",W=" << s.W << ",pad=" << s.pad << ","
-         << sizes.str() << ",bias=" << s.bias;
-    if (s.act != Activation::kNone) conv << "," << activation_flag(s.act) << "=1";
-    OpAlternative a;
-    a.name = "winograd_f" + std::to_string(m);
-    a.prepare = {UnfusedStep{weight.str(), {1}}};
-    a.kernel.workload = conv.str();
-    a.kernel.inputs = {0, -1};
-    if (s.bias) a.kernel.inputs.push_back(2);
-    out.push_back(a);
-  }
-  return out;
+  if (s.R != 3 || s.S != 3 || s.stride != 1 || s.dil != 1 || s.G != 1) return {};
+  return winograd_alternatives(WinogradLayer{false, s.N, s.C, s.H, s.W, s.K, s.pad, s.cb, s.kb, s.bias, s.act},
+                               op.dtype);
 }
 
 OpDef conv2d_nchwc_op_def() {

@@ -4,6 +4,7 @@
 #include "compute/expr_ops.h"
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_common.h"
+#include "kernels/conv2d_winograd_nchwc.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -195,6 +196,25 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
   return ScheduledOp{sch, args};
 }
 
+// A 3x3 stride-1 undilated ungrouped layer's Winograd alternatives, the
+// channels blocked inside the kernel by the widest power of two up to 16
+// that divides them.
+std::vector<OpAlternative> conv2d_nhwc_winograd_alternatives(const OpInstance& op) {
+  const auto& p = op.ints;
+  if (p.at("R") != 3 || p.at("S") != 3 || p.at("stride") != 1 || p.at("dilation") != 1 ||
+      std::max<int64_t>(1, p.at("groups")) != 1)
+    return {};
+  auto block = [](int64_t channels) {
+    int64_t b = 16;
+    while (channels % b) b /= 2;
+    return b;
+  };
+  return winograd_alternatives(WinogradLayer{true, p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("K"),
+                                             p.at("pad"), block(p.at("C")), block(p.at("K")), p.at("bias") != 0,
+                                             activation_of(p)},
+                               op.dtype);
+}
+
 OpDef conv2d_nhwc_op_def() {
   OpDef d;
   d.name = "conv2d_nhwc";
@@ -216,6 +236,7 @@ OpDef conv2d_nhwc_op_def() {
                               p.at("stride"), p.at("pad"), p.at("dilation"), p.at("groups"), p.at("bias") != 0,
                               activation_from_flags("conv2d_nhwc", p, t), t);
   };
+  d.alternatives = conv2d_nhwc_winograd_alternatives;
   d.define_space = conv2d_nhwc_space;
   d.default_config = conv2d_nhwc_default;
   d.apply_config = conv2d_nhwc_apply;

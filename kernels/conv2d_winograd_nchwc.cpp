@@ -1,6 +1,7 @@
 #include "kernels/conv2d_winograd_nchwc.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
@@ -26,18 +27,34 @@ struct WinogradConv {
   }
 
   // The input with `pad` zeros before each spatial extent and as many after
-  // as the last tile needs: [N, C/cb, tH m + 2, tW m + 2, cb].
+  // as the last tile needs: [N, C/cb, tH m + 2, tW m + 2, cb], or
+  // [N, tH m + 2, tW m + 2, C] for NHWC.
   Tensor pad_to_tiles() const {
     const int p = static_cast<int>(s.pad), H = static_cast<int>(s.H), W = static_cast<int>(s.W);
+    const int h_dim = s.nhwc ? 1 : 2;
+    std::vector<Expr> shape = s.nhwc ? std::vector<Expr>{s.N, s.tH * s.m + 2, s.tW * s.m + 2, s.C}
+                                     : std::vector<Expr>{s.N, s.C / s.cb, s.tH * s.m + 2, s.tW * s.m + 2, s.cb};
     return compute(
-        {s.N, s.C / s.cb, s.tH * s.m + 2, s.tW * s.m + 2, s.cb},
+        shape,
         [&](const std::vector<Var>& v) {
-          Expr h = v[2], w = v[3];
+          Expr h = v[h_dim], w = v[h_dim + 1];
           Expr inside = h >= p && h < H + p && w >= p && w < W + p;
-          Expr hh = min(max(h - p, 0), H - 1), ww = min(max(w - p, 0), W - 1);
-          return select(inside, data(v[0], v[1], hh, ww, v[4]), make_zero(dtype));
+          std::vector<Expr> idx(v.begin(), v.end());
+          idx[h_dim] = min(max(h - p, 0), H - 1);
+          idx[h_dim + 1] = min(max(w - p, 0), W - 1);
+          return select(inside, data(idx), make_zero(dtype));
         },
         "data_pad", "pad");
+  }
+
+  // Channel ci of block co at padded position (h, w) of image n.
+  Expr padded_at(Expr n, Expr co, Expr h, Expr w, Expr ci) const {
+    return s.nhwc ? padded(n, h, w, co * static_cast<int>(s.cb) + ci) : padded(n, co, h, w, ci);
+  }
+  // The transformed weight of point (e, f), input channel (co, ci), output channel (ko, ki).
+  Expr weight_at(Expr e, Expr f, Expr ko, Expr co, Expr ci, Expr ki) const {
+    return s.nhwc ? weight(e, f, co * static_cast<int>(s.cb) + ci, ko * static_cast<int>(s.kb) + ki)
+                  : weight(e, f, ko, co, ci, ki);
   }
 
   // BT d: the input tile's rows combined, [alpha, alpha(columns), N, tH, tW, C/cb, cb].
@@ -47,7 +64,7 @@ struct WinogradConv {
         {s.alpha, s.alpha, s.N, s.tH, s.tW, s.C / s.cb, s.cb},
         [&](const std::vector<Var>& v) {
           return winograd_apply_row(
-              wm.BT, v[0], [&](int r) { return padded(v[2], v[5], v[3] * m + r, v[4] * m + v[1], v[6]); }, dtype);
+              wm.BT, v[0], [&](int r) { return padded_at(v[2], v[5], v[3] * m + r, v[4] * m + v[1], v[6]); }, dtype);
         },
         "input_rows", "winograd_input_rows");
   }
@@ -70,7 +87,7 @@ struct WinogradConv {
         {s.alpha, s.alpha, s.N, s.K / s.kb, s.tH, s.tW, s.kb},
         [&](const std::vector<Var>& v) {
           return sum(V(v[0], v[1], v[2], v[4], v[5], rco->var, rci->var) *
-                         weight(v[0], v[1], v[3], rco->var, rci->var, v[6]),
+                         weight_at(v[0], v[1], v[3], rco->var, rci->var, v[6]),
                      {rco, rci});
         },
         name, "winograd_gemm");
@@ -87,18 +104,24 @@ struct WinogradConv {
         "output_columns", "winograd_output_columns");
   }
 
-  // out = (AT M A)[oh % m][ow % m] of tile (oh / m, ow / m), then the epilogue.
+  // out = (AT M A)[oh % m][ow % m] of tile (oh / m, ow / m), then the
+  // epilogue: [N, K/kb, OH, OW, kb], or [N, OH, OW, K] for NHWC.
   Tensor output(const Tensor& cols, const Tensor* bias, const std::string& name) const {
     const int m = static_cast<int>(s.m), kb = static_cast<int>(s.kb);
+    auto value = [&](Expr n, Expr ko, Expr oh, Expr ow, Expr ki) {
+      Expr th = floordiv(oh, m), i = floormod(oh, m), tw = floordiv(ow, m), j = floormod(ow, m);
+      Expr y = winograd_apply_row(
+          wm.AT, j, [&](int f) { return cols(i, f, n, ko, th, tw, ki); }, dtype);
+      return conv_epilogue(y, bias, ko * kb + ki, s.act);
+    };
+    if (s.nhwc)
+      return compute(
+          {s.N, s.OH, s.OW, s.K},
+          [&](const std::vector<Var>& v) { return value(v[0], floordiv(v[3], kb), v[1], v[2], floormod(v[3], kb)); },
+          name, "winograd_output");
     return compute(
         {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
-        [&](const std::vector<Var>& v) {
-          Expr th = floordiv(v[2], m), i = floormod(v[2], m), tw = floordiv(v[3], m), j = floormod(v[3], m);
-          Expr y = winograd_apply_row(
-              wm.AT, j, [&](int f) { return cols(i, f, v[0], v[1], th, tw, v[4]); }, dtype);
-          return conv_epilogue(y, bias, v[1] * kb + v[4], s.act);
-        },
-        name, "winograd_output");
+        [&](const std::vector<Var>& v) { return value(v[0], v[1], v[2], v[3], v[4]); }, name, "winograd_output");
   }
 };
 
@@ -118,6 +141,7 @@ WinogradConvShape winograd_conv_shape(const OpInstance& op) {
   s.kb = p.at("kb");
   s.bias = p.at("bias") != 0;
   s.act = activation_of(p);
+  s.nhwc = op.op == "conv2d_winograd_nhwc";
   s.alpha = s.m + 2;
   s.OH = window_out_extent(s.H, 3, 1, s.pad, 1);
   s.OW = window_out_extent(s.W, 3, 1, s.pad, 1);
@@ -128,19 +152,21 @@ WinogradConvShape winograd_conv_shape(const OpInstance& op) {
 
 namespace {
 
-OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
-  check_winograd_dtype("conv2d_winograd_nchwc", dtype);
+OpInstance define(const std::string& name, const std::map<std::string, int64_t>& params, DType dtype) {
+  check_winograd_dtype(name, dtype);
   OpInstance op;
-  op.op = "conv2d_winograd_nchwc";
+  op.op = name;
   op.dtype = dtype;
   op.ints = params;
   WinogradConvShape s = winograd_conv_shape(op);
   winograd_matrices(static_cast<int>(s.m));  // user_error for a tile size kiln lacks
-  check_window("conv2d_winograd_nchwc", s.H, s.W, 3, 3, s.pad, 1);
-  check_winograd_blocks("conv2d_winograd_nchwc", s.C, s.K, s.cb, s.kb);
-  activation_from_flags("conv2d_winograd_nchwc", params, dtype);
-  Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
-  Tensor weight = placeholder({s.alpha, s.alpha, s.K / s.kb, s.C / s.cb, s.cb, s.kb}, dtype, "weight_winograd");
+  check_window(name, s.H, s.W, 3, 3, s.pad, 1);
+  check_winograd_blocks(name, s.C, s.K, s.cb, s.kb);
+  activation_from_flags(name, params, dtype);
+  Tensor data = s.nhwc ? placeholder({s.N, s.H, s.W, s.C}, dtype, "data")
+                       : placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, dtype, "data");
+  Tensor weight = s.nhwc ? placeholder({s.alpha, s.alpha, s.C, s.K}, dtype, "weight_winograd")
+                         : placeholder({s.alpha, s.alpha, s.K / s.kb, s.C / s.cb, s.cb, s.kb}, dtype, "weight_winograd");
   op.inputs = {data, weight};
   Tensor bias;
   if (s.bias) {
@@ -197,8 +223,8 @@ Config conv2d_winograd_nchwc_default(const OpInstance& op, const CpuInfo& cpu, c
 }
 
 ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg) {
-  user_check(op.op == "conv2d_winograd_nchwc") << "the conv2d_winograd_nchwc template cannot schedule op '" << op.op
-                                               << "'";
+  user_check(op.op == "conv2d_winograd_nchwc" || op.op == "conv2d_winograd_nhwc")
+      << "the Winograd convolution template cannot schedule op '" << op.op << "'";
   WinogradConvShape s = winograd_conv_shape(op);
   const int64_t kbi = cfg.split("tile_kb")[1], thi = cfg.split("tile_th")[1], twi = cfg.split("tile_tw")[1];
   WinogradConv w(s, op.inputs[0], op.inputs[1], op.dtype);
@@ -221,7 +247,13 @@ ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg)
     Stage sp = sc[w.padded];
     auto ax = sp.axis();
     sp.parallel(sp.fuse(ax[0], ax[1]));
-    sp.vectorize(ax[4]);
+    if (s.nhwc) {
+      IterVar co, ci;
+      sp.split(ax[3], s.cb, &co, &ci);
+      sp.vectorize(ci);
+    } else {
+      sp.vectorize(ax[4]);
+    }
     Stage sv = sc[V];
     auto v = sv.axis();  // e, f, n, th, tw, co, ci
     sv.reorder({v[2], v[3], v[4], v[5], v[0], v[1], v[6]});
@@ -249,7 +281,13 @@ ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg)
     tile_accumulator(sa, {0, 0, 0, kbi, thi, twi, 0}, {0, 1}, 6, cfg.annotate("unroll_ci") == "unroll" ? 1 : -1);
   };
   Stage so = sc[out];
-  auto oax = so.axis();  // n, ko, oh, ow, ki
+  // n, ko, oh, ow, ki (NHWC: k split into ko, ki)
+  std::vector<IterVar> oax = so.axis();
+  if (s.nhwc) {
+    IterVar ko, ki;
+    so.split(oax[3], s.kb, &ko, &ki);
+    oax = {oax[0], ko, oax[1], oax[2], ki};
+  }
   IterVar oht, ohi, owt, owi;
   so.split(oax[2], s.m, &oht, &ohi);
   so.split(oax[3], s.m, &owt, &owi);
@@ -304,14 +342,39 @@ ScheduledOp conv2d_winograd_nchwc_apply(const OpInstance& op, const Config& cfg)
   return ScheduledOp{sch, args};
 }
 
-OpDef conv2d_winograd_nchwc_op_def() {
+std::vector<OpAlternative> winograd_alternatives(const WinogradLayer& l, DType dtype) {
+  if (!dtype.is_float() || dtype.bits < 32) return {};
+  const std::string layout = l.nhwc ? "nhwc" : "nchwc";
+  std::vector<OpAlternative> out;
+  for (int m : winograd_tile_sizes()) {
+    std::ostringstream weight, conv;
+    weight << "winograd_weight_" << layout << ":C=" << l.C << ",K=" << l.K << ",m=" << m;
+    if (!l.nhwc) weight << ",cb=" << l.cb << ",kb=" << l.kb;
+    weight << ",dtype=" << dtype.str();
+    conv << "conv2d_winograd_" << layout << ":N=" << l.N << ",C=" << l.C << ",H=" << l.H << ",W=" << l.W
+         << ",K=" << l.K << ",pad=" << l.pad << ",m=" << m << ",cb=" << l.cb << ",kb=" << l.kb
+         << ",dtype=" << dtype.str() << ",bias=" << l.bias;
+    if (l.act != Activation::kNone) conv << "," << activation_flag(l.act) << "=1";
+    OpAlternative a;
+    a.name = "winograd_f" + std::to_string(m);
+    a.prepare = {UnfusedStep{weight.str(), {1}}};
+    a.kernel.workload = conv.str();
+    a.kernel.inputs = {0, -1};
+    if (l.bias) a.kernel.inputs.push_back(2);
+    out.push_back(a);
+  }
+  return out;
+}
+
+namespace {
+
+OpDef winograd_op_def(const std::string& name, const std::string& summary) {
   OpDef d;
-  d.name = "conv2d_winograd_nchwc";
+  d.name = name;
   d.size_params = {"N", "C", "H", "W", "K"};
-  d.summary =
-      "3x3 stride-1 convolution on the packed NCHW[x]c layout by Winograd's F(m x m, 3 x 3), weights transformed "
-      "ahead of time (winograd_weight_nchwc): data [N,C/cb,H,W,cb], weights [m+2,m+2,K/kb,C/cb,cb,kb], output "
-      "[N,K/kb,OH,OW,kb]; optional bias[K] and activation fused; FLOPs: the direct convolution's";
+  d.summary = summary;
+  const bool nhwc = name == "conv2d_winograd_nhwc";
+  const std::string blocks = nhwc ? " of the kernel's internal blocking" : "";
   d.params = {
       int_param("N", "batch size", "1"),
       int_param("C", "input channels"),
@@ -320,16 +383,34 @@ OpDef conv2d_winograd_nchwc_op_def() {
       int_param("K", "output channels"),
       {OpParam::kInt, "pad", "zero padding on each side of H and W", "1", 0},
       int_param("m", "Winograd output tile: 2 for F(2x2,3x3), 4 for F(4x4,3x3)", "4"),
-      int_param("cb", "input channels per block (divides C)", "16"),
-      int_param("kb", "output channels per block (divides K)", "16"),
+      int_param("cb", "input channels per block" + blocks + " (divides C)", "16"),
+      int_param("kb", "output channels per block" + blocks + " (divides K)", "16"),
       dtype_param(),
   };
   for (const OpParam& p : epilogue_params()) d.params.push_back(p);
-  d.build = define;
+  d.build = [name](const std::map<std::string, int64_t>& p, DType t) { return define(name, p, t); };
   d.define_space = conv2d_winograd_nchwc_space;
   d.default_config = conv2d_winograd_nchwc_default;
   d.apply_config = conv2d_winograd_nchwc_apply;
   return d;
+}
+
+}  // namespace
+
+OpDef conv2d_winograd_nchwc_op_def() {
+  return winograd_op_def(
+      "conv2d_winograd_nchwc",
+      "3x3 stride-1 convolution on the packed NCHW[x]c layout by Winograd's F(m x m, 3 x 3), weights transformed "
+      "ahead of time (winograd_weight_nchwc): data [N,C/cb,H,W,cb], weights [m+2,m+2,K/kb,C/cb,cb,kb], output "
+      "[N,K/kb,OH,OW,kb]; optional bias[K] and activation fused; FLOPs: the direct convolution's");
+}
+
+OpDef conv2d_winograd_nhwc_op_def() {
+  return winograd_op_def(
+      "conv2d_winograd_nhwc",
+      "3x3 stride-1 convolution on NHWC by Winograd's F(m x m, 3 x 3), weights transformed ahead of time "
+      "(winograd_weight_nhwc): data [N,H,W,C], weights [m+2,m+2,C,K], output [N,OH,OW,K]; cb and kb block the "
+      "channels inside the kernel; optional bias[K] and activation fused; FLOPs: the direct convolution's");
 }
 
 }  // namespace kiln

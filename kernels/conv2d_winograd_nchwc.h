@@ -37,13 +37,31 @@
 namespace kiln {
 
 OpDef conv2d_winograd_nchwc_op_def();
+// The same on NHWC data [N,H,W,C], weights [alpha,alpha,C,K] (from
+// winograd_weight_nhwc) and output [N,OH,OW,K]; cb and kb block the channels
+// inside the kernel (its transformed input and GEMM are blocked as above).
+OpDef conv2d_winograd_nhwc_op_def();
 
 struct WinogradConvShape {
   int64_t N, C, H, W, K, pad, m, alpha, cb, kb, OH, OW, tH, tW;
+  bool nhwc;  // conv2d_winograd_nhwc
   bool bias;
   Activation act;
 };
 WinogradConvShape winograd_conv_shape(const OpInstance& op);
+
+// A 3x3 stride-1 convolution layer that Winograd can compute.
+struct WinogradLayer {
+  bool nhwc;
+  int64_t N, C, H, W, K, pad, cb, kb;
+  bool bias;
+  Activation act;
+};
+// Its alternatives F(2x2,3x3) and F(4x4,3x3) (kernels/op_registry.h): the
+// weight transform (winograd_weight_nchwc or _nhwc) on the op's input 1
+// once, then conv2d_winograd_nchwc or _nhwc on data, transformed weights
+// and bias; none for a dtype Winograd cannot take.
+std::vector<OpAlternative> winograd_alternatives(const WinogradLayer& layer, DType dtype);
 
 std::shared_ptr<ConfigSpace> conv2d_winograd_nchwc_space(const OpInstance& op, const CpuInfo& cpu);
 Config conv2d_winograd_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);

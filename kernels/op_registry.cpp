@@ -38,6 +38,7 @@ const std::vector<OpDef>& op_registry() {
       conv2d_nhwc_op_def(),
       conv2d_nchwc_op_def(),
       conv2d_winograd_nchwc_op_def(), winograd_weight_nchwc_op_def(),
+      conv2d_winograd_nhwc_op_def(), winograd_weight_nhwc_op_def(),
       depthwise_conv2d_op_def(),
       depthwise_conv2d_nchwc_op_def(),
       dwsep_nchwc_op_def(),

@@ -1,5 +1,7 @@
 #include "kernels/winograd_weight_nchwc.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
@@ -54,6 +56,48 @@ OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
   return op;
 }
 
+// NHWC: HWIO weights [3, 3, C, K] to [alpha, alpha, C, K].
+OpInstance define_nhwc(const std::map<std::string, int64_t>& params, DType dtype) {
+  check_winograd_dtype("winograd_weight_nhwc", dtype);
+  OpInstance op;
+  op.op = "winograd_weight_nhwc";
+  op.dtype = dtype;
+  op.ints = params;
+  const int64_t K = params.at("K"), C = params.at("C"), m = params.at("m");
+  const WinogradMatrices& wm = winograd_matrices(static_cast<int>(m));
+  Tensor weight = placeholder({3, 3, C, K}, dtype, "weight");
+  Tensor out = compute(
+      {wm.alpha, wm.alpha, C, K},
+      [&](const std::vector<Var>& v) {
+        return winograd_apply_row(
+            wm.G, v[0],
+            [&](int r) {
+              return winograd_apply_row(
+                  wm.G, v[1], [&](int q) { return weight(r, q, v[2], v[3]); }, dtype);
+            },
+            dtype);
+      },
+      "weight_winograd", "winograd_weight");
+  op.inputs = {weight};
+  op.outputs = {out};
+  op.flops = 2.0 * (K * C) * (wm.alpha * 3 * 3 + wm.alpha * wm.alpha * 3);
+  return op;
+}
+
+ScheduledOp schedule_nhwc(const OpInstance& op, const CpuInfo& cpu) {
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{op.outputs[0]});
+  Stage s = (*sch)[op.outputs[0]];
+  auto ax = s.axis();  // e, f, c, k
+  IterVar ko, ki;
+  s.split(ax[3], std::min<int64_t>(op.ints.at("K"), cpu.vector_bits / op.dtype.bits), &ko, &ki);
+  s.reorder({ax[2], ko, ax[0], ax[1], ki});
+  s.parallel(s.fuse(ax[2], ko));
+  s.unroll(ax[0]);
+  s.unroll(ax[1]);
+  s.vectorize(ki);
+  return ScheduledOp{sch, {op.inputs[0], op.outputs[0]}};
+}
+
 ScheduledOp schedule(const OpInstance& op, const CpuInfo&) {
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{op.outputs[0]});
   Stage s = (*sch)[op.outputs[0]];
@@ -98,6 +142,24 @@ OpDef winograd_weight_nchwc_op_def() {
   d.size_params = {"K", "C"};
   d.build = define;
   d.hand_schedule = schedule;
+  return d;
+}
+
+OpDef winograd_weight_nhwc_op_def() {
+  OpDef d;
+  d.name = "winograd_weight_nhwc";
+  d.summary =
+      "the weight transform of conv2d_winograd_nhwc, run once ahead of time: HWIO 3x3 weights [3,3,C,K] to "
+      "G g G^T per channel pair, [m+2,m+2,C,K]";
+  d.params = {
+      int_param("K", "output channels"),
+      int_param("C", "input channels"),
+      int_param("m", "Winograd output tile: 2 for F(2x2,3x3), 4 for F(4x4,3x3)", "4"),
+      dtype_param(),
+  };
+  d.size_params = {"K", "C"};
+  d.build = define_nhwc;
+  d.hand_schedule = schedule_nhwc;
   return d;
 }
 

@@ -13,6 +13,9 @@
 namespace kiln {
 
 OpDef winograd_weight_nchwc_op_def();
+// The same for conv2d_winograd_nhwc: HWIO weights [3, 3, C, K] to
+// [alpha, alpha, C, K].
+OpDef winograd_weight_nhwc_op_def();
 
 // Floating-point types only: the transforms have fractional entries.
 void check_winograd_dtype(const std::string& op, DType dtype);

@@ -1,5 +1,5 @@
-// Winograd convolution (conv2d_winograd_nchwc with its ahead-of-time weight
-// transform winograd_weight_nchwc): the F(m, 3) matrices compute the 1-D
+// Winograd convolution (conv2d_winograd_nchwc and conv2d_winograd_nhwc with
+// their ahead-of-time weight transforms winograd_weight_nchwc/_nhwc): the F(m, 3) matrices compute the 1-D
 // correlation exactly (in double); the fp32 definition agrees with the
 // direct conv2d_nchwc within the error bound the transforms imply
 // (kernels/winograd_matrices.h) on random shapes (1, primes, odd sizes,
@@ -31,21 +31,25 @@ struct WinogradCase {
   int64_t C, H, W, K, pad, m, cb, kb;
   bool bias;
   std::string act;
+  bool nhwc = false;  // conv2d_nhwc and conv2d_winograd_nhwc, else the NCHW[x]c ops
   std::string direct() const {
     std::ostringstream os;
-    os << "conv2d_nchwc:C=" << C << ",H=" << H << ",W=" << W << ",K=" << K << ",R=3,S=3,pad=" << pad << ",cb=" << cb
-       << ",kb=" << kb << ",bias=" << bias << act;
+    os << (nhwc ? "conv2d_nhwc" : "conv2d_nchwc") << ":C=" << C << ",H=" << H << ",W=" << W << ",K=" << K
+       << ",R=3,S=3,pad=" << pad;
+    if (!nhwc) os << ",cb=" << cb << ",kb=" << kb;
+    os << ",bias=" << bias << act;
     return os.str();
   }
   std::string winograd() const {
     std::ostringstream os;
-    os << "conv2d_winograd_nchwc:C=" << C << ",H=" << H << ",W=" << W << ",K=" << K << ",pad=" << pad << ",m=" << m
-       << ",cb=" << cb << ",kb=" << kb << ",bias=" << bias << act;
+    os << (nhwc ? "conv2d_winograd_nhwc" : "conv2d_winograd_nchwc") << ":C=" << C << ",H=" << H << ",W=" << W
+       << ",K=" << K << ",pad=" << pad << ",m=" << m << ",cb=" << cb << ",kb=" << kb << ",bias=" << bias << act;
     return os.str();
   }
   std::string weight_transform() const {
     std::ostringstream os;
-    os << "winograd_weight_nchwc:C=" << C << ",K=" << K << ",m=" << m << ",cb=" << cb << ",kb=" << kb;
+    os << (nhwc ? "winograd_weight_nhwc" : "winograd_weight_nchwc") << ":C=" << C << ",K=" << K << ",m=" << m;
+    if (!nhwc) os << ",cb=" << cb << ",kb=" << kb;
     return os.str();
   }
   // |winograd - direct| <= this, for data and weights in [-1, 1]: the
@@ -66,6 +70,7 @@ WinogradCase random_case(std::mt19937_64& rng) {
   c.W = odd_extent(rng, std::max<int64_t>(1, 3 - 2 * c.pad));
   c.bias = pick(rng, 0, 1);
   c.act = random_activation(rng);
+  c.nhwc = pick(rng, 0, 1);
   return c;
 }
 
@@ -179,11 +184,14 @@ TEST_CASE("conv2d_winograd_nchwc's template lowers correct kernels for random co
                          kRandomWeightTolerance);
   check_template_configs("conv2d_winograd_nchwc:C=16,H=6,W=5,K=48,pad=0,m=2", 4, 460, avx512_cpu(),
                          kRandomWeightTolerance);
+  check_template_configs("conv2d_winograd_nhwc:C=24,H=9,W=7,K=40,pad=1,m=4,cb=8,kb=8,bias=1,hswish=1", 4, 470,
+                         avx512_cpu(), kRandomWeightTolerance);
 }
 
 TEST_CASE("compiled weight transform and Winograd kernel match the direct convolution", "[ops][winograd]") {
-  for (int m : winograd_tile_sizes()) {
-    WinogradCase c{32, 14, 13, 32, 1, m, 16, 16, true, ",relu=1"};
+  for (int m : winograd_tile_sizes())
+    for (bool nhwc : {false, true}) {
+    WinogradCase c{32, 14, 13, 32, 1, m, 16, 16, true, ",relu=1", nhwc};
     INFO(c.winograd());
     OpInstance direct = build_workload(c.direct());
     HostTensor data = random_host(direct.inputs[0], 1), weight = random_host(direct.inputs[1], 2),
@@ -197,7 +205,7 @@ TEST_CASE("compiled weight transform and Winograd kernel match the direct convol
     const double err = max_abs_diff(got, want);
     INFO("max |winograd - direct| = " << err << ", bound " << c.tolerance());
     CHECK(err <= c.tolerance());
-  }
+    }
 }
 
 TEST_CASE("bad Winograd workloads are user errors", "[ops][winograd][errors]") {
@@ -213,4 +221,7 @@ TEST_CASE("bad Winograd workloads are user errors", "[ops][winograd][errors]") {
   CHECK_THROWS_WITH(build_workload("conv2d_winograd_nchwc:C=16,H=2,W=8,K=16,pad=0"),
                     Contains("does not fit the padded input"));
   CHECK_THROWS_WITH(build_workload("winograd_weight_nchwc:C=16,K=16,dtype=u8"), Contains("needs dtype f32 or f64"));
+  CHECK_THROWS_WITH(build_workload("conv2d_winograd_nhwc:C=12,H=8,W=8,K=16"),
+                    Contains("conv2d_winograd_nhwc: the input channel block cb=16 must divide the input channels C=12"));
+  CHECK_THROWS_WITH(build_workload("winograd_weight_nhwc:C=16,K=16,m=5"), Contains("tile size m=5"));
 }

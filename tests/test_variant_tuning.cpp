@@ -16,7 +16,11 @@ TEST_CASE("a 3x3 stride-1 fp convolution has two Winograd variants; other layers
   CHECK(v[0] == build_workload("conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,bias=1,relu=1").canonical);
   CHECK(v[1] == build_workload("conv2d_winograd_nchwc:C=32,H=14,W=14,K=64,pad=1,m=2,bias=1,relu=1").canonical);
   CHECK(v[2] == build_workload("conv2d_winograd_nchwc:C=32,H=14,W=14,K=64,pad=1,m=4,bias=1,relu=1").canonical);
+  auto nhwc = workload_variants("conv2d_nhwc:C=24,H=9,W=9,K=20,R=3,S=3,pad=1");
+  REQUIRE(nhwc.size() == 3);  // channels blocked by 8 and 4 inside the kernel
+  CHECK(nhwc[2] == build_workload("conv2d_winograd_nhwc:C=24,H=9,W=9,K=20,pad=1,m=4,cb=8,kb=4").canonical);
   for (const char* w : {"conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,stride=2,pad=1",
+                        "conv2d_nhwc:C=32,H=14,W=14,K=64,R=3,S=3,stride=2,pad=1",
                         "conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=2,dilation=2",
                         "conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,groups=2",
                         "conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,dtype=i8",
