@@ -86,6 +86,12 @@ Expr winograd_apply_row(const std::vector<std::vector<double>>& mat, const Expr&
   return out;
 }
 
+Expr winograd_apply_2d(const std::vector<std::vector<double>>& mat, const Expr& row, const Expr& col,
+                       const std::function<Expr(int, int)>& term, DType t) {
+  return winograd_apply_row(
+      mat, row, [&](int i) { return winograd_apply_row(mat, col, [&](int j) { return term(i, j); }, t); }, t);
+}
+
 double winograd_error_growth(int m) {
   const WinogradMatrices& w = winograd_matrices(m);
   const double g = max_row_sum(w.AT) * max_row_sum(w.BT) * max_row_sum(w.G);

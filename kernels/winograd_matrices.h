@@ -39,6 +39,11 @@ const WinogradMatrices& winograd_matrices(int m);
 Expr winograd_apply_row(const std::vector<std::vector<double>>& mat, const Expr& row,
                         const std::function<Expr(int)>& term, DType t);
 
+// The 2-D transform mat X matT at (row, col) of the r x r tile term(i, j)
+// (r = mat's columns): rows combined by mat[row], then columns by mat[col].
+Expr winograd_apply_2d(const std::vector<std::vector<double>>& mat, const Expr& row, const Expr& col,
+                       const std::function<Expr(int, int)>& term, DType t);
+
 // A bound on how much the 2-D transforms magnify fp rounding: with
 // a = max_i sum_e |AT[i][e]|, b = max_e sum_j |BT[e][j]|, g = max_e sum_j |G[e][j]|,
 // an output of C channels differs from the exact convolution by at most

@@ -40,13 +40,8 @@ OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
       {s.alpha, s.alpha, s.K / s.kb, s.C / s.cb, s.cb, s.kb},
       [&](const std::vector<Var>& v) {
         // G g GT: the rows of G over the taps' rows, then over their columns.
-        return winograd_apply_row(
-            wm.G, v[0],
-            [&](int r) {
-              return winograd_apply_row(
-                  wm.G, v[1], [&](int q) { return weight(v[2], v[3], r, q, v[4], v[5]); }, dtype);
-            },
-            dtype);
+        return winograd_apply_2d(
+            wm.G, v[0], v[1], [&](int r, int q) { return weight(v[2], v[3], r, q, v[4], v[5]); }, dtype);
       },
       "weight_winograd", "winograd_weight");
   op.inputs = {weight};
@@ -69,13 +64,7 @@ OpInstance define_nhwc(const std::map<std::string, int64_t>& params, DType dtype
   Tensor out = compute(
       {wm.alpha, wm.alpha, C, K},
       [&](const std::vector<Var>& v) {
-        return winograd_apply_row(
-            wm.G, v[0],
-            [&](int r) {
-              return winograd_apply_row(
-                  wm.G, v[1], [&](int q) { return weight(r, q, v[2], v[3]); }, dtype);
-            },
-            dtype);
+        return winograd_apply_2d(wm.G, v[0], v[1], [&](int r, int q) { return weight(r, q, v[2], v[3]); }, dtype);
       },
       "weight_winograd", "winograd_weight");
   op.inputs = {weight};
