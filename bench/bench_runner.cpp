@@ -15,6 +15,7 @@
 #include "bench/bench_suite.h"
 #include "bench/kiln_alternatives.h"
 #include "bench/machine_probe.h"
+#include "bench/report_writer.h"
 #include "runtime/process_util.h"
 #include "tasks/kernel_build.h"
 #include "tasks/neighbors.h"
@@ -43,24 +44,6 @@ namespace {
 constexpr uint64_t kCheckSeed = 7;
 // The entry name of an alternative while it is timed ("kiln:winograd_f4").
 const std::string kVariantPrefix = "kiln:";
-
-std::string machine_description() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model;
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  return buf;
-}
 
 std::vector<std::string> chosen_baselines(const BenchOptions& o) {
   std::vector<std::string> out;
@@ -418,8 +401,8 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
   std::unique_ptr<baselines::HalideHelper> halide;
   json result;
   result["suite"] = suite.name;
-  result["date"] = utc_now();
-  result["machine"] = machine_description();
+  result["date"] = utc_timestamp("%Y-%m-%d %H:%M UTC");
+  result["machine"] = cpu_model_name();
   result["target"] = host.str();
   if (machine)
     result["machine_probe"] = {{"cpu", machine->cpu},

@@ -16,7 +16,7 @@ struct AlternativeRun::Impl {
 
 namespace {
 
-// A built step's function and its argument pointers (inputs, then the output).
+// A built step JIT-compiled (the module kept in `jits`): its entry point.
 kiln_packed_fn compile_step(const BuiltKernel& k, std::vector<std::unique_ptr<JitModule>>* jits) {
   jits->push_back(JitModule::compile({k.func}, k.target));
   return jits->back()->get_function(k.func.name);

@@ -100,19 +100,6 @@ LoweredFunc stream_kernel(int64_t lanes) {
   return lower(s, {a, b, c}, "kiln_probe_stream");
 }
 
-std::string cpu_model_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) break;
-    size_t start = line.find_first_not_of(" \t", colon + 1);
-    return start == std::string::npos ? "" : line.substr(start);
-  }
-  return "unknown CPU";
-}
-
 void check_host(const Target& target) {
   user_check(target.is_host()) << "the machine probe measures this machine only; target '" << target.str()
                                << "' is not the host";
@@ -204,6 +191,19 @@ MachineFigures measure(const Target& target) {
 }
 
 }  // namespace
+
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? "" : line.substr(start);
+  }
+  return "unknown CPU";
+}
 
 MachineFigures probe_machine(const Target& target) {
   check_host(target);

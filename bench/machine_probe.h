@@ -48,6 +48,8 @@ std::optional<Database::Machine> ensure_machine_figures(Database& db, const Targ
 
 // The stored form of a probe.
 Database::Machine machine_record(const Target& target, const MachineFigures& m);
+// The CPU's model name from /proc/cpuinfo ("unknown CPU" without one).
+std::string cpu_model_name();
 
 // The kernels, for tests: lowered, JIT-compiled and run once in this
 // process; returns "" when their outputs are right, else what was wrong.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "bench/report_writer.h"
 #include "bench/bench_runner.h"
 #include "bench/bench_table.h"
 #include "bench/report_charts.h"
@@ -44,14 +45,7 @@ std::string variant_text(const nlohmann::json& w) {
   return t + " (" + each + " GFLOP/s)";
 }
 
-std::string date_text(int64_t unix_s) {
-  std::time_t t = static_cast<std::time_t>(unix_s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
+std::string date_text(int64_t unix_s) { return utc_text(unix_s, "%Y-%m-%d %H:%M UTC"); }
 
 // Collects the page's charts; each gets a canvas where it is added.
 class Page {

@@ -119,8 +119,10 @@ nlohmann::json normalized_bench(const nlohmann::json& in) {
 
 }  // namespace
 
-std::string utc_timestamp(const char* format) {
-  std::time_t t = std::time(nullptr);
+std::string utc_timestamp(const char* format) { return utc_text(static_cast<int64_t>(std::time(nullptr)), format); }
+
+std::string utc_text(int64_t unix_s, const char* format) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];

@@ -33,5 +33,7 @@ nlohmann::json read_bench_result(const std::string& path);
 
 // The current UTC time in strftime's `format` ("2026-11-23 18:40:12 UTC").
 std::string utc_timestamp(const char* format = "%Y-%m-%d %H:%M:%S UTC");
+// A unix time in UTC, in strftime's `format`.
+std::string utc_text(int64_t unix_s, const char* format);
 
 }  // namespace kiln

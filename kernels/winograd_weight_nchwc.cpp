@@ -11,64 +11,36 @@ namespace kiln {
 
 namespace {
 
-struct WeightShape {
-  int64_t K, C, m, alpha, cb, kb;
-};
-
-WeightShape weight_shape(const std::map<std::string, int64_t>& p) {
-  WeightShape s{};
-  s.K = p.at("K");
-  s.C = p.at("C");
-  s.m = p.at("m");
-  s.cb = p.at("cb");
-  s.kb = p.at("kb");
-  s.alpha = winograd_matrices(static_cast<int>(s.m)).alpha;
-  return s;
-}
-
-OpInstance define(const std::map<std::string, int64_t>& params, DType dtype) {
-  check_winograd_dtype("winograd_weight_nchwc", dtype);
+// Blocked weights [K/kb, C/cb, 3, 3, cb, kb] to [alpha, alpha, K/kb, C/cb, cb, kb],
+// or (nhwc) HWIO weights [3, 3, C, K] to [alpha, alpha, C, K].
+OpInstance define(bool nhwc, const std::map<std::string, int64_t>& params, DType dtype) {
+  const std::string name = nhwc ? "winograd_weight_nhwc" : "winograd_weight_nchwc";
+  check_winograd_dtype(name, dtype);
   OpInstance op;
-  op.op = "winograd_weight_nchwc";
+  op.op = name;
   op.dtype = dtype;
   op.ints = params;
-  WeightShape s = weight_shape(params);
-  check_winograd_blocks("winograd_weight_nchwc", s.C, s.K, s.cb, s.kb);
-  const WinogradMatrices& wm = winograd_matrices(static_cast<int>(s.m));
-  Tensor weight = placeholder({s.K / s.kb, s.C / s.cb, 3, 3, s.cb, s.kb}, dtype, "weight");
+  const int64_t K = params.at("K"), C = params.at("C");
+  const int64_t cb = nhwc ? 1 : params.at("cb"), kb = nhwc ? 1 : params.at("kb");
+  const WinogradMatrices& wm = winograd_matrices(static_cast<int>(params.at("m")));
+  if (!nhwc) check_winograd_blocks(name, C, K, cb, kb);
+  Tensor weight = nhwc ? placeholder({3, 3, C, K}, dtype, "weight")
+                       : placeholder({K / kb, C / cb, 3, 3, cb, kb}, dtype, "weight");
+  std::vector<Expr> shape = nhwc ? std::vector<Expr>{wm.alpha, wm.alpha, C, K}
+                                 : std::vector<Expr>{wm.alpha, wm.alpha, K / kb, C / cb, cb, kb};
   Tensor out = compute(
-      {s.alpha, s.alpha, s.K / s.kb, s.C / s.cb, s.cb, s.kb},
+      shape,
       [&](const std::vector<Var>& v) {
         // G g GT: the rows of G over the taps' rows, then over their columns.
-        return winograd_apply_2d(
-            wm.G, v[0], v[1], [&](int r, int q) { return weight(v[2], v[3], r, q, v[4], v[5]); }, dtype);
+        auto tap = [&](int r, int q) {
+          return nhwc ? weight(r, q, v[2], v[3]) : weight(v[2], v[3], r, q, v[4], v[5]);
+        };
+        return winograd_apply_2d(wm.G, v[0], v[1], tap, dtype);
       },
       "weight_winograd", "winograd_weight");
   op.inputs = {weight};
   op.outputs = {out};
-  // Per (ko, co, ci, ki): G g (alpha x 3 from 3 x 3) then (G g) GT.
-  op.flops = 2.0 * (s.K * s.C) * (s.alpha * 3 * 3 + s.alpha * s.alpha * 3);
-  return op;
-}
-
-// NHWC: HWIO weights [3, 3, C, K] to [alpha, alpha, C, K].
-OpInstance define_nhwc(const std::map<std::string, int64_t>& params, DType dtype) {
-  check_winograd_dtype("winograd_weight_nhwc", dtype);
-  OpInstance op;
-  op.op = "winograd_weight_nhwc";
-  op.dtype = dtype;
-  op.ints = params;
-  const int64_t K = params.at("K"), C = params.at("C"), m = params.at("m");
-  const WinogradMatrices& wm = winograd_matrices(static_cast<int>(m));
-  Tensor weight = placeholder({3, 3, C, K}, dtype, "weight");
-  Tensor out = compute(
-      {wm.alpha, wm.alpha, C, K},
-      [&](const std::vector<Var>& v) {
-        return winograd_apply_2d(wm.G, v[0], v[1], [&](int r, int q) { return weight(r, q, v[2], v[3]); }, dtype);
-      },
-      "weight_winograd", "winograd_weight");
-  op.inputs = {weight};
-  op.outputs = {out};
+  // Per (k, c): G g (alpha x 3 from 3 x 3) then (G g) GT.
   op.flops = 2.0 * (K * C) * (wm.alpha * 3 * 3 + wm.alpha * wm.alpha * 3);
   return op;
 }
@@ -114,42 +86,35 @@ void check_winograd_blocks(const std::string& op, int64_t C, int64_t K, int64_t 
                           << K;
 }
 
-OpDef winograd_weight_nchwc_op_def() {
+namespace {
+
+OpDef weight_op_def(bool nhwc) {
   OpDef d;
-  d.name = "winograd_weight_nchwc";
-  d.summary =
-      "the weight transform of conv2d_winograd_nchwc, run once ahead of time: blocked 3x3 weights "
-      "[K/kb,C/cb,3,3,cb,kb] to G g G^T per channel pair, [m+2,m+2,K/kb,C/cb,cb,kb]";
+  d.name = nhwc ? "winograd_weight_nhwc" : "winograd_weight_nchwc";
+  d.summary = nhwc ? "the weight transform of conv2d_winograd_nhwc, run once ahead of time: HWIO 3x3 weights "
+                     "[3,3,C,K] to G g G^T per channel pair, [m+2,m+2,C,K]"
+                   : "the weight transform of conv2d_winograd_nchwc, run once ahead of time: blocked 3x3 weights "
+                     "[K/kb,C/cb,3,3,cb,kb] to G g G^T per channel pair, [m+2,m+2,K/kb,C/cb,cb,kb]";
   d.params = {
       int_param("K", "output channels"),
       int_param("C", "input channels"),
       int_param("m", "Winograd output tile: 2 for F(2x2,3x3), 4 for F(4x4,3x3)", "4"),
-      int_param("cb", "input channels per block (divides C)", "16"),
-      int_param("kb", "output channels per block (divides K)", "16"),
-      dtype_param(),
   };
+  if (!nhwc) {
+    d.params.push_back(int_param("cb", "input channels per block (divides C)", "16"));
+    d.params.push_back(int_param("kb", "output channels per block (divides K)", "16"));
+  }
+  d.params.push_back(dtype_param());
   d.size_params = {"K", "C"};
-  d.build = define;
-  d.hand_schedule = schedule;
+  d.build = [nhwc](const std::map<std::string, int64_t>& p, DType t) { return define(nhwc, p, t); };
+  d.hand_schedule = nhwc ? schedule_nhwc : schedule;
   return d;
 }
 
-OpDef winograd_weight_nhwc_op_def() {
-  OpDef d;
-  d.name = "winograd_weight_nhwc";
-  d.summary =
-      "the weight transform of conv2d_winograd_nhwc, run once ahead of time: HWIO 3x3 weights [3,3,C,K] to "
-      "G g G^T per channel pair, [m+2,m+2,C,K]";
-  d.params = {
-      int_param("K", "output channels"),
-      int_param("C", "input channels"),
-      int_param("m", "Winograd output tile: 2 for F(2x2,3x3), 4 for F(4x4,3x3)", "4"),
-      dtype_param(),
-  };
-  d.size_params = {"K", "C"};
-  d.build = define_nhwc;
-  d.hand_schedule = schedule_nhwc;
-  return d;
-}
+}  // namespace
+
+OpDef winograd_weight_nchwc_op_def() { return weight_op_def(false); }
+
+OpDef winograd_weight_nhwc_op_def() { return weight_op_def(true); }
 
 }  // namespace kiln
