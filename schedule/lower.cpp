@@ -9,6 +9,7 @@
 #include "compute/printer.h"
 #include "compute/simplify.h"
 #include "schedule/bound.h"
+#include "schedule/passes/hoist_guards.h"
 #include "schedule/passes/loop_partition.h"
 #include "schedule/passes/remove_no_op.h"
 #include "schedule/passes/storage_flatten.h"
@@ -41,6 +42,7 @@ const std::vector<Pass>& pass_list() {
       {"vectorize", passes::vectorize, true, true},
       {"unroll", passes::unroll, true, true},
       {"simplify", simplify_stmt, true, true},
+      {"hoist_guards", passes::hoist_guards, true, true},
       {"remove_no_op", passes::remove_no_op, true, true},
   };
   return passes;

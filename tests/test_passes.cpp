@@ -8,6 +8,7 @@
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
+#include "schedule/passes/hoist_guards.h"
 #include "schedule/passes/loop_partition.h"
 #include "schedule/passes/remove_no_op.h"
 #include "schedule/passes/storage_flatten.h"
@@ -459,6 +460,75 @@ for (i, 0, 8) {
   Stmt bound = ForNode::make(i, Expr(0), Expr(8), ForKind::kThreadBinding,
                              loop(j, 4, ForKind::kSerial, IfThenElseNode::make(i * 4 + j < 40, work)), "threadIdx.x");
   CHECK(count_kind(passes::loop_partition(bound), NodeKind::IfThenElse) == 0);
+}
+
+// ---------------------------------------------------------------- hoist_guards
+
+TEST_CASE("hoist_guards: a condition on every statement that the loops do not change leaves them", "[passes][hoist]") {
+  Var C = Var::handle("C", f32);
+  Var f("f"), r("r"), s("s");
+  // The row test of a fused parallel loop, on each update of an unrolled tile.
+  Expr row = floormod(f, 7) * 2 + r >= 3;
+  Stmt body = SeqNode::make({IfThenElseNode::make(row && s >= 1, store(C, Expr(1.0f), s)),
+                             IfThenElseNode::make(row, store(C, Expr(2.0f), s + 1))});
+  Stmt nest = loop(f, 14, ForKind::kParallel, loop(r, 3, ForKind::kSerial, loop(s, 3, ForKind::kSerial, body)));
+  CHECK(to_string(passes::hoist_guards(nest)) == golden(R"(
+parallel (f, 0, 14) {
+  for (r, 0, 3) {
+    if ((((floormod(f, 7)*2) + r) >= 3)) {
+      for (s, 0, 3) {
+        if ((s >= 1)) {
+          C[s] = 1f
+        }
+        C[(s + 1)] = 2f
+      }
+    }
+  }
+}
+)"));
+}
+
+TEST_CASE("hoist_guards: leaves guards that a statement lacks, that read memory or that the loop changes",
+          "[passes][hoist]") {
+  Var C = Var::handle("C", f32), A = Var::handle("A", i32);
+  Var i("i"), n("n");
+  Stmt work = store(C, Expr(1.0f), i);
+  for (Stmt s : {
+           // One statement is not guarded: hoisting would skip it.
+           loop(i, 4, ForKind::kSerial, SeqNode::make({IfThenElseNode::make(n > 0, work), work})),
+           // The condition reads memory the loop may write.
+           loop(i, 4, ForKind::kSerial, IfThenElseNode::make(load(A, Expr(0)) > 0, work)),
+           // The condition depends on the loop's own var.
+           loop(i, 4, ForKind::kSerial, IfThenElseNode::make(i < n, work)),
+           // An else branch runs when the condition is false.
+           loop(i, 4, ForKind::kSerial, IfThenElseNode::make(n > 0, work, store(C, Expr(0.0f), i))),
+           // A thread-binding loop.
+           ForNode::make(i, Expr(0), Expr(4), ForKind::kThreadBinding, IfThenElseNode::make(n > 0, work),
+                         "threadIdx.x"),
+       }) {
+    CHECK(passes::hoist_guards(s).same_as(s));
+  }
+}
+
+TEST_CASE("hoist_guards: the hoisted nest computes what the original computes", "[passes][hoist][exec]") {
+  Var C = Var::handle("C", f32);
+  Var f("f"), r("r"), s("s");
+  Expr row = floormod(f, 3) + r >= 2;
+  Stmt body = SeqNode::make({IfThenElseNode::make(row && s >= 1, store(C, Expr(1.0f) + cast(f32, f), f * 9 + r * 3 + s)),
+                             IfThenElseNode::make(row, store(C, Expr(2.0f), 60 + f * 3 + r))});
+  Stmt nest = loop(f, 6, ForKind::kParallel, loop(r, 3, ForKind::kSerial, loop(s, 3, ForKind::kSerial, body)));
+  Stmt hoisted = passes::hoist_guards(nest);
+  REQUIRE(!hoisted.same_as(nest));
+  auto run = [&](const Stmt& st) {
+    kiln_test::Buffer out("C", 80, true);
+    kiln_test::Interpreter in({{C.node(), &out}});
+    in.exec(st);
+    return std::make_pair(out.data, in.stats.if_evals);
+  };
+  auto [want, ifs_before] = run(nest);
+  auto [got, ifs_after] = run(hoisted);
+  CHECK(got == want);
+  CHECK(ifs_after < ifs_before);
 }
 
 // ---------------------------------------------------------------- verify_ir
