@@ -1,4 +1,4 @@
-// `kiln run WORKLOAD [--check] [--json]`: compiles the workload's schedule
+// `kiln run WORKLOAD [--db F] [--config JSON] [--check] [--json]`: compiles the workload's schedule
 // for this machine, runs it on random inputs, times it, and (with --check)
 // compares its output with the reference interpreter.
 #include <iostream>
@@ -19,7 +19,7 @@ namespace kiln::cli {
 namespace {
 
 struct RunOptions {
-  std::string workload, target, db;
+  std::string workload, target, db, config;
   bool check = false, json = false;
   int repeat = 10, number = 0;
   double min_repeat_ms = 100;
@@ -27,7 +27,7 @@ struct RunOptions {
 };
 
 int run(const RunOptions& o) {
-  BuiltKernel k = build_kernel(o.workload, o.target, o.db);
+  BuiltKernel k = build_kernel(o.workload, o.target, o.db, o.config);
   user_check(k.target.is_host()) << "kiln run measures on this machine; target '" << k.target.str()
                                  << "' is not this machine's (use kiln source to cross-compile)";
   auto jit = JitModule::compile({k.func}, k.target);
@@ -54,7 +54,7 @@ int run(const RunOptions& o) {
   out["target"] = k.target.str();
   out["threads"] = kiln_num_threads();
   out["config_source"] = k.config_source;
-  if (k.config_source == "database") out["config"] = k.config;
+  if (k.config_source != "default") out["config"] = k.config;
   bool correct = true;
   if (o.check) {
     std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
@@ -98,6 +98,9 @@ Handler add_run_command(CLI::App& app) {
   sub->add_option("--target", o->target, "target string (default: this machine)");
   sub->add_flag("--check", o->check, "compare the output with the reference interpreter");
   sub->add_option("--db", o->db, "use the best tuned config of this database (else the template's default)");
+  sub->add_option("--config", o->config,
+                  "knob values as a JSON object, e.g. '{\"border\":\"clip\"}'; knobs not named keep the "
+                  "database's or the default's values");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--repeat", o->repeat, "measurements (default 10)")->check(CLI::Range(1, 100000));
   sub->add_option("--number", o->number, "runs per measurement (default: grown to --min-repeat-ms)")

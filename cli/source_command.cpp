@@ -1,4 +1,4 @@
-// `kiln source WORKLOAD [--llvm|--asm]`: prints the generated LLVM IR
+// `kiln source WORKLOAD [--db F] [--config JSON] [--llvm|--asm]`: prints the generated LLVM IR
 // (default) or assembly for the target.
 #include <iostream>
 
@@ -12,15 +12,20 @@ Handler add_source_command(CLI::App& app) {
   auto* sub = app.add_subcommand("source", "print the generated LLVM IR or assembly of a workload");
   auto workload = std::make_shared<std::string>();
   auto target = std::make_shared<std::string>();
+  auto db = std::make_shared<std::string>();
+  auto config = std::make_shared<std::string>();
   auto llvm = std::make_shared<bool>(false);
   auto asm_ = std::make_shared<bool>(false);
   sub->add_option("workload", *workload, "e.g. matmul:M=1024,N=1024,K=1024")->required();
   sub->add_option("--target", *target, "target string (default: this machine)");
+  sub->add_option("--db", *db, "use the best tuned config of this database (else the template's default)");
+  sub->add_option("--config", *config,
+                  "knob values as a JSON object; knobs not named keep the database's or the default's values");
   auto* l = sub->add_flag("--llvm", *llvm, "print optimized LLVM IR (the default)");
   auto* a = sub->add_flag("--asm", *asm_, "print assembly");
   l->excludes(a);
   return [=]() {
-    BuiltKernel k = build_kernel(*workload, *target);
+    BuiltKernel k = build_kernel(*workload, *target, *db, *config);
     if (*asm_)
       std::cout << emit_assembly({k.func}, k.target);
     else

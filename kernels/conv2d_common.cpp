@@ -126,6 +126,19 @@ const std::vector<std::vector<int64_t>>& channel_band_orders() {
   return orders;
 }
 
+InputTap input_tap(Expr h, Expr w, int64_t pad, int64_t H, int64_t W) {
+  if (pad == 0) return {h, w, Expr()};
+  const int p = static_cast<int>(pad);
+  h = h - p;
+  w = w - p;
+  return {h, w, h >= 0 && h < static_cast<int>(H) && w >= 0 && w < static_cast<int>(W)};
+}
+
+std::vector<std::string> border_options(int64_t pad) {
+  if (pad > 0) return {"pad", "clip"};
+  return {"pad"};
+}
+
 Expr taps_inside(Expr o, int64_t stride, int64_t pad, int64_t window, int64_t extent) {
   Expr start = o * static_cast<int>(stride) - static_cast<int>(pad);
   return min(start + static_cast<int>(window), static_cast<int>(extent)) - max(start, 0);

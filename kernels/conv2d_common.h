@@ -26,6 +26,23 @@ int64_t window_out_extent(int64_t in, int64_t kernel, int64_t stride, int64_t pa
 // bounds whatever the select does.
 Tensor pad_spatial(const Tensor& data, int h_dim, int w_dim, int64_t pad, Expr fill);
 
+// A window tap read from the unpadded input: at padded coordinates (h, w)
+// it is input element (h - pad, w - pad), which exists when `inside`
+// (undefined when pad == 0). A reduction conditioned on `inside` skips the
+// taps that fall on padding instead of multiplying zeros, and loop
+// partitioning drops the condition from the interior: the "clip" border of
+// the convolution templates. Skipping a tap and adding 0 * w agree for every
+// finite weight; with an inf or NaN weight the skipped tap stays finite.
+struct InputTap {
+  Expr h, w, inside;
+};
+InputTap input_tap(Expr h, Expr w, int64_t pad, int64_t H, int64_t W);
+
+// How a template's taps reach the padding: "pad" reads a zero-padded copy,
+// "clip" reads the input through input_tap's condition. The options of its
+// "border" knob: both when the window is padded, else "pad" alone.
+std::vector<std::string> border_options(int64_t pad);
+
 // NCHW data repacked as NCHW[cb]c, padding included (a stage named
 // "data_pack", tagged "pack"): data_pack[n, g*CB + co, h, w, ci] =
 // pad(data)[n, g*Cg + co*cb + ci, h, w] for each of `groups` groups of

@@ -13,14 +13,18 @@ namespace kiln {
 
 namespace {
 
-// The convolution over the op's own layouts: the zero-padded data
-// ("data_pad", none without padding) and the blocked weights.
+// The convolution over the op's own layouts and the blocked weights. Its
+// taps read the zero-padded data ("data_pad", none without padding), or,
+// with `clip`, the data itself where they fall inside it (padding taps
+// skipped).
 struct NchwcConv {
   Conv2dNchwcShape s;
-  Tensor padded, weight;
+  Tensor data, padded, weight;
 
-  NchwcConv(const Conv2dNchwcShape& shape, const Tensor& data, const Tensor& w, DType dtype)
-      : s(shape), padded(pad_spatial(data, 2, 3, shape.pad, make_zero(dtype))), weight(w) {}
+  NchwcConv(const Conv2dNchwcShape& shape, const Tensor& d, const Tensor& w, DType dtype, bool clip)
+      : s(shape), data(d), weight(w) {
+    if (!clip) padded = pad_spatial(data, 2, 3, shape.pad, make_zero(dtype));
+  }
 
   // conv[n, ko, oh, ow, ki] = sum over {co, r, s, ci}: data block
   // g*Cg/cb + co of output block ko's group g, times the weights.
@@ -33,9 +37,11 @@ struct NchwcConv {
         {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
         [&](const std::vector<Var>& v) {
           Expr cblock = s.G > 1 ? floordiv(v[1], blocks_per_out_group) * blocks_per_group + rco->var : Expr(rco->var);
-          Expr x = padded(v[0], cblock, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl, rci->var);
+          Expr h = v[2] * st + rr->var * dl, w = v[3] * st + rs->var * dl;
+          InputTap tap = padded.defined() ? InputTap{h, w, Expr()} : input_tap(h, w, s.pad, s.H, s.W);
+          Expr x = (padded.defined() ? padded : data)(v[0], cblock, tap.h, tap.w, rci->var);
           return sum(cast(acc, x) * cast(acc, weight(v[1], rco->var, rr->var, rs->var, rci->var, v[4])),
-                     {rco, rr, rs, rci});
+                     {rco, rr, rs, rci}, tap.inside);
         },
         name, "conv2d_nchwc");
   }
@@ -94,7 +100,7 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
     bias = bias_placeholder(s.K, dtype);
     op.inputs.push_back(bias);
   }
-  NchwcConv conv2d(s, data, weight, dtype);
+  NchwcConv conv2d(s, data, weight, dtype, false);
   Tensor conv = conv2d.reduction(accumulator_type(dtype), "conv");
   Tensor out = conv;
   if (s.bias || s.act != Activation::kNone) {
@@ -121,6 +127,7 @@ std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuI
                      c.S > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
   s->define_choice("parallel", {0, 1, 2, 3});
   s->define_choice("data_at", c.pad > 0 ? std::vector<int64_t>{-1, 0, 1, 2} : std::vector<int64_t>{-1});
+  s->define_annotate("border", border_options(c.pad), true);  // configs stored before it: pad
   return s;
 }
 
@@ -142,6 +149,7 @@ Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const Conf
   j["unroll_kw"] = "none";
   j["parallel"] = cpu.num_threads > 1 ? 3 : 0;
   j["data_at"] = -1;
+  j["border"] = "pad";
   return space.make(j);
 }
 
@@ -156,7 +164,7 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   const Tensor& data = op.inputs[0];
   const Tensor& weight = op.inputs[1];
 
-  NchwcConv conv2d(s, data, weight, op.dtype);
+  NchwcConv conv2d(s, data, weight, op.dtype, cfg.annotate("border") == "clip");
   Tensor conv_acc = conv2d.reduction(acc, "conv_acc");
   Tensor out = conv2d.epilogue(conv_acc, s.bias ? &op.inputs[2] : nullptr, "conv", "output");
 
@@ -179,7 +187,7 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   sb.compute_at(so, band.at(acc_pos));
   tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
                    cfg.annotate("unroll_kw") == "unroll" ? 2 : -1);
-  if (s.pad > 0)
+  if (conv2d.padded.defined() && s.pad > 0)
     place_stage(sc[conv2d.padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);

@@ -19,8 +19,12 @@
 // channel blocks per register tile), "tile_oh" ([oho, ohm, ohi]),
 // "tile_ow" ([owo, owi]), the order of the band {n, kbo, oho, ohm, owo}
 // ("order"), the accumulator's band position ("acc_at"), the band loops
-// fused into the parallel loop ("parallel"), and where the zero-padded
-// data is computed ("data_at": at the root or at a band position).
+// fused into the parallel loop ("parallel"), how the taps meet the padding
+// ("border": "pad" reads a zero-padded copy of the data, "clip" reads the
+// data with each tap conditioned on its bounds, so that loop partitioning
+// leaves the interior unguarded and the border tiles skip their padding
+// taps), and where the zero-padded copy is computed ("data_at": at the root
+// or at a band position; no effect with "clip").
 #pragma once
 
 #include <map>

@@ -104,6 +104,7 @@ std::shared_ptr<ConfigSpace> conv2d_nhwc_space(const OpInstance& op, const CpuIn
   s->define_choice("parallel", {0, 1, 2, 3});
   s->define_choice("data_at", {-1, 0, 1, 2});
   s->define_choice("weight_at", {-1, 0});
+  s->define_annotate("border", border_options(c.pad), true);  // configs stored before it: pad
   return s;
 }
 
@@ -124,6 +125,7 @@ Config conv2d_nhwc_default(const OpInstance& op, const CpuInfo& cpu, const Confi
   j["parallel"] = cpu.num_threads > 1 ? 2 : 0;
   j["data_at"] = -1;
   j["weight_at"] = -1;
+  j["border"] = "pad";
   return space.make(j);
 }
 
@@ -150,7 +152,9 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
         return s.K % kb ? select(k < iK, w, make_zero(op.dtype)) : w;
       },
       "weight_pack", "pack");
-  Tensor padded = pad_spatial(data, 1, 2, s.pad, make_zero(op.dtype));
+  // "clip": the taps read the data where they fall inside it, no padded copy.
+  const bool clip = cfg.annotate("border") == "clip";
+  Tensor padded = clip ? Tensor() : pad_spatial(data, 1, 2, s.pad, make_zero(op.dtype));
   IterVar rr = reduce_axis(static_cast<int>(s.R), "rr"), rs = reduce_axis(static_cast<int>(s.S), "rs"),
           rc = reduce_axis(static_cast<int>(s.Cg), "rc");
   const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil), icg = static_cast<int>(s.Cg);
@@ -159,8 +163,11 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
       [&](const std::vector<Var>& v) {
         // The group of channel block v[3] (kb divides Kg).
         Expr c = s.G > 1 ? floordiv(v[3], static_cast<int>(s.Kg / kb)) * icg + rc->var : Expr(rc->var);
-        Expr x = padded(v[0], v[1] * st + rr->var * dl, v[2] * st + rs->var * dl, c);
-        return sum(cast(acc, x) * cast(acc, wpack(v[3], rr->var, rs->var, rc->var, v[4])), {rr, rs, rc});
+        Expr h = v[1] * st + rr->var * dl, w = v[2] * st + rs->var * dl;
+        InputTap tap = clip ? input_tap(h, w, s.pad, s.H, s.W) : InputTap{h, w, Expr()};
+        Expr x = (clip ? data : padded)(v[0], tap.h, tap.w, c);
+        return sum(cast(acc, x) * cast(acc, wpack(v[3], rr->var, rs->var, rc->var, v[4])), {rr, rs, rc},
+                   tap.inside);
       },
       "conv_blocked", "conv2d_nhwc");
   Tensor out = compute(
@@ -190,7 +197,7 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
 
   const int weight_at = static_cast<int>(cfg.choice("weight_at"));
   place_stage(sc[wpack], so, band, weight_at < 0 ? -1 : band.position_of(3), acc_pos, parallel > 0, 4);
-  if (s.pad > 0) place_stage(sc[padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, -1);
+  if (!clip && s.pad > 0) place_stage(sc[padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, -1);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);
   return ScheduledOp{sch, args};

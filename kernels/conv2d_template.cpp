@@ -59,6 +59,7 @@ std::shared_ptr<ConfigSpace> conv2d_space(const OpInstance& op, const CpuInfo& c
   s->define_choice("data_at", {-1, 0, 1, 2});
   s->define_choice("weight_at", {-1, 0});
   s->define_annotate("out_vec", {"none", "k", "ow"});
+  s->define_annotate("border", border_options(c.pad), true);  // configs stored before it: pad
   return s;
 }
 
@@ -84,6 +85,7 @@ Config conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpac
   j["data_at"] = -1;
   j["weight_at"] = -1;
   j["out_vec"] = "none";
+  j["border"] = "pad";
   return space.make(j);
 }
 
@@ -102,6 +104,7 @@ Conv2dParams conv2d_decode(const Config& c) {
   p.data_at = static_cast<int>(c.choice("data_at"));
   p.weight_at = static_cast<int>(c.choice("weight_at"));
   p.out_vec = c.annotate("out_vec");
+  p.clip = c.annotate("border") == "clip";
   return p;
 }
 
@@ -152,19 +155,21 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
       "weight_pack", "pack");
 
   // The data as the reduction reads it: D(g, n, co, ci, h, w) in padded
-  // coordinates, channel co*cb + ci of group g (g undefined without groups).
+  // coordinates (unpadded with clip), channel co*cb + ci of group g (g
+  // undefined without groups).
   Tensor dstage;  // the data stage (undefined when the kernel reads `data` directly)
   std::function<Expr(Expr, Expr, Expr, Expr, Expr, Expr)> D;
   const int iCB = static_cast<int>(CB);
   if (p.packed_data) {
     // Grouped: the channel blocks of group g are blocks g*CB .. g*CB + CB - 1.
-    dstage = pack_nchwc(data, s.G, cb, s.pad, op.dtype);
+    // With clip the copy holds no padding: the taps are read at unpadded coordinates.
+    dstage = pack_nchwc(data, s.G, cb, p.clip ? 0 : s.pad, op.dtype);
     D = [&](Expr g, Expr n, Expr co, Expr ci, Expr h, Expr w) {
       return dstage(n, g.defined() ? g * iCB + co : co, h, w, ci);
     };
   } else {
-    Tensor padded = pad_input(data, s, op.dtype);
-    if (s.pad > 0) dstage = padded;
+    Tensor padded = p.clip ? data : pad_input(data, s, op.dtype);
+    if (!p.clip && s.pad > 0) dstage = padded;
     // Channels past C read channel C-1; their packed weights are zero.
     D = [&s, padded, icb, iC](Expr g, Expr n, Expr co, Expr ci, Expr h, Expr w) {
       Expr c = co * icb + ci;
@@ -181,12 +186,14 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
       [&](const std::vector<Var>& v) {
         // The group of output channel block v[1] (kb divides Kg).
         Expr g = s.G > 1 ? floordiv(v[1], static_cast<int>(s.Kg / kb)) : Expr();
-        Expr x = D(g, v[0], rco->var, rci->var, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl);
+        Expr h = v[2] * st + rr->var * dl, w = v[3] * st + rs->var * dl;
+        InputTap tap = p.clip ? input_tap(h, w, s.pad, s.H, s.W) : InputTap{h, w, Expr()};
+        Expr x = D(g, v[0], rco->var, rci->var, tap.h, tap.w);
         const IterVar red[4] = {rco, rr, rs, rci};
         std::vector<Expr> widx = {v[1]};
         for (int64_t r : p.reduce_order) widx.push_back(red[r]->var);
         widx.push_back(v[4]);
-        return sum(cast(acc, x) * cast(acc, wpack(widx)), {rco, rr, rs, rci});
+        return sum(cast(acc, x) * cast(acc, wpack(widx)), {rco, rr, rs, rci}, tap.inside);
       },
       "conv_blocked", "conv2d");
   Tensor out = compute(

@@ -17,7 +17,9 @@
 // unrolled or not: "unroll_kw") outside the unrolled tile loops; the data
 // stage is computed at the root or at a band position ("data_at"), the
 // weight pack at the root or at the ko loop ("weight_at"); the unpack
-// copy is scalar or vectorized along k or along ow ("out_vec"). The weight
+// copy is scalar or vectorized along k or along ow ("out_vec"); the taps
+// read zero padding ("border" "pad"), or the data where they fall inside it
+// ("clip": padding taps skipped, the data stage holds no padding). The weight
 // pack's dimensions follow the reduction's loop order. Stage positions are
 // clamped so that they enclose the accumulator. Every config of the space
 // lowers to a correct kernel.
@@ -49,6 +51,7 @@ struct Conv2dParams {
   int data_at = -1;              // -1: root, else band position
   int weight_at = -1;            // -1: root, 0: at the ko loop
   std::string out_vec = "none";  // the unpack copy: "none", vectorized along "k" or along "ow"
+  bool clip = false;             // border "clip": taps read unpadded data where inside, padding taps skipped
 };
 
 // The orders the template (and conv2d_nchwc's) offers for the loop band

@@ -16,13 +16,17 @@ struct BuiltKernel {
   ScheduledOp scheduled;
   LoweredFunc func;
   Target target;
-  std::string config_source = "default";  // "database" when a tuned record was used
-  nlohmann::json config;                  // the tuned config, when from the database
+  std::string config_source = "default";  // "database" when a tuned record was used, "given" for --config
+  nlohmann::json config;                  // the config used (every knob)
 };
 
 CpuInfo cpu_info_for(const Target& target);
 // user_error on a bad workload or target string. With a database, the best
-// record of the workload on the target is used when there is one.
-BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path = "");
+// record of the workload on the target is used when there is one. A given
+// config (a JSON object of knob values, `config_text` not empty) overrides
+// the knobs it names, over the database's record or the template's default;
+// a knob the template lacks or a value it does not offer is a user_error.
+BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path = "",
+                         const std::string& config_text = "");
 
 }  // namespace kiln

@@ -52,23 +52,26 @@ TEST_CASE("conv2d task keys and its space for groups=1 without epilogue are unch
         "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1,dtype=f32");
   CHECK(build_workload("conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1,groups=2,relu=1").canonical ==
         "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1,dtype=f32,groups=2,relu=1");
-  // Space sizes and default configs as they were before groups and epilogues (issue 3's templates).
+  // Space sizes and default configs as they were before groups and epilogues
+  // (issue 3's templates), but for the "border" knob added since: two options
+  // on padded windows (twice the size), "pad" in the default (the old kernel),
+  // and configs stored without it still load (test_ops_conv_border.cpp).
   struct Known {
     const char* workload;
     uint64_t size;
     const char* default_config;
   };
   const Known known[] = {
-      {"conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1", 799948800,
-       R"({"acc_at":4,"data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
+      {"conv2d:C=64,H=56,W=56,K=64,R=3,S=3,pad=1", 2 * 799948800ull,
+       R"({"acc_at":4,"border":"pad","data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
        R"("reduce_order":[0,1,2,3],"tile_c":[4,16],"tile_k":[2,32],"tile_oh":[56,1,1],"tile_ow":[4,14],)"
        R"("unroll_kw":"none","weight_at":-1})"},
-      {"conv2d:N=2,C=5,H=7,W=6,K=12,R=3,S=2,pad=1,dilation=2", 17694720,
-       R"({"acc_at":4,"data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
+      {"conv2d:N=2,C=5,H=7,W=6,K=12,R=3,S=2,pad=1,dilation=2", 2 * 17694720ull,
+       R"({"acc_at":4,"border":"pad","data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
        R"("reduce_order":[0,1,2,3],"tile_c":[1,5],"tile_k":[1,12],"tile_oh":[5,1,1],"tile_ow":[1,6],)"
        R"("unroll_kw":"none","weight_at":-1})"},
-      {"conv2d:C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,dtype=i8", 431308800,
-       R"({"acc_at":4,"data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
+      {"conv2d:C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,dtype=i8", 2 * 431308800ull,
+       R"({"acc_at":4,"border":"pad","data_at":-1,"layout":"nchw","order":[0,1,2,3,4],"out_vec":"none","parallel":3,)"
        R"("reduce_order":[0,1,2,3],"tile_c":[1,3],"tile_k":[2,32],"tile_oh":[112,1,1],"tile_ow":[8,14],)"
        R"("unroll_kw":"none","weight_at":-1})"},
   };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
@@ -27,10 +28,11 @@ inline CpuInfo avx512_cpu() {
 // Checks `count` configs of the workload's template: the default config
 // first, then random ones from the fixed regression `seed`, then
 // max(1, count / 2) more from this run's fresh seed (test_seed.h;
-// KILN_SEED=<n> reproduces a run). `tolerance` >= 0 replaces the dtype's
-// (kernel_check.h). Returns the number checked.
-inline int check_template_configs(const std::string& workload, int count, uint64_t seed,
-                                  const CpuInfo& cpu = avx512_cpu(), double tolerance = -1) {
+// KILN_SEED=<n> reproduces a run). The knobs of `pinned` (a JSON object of
+// knob values) take its values in every config. `tolerance` >= 0 replaces
+// the dtype's (kernel_check.h). Returns the number checked.
+inline int check_pinned_configs(const std::string& workload, const nlohmann::json& pinned, int count, uint64_t seed,
+                                const CpuInfo& cpu = avx512_cpu(), double tolerance = -1) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
   auto space = def.define_space(op, cpu);
@@ -40,6 +42,11 @@ inline int check_template_configs(const std::string& workload, int count, uint64
   INFO(seed_note(run));
   for (int c = 0; c < count + fresh; ++c) {
     Config cfg = c == 0 ? def.default_config(op, cpu, *space) : c < count ? space->random(rng) : space->random(fresh_rng);
+    if (!pinned.empty()) {
+      nlohmann::json j = cfg.to_json();
+      for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
+      cfg = space->from_json(j);
+    }
     std::string err, ir;
     try {
       ScheduledOp so = def.apply_config(op, cfg);
@@ -52,6 +59,11 @@ inline int check_template_configs(const std::string& workload, int count, uint64
     CHECK(err == "");
   }
   return count + fresh;
+}
+
+inline int check_template_configs(const std::string& workload, int count, uint64_t seed,
+                                  const CpuInfo& cpu = avx512_cpu(), double tolerance = -1) {
+  return check_pinned_configs(workload, nlohmann::json::object(), count, seed, cpu, tolerance);
 }
 
 // The default schedule (the template's default config) and a random config
