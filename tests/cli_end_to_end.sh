@@ -61,6 +61,15 @@ else
 fi
 expect 0 '"config_source":"database"' -- run "$W2" --db "$TMPD/k.db" --check --json --repeat 1 --min-repeat-ms 1
 expect 2 "line 1" -- import --db "$TMPD/k.db" /etc/hostname
+# --config: knobs over the database's best or the template's default.
+expect 0 '"unroll_y":"none"' -- run "$W2" --db "$TMPD/k.db" --config '{"unroll_y":"none"}' --check --json --repeat 1 --min-repeat-ms 1
+expect 0 '"config_source":"given"' -- run conv2d:C=4,H=8,W=8,K=8,R=3,S=3,pad=1 --config '{"border":"clip"}' --check --json --repeat 1 --min-repeat-ms 1
+expect 0 'if (' -- lower conv2d:C=4,H=8,W=8,K=8,R=3,S=3,pad=1 --config '{"border":"clip"}'
+expect 2 "config is not valid JSON" -- lower conv2d:C=4,H=8,W=8,K=8,R=3,S=3,pad=1 --config '{border'
+expect 2 "a config must be a JSON object" -- source conv2d:C=4,H=8,W=8,K=8,R=3,S=3,pad=1 --config '[1]'
+expect 2 "config space has no knob named 'bordr'" -- run conv2d:C=4,H=8,W=8,K=8,R=3,S=3,pad=1 --config '{"bordr":"clip"}'
+expect 2 "is not an option of knob 'border'" -- run conv2d:C=4,H=8,W=8,K=8,R=3,S=3 --config '{"border":"clip"}'
+expect 2 "takes no config" -- run elemwise:M=4,N=4 --config '{}'
 
 # --variants: a 3x3 convolution and its two Winograd kernels share 8 trials
 # (2 each, the 2 left to the leader).
