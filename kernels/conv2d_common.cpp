@@ -1,6 +1,7 @@
 #include "kernels/conv2d_common.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
@@ -137,6 +138,25 @@ InputTap input_tap(Expr h, Expr w, int64_t pad, int64_t H, int64_t W) {
 std::vector<std::string> border_options(int64_t pad) {
   if (pad > 0) return {"pad", "clip"};
   return {"pad"};
+}
+
+std::vector<OpAlternative> flat_alternative(const OpInstance& op) {
+  auto at = [&](const char* name) { return op.ints.at(name); };
+  if (at("R") != 1 || at("S") != 1 || at("stride") != 1 || at("pad") != 0 || at("H") == 1) return {};
+  std::ostringstream w;
+  w << op.op << ":";
+  const char* sep = "";
+  for (const auto& [name, value] : op.ints) {
+    w << sep << name << "=" << (name == "H" ? 1 : name == "W" ? at("H") * at("W") : value);
+    sep = ",";
+  }
+  w << ",dtype=" << op.dtype.str();
+  OpAlternative a;
+  a.name = "flat";
+  a.kernel.workload = w.str();
+  a.kernel.inputs = {0, 1};
+  if (at("bias") != 0) a.kernel.inputs.push_back(2);
+  return {a};
 }
 
 Expr taps_inside(Expr o, int64_t stride, int64_t pad, int64_t window, int64_t extent) {

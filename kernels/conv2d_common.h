@@ -43,6 +43,14 @@ InputTap input_tap(Expr h, Expr w, int64_t pad, int64_t H, int64_t W);
 // "border" knob: both when the window is padded, else "pad" alone.
 std::vector<std::string> border_options(int64_t pad);
 
+// The "flat" alternative of a 1x1 stride-1 unpadded convolution over more
+// than one row (conv2d_nchwc, conv2d_nhwc): the same op with H = 1 and
+// W = H*W. Both layouts keep a pixel's row and column adjacent
+// ([.., H, W, ..]), so its data and output buffers are the original's, and
+// its register tiles run across rows (the GEMM view vendor libraries take
+// of 1x1 layers). None for other layers.
+std::vector<OpAlternative> flat_alternative(const OpInstance& op);
+
 // NCHW data repacked as NCHW[cb]c, padding included (a stage named
 // "data_pack", tagged "pack"): data_pack[n, g*CB + co, h, w, ci] =
 // pad(data)[n, g*Cg + co*cb + ci, h, w] for each of `groups` groups of

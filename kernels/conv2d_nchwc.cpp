@@ -194,9 +194,9 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   return ScheduledOp{sch, args};
 }
 
-std::vector<OpAlternative> conv2d_nchwc_winograd_alternatives(const OpInstance& op) {
+std::vector<OpAlternative> conv2d_nchwc_alternatives(const OpInstance& op) {
   Conv2dNchwcShape s = conv2d_nchwc_shape(op);
-  if (s.R != 3 || s.S != 3 || s.stride != 1 || s.dil != 1 || s.G != 1) return {};
+  if (s.R != 3 || s.S != 3 || s.stride != 1 || s.dil != 1 || s.G != 1) return flat_alternative(op);
   return winograd_alternatives(WinogradLayer{false, s.N, s.C, s.H, s.W, s.K, s.pad, s.cb, s.kb, s.bias, s.act},
                                op.dtype);
 }
@@ -223,7 +223,7 @@ OpDef conv2d_nchwc_op_def() {
   d.params.push_back(groups_param());
   for (const OpParam& p : epilogue_params()) d.params.push_back(p);
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return conv2d_nchwc_define(p, t); };
-  d.alternatives = conv2d_nchwc_winograd_alternatives;
+  d.alternatives = conv2d_nchwc_alternatives;
   d.define_space = conv2d_nchwc_space;
   d.default_config = conv2d_nchwc_default;
   d.apply_config = conv2d_nchwc_apply;

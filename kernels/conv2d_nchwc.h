@@ -54,9 +54,12 @@ std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuI
 Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);
 ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg);
 
-// A 3x3, stride-1, undilated, ungrouped fp convolution's Winograd
-// alternatives, F(2x2,3x3) and F(4x4,3x3) (conv2d_winograd_nchwc with the
-// weights transformed once by winograd_weight_nchwc); none for other layers.
-std::vector<OpAlternative> conv2d_nchwc_winograd_alternatives(const OpInstance& op);
+// The alternatives of a layer: a 3x3, stride-1, undilated, ungrouped fp
+// convolution's Winograd kernels, F(2x2,3x3) and F(4x4,3x3)
+// (conv2d_winograd_nchwc with the weights transformed once by
+// winograd_weight_nchwc); a 1x1 stride-1 unpadded convolution over more
+// than one row as one row of H*W pixels ("flat": the same op with H = 1,
+// W = H*W, on the same buffers); none for other layers.
+std::vector<OpAlternative> conv2d_nchwc_alternatives(const OpInstance& op);
 
 }  // namespace kiln

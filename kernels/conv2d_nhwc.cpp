@@ -205,12 +205,12 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
 
 // A 3x3 stride-1 undilated ungrouped layer's Winograd alternatives, the
 // channels blocked inside the kernel by the widest power of two up to 16
-// that divides them.
-std::vector<OpAlternative> conv2d_nhwc_winograd_alternatives(const OpInstance& op) {
+// that divides them; a 1x1 layer's flat alternative.
+std::vector<OpAlternative> conv2d_nhwc_alternatives(const OpInstance& op) {
   const auto& p = op.ints;
   if (p.at("R") != 3 || p.at("S") != 3 || p.at("stride") != 1 || p.at("dilation") != 1 ||
       std::max<int64_t>(1, p.at("groups")) != 1)
-    return {};
+    return flat_alternative(op);
   auto block = [](int64_t channels) {
     int64_t b = 16;
     while (channels % b) b /= 2;
@@ -243,7 +243,7 @@ OpDef conv2d_nhwc_op_def() {
                               p.at("stride"), p.at("pad"), p.at("dilation"), p.at("groups"), p.at("bias") != 0,
                               activation_from_flags("conv2d_nhwc", p, t), t);
   };
-  d.alternatives = conv2d_nhwc_winograd_alternatives;
+  d.alternatives = conv2d_nhwc_alternatives;
   d.define_space = conv2d_nhwc_space;
   d.default_config = conv2d_nhwc_default;
   d.apply_config = conv2d_nhwc_apply;

@@ -96,7 +96,7 @@ TEST_CASE("kiln bench runs kiln and the baselines on a suite and checks every ou
   CHECK(text.find(build_workload("conv2d:C=3,H=6,W=6,K=4,R=3,S=3,pad=1").canonical) != std::string::npos);
 }
 
-TEST_CASE("kiln bench runs a 3x3 convolution's Winograd variants and keeps the fastest", "[bench][winograd]") {
+TEST_CASE("kiln bench runs a 3x3 convolution's Winograd variants and keeps the fastest", "[bench][winograd][flat]") {
   TempDir tmp;
   if (!baselines::baseline_available("onednn")) {
     KILN_SKIP("oneDNN missing: " << baselines::baseline_unavailable_reason("onednn"));
@@ -126,7 +126,10 @@ TEST_CASE("kiln bench runs a 3x3 convolution's Winograd variants and keeps the f
   CHECK_FALSE(w["results"].contains("kiln:winograd_f4"));
   // GFLOP/s of every variant count the direct convolution's work.
   CHECK(w["flops"].get<double>() == build_workload(layer).flops);
-  CHECK_FALSE(r["workloads"][1].contains("variants"));  // 1x1: no alternatives
+  // 1x1 stride 1: the direct kernel and the flat one (H*W pixels as one row).
+  REQUIRE(r["workloads"][1].contains("variants"));
+  CHECK(r["workloads"][1]["variants"].size() == 2);
+  CHECK(r["workloads"][1]["variants"]["flat"]["check"] == "ok");
   if (chosen != "direct") CHECK(format_bench_text(r).find(chosen) != std::string::npos);
 
   // The budget: 8 / 4 = 2 trials for each of the three variants, the 2 left
