@@ -9,10 +9,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "codegen/build.h"
-#include "codegen/runtime_dtype.h"
 #include "compute/printer.h"
-#include "runtime/ndarray.h"
 #include "schedule/lower.h"
 #include "test_ops_conv_check.h"
 
@@ -50,31 +47,24 @@ float corner_with_inf_tap(const std::string& workload, const nlohmann::json& con
   nlohmann::json j = def.default_config(op, avx512_cpu(), *space).to_json();
   for (auto it = config.begin(); it != config.end(); ++it) j[it.key()] = it.value();
   ScheduledOp so = def.apply_config(op, space->from_json(j));
-  LoweredFunc f = lower(*so.schedule, so.args, "kernel");
-  auto jit = JitModule::compile({f}, Target::host());
-  std::vector<rt::NDArray> arrays;
-  std::vector<void*> ptrs;
-  for (size_t i = 0; i < f.args.size(); ++i) {
-    const BufferArg& a = f.args[i];
-    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
-    float* p = static_cast<float*>(arr.data());
-    const int64_t n = static_cast<int64_t>(arr.nbytes() / sizeof(float));
-    for (int64_t e = 0; e < n; ++e) {
+  std::vector<HostTensor> inputs;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    HostTensor h(op.inputs[i].dtype(), shape_of(op.inputs[i]));
+    float* p = h.data<float>();
+    for (int64_t e = 0; e < h.num_elements(); ++e) {
       // The multi-index of element e, last dimension fastest.
       int64_t rest = e, r = -1, s = -1;
-      for (int d = static_cast<int>(a.shape.size()) - 1; d >= 0; --d) {
-        const int64_t idx = rest % a.shape[static_cast<size_t>(d)];
-        rest /= a.shape[static_cast<size_t>(d)];
+      for (int d = static_cast<int>(h.shape.size()) - 1; d >= 0; --d) {
+        const int64_t idx = rest % h.shape[static_cast<size_t>(d)];
+        rest /= h.shape[static_cast<size_t>(d)];
         if (d == r_dim) r = idx;
         if (d == s_dim) s = idx;
       }
-      p[e] = i == 1 && r == 0 && s == 0 ? INFINITY : i < op.inputs.size() ? 1.0f : 0.0f;
+      p[e] = i == 1 && r == 0 && s == 0 ? INFINITY : 1.0f;
     }
-    arrays.push_back(arr);
-    ptrs.push_back(arr.data());
+    inputs.push_back(h);
   }
-  REQUIRE(jit->get_function(f.name)(ptrs.data()) == 0);
-  return static_cast<const float*>(arrays.back().data())[0];
+  return run_schedule(*so.schedule, so.args, inputs).data<float>()[0];
 }
 
 }  // namespace

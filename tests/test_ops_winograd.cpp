@@ -12,8 +12,6 @@
 #include <sstream>
 
 #include "base/error.h"
-#include "codegen/build.h"
-#include "codegen/runtime_dtype.h"
 #include "compute/interpreter.h"
 #include "kernels/conv2d_winograd_nchwc.h"
 #include "kernels/winograd_matrices.h"
@@ -90,19 +88,7 @@ double max_abs_diff(const HostTensor& a, const HostTensor& b) {
 HostTensor run_compiled(const std::string& workload, const std::vector<HostTensor>& inputs) {
   OpInstance op = build_workload(workload);
   ScheduledOp so = find_op(op.op).default_schedule(op, avx512_cpu());
-  LoweredFunc f = lower(*so.schedule, so.args, "kernel");
-  auto jit = JitModule::compile({f}, Target::host());
-  std::vector<rt::NDArray> arrays;
-  std::vector<void*> ptrs;
-  for (size_t i = 0; i < f.args.size(); ++i) {
-    arrays.push_back(rt::NDArray::empty(f.args[i].shape, to_runtime_dtype(f.args[i].dtype)));
-    if (i < inputs.size()) std::memcpy(arrays.back().data(), inputs[i].bytes.data(), inputs[i].bytes.size());
-    ptrs.push_back(arrays.back().data());
-  }
-  REQUIRE(jit->get_function(f.name)(ptrs.data()) == 0);
-  HostTensor out(f.args.back().dtype, f.args.back().shape);
-  std::memcpy(out.bytes.data(), arrays.back().data(), out.bytes.size());
-  return out;
+  return run_schedule(*so.schedule, so.args, inputs);
 }
 
 }  // namespace

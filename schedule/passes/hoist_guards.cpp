@@ -3,20 +3,12 @@
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
+#include "schedule/passes/pass_util.h"
 
 namespace kiln {
 namespace passes {
 
 namespace {
-
-void split_conjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (auto* a = e.as<AndNode>()) {
-    split_conjuncts(a->a, out);
-    split_conjuncts(a->b, out);
-  } else {
-    out->push_back(e);
-  }
-}
 
 Expr join_conjuncts(const std::vector<Expr>& conj) {
   Expr r;

@@ -221,15 +221,6 @@ Truth prove(const Expr& cond, const Env& env) {
   return Truth::kUnknown;
 }
 
-void split_conjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (auto* a = e.as<AndNode>()) {
-    split_conjuncts(a->a, out);
-    split_conjuncts(a->b, out);
-  } else {
-    out->push_back(e);
-  }
-}
-
 // Finds the values of loop var `v` for which every usable guard in a loop
 // body is provably true: the intersection over guards whose v-dependent
 // conjuncts are all affine in v with a remainder of known range.

@@ -6,6 +6,15 @@
 namespace kiln {
 namespace passes {
 
+void split_conjuncts(const Expr& e, std::vector<Expr>* out) {
+  if (auto* a = e.as<AndNode>()) {
+    split_conjuncts(a->a, out);
+    split_conjuncts(a->b, out);
+  } else {
+    out->push_back(e);
+  }
+}
+
 bool is_no_op(const Stmt& s) {
   if (!s.defined()) return true;
   switch (s->kind()) {

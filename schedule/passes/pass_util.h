@@ -1,6 +1,8 @@
 // Small IR utilities shared by the lowering passes under schedule/passes/.
 #pragma once
 
+#include <vector>
+
 #include "compute/expr.h"
 #include "compute/stmt.h"
 
@@ -14,6 +16,9 @@ bool is_no_op(const Stmt& s);
 
 // A statement that does nothing, for a pass whose whole result vanished.
 Stmt make_no_op();
+
+// The operands of a chain of &&, in order (e itself when it is not one).
+void split_conjuncts(const Expr& e, std::vector<Expr>* out);
 
 }  // namespace passes
 }  // namespace kiln

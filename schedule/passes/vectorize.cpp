@@ -26,15 +26,6 @@ Expr and_pred(const Expr& a, const Expr& b) {
   return a && b;
 }
 
-void split_conjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (auto* a = e.as<AndNode>()) {
-    split_conjuncts(a->a, out);
-    split_conjuncts(a->b, out);
-  } else {
-    out->push_back(e);
-  }
-}
-
 bool has_vectors(const Stmt& s) {
   bool found = false;
   post_order_visit(s, [&](const Ref<Object>& n) {

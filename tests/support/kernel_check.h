@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,34 @@ inline std::string check_schedule(const Schedule& sch, const std::vector<Tensor>
     if (!msg.empty()) return ref_outputs[o].name() + ": " + msg;
   }
   return "";
+}
+
+// Lowers and JIT-compiles a schedule for the host and runs it on `inputs`,
+// copied byte for byte into its leading arguments (a buffer of another
+// shape but the same size is fine: a view of the same bytes). Returns the
+// last argument, the output, in the kernel's own shape. Throws when an
+// input's size differs or the kernel fails.
+inline HostTensor run_schedule(const Schedule& sch, const std::vector<Tensor>& args,
+                               const std::vector<HostTensor>& inputs) {
+  LoweredFunc f = lower(sch, args, "kernel");
+  auto jit = JitModule::compile({f}, Target::host());
+  std::vector<rt::NDArray> arrays;
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    arrays.push_back(rt::NDArray::empty(f.args[i].shape, to_runtime_dtype(f.args[i].dtype)));
+    if (i < inputs.size()) {
+      if (arrays.back().nbytes() != inputs[i].bytes.size())
+        throw std::runtime_error("input " + std::to_string(i) + " has " + std::to_string(inputs[i].bytes.size()) +
+                                 " bytes, the kernel's argument " + std::to_string(arrays.back().nbytes()));
+      std::memcpy(arrays.back().data(), inputs[i].bytes.data(), inputs[i].bytes.size());
+    }
+    ptrs.push_back(arrays.back().data());
+  }
+  const int32_t rc = jit->get_function(f.name)(ptrs.data());
+  if (rc != 0) throw std::runtime_error("kernel returned " + std::to_string(rc));
+  HostTensor out(f.args.back().dtype, f.args.back().shape);
+  std::memcpy(out.bytes.data(), arrays.back().data(), out.bytes.size());
+  return out;
 }
 
 }  // namespace kiln::testing
