@@ -8,7 +8,7 @@
 
 using namespace kiln;
 
-TEST_CASE("KILN_LOG sets spdlog's level; unset or empty is info") {
+TEST_CASE("KILN_LOG sets spdlog's level, unset or empty is info") {
   init_logging(std::string("debug"));
   CHECK(spdlog::get_level() == spdlog::level::debug);
   init_logging(std::string("WARN"));

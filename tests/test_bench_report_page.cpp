@@ -182,7 +182,7 @@ TEST_CASE("report page: charts as JSON specs, nothing fetched, one count of char
   CHECK(page.find("http-equiv=\"refresh\"") == std::string::npos);
 }
 
-TEST_CASE("report page: a live page reloads itself; an empty one says how to start", "[report]") {
+TEST_CASE("report page: a live page reloads itself, an empty one says how to start", "[report]") {
   ReportInput live = input_with({record("matmul:M=8,N=8,K=8", 1, 0)});
   live.running = true;
   std::string page = render_report_html(live);

@@ -220,7 +220,7 @@ TEST_CASE("a kernel wrong in its last element only is recorded as wrong", "[tune
   CHECK(r[1].ok());
 }
 
-TEST_CASE("LocalBuilder compiles for the task's target; LocalRunner runs only the host's", "[tuner][builder]") {
+TEST_CASE("LocalBuilder compiles for the task's target, LocalRunner runs only the host's", "[tuner][builder]") {
   auto task = make_task("llvm -mtriple=aarch64-linux-gnu");
   LocalBuilder builder(LocalBuilderOptions{1, 30, ""});
   std::vector<BuildResult> builds = builder.build(*task, {config(*task, kGood)});

@@ -92,7 +92,7 @@ TEST_CASE("border clip: random padded conv2d_nhwc shapes and configs agree with 
   for (int t = 0; t < 6; ++t) check_pinned_configs(random_padded(rng, "conv2d_nhwc", false), kClip, 3, 2400 + t);
 }
 
-TEST_CASE("border clip never computes a padding tap; border pad multiplies it by zero", "[ops][conv][border]") {
+TEST_CASE("border clip never computes a padding tap, border pad multiplies it by zero", "[ops][conv][border]") {
   // At output (0, 0) tap (0, 0) reads row -1, column -1: padding. The other
   // three taps of the 2x2 corner are inside: 4 taps x 3 channels of ones.
   struct Case {
@@ -108,7 +108,7 @@ TEST_CASE("border clip never computes a padding tap; border pad multiplies it by
   }
 }
 
-TEST_CASE("border: a knob of padded windows only; configs stored before it read as pad", "[ops][conv][border]") {
+TEST_CASE("border: a knob of padded windows only, configs stored before it read as pad", "[ops][conv][border]") {
   CpuInfo cpu = avx512_cpu();
   for (const char* op : {"conv2d", "conv2d_nchwc", "conv2d_nhwc"}) {
     INFO(op);

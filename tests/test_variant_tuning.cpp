@@ -10,7 +10,7 @@
 
 using namespace kiln;
 
-TEST_CASE("a 3x3 stride-1 fp convolution has two Winograd variants; other layers none", "[variants]") {
+TEST_CASE("a 3x3 stride-1 fp convolution has two Winograd variants, a pointwise one its flat form", "[variants]") {
   auto v = workload_variants("conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,bias=1,relu=1");
   REQUIRE(v.size() == 3);
   CHECK(v[0] == build_workload("conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,bias=1,relu=1").canonical);
@@ -24,10 +24,13 @@ TEST_CASE("a 3x3 stride-1 fp convolution has two Winograd variants; other layers
                         "conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=2,dilation=2",
                         "conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,groups=2",
                         "conv2d_nchwc:C=32,H=14,W=14,K=64,R=3,S=3,pad=1,dtype=i8",
-                        "conv2d_nchwc:C=32,H=14,W=14,K=64,R=1,S=1", "matmul:M=4,N=4,K=4"}) {
+                        "conv2d_nchwc:C=32,H=1,W=14,K=64,R=1,S=1", "batch_matmul:B=2,M=4,N=4,K=4"}) {
     INFO(w);
     CHECK(workload_variants(w).size() == 1);
   }
+  auto flat = workload_variants("conv2d_nchwc:C=32,H=14,W=14,K=64,R=1,S=1");
+  REQUIRE(flat.size() == 2);
+  CHECK(flat[1] == build_workload("conv2d_nchwc:C=32,H=1,W=196,K=64,R=1,S=1").canonical);
 }
 
 TEST_CASE("variants share the budget: budget/(n+1) each, the rest to the leader", "[variants]") {
