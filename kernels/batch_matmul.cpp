@@ -1,6 +1,5 @@
 #include "kernels/batch_matmul.h"
 
-#include "base/error.h"
 #include "kernels/gemm_common.h"
 
 namespace kiln {
@@ -16,10 +15,6 @@ GemmShape batch_matmul_shape(const std::map<std::string, int64_t>& p) {
   g.trans_a = p.at("trans_a") != 0;
   g.trans_b = p.at("trans_b") != 0;
   return g;
-}
-
-void check_op(const OpInstance& op) {
-  user_check(op.op == "batch_matmul") << "the batch_matmul template cannot schedule op '" << op.op << "'";
 }
 
 }  // namespace
@@ -40,16 +35,7 @@ OpDef batch_matmul_op_def() {
       {OpParam::kDType, "dtype", "input element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return gemm_define(batch_matmul_shape(p), t); };
-  d.define_space = [](const OpInstance& op, const CpuInfo& cpu) {
-    return gemm_space(batch_matmul_shape(op.ints), op.dtype, cpu);
-  };
-  d.default_config = [](const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
-    return gemm_default(batch_matmul_shape(op.ints), op.dtype, cpu, space);
-  };
-  d.apply_config = [](const OpInstance& op, const Config& cfg) {
-    check_op(op);
-    return gemm_schedule(op, batch_matmul_shape(op.ints), gemm_decode(cfg));
-  };
+  set_gemm_template(d, batch_matmul_shape);
   return d;
 }
 

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "kernels/gemm_common.h"
+#include "kernels/matmul_packed_b.h"
 
 namespace kiln {
 
@@ -39,16 +40,9 @@ OpDef dense_op_def() {
       {OpParam::kDType, "dtype", "input element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return gemm_define(dense_shape(p), t); };
-  d.define_space = [](const OpInstance& op, const CpuInfo& cpu) {
-    return gemm_space(dense_shape(op.ints), op.dtype, cpu);
-  };
-  d.default_config = [](const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
-    return gemm_default(dense_shape(op.ints), op.dtype, cpu, space);
-  };
-  d.apply_config = [](const OpInstance& op, const Config& cfg) {
-    user_check(op.op == "dense") << "the dense template cannot schedule op '" << op.op << "'";
-    return gemm_schedule(op, dense_shape(op.ints), gemm_decode(cfg));
-  };
+  set_gemm_template(d, dense_shape);
+  // The weights packed once into panels, as a network packs them at load.
+  d.alternatives = [](const OpInstance& op) { return packed_b_alternatives(dense_shape(op.ints), op.dtype); };
   return d;
 }
 

@@ -47,8 +47,25 @@ std::vector<Expr> at(const GemmShape& g, const std::vector<Var>& b, Expr r, Expr
 Expr read_a(const GemmShape& g, const Tensor& A, const std::vector<Var>& b, Expr i, Expr k) {
   return g.trans_a ? A(at(g, b, k, i)) : A(at(g, b, i, k));
 }
+// A packed B (b_panel > 0) is read at [.., j / b_panel, k, j % b_panel].
 Expr read_b(const GemmShape& g, const Tensor& B, const std::vector<Var>& b, Expr k, Expr j) {
+  if (g.b_panel > 0) {
+    const int nb = static_cast<int>(g.b_panel);
+    std::vector<Expr> idx;
+    if (g.batch > 0) idx.push_back(b.at(0));
+    for (Expr e : {floordiv(j, nb), k, floormod(j, nb)}) idx.push_back(e);
+    return B(idx);
+  }
   return g.trans_b ? B(at(g, b, j, k)) : B(at(g, b, k, j));
+}
+
+// B's stored shape: [.., K, N], [.., N, K] (trans_b) or packed panels.
+std::vector<Expr> b_dims(const GemmShape& g) {
+  if (g.b_panel <= 0) return g.trans_b ? dims(g, g.N, g.K) : dims(g, g.K, g.N);
+  std::vector<Expr> d;
+  if (g.batch > 0) d.push_back(Expr(static_cast<int>(g.batch)));
+  for (int64_t e : {(g.N + g.b_panel - 1) / g.b_panel, g.K, g.b_panel}) d.push_back(Expr(static_cast<int>(e)));
+  return d;
 }
 
 // The epilogue stage over the product C.
@@ -96,6 +113,17 @@ void schedule_dot_products(Schedule& s, Stage so, const Tensor& acc_t, const Ite
 
 }  // namespace
 
+void set_gemm_template(OpDef& d, std::function<GemmShape(const std::map<std::string, int64_t>&)> shape) {
+  d.define_space = [shape](const OpInstance& op, const CpuInfo& cpu) { return gemm_space(shape(op.ints), op.dtype, cpu); };
+  d.default_config = [shape](const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+    return gemm_default(shape(op.ints), op.dtype, cpu, space);
+  };
+  d.apply_config = [shape, name = d.name](const OpInstance& op, const Config& cfg) {
+    user_check(op.op == name) << "the " << name << " template cannot schedule op '" << op.op << "'";
+    return gemm_schedule(op, shape(op.ints), gemm_decode(cfg));
+  };
+}
+
 Expr gelu(Expr x) {
   DType t = x.dtype();
   return make_const(t, 0.5) * x * (make_const(t, 1.0) + erf(x * make_const(t, 1.0 / std::sqrt(2.0))));
@@ -104,10 +132,12 @@ Expr gelu(Expr x) {
 OpInstance gemm_define(const GemmShape& g, DType dtype) {
   user_check(!(g.relu && g.gelu)) << "relu and gelu are exclusive epilogues: set at most one of them";
   user_check(!g.gelu || dtype.is_float()) << "gelu needs a float dtype (f32 or f64), got " << dtype.str();
+  user_check(g.b_panel >= 0 && !(g.b_panel > 0 && g.trans_b))
+      << "a packed B has panels of nb > 0 columns and is never transposed";
   OpInstance op;
   DType acc = accumulator_type(dtype);
   Tensor A = placeholder(g.trans_a ? dims(g, g.K, g.M) : dims(g, g.M, g.K), dtype, g.a_name);
-  Tensor B = placeholder(g.trans_b ? dims(g, g.N, g.K) : dims(g, g.K, g.N), dtype, g.b_name);
+  Tensor B = placeholder(b_dims(g), dtype, g.b_name);
   IterVar k = reduce_axis(static_cast<int>(g.K), "k");
   const size_t o = g.batch > 0 ? 1 : 0;
   Tensor C = compute(
@@ -138,12 +168,16 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   int lanes = vector_lanes(cpu, accumulator_type(dtype));
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_y", M, {block_candidates(M, M), capped_candidates(M, kTileRows)});
-  s->define_split_levels("tile_x", N, {block_candidates(N, N), vector_tile_candidates(N, lanes)});
+  // A packed B fixes the register tile's width to its panels' (or to N,
+  // when N is narrower), so that a tile never straddles two panels.
+  std::vector<int64_t> widths = g.b_panel > 0 ? std::vector<int64_t>{std::min(N, g.b_panel)}
+                                              : vector_tile_candidates(N, lanes);
+  s->define_split_levels("tile_x", N, {block_candidates(N, N), widths});
   s->define_split_levels("tile_k", K, {block_candidates(K, K)});
   s->define_reorder("order", band_orders());
   s->define_choice("acc_at", {0, 1, 2, 3});
   s->define_choice("k_outer", {0, 1});
-  s->define_choice("pack_b", {-2, -1, 0, 1, 2, 3});
+  if (g.b_panel == 0) s->define_choice("pack_b", {-2, -1, 0, 1, 2, 3});
   s->define_choice("unroll_k", {1, 2, 4, 8});
   s->define_annotate("unroll_y", {"unroll", "none"});
   s->define_choice("parallel", {0, 1, 2});
@@ -169,7 +203,7 @@ Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const C
   j["order"] = band_orders()[1];
   j["acc_at"] = 3;
   j["k_outer"] = 0;
-  j["pack_b"] = 0;
+  if (g.b_panel == 0) j["pack_b"] = 0;
   j["unroll_k"] = 4;
   j["unroll_y"] = "unroll";
   j["parallel"] = cpu.num_threads > 1 ? 1 : 0;
@@ -189,13 +223,15 @@ MatmulParams gemm_decode(const Config& c) {
   p.order = c.reorder("order");
   p.acc_at = static_cast<int>(c.choice("acc_at"));
   p.k_outer = c.choice("k_outer") != 0;
-  p.pack_b = static_cast<int>(c.choice("pack_b"));
+  p.pack_b = -2;  // no knob: B comes packed
   p.unroll_k = c.choice("unroll_k");
   p.unroll_y = c.annotate("unroll_y") == "unroll";
   p.parallel = static_cast<int>(c.choice("parallel"));
   if (c.space())
-    for (const Knob& k : c.space()->knobs())
+    for (const Knob& k : c.space()->knobs()) {
       if (k.name == "reduce_vector") p.reduce_vector = c.choice("reduce_vector");
+      if (k.name == "pack_b") p.pack_b = static_cast<int>(c.choice("pack_b"));
+    }
   return p;
 }
 
@@ -211,6 +247,9 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   const Tensor& B = op.inputs[1];
   user_check(p.reduce_vector == 0 || g.trans_b) << "matmul template: reduce_vector needs B stored transposed";
   const bool dot = p.reduce_vector > 0;
+  user_check(g.b_panel == 0 || (p.pack_b == -2 && (xi == g.b_panel || xi == N)))
+      << "matmul template: with B packed in panels of " << g.b_panel
+      << " columns, the register tile is one panel wide and nothing is packed again";
   const bool pack = p.pack_b != -2 && !dot;
   const bool batched = g.batch > 0;
   const size_t o = batched ? 1 : 0;

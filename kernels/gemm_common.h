@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +26,10 @@ struct GemmShape {
   int64_t M = 1, N = 1, K = 1;
   bool trans_a = false, trans_b = false;
   bool bias = false, relu = false, gelu = false;
+  // > 0: B is given packed into panels of this many columns, as
+  // PB[.., ceil(N / b_panel), K, b_panel] (zero past N; see
+  // kernels/matmul_packed_b.h), and never transposed.
+  int64_t b_panel = 0;
   std::string a_name = "A", b_name = "B", bias_name = "bias";
 };
 
@@ -53,6 +59,11 @@ Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const C
 MatmulParams gemm_decode(const Config& cfg);
 // The schedule of `op` (built by gemm_define from `g`) for the given params.
 ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const MatmulParams& p);
+
+// Sets d's template (space, default config, schedule) to the GEMM
+// template over the shape `shape` reads from an instance's parameters; the
+// schedule is a user_error for an instance of another op.
+void set_gemm_template(OpDef& d, std::function<GemmShape(const std::map<std::string, int64_t>&)> shape);
 
 // Erf-based GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
 Expr gelu(Expr x);

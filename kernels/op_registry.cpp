@@ -17,6 +17,7 @@
 #include "kernels/elemwise.h"
 #include "kernels/layer_norm.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_packed_b.h"
 #include "kernels/pool2d.h"
 #include "kernels/pool2d_nchwc.h"
 #include "kernels/softmax.h"
@@ -46,6 +47,7 @@ const std::vector<OpDef>& op_registry() {
       max_pool2d_nchwc_op_def(), avg_pool2d_nchwc_op_def(), global_avg_pool2d_nchwc_op_def(),
       batch_matmul_op_def(),
       dense_op_def(),
+      matmul_packed_b_op_def(), pack_matmul_b_op_def(),
       softmax_op_def(),
       layer_norm_op_def(),
       elemwise_op_def(),
