@@ -1,0 +1,148 @@
+// Building CUDA C into an emulated host module (see cuda_emulation.h).
+#include "codegen/cuda_emulation.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "codegen/subprocess.h"
+#include "runtime/module.h"
+
+namespace kiln {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// The host entry point: each launch in order, stopping at the first failure.
+std::string entry_point(const CudaSource& src) {
+  std::ostringstream os;
+  os << "// kiln: the host entry point (packed C ABI, runtime/c_api.h)\n"
+     << "extern \"C\" __attribute__((visibility(\"default\"))) int32_t " << src.function << "(void** args) {\n"
+     << "  (void)args;\n";
+  for (const CudaKernelLaunch& l : src.launches) {
+    internal_assert(is_identifier(l.kernel)) << "kernel name '" << l.kernel << "'";
+    for (int d = 0; d < 3; ++d) {
+      internal_assert(l.grid[d] >= 0 && l.grid[d] <= UINT32_MAX && l.block[d] >= 0 && l.block[d] <= UINT32_MAX)
+          << "launch dimensions of " << l.kernel;
+    }
+    os << "  if (kiln_emu::launch(dim3(" << l.grid[0] << "u, " << l.grid[1] << "u, " << l.grid[2] << "u), dim3("
+       << l.block[0] << "u, " << l.block[1] << "u, " << l.block[2] << "u), \"" << l.kernel << "\", [&]() { " << l.kernel
+       << "(";
+    for (size_t i = 0; i < l.params.size(); ++i) {
+      const CudaKernelLaunch::Param& p = l.params[i];
+      internal_assert(!p.c_type.empty() && p.arg_index >= 0) << "parameter " << i << " of " << l.kernel;
+      const std::string arg = "args[" + std::to_string(p.arg_index) + "]";
+      os << (i ? ", " : "");
+      if (p.c_type.back() == '*') {
+        os << "(" << p.c_type << ")" << arg;
+      } else {
+        os << "*(" << p.c_type << "*)" << arg;
+      }
+    }
+    os << "); }, " << l.shared_bytes << "ll) != 0)\n    return 1;\n";
+  }
+  os << "  return 0;\n}\n"
+     << "extern \"C\" __attribute__((visibility(\"default\"))) const char* kiln_emu_last_error(void) {\n"
+     << "  return kiln_emu::last_error();\n}\n";
+  return os.str();
+}
+
+// A file name no other build in this or another process uses.
+std::string unique_stem(const std::string& function) {
+  static std::atomic<uint64_t> counter{0};
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::ostringstream os;
+  os << function << "_emu_" << ::getpid() << "_" << counter++ << "_" << std::hex << (now & 0xffffffff);
+  return os.str();
+}
+
+}  // namespace
+
+std::string host_cxx_compiler() {
+  if (const char* env = std::getenv("KILN_HOST_CXX"); env && *env) {
+    const std::string path = find_executable(env);
+    user_check(!path.empty()) << "KILN_HOST_CXX=" << env
+                              << " is not an executable; CUDA emulation needs a host C++ compiler";
+    return path;
+  }
+  for (const char* name : {"c++", "g++", "clang++-14", "clang++"}) {
+    const std::string path = find_executable(name);
+    if (!path.empty()) return path;
+  }
+  return "";
+}
+
+EmulatedModule build_emulated_module(const CudaSource& src, const std::string& out_dir) {
+  internal_assert(is_identifier(src.function)) << "entry point name '" << src.function << "'";
+  const std::string cxx = host_cxx_compiler();
+  user_check(!cxx.empty()) << "CUDA emulation needs a host C++ compiler (c++, g++ or clang++ on PATH, or set "
+                              "KILN_HOST_CXX to one)";
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  user_check(!ec) << "cannot create directory '" << out_dir << "': " << ec.message();
+
+  const std::string stem = out_dir + "/" + unique_stem(src.function);
+  const std::string cpp = stem + ".cpp", so = stem + ".so";
+  const std::string& header = cuda_emulation_header();
+  std::string code = src.code;
+  if (!code.empty() && code.back() != '\n') code += '\n';
+  std::ostringstream text;
+  // #line: compiler messages and __syncthreads() reports count lines of the CUDA source itself.
+  text << header << "#line 1 \"" << src.function << ".cu\"\n"
+       << code << "#line " << count_lines(header) + count_lines(code) + 3 << " \"" << cpp << "\"\n"
+       << entry_point(src);
+  {
+    std::ofstream out(cpp);
+    out << text.str();
+    user_check(out.good()) << "cannot write '" << cpp << "'";
+  }
+
+  // -fvisibility=hidden: only the entry point and kiln_emu_last_error are exported.
+  const std::vector<std::string> argv = {cxx,        "-std=c++17",          "-O1", "-fPIC", "-shared",
+                                         "-pthread", "-fvisibility=hidden", "-o",  so,      cpp};
+  std::string output;
+  const auto start = std::chrono::steady_clock::now();
+  const int status = run_process(argv, &output, "the host C++ compiler");
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  user_check(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the host C++ compiler (" << cxx << ") could not compile the emulated CUDA source " << cpp
+      << " (a kiln bug):\n"
+      << output;
+  EmulatedModule m;
+  m.path = so;
+  m.entry = src.function;
+  m.compile_ms = ms;
+  return m;
+}
+
+std::string emulated_error(const rt::Module& m) {
+  using LastError = const char* (*)();
+  auto fn = reinterpret_cast<LastError>(m.get_symbol("kiln_emu_last_error"));
+  if (!fn) return "(" + m.path() + " is not an emulated CUDA module)";
+  const char* msg = fn();
+  return msg ? msg : "";
+}
+
+}  // namespace kiln

@@ -1,0 +1,70 @@
+// Running kiln's CUDA C on the CPU: the source the CUDA backend prints
+// (codegen/cuda_module.h) is compiled by the host C++ compiler against an
+// emulation header, so GPU kernels run and are checked where there is no GPU.
+//
+// The emulation runs every block of a launch one after another (x fastest),
+// each with one real thread per CUDA thread meeting at __syncthreads(); warp
+// shuffles exchange values through a per-warp barrier with CUDA's semantics
+// for full masks. It reports, as a failed launch rather than a crash or a
+// hang: races on shared arrays (a thread reads or writes an element another
+// thread wrote, or writes one another read, with no __syncthreads() in
+// between), shared indices out of bounds, misaligned vector accesses, barrier
+// divergence and invalid launch configurations.
+//
+// Limits: one launch at a time per module; race detection covers KILN_SHARED
+// arrays only, and orders warp-synchronous accesses correctly for full-mask
+// warp operations only; a thread looping forever hangs the launch; atomics
+// work on global memory only.
+#pragma once
+
+#include <string>
+
+#include "codegen/cuda_module.h"
+
+namespace kiln {
+
+namespace rt {
+class Module;
+}
+
+// C++17 text that makes kiln's CUDA C compile as host C++; it defines
+// KILN_CUDA_EMULATION, the CUDA built-ins kiln uses (qualifiers, dim3 and the
+// thread indices, float2/float4, math, __syncthreads, __syncwarp and the
+// shuffles, ballots, atomics) and KILN_SHARED, and the launcher
+//   namespace kiln_emu {
+//     int launch(dim3 grid, dim3 block, const char* kernel_name, std::function<void()> body,
+//                long long shared_bytes = 0);  // 0 on success
+//     const char* last_error();                 // this thread's last failed launch, or ""
+//   }
+// Compile it with -std=c++17 -pthread (Linux: waits use futexes). The
+// emulator's state has internal linkage, so every module has its own.
+const std::string& cuda_emulation_header();
+
+struct EmulatedModule {
+  std::string path;   // the shared object, loadable by rt::Module::load
+  std::string entry;  // its packed entry point: src.function
+  double compile_ms = 0;
+};
+
+// The host C++ compiler emulation uses: $KILN_HOST_CXX when set (a user
+// error when it is not an executable), else the first of c++, g++,
+// clang++-14, clang++ on PATH; "" when there is none.
+std::string host_cxx_compiler();
+
+// Writes the emulation header, src.code and a host entry point
+//   extern "C" int32_t <src.function>(void** args)  // packed ABI, runtime/c_api.h
+//   extern "C" const char* kiln_emu_last_error(void)
+// to a .cpp in out_dir (created if needed; the .cpp stays there, #line
+// directives number the CUDA source's own lines) and compiles it into a
+// uniquely named .so next to it, exporting only those two symbols. The entry point runs src.launches in order, passing
+// kernel parameter p as (p.c_type)args[p.arg_index] (a non-pointer c_type
+// reads the value args[p.arg_index] points to), and returns non-zero at the
+// first launch that fails. User errors: no host C++ compiler (naming
+// KILN_HOST_CXX), or the compiler's output when the source does not compile.
+EmulatedModule build_emulated_module(const CudaSource& src, const std::string& out_dir);
+
+// The message of the last failed launch of a loaded emulated module in this
+// thread ("" when none failed; a note when `m` is not an emulated module).
+std::string emulated_error(const rt::Module& m);
+
+}  // namespace kiln

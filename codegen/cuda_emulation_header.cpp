@@ -1,0 +1,739 @@
+// The CUDA emulation header's text (see cuda_emulation.h), in two literals:
+// the CUDA built-ins, barriers and warp operations; then shared arrays, the
+// launcher and the vector accesses.
+#include "codegen/cuda_emulation.h"
+
+namespace kiln {
+
+namespace {
+
+const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
+// Makes kiln's CUDA C compile as host C++17 (see codegen/cuda_emulation.h):
+// each thread of a block is a real thread, blocks run one after another,
+// shared arrays are objects that check races and bounds, and warp
+// operations exchange values through a per-warp barrier.
+#define KILN_CUDA_EMULATION 1
+#include <math.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <climits>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+#define __syncthreads() ::kiln_emu::syncthreads(__LINE__)
+#define KILN_SHARED(T, name, count) static ::kiln_emu::SharedArray<T, (count)> name(#name)
+
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+static thread_local dim3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+static const int warpSize = 32;
+
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline int2 make_int2(int x, int y) { return int2{x, y}; }
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
+
+// CUDA's math built-ins beyond <math.h> (fast variants are the exact ones here).
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __saturatef(float x) { return x != x ? 0.0f : fminf(fmaxf(x, 0.0f), 1.0f); }
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+template <typename T> inline T __ldg(const T* p) { return *p; }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// min/max of any two arithmetic types, in their common type (CUDA overloads these).
+template <typename A, typename B>
+using kiln_emu_arith = std::enable_if_t<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>;
+template <typename A, typename B, typename = kiln_emu_arith<A, B>>
+inline std::common_type_t<A, B> min(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  if constexpr (std::is_floating_point<C>::value) return std::fmin(C(a), C(b));
+  else return C(b) < C(a) ? C(b) : C(a);
+}
+template <typename A, typename B, typename = kiln_emu_arith<A, B>>
+inline std::common_type_t<A, B> max(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  if constexpr (std::is_floating_point<C>::value) return std::fmax(C(a), C(b));
+  else return C(a) < C(b) ? C(b) : C(a);
+}
+// Atomics on global memory (shared-array elements are not addressable here).
+template <typename T> inline T kiln_emu_atomic_update(T* p, T v, int op) {
+  T old, next;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  do {
+    next = op == 0 ? T(old + v) : op == 1 ? (v < old ? v : old) : op == 2 ? (old < v ? v : old) : v;
+  } while (!__atomic_compare_exchange(p, &old, &next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  return old;
+}
+template <typename T> struct kiln_emu_same { using type = T; };  // the value's type follows the pointer's
+template <typename T> using kiln_emu_val = typename kiln_emu_same<T>::type;
+template <typename T> inline T atomicAdd(T* p, kiln_emu_val<T> v) { return kiln_emu_atomic_update(p, v, 0); }
+template <typename T> inline T atomicMin(T* p, kiln_emu_val<T> v) { return kiln_emu_atomic_update(p, v, 1); }
+template <typename T> inline T atomicMax(T* p, kiln_emu_val<T> v) { return kiln_emu_atomic_update(p, v, 2); }
+template <typename T> inline T atomicExch(T* p, kiln_emu_val<T> v) { return kiln_emu_atomic_update(p, v, 3); }
+template <typename T> inline T atomicCAS(T* p, kiln_emu_val<T> cmp, kiln_emu_val<T> v) {
+  __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return cmp;
+}
+
+namespace kiln_emu {
+namespace {  // internal linkage: each module keeps its own emulator
+
+struct Abort {};  // unwinds the threads of a launch that failed
+
+enum class At : unsigned char { kRunning, kBarrier, kWarp, kFinished };
+struct ThreadState {
+  At at = At::kRunning;
+  int line = 0;  // of the __syncthreads() it waits at
+};
+// Threads wait on a word outside the team's mutex; it is bumped when their
+// barrier completes or the launch fails. A waiter yields a few times before
+// it sleeps: most barriers complete within a round of the block's threads,
+// and sleeping and waking hundreds of threads costs far more.
+struct Gate {
+  std::atomic<uint32_t> word{0};
+  std::atomic<int> sleepers{0};
+  uint32_t ticket() const { return word.load(std::memory_order_acquire); }
+  void open() {
+    word.fetch_add(1);
+    if (sleepers.load() > 0)
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+  }
+  void wait(uint32_t ticket) {
+    for (int i = 0; i < 100; ++i) {
+      if (word.load(std::memory_order_acquire) != ticket) return;
+      sched_yield();
+    }
+    sleepers.fetch_add(1);  // seq_cst with open()'s: it sees a sleeper, or the futex sees the new word
+    while (word.load() == ticket)
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, ticket, nullptr, nullptr, 0);
+    sleepers.fetch_sub(1);
+  }
+};
+struct WarpState {
+  Gate gate;
+  uint64_t gen = 0;    // completed warp operations: their parity picks the row of slots
+  uint64_t epoch = 1;  // race detection: bumped at each completed warp operation
+  int arrived = 0;
+  unsigned mask = 0;
+  uint64_t slots[2][32];
+};
+
+// One launch: the block's threads, its barrier and its warps.
+struct Team {
+  std::mutex mu;
+  Gate gate;  // block barrier and next block
+  const char* kernel = "";
+  const std::function<void()>* body = nullptr;
+  int n = 0;
+  long long nblocks = 0, block = 0;
+  std::vector<ThreadState> ts;
+  std::vector<WarpState> warps;
+  int running = 0, at_barrier = 0, finished = 0;
+  uint64_t epoch = 0;
+  std::atomic<bool> failed{false};
+  std::string error;
+  explicit Team(int threads) : n(threads), ts(threads), warps((threads + 31) / 32), running(threads) {}
+};
+
+std::mutex g_launch_mu;  // one launch at a time: shared arrays are per module
+std::atomic<bool> g_failed{false};
+uint64_t g_epoch = 0;  // race-detection epochs, unique across launches
+thread_local char tl_error[8192];
+thread_local Team* tl_team = nullptr;
+thread_local int tl_tid = -1, tl_warp = 0, tl_lane = 0;
+thread_local uint64_t tl_epoch = 0, tl_warp_epoch = 0;
+
+std::string dim_str(dim3 d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+std::string thread_str(int tid) {
+  const unsigned bx = blockDim.x, by = blockDim.y;
+  return "thread " + dim_str(dim3(tid % bx, tid / bx % by, tid / (bx * by)));
+}
+std::string where() { return "in block " + dim_str(blockIdx) + " of kernel " + (tl_team ? tl_team->kernel : "?"); }
+Team& team() {
+  if (!tl_team) throw std::runtime_error("a CUDA thread function was called outside a kernel launch");
+  return *tl_team;
+}
+unsigned lanes_of(const Team& t, int warp) {
+  const int n = t.n - warp * 32;
+  return n >= 32 ? 0xffffffffu : (1u << n) - 1;
+}
+
+// Records the first failure and wakes every waiting thread (mu held).
+void fail(Team& t, const std::string& msg) {
+  if (!t.failed) t.error = msg;
+  t.failed = true;
+  g_failed = true;
+  t.gate.open();
+  for (WarpState& w : t.warps) w.gate.open();
+}
+
+// Where the block's threads are, for a divergence report (mu held).
+std::string describe(const Team& t) {
+  std::vector<int> lines, counts, first;
+  int warp = 0, fin = 0, run = 0, warp_first = -1, fin_first = -1, run_first = -1;
+  for (int i = 0; i < t.n; ++i) {
+    switch (t.ts[i].at) {
+      case At::kBarrier: {
+        size_t k = 0;
+        while (k < lines.size() && lines[k] != t.ts[i].line) ++k;
+        if (k == lines.size()) lines.push_back(t.ts[i].line), counts.push_back(0), first.push_back(i);
+        ++counts[k];
+        break;
+      }
+      case At::kWarp: warp_first = warp++ ? warp_first : i; break;
+      case At::kFinished: fin_first = fin++ ? fin_first : i; break;
+      case At::kRunning: run_first = run++ ? run_first : i; break;
+    }
+  }
+  std::string s;
+  auto part = [&](int count, const std::string& what, int tid) {
+    if (!count) return;
+    s += (s.empty() ? "" : "; ") + std::to_string(count) + (count == 1 ? " thread " : " threads ") + what +
+         " (first: " + thread_str(tid) + ")";
+  };
+  for (size_t k = 0; k < lines.size(); ++k)
+    part(counts[k], "wait at the __syncthreads() on line " + std::to_string(lines[k]), first[k]);
+  part(warp, "wait in a warp-level operation", warp_first);
+  part(fin, "finished the kernel", fin_first);
+  part(run, "still running", run_first);
+  return s;
+}
+[[noreturn]] void diverged(Team& t) {
+  fail(t, "barrier divergence " + where() + ": " + describe(t) +
+              ". Every thread of a block must reach the same __syncthreads() calls.");
+  throw Abort{};
+}
+
+void syncthreads(int line) {
+  Team& t = team();
+  std::unique_lock<std::mutex> lk(t.mu);
+  if (t.failed) throw Abort{};
+  t.ts[tl_tid] = {At::kBarrier, line};
+  --t.running;
+  ++t.at_barrier;
+  if (t.finished > 0) diverged(t);
+  if (t.at_barrier == t.n) {
+    for (int i = 0; i < t.n; ++i) {
+      if (t.ts[i].line != line) diverged(t);
+    }
+    for (ThreadState& s : t.ts) s.at = At::kRunning;
+    t.at_barrier = 0;
+    t.running = t.n;
+    t.epoch = ++g_epoch;
+    tl_epoch = t.epoch;
+    t.gate.open();
+    return;
+  }
+  if (t.running == 0) diverged(t);
+  const uint32_t ticket = t.gate.ticket();
+  lk.unlock();
+  t.gate.wait(ticket);
+  if (t.failed) throw Abort{};
+  tl_epoch = t.epoch;  // written before the gate opened, stable until this thread arrives again
+}
+
+// The warp-level rendezvous behind __syncwarp and the shuffles: every lane
+// of mask (within the warp's existing lanes) deposits `mine`; returns the
+// participating lanes and copies all deposits to `all`.
+unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all) {
+  Team& t = team();
+  std::unique_lock<std::mutex> lk(t.mu);
+  if (t.failed) throw Abort{};
+  WarpState& w = t.warps[tl_warp];
+  const unsigned m = mask & lanes_of(t, tl_warp);
+  char hex[16];
+  snprintf(hex, sizeof(hex), "0x%08x", mask);
+  if (!(m >> tl_lane & 1u)) {
+    fail(t, thread_str(tl_tid) + " " + where() + " calls a warp-level function with mask " + hex +
+                ", which leaves out its own lane " + std::to_string(tl_lane));
+    throw Abort{};
+  }
+  if (w.arrived == 0) {
+    w.mask = m;
+  } else if (w.mask != m) {
+    fail(t, "lanes of warp " + std::to_string(tl_warp) + " " + where() +
+                " meet in a warp-level operation with different masks (" + thread_str(tl_tid) + " passes " + hex + ")");
+    throw Abort{};
+  }
+  for (int l = 0; l < 32; ++l) {
+    if ((m >> l & 1u) && t.ts[tl_warp * 32 + l].at == At::kFinished) diverged(t);
+  }
+  const int row = static_cast<int>(w.gen & 1);
+  w.slots[row][tl_lane] = mine;
+  t.ts[tl_tid].at = At::kWarp;
+  --t.running;
+  if (++w.arrived == __builtin_popcount(m)) {
+    for (int l = 0; l < 32; ++l) {
+      if (m >> l & 1u) t.ts[tl_warp * 32 + l].at = At::kRunning;
+    }
+    t.running += w.arrived;
+    w.arrived = 0;
+    ++w.gen;
+    ++w.epoch;
+    w.gate.open();
+  } else {
+    if (t.running == 0) diverged(t);
+    const uint32_t ticket = w.gate.ticket();
+    lk.unlock();
+    w.gate.wait(ticket);
+    if (t.failed) throw Abort{};
+  }
+  // The next operation writes the other row, and the one after needs this lane.
+  tl_warp_epoch = w.epoch;
+  memcpy(all, w.slots[row], sizeof(w.slots[row]));
+  return m;
+}
+
+enum class Shfl { kIdx, kUp, kDown, kXor };
+template <typename T>
+T shfl(unsigned mask, T var, long long b, int width, Shfl mode) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffles move values of up to 8 bytes");
+  if (width < 1 || width > 32 || (width & (width - 1)))
+    throw std::runtime_error("shuffle width " + std::to_string(width) + " " + where() +
+                             " is not a power of 2 up to 32");
+  uint64_t mine = 0, all[32];
+  memcpy(&mine, &var, sizeof(T));
+  const unsigned m = warp_collect(mask, mine, all);
+  // PTX shfl.sync: a lane reads within its segment of `width` lanes (xor may
+  // also read earlier segments); out of range, it keeps its own value.
+  const long long lane = tl_lane, lo = lane & ~(width - 1), hi = lo + width - 1;
+  long long j = lane;
+  switch (mode) {
+    case Shfl::kIdx: j = lo | (b & (width - 1)); break;
+    case Shfl::kUp: j = lane - b >= lo ? lane - b : lane; break;
+    case Shfl::kDown: j = lane + b <= hi ? lane + b : lane; break;
+    case Shfl::kXor: j = (lane ^ (b & 31)) <= hi ? lane ^ (b & 31) : lane; break;
+  }
+  if (!(m >> j & 1u)) j = lane;  // a lane outside the mask: undefined in CUDA, own value here
+  T r;
+  memcpy(&r, &all[j], sizeof(T));
+  return r;
+}
+
+}  // namespace
+}  // namespace kiln_emu
+
+template <typename T> inline T __shfl_sync(unsigned mask, T var, int src, int width = 32) {
+  return kiln_emu::shfl(mask, var, src, width, kiln_emu::Shfl::kIdx);
+}
+template <typename T> inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+  return kiln_emu::shfl(mask, var, delta, width, kiln_emu::Shfl::kUp);
+}
+template <typename T> inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+  return kiln_emu::shfl(mask, var, delta, width, kiln_emu::Shfl::kDown);
+}
+template <typename T> inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
+  return kiln_emu::shfl(mask, var, lane_mask, width, kiln_emu::Shfl::kXor);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  uint64_t all[32];
+  kiln_emu::warp_collect(mask, 0, all);
+}
+inline unsigned __ballot_sync(unsigned mask, int pred) {
+  uint64_t all[32];
+  const unsigned m = kiln_emu::warp_collect(mask, pred != 0, all);
+  unsigned r = 0;
+  for (int l = 0; l < 32; ++l) r |= (m >> l & 1u) && all[l] ? 1u << l : 0u;
+  return r;
+}
+inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
+inline int __all_sync(unsigned mask, int pred) {
+  const unsigned m = mask & kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::tl_warp);
+  return __ballot_sync(mask, pred) == m;
+}
+inline unsigned __activemask() { return kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::tl_warp); }
+)KILN";
+
+const char* const kSharedAndLaunch = R"KILN(namespace kiln_emu {
+namespace {
+
+// Who last wrote and who read an element since, with the epochs that order
+// them: the block epoch changes at every __syncthreads() and block start, a
+// warp's epoch at every warp operation of that warp.
+struct Shadow {
+  uint64_t w_epoch = 0, w_warp_epoch = 0, r_epoch = 0, r_warp_epoch = 0;
+  int16_t writer = -1, reader = -1, reader2 = -1;
+  int8_t reader_warp = -1;  // the readers' warp, -2 when they are in several
+  bool multi = false;       // several readers, none ordered after the others
+};
+
+[[noreturn]] void check_error(const std::string& msg) {
+  if (g_failed.load(std::memory_order_relaxed)) throw Abort{};
+  throw std::runtime_error(msg);
+}
+
+template <typename T> class Ref;
+template <typename T> struct SharedPtr;
+
+// A block-shared array of T: every access is bounds- and race-checked.
+template <typename T>
+class SharedBuffer {
+ public:
+  SharedBuffer(const char* name, long long n) : name_(name), n_(n), data_(new T[n]()), shadow_(new Shadow[n]) {}
+  ~SharedBuffer() {
+    delete[] data_;
+    delete[] shadow_;
+  }
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+
+  Ref<T> operator[](long long i) { return Ref<T>(this, i); }
+  SharedPtr<T> operator+(long long i) { return SharedPtr<T>{this, i}; }
+
+  T read(long long i) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    on_read(i);
+    return data_[i];
+  }
+  void write(long long i, const T& v) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    on_write(i);
+    data_[i] = v;
+  }
+  template <typename F> void update(long long i, F f) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    on_read(i);
+    on_write(i);
+    data_[i] = f(data_[i]);
+  }
+  template <typename V> V load(long long i) {
+    V v;
+    vector_access<V>(i, [&](long long k, size_t off) {
+      on_read(k);
+      memcpy(reinterpret_cast<char*>(&v) + off, &data_[k], sizeof(T));
+    });
+    return v;
+  }
+  template <typename V> void store(long long i, const V& v) {
+    vector_access<V>(i, [&](long long k, size_t off) {
+      on_write(k);
+      memcpy(&data_[k], reinterpret_cast<const char*>(&v) + off, sizeof(T));
+    });
+  }
+
+ private:
+  std::mutex& stripe(long long i) { return stripes_[i & 15]; }
+  std::string elem(long long i) const { return std::string(name_) + "[" + std::to_string(i) + "]"; }
+  void check(long long i, long long lanes) {
+    if (g_failed.load(std::memory_order_relaxed)) throw Abort{};
+    if (i < 0 || i + lanes > n_)
+      check_error("shared-memory index " + std::to_string(i) +
+                  (lanes > 1 ? " (a vector of " + std::to_string(lanes) + ")" : "") + " is out of bounds of " +
+                  name_ + "[" + std::to_string(n_) + "] " + where() + ", " + thread_str(tl_tid));
+  }
+  template <typename V, typename F> void vector_access(long long i, F f) {
+    static_assert(sizeof(V) % sizeof(T) == 0, "a vector of whole elements");
+    const long long lanes = sizeof(V) / sizeof(T);
+    check(i, lanes);
+    if ((i * sizeof(T)) % alignof(V) != 0)
+      check_error("misaligned vector access to " + elem(i) + " (" + std::to_string(sizeof(V)) + " bytes, needs " +
+                  std::to_string(alignof(V)) + "-byte alignment) " + where() + ", " + thread_str(tl_tid));
+    for (long long k = 0; k < lanes; ++k) {
+      std::lock_guard<std::mutex> g(stripe(i + k));
+      f(i + k, static_cast<size_t>(k) * sizeof(T));
+    }
+  }
+  [[noreturn]] void race(long long i, int other, const char* what) {
+    check_error("shared-memory race on " + elem(i) + " " + where() + ": " + thread_str(tl_tid) + " " + what + " " +
+                thread_str(other) + (what[0] == 'r' ? " wrote" : " read") + " with no __syncthreads() in between");
+  }
+  // Whether thread `o`'s access at (epoch, warp epoch) is ordered before this thread's.
+  static bool ordered(int o, uint64_t epoch, uint64_t warp_epoch) {
+    return o == tl_tid || epoch != tl_epoch || (o / 32 == tl_warp && warp_epoch < tl_warp_epoch);
+  }
+  void on_read(long long i) {
+    Shadow& s = shadow_[i];
+    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch)) race(i, s.writer, "reads what");
+    const bool after_all = s.r_epoch != tl_epoch || (!s.multi && s.reader == tl_tid) ||
+                           (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch);
+    if (after_all) {  // earlier reads are ordered before this one: it stands for them
+      s.r_epoch = tl_epoch;
+      s.r_warp_epoch = tl_warp_epoch;
+      s.reader = static_cast<int16_t>(tl_tid);
+      s.reader_warp = static_cast<int8_t>(tl_warp);
+      s.multi = false;
+    } else if (s.reader != tl_tid) {
+      s.multi = true;
+      s.reader2 = static_cast<int16_t>(tl_tid);
+      if (s.reader_warp != tl_warp) s.reader_warp = -2;
+      if (s.r_warp_epoch < tl_warp_epoch) s.r_warp_epoch = tl_warp_epoch;
+    }
+  }
+  void on_write(long long i) {
+    Shadow& s = shadow_[i];
+    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch)) race(i, s.writer, "overwrites what");
+    const bool reads_before = s.r_epoch != tl_epoch || (!s.multi && s.reader == tl_tid) ||
+                              (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch);
+    if (!reads_before) race(i, s.reader != tl_tid ? s.reader : s.reader2, "writes what");
+    s.w_epoch = tl_epoch;
+    s.w_warp_epoch = tl_warp_epoch;
+    s.writer = static_cast<int16_t>(tl_tid);
+    s.r_epoch = 0;  // those reads are ordered before this write
+  }
+
+  const char* name_;
+  long long n_;
+  T* data_;
+  Shadow* shadow_;
+  std::mutex stripes_[16];
+};
+
+template <typename T, long long N>
+class SharedArray : public SharedBuffer<T> {
+ public:
+  static_assert(N > 0, "a shared array has at least one element");
+  explicit SharedArray(const char* name) : SharedBuffer<T>(name, N) {}
+};
+
+// name[i]: reads convert to T, writes assign.
+template <typename T>
+class Ref {
+ public:
+  Ref(SharedBuffer<T>* b, long long i) : b_(b), i_(i) {}
+  Ref(const Ref&) = default;
+  operator T() const { return b_->read(i_); }
+  Ref& operator=(const T& v) {
+    b_->write(i_, v);
+    return *this;
+  }
+  Ref& operator=(const Ref& o) { return *this = static_cast<T>(o); }
+  Ref& operator+=(const T& v) { return update([&](const T& x) { return T(x + v); }); }
+  Ref& operator-=(const T& v) { return update([&](const T& x) { return T(x - v); }); }
+  Ref& operator*=(const T& v) { return update([&](const T& x) { return T(x * v); }); }
+  Ref& operator/=(const T& v) { return update([&](const T& x) { return T(x / v); }); }
+
+ private:
+  template <typename F> Ref& update(F f) {
+    b_->update(i_, f);
+    return *this;
+  }
+  SharedBuffer<T>* b_;
+  long long i_;
+};
+
+// name + offset: a pointer into a shared array.
+template <typename T>
+struct SharedPtr {
+  SharedBuffer<T>* buf;
+  long long off;
+  Ref<T> operator[](long long i) const { return Ref<T>(buf, off + i); }
+  SharedPtr operator+(long long i) const { return SharedPtr{buf, off + i}; }
+};
+
+void check_aligned(const void* p, size_t align, size_t bytes, const char* op) {
+  if (reinterpret_cast<uintptr_t>(p) % align == 0) return;
+  char addr[32];
+  snprintf(addr, sizeof(addr), "%p", p);
+  check_error(std::string("misaligned ") + op + " of " + std::to_string(bytes) + " bytes at " + addr + " (needs " +
+              std::to_string(align) + "-byte alignment) " + where() + ", " + thread_str(tl_tid) +
+              "; the GPU would fault");
+}
+
+void* worker(void* arg);
+struct WorkerArg {
+  Team* team;
+  int tid;
+};
+
+std::string check_config(dim3 grid, dim3 block, long long shared_bytes) {
+  const unsigned long long threads = 1ull * block.x * block.y * block.z;
+  if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
+    return "a launch dimension is 0 (grid " + dim_str(grid) + ", block " + dim_str(block) + ")";
+  if (threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
+    return "block " + dim_str(block) + " has " + std::to_string(threads) +
+           " threads; CUDA allows at most 1024 (x, y <= 1024, z <= 64)";
+  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+    return "grid " + dim_str(grid) + " exceeds CUDA's limits (x < 2^31, y and z <= 65535)";
+  if (shared_bytes > 48 * 1024)
+    return std::to_string(shared_bytes) + " bytes of static shared memory exceed the 48 KiB CUDA allows";
+  return "";
+}
+
+int set_error(const std::string& msg) {
+  snprintf(tl_error, sizeof(tl_error), "%s", msg.c_str());
+  return 1;
+}
+
+// Runs body once per thread of every block; 0 on success, else 1 with
+// last_error() set. Blocks run in order, x fastest, on one team of threads.
+int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body, long long shared_bytes = 0) {
+  std::lock_guard<std::mutex> launch_lock(g_launch_mu);
+  tl_error[0] = 0;
+  const std::string bad = check_config(grid, block, shared_bytes);
+  if (!bad.empty()) return set_error("cannot launch kernel " + std::string(kernel) + ": " + bad);
+  Team t(static_cast<int>(block.x * block.y * block.z));
+  t.kernel = kernel;
+  t.body = &body;
+  t.nblocks = 1ll * grid.x * grid.y * grid.z;
+  t.epoch = ++g_epoch;
+  gridDim = grid;
+  blockDim = block;
+  g_failed = false;
+  std::vector<WorkerArg> args(t.n);
+  std::vector<pthread_t> threads(t.n);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 512 * 1024);
+  int started = 0;
+  for (; started < t.n; ++started) {
+    args[started] = {&t, started};
+    const int rc = pthread_create(&threads[started], &attr, worker, &args[started]);
+    if (rc != 0) {
+      std::lock_guard<std::mutex> g(t.mu);
+      fail(t, "cannot start thread " + std::to_string(started) + " of the emulated block of kernel " + kernel +
+                  " (pthread_create: " + strerror(rc) + ")");
+      break;
+    }
+  }
+  pthread_attr_destroy(&attr);
+  for (int i = 0; i < started; ++i) pthread_join(threads[i], nullptr);
+  g_failed = false;
+  return t.failed ? set_error(t.error) : 0;
+}
+
+// A thread has run the block's body: the last one starts the next block.
+// Called with the mutex held; returns with it released.
+void finish_block(Team& t, std::unique_lock<std::mutex>& lk) {
+  t.ts[tl_tid].at = At::kFinished;
+  --t.running;
+  ++t.finished;
+  const WarpState& w = t.warps[tl_warp];
+  if (t.at_barrier > 0 || (w.arrived > 0 && (w.mask >> tl_lane & 1u))) diverged(t);
+  if (t.finished == t.n) {
+    for (ThreadState& s : t.ts) s.at = At::kRunning;
+    t.running = t.n;
+    t.finished = 0;
+    ++t.block;
+    t.epoch = ++g_epoch;
+    lk.unlock();
+    t.gate.open();
+    return;
+  }
+  if (t.running == 0) diverged(t);
+  const uint32_t ticket = t.gate.ticket();
+  lk.unlock();
+  t.gate.wait(ticket);
+}
+
+void* worker(void* arg) {
+  Team& t = *static_cast<WorkerArg*>(arg)->team;
+  const int tid = static_cast<WorkerArg*>(arg)->tid;
+  tl_team = &t;
+  tl_tid = tid;
+  tl_warp = tid / 32;
+  tl_lane = tid % 32;
+  threadIdx = dim3(tid % blockDim.x, tid / blockDim.x % blockDim.y, tid / (blockDim.x * blockDim.y));
+  std::unique_lock<std::mutex> lk(t.mu, std::defer_lock);
+  // t.block and t.epoch change only when every thread has finished the block.
+  while (!t.failed && t.block < t.nblocks) {
+    const long long b = t.block;
+    blockIdx = dim3(b % gridDim.x, b / gridDim.x % gridDim.y, b / (1ll * gridDim.x * gridDim.y));
+    tl_epoch = t.epoch;
+    tl_warp_epoch = t.warps[tl_warp].epoch;
+    std::string error;
+    try {
+      (*t.body)();
+    } catch (const Abort&) {
+    } catch (const std::exception& e) {
+      error = e.what();
+    } catch (...) {
+      error = "an exception of unknown type " + where();
+    }
+    lk.lock();
+    if (!error.empty()) fail(t, error);
+    if (t.failed) break;
+    try {
+      finish_block(t, lk);
+    } catch (const Abort&) {
+      break;
+    }
+  }
+  tl_team = nullptr;
+  return nullptr;
+}
+
+const char* last_error() { return tl_error; }
+
+}  // namespace
+}  // namespace kiln_emu
+
+// Vector accesses (the prelude's kiln_ld/kiln_st): global or local memory
+// with an alignment check, shared arrays with bounds and race checks.
+template <typename V, typename T> inline V kiln_ld(const T* p, long long i) {
+  kiln_emu::check_aligned(p + i, alignof(V), sizeof(V), "vector load");
+  V v;
+  memcpy(&v, p + i, sizeof(V));
+  return v;
+}
+template <typename V, typename T> inline void kiln_st(T* p, long long i, V v) {
+  kiln_emu::check_aligned(p + i, alignof(V), sizeof(V), "vector store");
+  memcpy(p + i, &v, sizeof(V));
+}
+template <typename V, typename T> inline V kiln_ld(kiln_emu::SharedBuffer<T>& a, long long i) {
+  return a.template load<V>(i);
+}
+template <typename V, typename T> inline V kiln_ld(const kiln_emu::SharedPtr<T>& p, long long i) {
+  return p.buf->template load<V>(p.off + i);
+}
+template <typename V, typename T> inline void kiln_st(kiln_emu::SharedBuffer<T>& a, long long i, V v) {
+  a.store(i, v);
+}
+template <typename V, typename T> inline void kiln_st(const kiln_emu::SharedPtr<T>& p, long long i, V v) {
+  p.buf->store(p.off + i, v);
+}
+// ---- end of kiln CUDA emulation header ----
+)KILN";
+
+}  // namespace
+
+const std::string& cuda_emulation_header() {
+  static const std::string text = std::string(kBuiltins) + kSharedAndLaunch;
+  return text;
+}
+
+}  // namespace kiln
