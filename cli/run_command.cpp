@@ -1,13 +1,23 @@
 // `kiln run WORKLOAD [--db F] [--config JSON] [--check] [--json]`: compiles the workload's schedule
 // for this machine, runs it on random inputs, times it, and (with --check)
-// compares its output with the reference interpreter.
+// compares its output with the reference interpreter. With `--target cuda
+// --emulate` the workload's CUDA C runs on this CPU through the emulation
+// header (codegen/cuda_emulation.h), which reports shared-memory races and
+// barrier divergence; its timings say nothing about a GPU.
+#include <stdlib.h>
+
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "tasks/kernel_build.h"
 #include "tasks/reference_check.h"
 #include "codegen/build.h"
+#include "codegen/cuda_codegen.h"
+#include "codegen/cuda_emulation.h"
+#include "runtime/module.h"
 #include "codegen/runtime_dtype.h"
 #include "base/error.h"
 #include "runtime/c_api.h"
@@ -20,7 +30,7 @@ namespace {
 
 struct RunOptions {
   std::string workload, target, db, config;
-  bool check = false, json = false;
+  bool check = false, json = false, emulate = false;
   int repeat = 10, number = 0;
   double min_repeat_ms = 100;
   uint64_t seed = 1;
@@ -28,11 +38,38 @@ struct RunOptions {
 
 int run(const RunOptions& o) {
   BuiltKernel k = build_kernel(o.workload, o.target, o.db, o.config);
-  user_check(k.target.is_host()) << "kiln run measures on this machine; target '" << k.target.str()
-                                 << "' is not this machine's (use kiln source to cross-compile)";
-  auto jit = JitModule::compile({k.func}, k.target);
-  kiln_packed_fn fn = jit->get_function(k.func.name);
+  std::unique_ptr<JitModule> jit;
+  std::shared_ptr<rt::Module> emulated;
+  std::string emu_dir;
+  kiln_packed_fn fn = nullptr;
+  if (k.target.is_cuda()) {
+    user_check(o.emulate) << "kiln run cannot drive a GPU yet; --emulate runs the CUDA C of target '" << k.target.str()
+                          << "' on this CPU (correctness, not GPU timings)";
+    char tmpl[] = "/tmp/kiln_emulate_XXXXXX";
+    user_check(::mkdtemp(tmpl) != nullptr) << "cannot create a temporary directory for the emulated kernel";
+    emu_dir = tmpl;
+    EmulatedModule em = build_emulated_module(emit_cuda(k.func, k.gpu), emu_dir);
+    emulated = rt::Module::load(em.path);
+    fn = emulated->get_function(k.func.name);
+  } else {
+    user_check(!o.emulate) << "--emulate is for cuda targets";
+    user_check(k.target.is_host()) << "kiln run measures on this machine; target '" << k.target.str()
+                                   << "' is not this machine's (use kiln source to cross-compile)";
+    jit = JitModule::compile({k.func}, k.target);
+    fn = jit->get_function(k.func.name);
+  }
   internal_assert(fn) << "compiled module lacks " << k.func.name;
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  } cleanup{emu_dir};
+  auto emulation_error = [&]() -> std::string {
+    auto* f = emulated ? reinterpret_cast<const char* (*)()>(emulated->get_symbol("kiln_emu_last_error")) : nullptr;
+    return f ? f() : "";
+  };
 
   std::vector<rt::NDArray> arrays;
   std::vector<void*> ptrs;
@@ -47,12 +84,17 @@ int run(const RunOptions& o) {
     ptrs.push_back(arr.data());
   }
   int32_t rc = fn(ptrs.data());
+  if (rc != 0 && emulated) {
+    std::cerr << "kiln: the emulated kernel failed: " << emulation_error() << "\n";
+    return 1;
+  }
   internal_assert(rc == 0) << "kernel returned " << rc;
 
   nlohmann::json out;
   out["workload"] = k.op.canonical;
   out["target"] = k.target.str();
   out["threads"] = kiln_num_threads();
+  if (emulated) out["emulated"] = true;
   out["config_source"] = k.config_source;
   if (k.config_source != "default") out["config"] = k.config;
   bool correct = true;
@@ -81,7 +123,7 @@ int run(const RunOptions& o) {
   if (o.json) {
     std::cout << out.dump() << "\n";
   } else {
-    std::cout << k.op.canonical << " on " << k.target.str() << "\n";
+    std::cout << k.op.canonical << " on " << k.target.str() << (emulated ? " (emulated on the CPU)" : "") << "\n";
     if (o.check) std::cout << "  correct: " << (correct ? "yes" : "NO: " + out["mismatch"].get<std::string>()) << "\n";
     std::cout << "  median " << tr.median_ms << " ms, " << out["gflops"].get<double>() << " GFLOP/s (best "
               << out["gflops_best"].get<double>() << ")\n";
@@ -97,6 +139,9 @@ Handler add_run_command(CLI::App& app) {
   sub->add_option("workload", o->workload, "e.g. conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1")->required();
   sub->add_option("--target", o->target, "target string (default: this machine)");
   sub->add_flag("--check", o->check, "compare the output with the reference interpreter");
+  sub->add_flag("--emulate", o->emulate,
+                "cuda targets: run the kernel's CUDA C on this CPU (threads as real threads, shared-memory races "
+                "and barrier divergence reported)");
   sub->add_option("--db", o->db, "use the best tuned config of this database (else the template's default)");
   sub->add_option("--config", o->config,
                   "knob values as a JSON object, e.g. '{\"border\":\"clip\"}'; knobs not named keep the "

@@ -11,8 +11,11 @@
 #include <sstream>
 #include <vector>
 
-#include "codegen/llvm_support.h"
 #include "base/error.h"
+#include "codegen/llvm_support.h"
+#include "schedule/gpu_limits.h"
+#include "base/error.h"
+#include "schedule/gpu_limits.h"
 
 namespace kiln {
 namespace {
@@ -126,12 +129,17 @@ Target Target::parse(const std::string& s) {
   Target t;
   t.kind = kind;
   if (kind == "cuda") {
-    user_check(opts.count("arch")) << "target '" << s << "': a cuda target needs -arch=sm_XX";
-    const std::string& arch = opts["arch"];
-    const bool ok =
-        arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 &&
-        std::all_of(arch.begin() + 3, arch.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    // No GPU query here (runtime/ owns the device): without -arch the target
+    // is sm_90, the architecture of the H100s kiln is tuned on.
+    const std::string arch = opts.count("arch") ? opts["arch"] : "sm_90";
+    const bool ok = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 &&
+                    std::all_of(arch.begin() + 3, arch.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
     user_check(ok) << "target '" << s << "': -arch must look like sm_90, got '" << arch << "'";
+    try {
+      gpu_limits_for_arch(arch);
+    } catch (const UserError& e) {
+      user_error() << "target '" << s << "': " << e.what();
+    }
     t.arch = arch;
     return t;
   }

@@ -2,7 +2,7 @@
 //   llvm                                     the host (triple, CPU and features detected)
 //   llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -mattr=+avx2,+avx512f
 //   llvm -mtriple=aarch64-linux-gnu
-//   cuda -arch=sm_90
+//   cuda -arch=sm_90                         (plain "cuda" is sm_90; sm_70 ... sm_90a)
 // No LLVM types here; target.cpp asks LLVM's TargetRegistry to validate.
 #pragma once
 
@@ -34,6 +34,7 @@ struct Target {
   int vector_bits() const;
   // Whether code for this target runs in this process (llvm, host arch and OS).
   bool is_host() const;
+  bool is_cuda() const { return kind == "cuda"; }
 
   bool operator==(const Target& o) const {
     return kind == o.kind && triple == o.triple && cpu == o.cpu && attrs == o.attrs && arch == o.arch;

@@ -1,5 +1,7 @@
 #include "kernels/batch_matmul.h"
 
+#include "kernels/gpu_gemm_template.h"
+
 #include "kernels/gemm_common.h"
 
 namespace kiln {
@@ -36,6 +38,7 @@ OpDef batch_matmul_op_def() {
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return gemm_define(batch_matmul_shape(p), t); };
   set_gemm_template(d, batch_matmul_shape);
+  set_gpu_gemm_template(d, [](const OpInstance& op) { return batch_matmul_shape(op.ints); });
   return d;
 }
 

@@ -1,6 +1,7 @@
 #include "kernels/dense.h"
 
 #include "base/error.h"
+#include "kernels/gpu_gemm_template.h"
 #include "kernels/gemm_common.h"
 #include "kernels/matmul_packed_b.h"
 
@@ -43,6 +44,7 @@ OpDef dense_op_def() {
   set_gemm_template(d, dense_shape);
   // The weights packed once into panels, as a network packs them at load.
   d.alternatives = [](const OpInstance& op) { return packed_b_alternatives(dense_shape(op.ints), op.dtype); };
+  set_gpu_gemm_template(d, [](const OpInstance& op) { return dense_shape(op.ints); });
   return d;
 }
 

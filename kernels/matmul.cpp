@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include "base/error.h"
+#include "kernels/gpu_gemm_template.h"
 #include "compute/expr_ops.h"
 #include "kernels/matmul_packed_b.h"
 #include "kernels/matmul_template.h"
@@ -84,6 +85,7 @@ OpDef matmul_op_def() {
   // B as constant weights, packed once (the oneDNN baseline gets its
   // weights reordered once, too).
   d.alternatives = [](const OpInstance& op) { return packed_b_alternatives(matmul_gemm_shape(op), op.dtype); };
+  set_gpu_gemm_template(d, [](const OpInstance& op) { return matmul_gemm_shape(op); });
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "compute/tensor.h"
 #include "kernels/workload.h"
 #include "schedule/config_space.h"
+#include "schedule/gpu_limits.h"
 #include "schedule/schedule.h"
 
 namespace kiln {
@@ -74,6 +75,16 @@ struct OpAlternative {
   UnfusedStep kernel;
 };
 
+// An op's tunable schedule template for cuda targets: its knobs for a
+// built op on a GPU (sized by the architecture's limits), the default point,
+// and the schedule of a config (lowered with lower_gpu).
+struct GpuTemplate {
+  std::function<std::shared_ptr<ConfigSpace>(const OpInstance&, const GpuLimits&)> define_space;
+  std::function<Config(const OpInstance&, const GpuLimits&, const ConfigSpace&)> default_config;
+  std::function<ScheduledOp(const OpInstance&, const Config&)> apply_config;
+  bool defined() const { return static_cast<bool>(apply_config); }
+};
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -102,6 +113,9 @@ struct OpDef {
   // window, stride, padding, blocking) and the flags must match. Empty:
   // every integer parameter that is not a flag is a size.
   std::vector<std::string> size_params;
+
+  // The GPU template (undefined for ops that have none yet).
+  GpuTemplate gpu;
 
   // The schedule kiln uses untuned: the template's default config, or the
   // hand schedule of an op without a template.

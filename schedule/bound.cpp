@@ -56,6 +56,18 @@ std::vector<std::vector<Expr>> reads_of(const Expr& body, const Schedule& sch, c
 
 Expr range_max(const Range& r) { return r.min + r.extent - 1; }
 
+// Whether the enclosing loop `iv` of `stage` is relaxed for a stage stored
+// in `scope`: thread axes for shared memory, thread and block axes for
+// global memory; nothing for local memory (one thread's own region).
+bool relaxed_for_scope(const StageNode* stage, const IterVar& iv, MemScope scope) {
+  auto it = stage->iter_attrs.find(iv.get());
+  if (it == stage->iter_attrs.end() || it->second.for_kind != ForKind::kThreadBinding) return false;
+  const std::string& tag = it->second.thread_tag;
+  const bool thread = tag.rfind("threadIdx.", 0) == 0;
+  if (scope == MemScope::kShared) return thread;
+  return scope == MemScope::kGlobal;
+}
+
 void pass_down_domains(const StageNode* s, Analyzer* ana, StageBounds* b) {
   for (auto& rel : s->relations) {
     if (rel.kind == IterVarRelation::kSplit) {
@@ -160,8 +172,14 @@ BoundMap infer_bounds(const Schedule& sch) {
     size_t nd = shape.size();
 
     // Loops (var nodes) that enclose this stage: fixed while relaxing readers.
+    // On a GPU a stage's storage is shared by more than the loop instance it
+    // is computed in: a shared-memory stage holds what the whole block needs
+    // (thread axes relaxed), a global one what the whole grid needs.
     std::unordered_set<const VarNode*> fixed;
-    for (auto& [stage, pos] : enclosing_loops(s)) fixed.insert(stage->leaf_iter_vars[pos]->var.node());
+    for (auto& [stage, pos] : enclosing_loops(s)) {
+      const IterVar& iv = stage->leaf_iter_vars[pos];
+      if (!relaxed_for_scope(stage, iv, s->scope)) fixed.insert(iv->var.node());
+    }
 
     std::vector<Interval> region(nd);
     std::vector<bool> touched(nd, false);

@@ -9,10 +9,12 @@
 #include "compute/printer.h"
 #include "compute/simplify.h"
 #include "schedule/bound.h"
+#include "schedule/gpu_kernels.h"
 #include "schedule/passes/hoist_guards.h"
 #include "schedule/passes/loop_partition.h"
 #include "schedule/passes/remove_no_op.h"
 #include "schedule/passes/storage_flatten.h"
+#include "schedule/passes/thread_sync.h"
 #include "schedule/passes/unroll.h"
 #include "schedule/passes/vectorize.h"
 #include "schedule/schedule_ops.h"
@@ -42,6 +44,24 @@ const std::vector<Pass>& pass_list() {
       {"vectorize", passes::vectorize, true, true},
       {"unroll", passes::unroll, true, true},
       {"simplify", simplify_stmt, true, true},
+      {"hoist_guards", passes::hoist_guards, true, true},
+      {"remove_no_op", passes::remove_no_op, true, true},
+  };
+  return passes;
+}
+
+// The pass pipeline for a cuda target. No loop partitioning: a thread loop
+// split into parts would no longer span its block. Barriers go in before
+// guards are hoisted, so a guard is never lifted over a barrier (a barrier
+// is not guarded, so the guard no longer guards every statement of the loop).
+const std::vector<Pass>& gpu_pass_list() {
+  static const std::vector<Pass> passes = {
+      {"storage_flatten", passes::storage_flatten, true, false},
+      {"simplify", simplify_stmt, true, false},
+      {"vectorize", passes::vectorize, true, true},
+      {"unroll", passes::unroll, true, true},
+      {"simplify", simplify_stmt, true, true},
+      {"thread_sync", passes::insert_thread_syncs, true, true},
       {"hoist_guards", passes::hoist_guards, true, true},
       {"remove_no_op", passes::remove_no_op, true, true},
   };
@@ -85,7 +105,10 @@ Stmt lower_to_loop_nest(const Schedule& sch, const std::vector<Tensor>& args, st
   return schedule_ops(sch, bm, binds);
 }
 
-LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, LowerDepth depth) {
+namespace {
+
+LoweredFunc run_passes(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, LowerDepth depth,
+                       const std::vector<Pass>& pass_list) {
   user_check(!name.empty()) << "lower: the function needs a name";
   LoweredFunc f;
   f.name = name;
@@ -99,7 +122,7 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   std::vector<Var> free_vars;
   for (auto& a : f.args) free_vars.push_back(a.data);
   if (debug) std::cerr << "// ---- " << name << ": loop nest\n" << to_string(stmt) << "\n";
-  for (const Pass& p : pass_list()) {
+  for (const Pass& p : pass_list) {
     if (depth == LowerDepth::kAnnotatedLoops && p.vectorized_after) break;
     Stmt next = p.run(stmt);
     internal_assert(next.defined()) << "pass " << p.name << " removed the whole function body";
@@ -109,6 +132,22 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
     stmt = next;
   }
   f.body = stmt;
+  return f;
+}
+
+}  // namespace
+
+LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, LowerDepth depth) {
+  return run_passes(sch, args, name, depth, pass_list());
+}
+
+LoweredFunc lower_gpu(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
+                      const GpuLimits& limits, LowerDepth depth) {
+  LoweredFunc f = run_passes(sch, args, name, depth, gpu_pass_list());
+  if (depth == LowerDepth::kFull) {
+    gpu_kernels(f, limits);  // launch dimensions and resources within the limits
+    passes::verify_thread_syncs(f.body);
+  }
   return f;
 }
 

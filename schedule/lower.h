@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compute/function.h"
+#include "schedule/gpu_limits.h"
 #include "schedule/schedule.h"
 
 namespace kiln {
@@ -23,6 +24,14 @@ namespace kiln {
 enum class LowerDepth { kFull, kAnnotatedLoops };
 LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
                   LowerDepth depth = LowerDepth::kFull);
+
+// lower() for a cuda target (`limits` of its architecture): the GPU pass
+// list (no loop partitioning; barriers inserted where threads share data),
+// then every kernel checked against the limits (schedule/gpu_kernels.h) and
+// its barriers verified. User errors in schedule terms for a schedule that
+// could not launch.
+LoweredFunc lower_gpu(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
+                      const GpuLimits& limits, LowerDepth depth = LowerDepth::kFull);
 
 // The loop nest before any pass ran (for `kiln lower --stage=ops` and tests).
 Stmt lower_to_loop_nest(const Schedule& sch, const std::vector<Tensor>& args, std::vector<BufferArg>* buffer_args);

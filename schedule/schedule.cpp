@@ -428,6 +428,9 @@ Stage& Stage::bind(const IterVar& iv, const std::string& tag) {
   bool ok = false;
   for (auto* k : kTags) ok |= tag == k;
   user_check(ok) << "bind: unknown thread tag '" << tag << "' (expected blockIdx.x/y/z or threadIdx.x/y/z)";
+  user_check(iv->iter_kind != IterKind::kReduce)
+      << "bind: axis '" << axis_name(iv) << "' of stage '" << name() << "' is a reduction axis; kiln does not lower "
+      << "cross-thread reductions yet: rfactor the reduction and bind the factored (data-parallel) axis";
   auto& a = node_->iter_attrs[iv.get()];
   a.for_kind = ForKind::kThreadBinding;
   a.thread_tag = tag;

@@ -1,5 +1,6 @@
 #include "schedule/schedule_ops.h"
 
+#include <algorithm>
 #include <map>
 
 #include "compute/analyzer.h"
@@ -73,7 +74,8 @@ class NestBuilder {
     std::vector<Guard> guards;
     auto add_guard = [&](const IterVar& iv) {
       const Range& r = b.dom.at(iv.get());
-      Expr offset = ana.simplify(values.at(iv->var.node()) - r.min);
+      const Expr raw_offset = values.at(iv->var.node()) - r.min;
+      Expr offset = ana.simplify(raw_offset);
       Expr cond = ana.simplify(offset < r.extent);
       if (is_one(cond) || ana.can_prove(cond)) return;
       Guard g{cond, -1, false};
@@ -82,11 +84,31 @@ class NestBuilder {
           g.level = i;
           g.uses_reduce_leaf |= leaves[i]->iter_kind == IterKind::kReduce;
         }
+      // A condition simplified down to no leaf at all (its axis' loop runs
+      // at most once, so the analyzer replaced the loop var by 0) stays inside
+      // that loop: outside, it would also skip the stages computed at this
+      // one's loops, which on a GPU are filled by every thread of the block.
+      if (g.level < 0)
+        for (int i = 0; i < n; ++i)
+          if (uses_var(raw_offset, leaves[i]->var.node())) {
+            g.level = i;
+            g.uses_reduce_leaf |= leaves[i]->iter_kind == IterKind::kReduce;
+          }
       guards.push_back(g);
     };
     for (auto& iv : s->root_iter_vars) add_guard(iv);
     for (auto& rel : s->relations)
       if (rel.kind == IterVarRelation::kSplit && !is_root(s, rel.parent)) add_guard(rel.parent);
+    // On a GPU the stages computed at this one's loops may be filled by every
+    // thread of the block together (shared memory), so no guard of this
+    // stage, which may depend on the thread index, may enclose them: guards
+    // go inside the deepest loop a stage is attached at.
+    if (on_gpu(s)) {
+      int floor = -1;
+      for (auto& [key, children] : attached_)
+        if (key.first == s) floor = std::max(floor, key.second);
+      for (auto& g : guards) g.level = std::max(g.level, floor);
+    }
 
     // The computation.
     Tensor self(s->op);
@@ -136,6 +158,20 @@ class NestBuilder {
   }
 
  private:
+  // Whether the stage runs in a GPU kernel: one of its loops, or one that
+  // encloses it, is bound to a block or thread index.
+  static bool on_gpu(const StageNode* s) {
+    auto bound = [](const StageNode* st, const IterVar& iv) {
+      auto it = st->iter_attrs.find(iv.get());
+      return it != st->iter_attrs.end() && it->second.for_kind == ForKind::kThreadBinding;
+    };
+    for (auto& iv : s->leaf_iter_vars)
+      if (bound(s, iv)) return true;
+    for (auto& [stage, pos] : enclosing_loops(s))
+      if (bound(stage, stage->leaf_iter_vars[pos])) return true;
+    return false;
+  }
+
   static bool is_root(const StageNode* s, const IterVar& iv) {
     for (auto& r : s->root_iter_vars)
       if (r == iv) return true;

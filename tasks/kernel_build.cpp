@@ -21,6 +21,21 @@ CpuInfo cpu_info_for(const Target& target) {
   return cpu;
 }
 
+GpuLimits gpu_limits_for(const Target& target) {
+  internal_assert(target.is_cuda()) << "gpu_limits_for(" << target.str() << ")";
+  return gpu_limits_for_arch(target.arch);
+}
+
+const GpuTemplate& gpu_template_of(const OpDef& def) {
+  if (!def.gpu.defined()) {
+    std::string with;
+    for (auto& d : op_registry())
+      if (d.gpu.defined()) with += (with.empty() ? "" : ", ") + d.name;
+    user_error() << "op '" << def.name << "' has no cuda schedule template yet (ops with one: " << with << ")";
+  }
+  return def.gpu;
+}
+
 BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path,
                          const std::string& config_text) {
   BuiltKernel k;
@@ -33,8 +48,11 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
     k.config_source = "database";
     k.config = best->config;
   }
+  const bool cuda = k.target.is_cuda();
+  if (cuda) k.gpu = gpu_limits_for(k.target);
+  const GpuTemplate* gpu = cuda ? &gpu_template_of(def) : nullptr;
   if (!config_text.empty()) {
-    user_check(def.define_space) << "op '" << k.op.op << "' has no tunable template, so it takes no config";
+    user_check(cuda || def.define_space) << "op '" << k.op.op << "' has no tunable template, so it takes no config";
     nlohmann::json given;
     try {
       given = nlohmann::json::parse(config_text);
@@ -43,11 +61,24 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
     }
     user_check(given.is_object()) << "a config must be a JSON object of knob values, got " << given.dump();
     if (!best) {
-      auto space = def.define_space(k.op, cpu_info_for(k.target));
-      k.config = def.default_config(k.op, cpu_info_for(k.target), *space).to_json();
+      if (cuda) {
+        auto space = gpu->define_space(k.op, k.gpu);
+        k.config = gpu->default_config(k.op, k.gpu, *space).to_json();
+      } else {
+        auto space = def.define_space(k.op, cpu_info_for(k.target));
+        k.config = def.default_config(k.op, cpu_info_for(k.target), *space).to_json();
+      }
     }
     for (auto it = given.begin(); it != given.end(); ++it) k.config[it.key()] = it.value();
     k.config_source = "given";
+  }
+  if (cuda) {
+    auto space = gpu->define_space(k.op, k.gpu);
+    Config c = k.config_source == "default" ? gpu->default_config(k.op, k.gpu, *space) : space->from_json(k.config);
+    k.config = c.to_json();
+    k.scheduled = gpu->apply_config(k.op, c);
+    k.func = lower_gpu(*k.scheduled.schedule, k.scheduled.args, "kiln_" + k.op.op, k.gpu);
+    return k;
   }
   if (k.config_source == "default")
     k.scheduled = def.default_schedule(k.op, cpu_info_for(k.target));

@@ -12,6 +12,8 @@
 namespace kiln {
 
 struct BuiltKernel {
+  // For a cuda target: the architecture's limits the template and lowering used.
+  GpuLimits gpu;
   OpInstance op;
   ScheduledOp scheduled;
   LoweredFunc func;
@@ -21,6 +23,10 @@ struct BuiltKernel {
 };
 
 CpuInfo cpu_info_for(const Target& target);
+// The limits of a cuda target's architecture (kiln's per-arch table).
+GpuLimits gpu_limits_for(const Target& target);
+// The op's GPU template, or user_error naming the ops that have one.
+const GpuTemplate& gpu_template_of(const OpDef& def);
 // user_error on a bad workload or target string. With a database, the best
 // record of the workload on the target is used when there is one. A given
 // config (a JSON object of knob values, `config_text` not empty) overrides

@@ -155,6 +155,11 @@ std::vector<ReferenceSample> reference_outputs(const OpInstance& op, uint64_t se
 Task make_task(const std::string& workload, const Target& target, bool with_reference) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
+  // Tuning needs candidates measured on a GPU: the CUDA driver runtime,
+  // which is not part of kiln yet. Emulated timings would rank nothing.
+  user_check(!target.is_cuda()) << "tuning for '" << target.str() << "' needs a GPU to measure candidates on, "
+                                << "which this version of kiln cannot drive yet; `kiln source --target cuda` prints a "
+                                << "workload's CUDA C and `kiln run --target cuda --emulate --check` runs it on the CPU";
   CpuInfo cpu = cpu_info_for(target);
   Task task;
   task.workload = op.canonical;
@@ -183,6 +188,11 @@ Task make_task(const std::string& workload, const Target& target, bool with_refe
 ScheduledOp apply_task_config(const std::string& workload, const Target& target, const nlohmann::json& config) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
+  if (target.is_cuda()) {
+    const GpuTemplate& gpu = gpu_template_of(def);
+    auto space = gpu.define_space(op, gpu_limits_for(target));
+    return gpu.apply_config(op, space->from_json(config));
+  }
   user_check(def.define_space) << "op '" << op.op << "' has no tunable template";
   auto space = def.define_space(op, cpu_info_for(target));
   return def.apply_config(op, space->from_json(config));

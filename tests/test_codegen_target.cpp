@@ -105,7 +105,9 @@ TEST_CASE("target string errors are user errors in the user's terms", "[codegen]
   fails_with("llvm -mtriple=", "malformed option '-mtriple='");
   fails_with("opencl", "unknown target kind 'opencl'");
   fails_with("", "empty target string");
-  fails_with("cuda", "needs -arch=sm_XX");
+  CHECK(Target::parse("cuda").str() == "cuda -arch=sm_90");
+  CHECK(Target::parse("cuda -arch=sm_90a").arch == "sm_90a");
+  fails_with("cuda -arch=sm_60", "unknown CUDA architecture 'sm_60'");
   fails_with("cuda -arch=volta", "-arch must look like sm_90");
   fails_with("cuda -mcpu=x", "unknown option '-mcpu' for a cuda target");
   fails_with("llvm -mtriple=x86_64-linux-gnu -mcpu=notacpu", "unknown CPU 'notacpu'");

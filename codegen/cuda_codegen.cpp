@@ -1,0 +1,524 @@
+#include "codegen/cuda_codegen.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "codegen/alignment.h"
+#include "codegen/cuda_prelude.h"
+#include "compute/analyzer.h"
+#include "compute/expr_ops.h"
+#include "compute/ir_functor.h"
+#include "schedule/gpu_kernels.h"
+
+namespace kiln {
+
+namespace {
+
+// Helpers the kernels call for the semantics compute/expr.h states: floor
+// division of integers, and min/max of floats that propagate NaN and keep
+// the first operand on ties (CUDA's fminf/fmaxf drop a NaN operand).
+const char* const kArithmeticHelpers = R"(// kiln: arithmetic as compute/expr.h defines it
+template <typename T> __device__ __forceinline__ T kiln_floordiv(T a, T b) {
+  T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T> __device__ __forceinline__ T kiln_floormod(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+template <typename T> __device__ __forceinline__ T kiln_imin(T a, T b) { return b < a ? b : a; }
+template <typename T> __device__ __forceinline__ T kiln_imax(T a, T b) { return a < b ? b : a; }
+template <typename T> __device__ __forceinline__ T kiln_fmin(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+template <typename T> __device__ __forceinline__ T kiln_fmax(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+__device__ __forceinline__ float kiln_bits_f32(unsigned int u) { union { unsigned int u; float f; } v; v.u = u; return v.f; }
+__device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { union { unsigned long long u; double f; } v; v.u = u; return v.f; }
+
+)";
+
+std::string c_type(DType t) {
+  internal_assert(t.lanes == 1) << "c_type of a vector";
+  if (t.is_bool()) return "bool";
+  if (t.is_float() && t.code != DType::kBFloat && t.bits == 32) return "float";
+  if (t.is_float() && t.code != DType::kBFloat && t.bits == 64) return "double";
+  if (t.is_int()) {
+    switch (t.bits) {
+      case 8:
+        return "signed char";
+      case 16:
+        return "short";
+      case 32:
+        return "int";
+      case 64:
+        return "long long";
+    }
+  }
+  if (t.is_uint()) {
+    switch (t.bits) {
+      case 8:
+        return "unsigned char";
+      case 16:
+        return "unsigned short";
+      case 32:
+        return "unsigned int";
+      case 64:
+        return "unsigned long long";
+    }
+  }
+  user_error() << "the cuda backend does not handle element type " << t.str()
+               << " yet (f32, f64 and integers; f16 and bf16 are not supported in this version)";
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
+  return s;
+}
+
+std::string float_literal(double v, DType t) {
+  const bool f32 = t.bits == 32;
+  if (std::isnan(v)) return f32 ? "kiln_bits_f32(0x7fc00000u)" : "kiln_bits_f64(0x7ff8000000000000ull)";
+  if (std::isinf(v)) {
+    if (f32) return v > 0 ? "kiln_bits_f32(0x7f800000u)" : "kiln_bits_f32(0xff800000u)";
+    return v > 0 ? "kiln_bits_f64(0x7ff0000000000000ull)" : "kiln_bits_f64(0xfff0000000000000ull)";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f32 ? "%.9g" : "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  if (f32) s += "f";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+const char* math_name(MathOp op, bool f32) {
+  switch (op) {
+    case MathOp::kExp:
+      return f32 ? "expf" : "exp";
+    case MathOp::kLog:
+      return f32 ? "logf" : "log";
+    case MathOp::kSqrt:
+      return f32 ? "sqrtf" : "sqrt";
+    case MathOp::kTanh:
+      return f32 ? "tanhf" : "tanh";
+    case MathOp::kErf:
+      return f32 ? "erff" : "erf";
+    case MathOp::kPow:
+      return f32 ? "powf" : "pow";
+    case MathOp::kFabs:
+      return f32 ? "fabsf" : "fabs";
+    case MathOp::kFloor:
+      return f32 ? "floorf" : "floor";
+    case MathOp::kCeil:
+      return f32 ? "ceilf" : "ceil";
+    case MathOp::kRound:
+      return f32 ? "roundf" : "round";
+    case MathOp::kSigmoid:
+      return "";
+  }
+  return "";
+}
+
+// Prints one kernel nest.
+class KernelPrinter {
+ public:
+  KernelPrinter(const GpuKernel& k, const LoweredFunc& f) : kernel_(k), func_(f) {
+    for (auto& a : f.args) names_[a.data.node()] = sanitize(a.name);
+    for (auto& [node, name] : names_) taken_.insert(name);
+    post_order_visit(k.body, [&](const Ref<Object>& n) {
+      if (n->kind() == NodeKind::Store) written_.insert(static_cast<const StoreNode*>(n.get())->buffer.node());
+      if (n->kind() == NodeKind::Allocate) {
+        auto* a = static_cast<const AllocateNode*>(n.get());
+        if (a->scope == MemScope::kShared) shared_.push_back(a);
+      }
+    });
+  }
+
+  std::string print(const std::string& kernel_name, CudaKernelLaunch* launch) {
+    std::ostringstream os;
+    const int64_t threads = kernel_.block[0] * kernel_.block[1] * kernel_.block[2];
+    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << kernel_name << "(";
+    launch->kernel = kernel_name;
+    launch->grid = kernel_.grid;
+    launch->block = kernel_.block;
+    launch->shared_bytes = kernel_.shared_bytes;
+    for (size_t i = 0; i < kernel_.arg_indices.size(); ++i) {
+      const BufferArg& a = func_.args[kernel_.arg_indices[i]];
+      const bool ro = !written_.count(a.data.node());
+      const std::string t = c_type(a.dtype) + "*";
+      os << (i ? ", " : "") << (ro ? "const " : "") << t << " __restrict__ " << names_.at(a.data.node());
+      launch->params.push_back({(ro ? "const " : "") + t, kernel_.arg_indices[i]});
+    }
+    os << ") {\n";
+    indent_ = 1;
+    for (auto* a : shared_) {
+      line() << "KILN_SHARED(" << c_type(a->dtype) << ", " << name_of(a->buffer.node()) << ", "
+             << *as_const_int(a->extents[0]) << ");\n";
+    }
+    stmt(kernel_.body);
+    os << body_.str() << "}\n";
+    return os.str();
+  }
+
+ private:
+  std::ostream& line() {
+    for (int i = 0; i < indent_; ++i) body_ << "  ";
+    return body_;
+  }
+
+  std::string name_of(const VarNode* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    std::string base = sanitize(v->name), n = base;
+    for (int i = 1; taken_.count(n); ++i) n = base + "_" + std::to_string(i);
+    taken_.insert(n);
+    return names_[v] = n;
+  }
+
+  // ---- expressions: `lane` >= 0 prints that lane of a vector expression.
+  std::string expr(const Expr& e, int lane = -1) {
+    switch (e->kind()) {
+      case NodeKind::IntImm: {
+        auto* op = e.as<IntImmNode>();
+        const DType t = e.dtype().element_of();
+        if (t.is_bool()) return op->value ? "true" : "false";
+        std::string v = std::to_string(op->value);
+        if (t.bits == 64)
+          v += t.is_uint() ? "ull" : "ll";
+        else if (t.is_uint())
+          v += "u";
+        if (t.bits < 32) v = "(" + c_type(t) + ")" + v;
+        return op->value < 0 ? "(" + v + ")" : v;
+      }
+      case NodeKind::FloatImm:
+        return float_literal(e.as<FloatImmNode>()->value, e.dtype());
+      case NodeKind::Var:
+        return name_of(e.as<VarNode>());
+      case NodeKind::Add:
+        return binary(e, "+", lane);
+      case NodeKind::Sub:
+        return binary(e, "-", lane);
+      case NodeKind::Mul:
+        return binary(e, "*", lane);
+      case NodeKind::Div:
+        return binary(e, "/", lane);
+      case NodeKind::Mod: {
+        auto* b = static_cast<const BinaryNode*>(e.get());
+        if (e.dtype().is_float())
+          return std::string(e.dtype().bits == 32 ? "fmodf(" : "fmod(") + expr(b->a, lane) + ", " + expr(b->b, lane) +
+                 ")";
+        return binary(e, "%", lane);
+      }
+      case NodeKind::FloorDiv:
+        return call2(e, e.dtype().is_float() ? "" : "kiln_floordiv", lane);
+      case NodeKind::FloorMod:
+        return call2(e, e.dtype().is_float() ? "" : "kiln_floormod", lane);
+      case NodeKind::Min:
+        return call2(e, e.dtype().is_float() ? "kiln_fmin" : "kiln_imin", lane);
+      case NodeKind::Max:
+        return call2(e, e.dtype().is_float() ? "kiln_fmax" : "kiln_imax", lane);
+      case NodeKind::EQ:
+        return binary(e, "==", lane);
+      case NodeKind::NE:
+        return binary(e, "!=", lane);
+      case NodeKind::LT:
+        return binary(e, "<", lane);
+      case NodeKind::LE:
+        return binary(e, "<=", lane);
+      case NodeKind::GT:
+        return binary(e, ">", lane);
+      case NodeKind::GE:
+        return binary(e, ">=", lane);
+      case NodeKind::And:
+        return binary(e, "&&", lane);
+      case NodeKind::Or:
+        return binary(e, "||", lane);
+      case NodeKind::Not:
+        return "(!" + expr(e.as<NotNode>()->a, lane) + ")";
+      case NodeKind::Select: {
+        auto* op = e.as<SelectNode>();
+        return "(" + expr(op->condition, lane) + " ? " + expr(op->true_value, lane) + " : " +
+               expr(op->false_value, lane) + ")";
+      }
+      case NodeKind::Cast:
+        return "((" + c_type(e.dtype().element_of()) + ")" + expr(e.as<CastNode>()->value, lane) + ")";
+      case NodeKind::Call:
+        return call(e.as<CallNode>(), lane);
+      case NodeKind::Load: {
+        auto* op = e.as<LoadNode>();
+        std::string ld = name_of(op->buffer.node()) + "[" + expr(op->index, lane) + "]";
+        if (op->predicate.defined() && !is_one(op->predicate))
+          ld = "(" + expr(op->predicate, lane) + " ? " + ld + " : (" + c_type(e.dtype().element_of()) + ")0)";
+        return ld;
+      }
+      case NodeKind::Ramp: {
+        auto* op = e.as<RampNode>();
+        internal_assert(lane >= 0) << "a ramp outside a vector statement";
+        return "(" + expr(op->base) + " + " + std::to_string(lane) + " * " + expr(op->stride) + ")";
+      }
+      case NodeKind::Broadcast:
+        return expr(e.as<BroadcastNode>()->value);
+      case NodeKind::Let: {
+        auto* op = e.as<LetNode>();
+        const std::string v = name_of(op->var.node());
+        const std::string t = c_type(op->value.dtype().element_of());
+        // Lanes of a vector let are printed one by one, each with its own value.
+        return "([&]() { const " + t + " " + v + " = " + expr(op->value, lane) + "; return " + expr(op->body, lane) +
+               "; }())";
+      }
+      default:
+        break;
+    }
+    internal_error() << "cuda codegen: unexpected expression kind " << node_kind_name(e->kind());
+  }
+
+  std::string binary(const Expr& e, const char* op, int lane) {
+    auto* b = static_cast<const BinaryNode*>(e.get());
+    return "(" + expr(b->a, lane) + " " + op + " " + expr(b->b, lane) + ")";
+  }
+
+  std::string call2(const Expr& e, const std::string& fn, int lane) {
+    auto* b = static_cast<const BinaryNode*>(e.get());
+    if (fn.empty()) {  // float floor division / modulo
+      const std::string fl = e.dtype().bits == 32 ? "floorf" : "floor";
+      const std::string a = expr(b->a, lane), d = expr(b->b, lane);
+      if (e->kind() == NodeKind::FloorDiv) return fl + "(" + a + " / " + d + ")";
+      return "(" + a + " - " + fl + "(" + a + " / " + d + ") * " + d + ")";
+    }
+    // An explicit type: under emulation a shared array's element is a
+    // checked reference, which template argument deduction would not convert.
+    return fn + "<" + c_type(e.dtype().element_of()) + ">(" + expr(b->a, lane) + ", " + expr(b->b, lane) + ")";
+  }
+
+  std::string call(const CallNode* op, int lane) {
+    const bool f32 = op->dtype.bits == 32;
+    user_check(op->dtype.is_float() && op->dtype.code != DType::kBFloat &&
+               (op->dtype.bits == 32 || op->dtype.bits == 64))
+        << "the cuda backend computes " << math_op_name(op->op) << " in f32 or f64 only";
+    if (op->op == MathOp::kSigmoid) {
+      const std::string one = f32 ? "1.0f" : "1.0";
+      return "(" + one + " / (" + one + " + " + (f32 ? "expf" : "exp") + "(-" + expr(op->args[0], lane) + ")))";
+    }
+    std::string s = std::string(math_name(op->op, f32)) + "(";
+    for (size_t i = 0; i < op->args.size(); ++i) s += (i ? ", " : "") + expr(op->args[i], lane);
+    return s + ")";
+  }
+
+  // ---- float2/float4 vector code, or "" when the expression needs lanes.
+  static std::string vec_type(DType t) {
+    if (!t.is_float() || t.code == DType::kBFloat || t.bits != 32) return "";
+    return t.lanes == 4 ? "float4" : t.lanes == 2 ? "float2" : "";
+  }
+
+  // Whether index is a stride-1 ramp whose base is a multiple of its lanes
+  // (buffers start at least 16-byte aligned: arguments, shared and local arrays).
+  bool aligned_ramp(const Expr& index, Expr* base) {
+    auto* r = index.as<RampNode>();
+    if (!r || !is_one(r->stride)) return false;
+    Analyzer ana;
+    const int64_t bytes = int64_t{4} * r->lanes;
+    if (access_alignment(ana.modular_set(r->base), 4, 16) < bytes) return false;
+    *base = r->base;
+    return true;
+  }
+
+  std::string vec_expr(const Expr& e) {
+    const std::string vt = vec_type(e.dtype());
+    if (vt.empty()) return "";
+    switch (e->kind()) {
+      case NodeKind::Add:
+      case NodeKind::Sub:
+      case NodeKind::Mul:
+      case NodeKind::Div: {
+        auto* b = static_cast<const BinaryNode*>(e.get());
+        const std::string x = vec_expr(b->a), y = vec_expr(b->b);
+        if (x.empty() || y.empty()) return "";
+        const char* op = e->kind() == NodeKind::Add   ? "+"
+                         : e->kind() == NodeKind::Sub ? "-"
+                         : e->kind() == NodeKind::Mul ? "*"
+                                                      : "/";
+        return "(" + x + " " + op + " " + y + ")";
+      }
+      case NodeKind::Broadcast: {
+        const std::string v = expr(e.as<BroadcastNode>()->value);
+        return "make_" + vt + "(" + v + ", " + v + (e.dtype().lanes == 4 ? ", " + v + ", " + v : "") + ")";
+      }
+      case NodeKind::Load: {
+        auto* op = e.as<LoadNode>();
+        Expr base;
+        if ((op->predicate.defined() && !is_one(op->predicate)) || !aligned_ramp(op->index, &base)) return "";
+        return "kiln_ld<" + vt + ">(" + name_of(op->buffer.node()) + ", " + expr(base) + ")";
+      }
+      default:
+        return "";
+    }
+  }
+
+  // ---- statements
+  void stmt(const Stmt& s) {
+    switch (s->kind()) {
+      case NodeKind::Seq:
+        for (auto& c : s.as<SeqNode>()->seq) stmt(c);
+        return;
+      case NodeKind::For:
+        return for_loop(s.as<ForNode>());
+      case NodeKind::Allocate: {
+        auto* op = s.as<AllocateNode>();
+        if (op->scope == MemScope::kLocal)
+          line() << "__align__(16) " << c_type(op->dtype) << " " << name_of(op->buffer.node()) << "["
+                 << *as_const_int(op->extents[0]) << "];\n";
+        stmt(op->body);  // shared arrays are declared at the kernel's top
+        return;
+      }
+      case NodeKind::Store:
+        return store(s.as<StoreNode>());
+      case NodeKind::IfThenElse: {
+        auto* op = s.as<IfThenElseNode>();
+        line() << "if (" << expr(op->condition) << ") {\n";
+        nested(op->then_case);
+        if (op->else_case.defined()) {
+          line() << "} else {\n";
+          nested(op->else_case);
+        }
+        line() << "}\n";
+        return;
+      }
+      case NodeKind::LetStmt: {
+        auto* op = s.as<LetStmtNode>();
+        line() << "const " << c_type(op->value.dtype()) << " " << name_of(op->var.node()) << " = " << expr(op->value)
+               << ";\n";
+        stmt(op->body);
+        return;
+      }
+      case NodeKind::Evaluate: {
+        const Expr& v = s.as<EvaluateNode>()->value;
+        if (!as_const_int(v) && !v.as<FloatImmNode>()) line() << "(void)" << expr(v) << ";\n";
+        return;
+      }
+      case NodeKind::Barrier:
+        line() << "__syncthreads();\n";
+        return;
+      case NodeKind::AttrStmt: {
+        auto* op = s.as<AttrStmtNode>();
+        line() << "// " << op->key << "\n";
+        stmt(op->body);
+        return;
+      }
+      case NodeKind::TensorIntrinCall:
+        user_error() << "tensor intrinsic '" << s.as<TensorIntrinCallNode>()->intrin
+                     << "' has no CUDA lowering in this version of kiln";
+      default:
+        break;
+    }
+    internal_error() << "cuda codegen: unexpected statement kind " << node_kind_name(s->kind());
+  }
+
+  void nested(const Stmt& s) {
+    ++indent_;
+    stmt(s);
+    --indent_;
+  }
+
+  void for_loop(const ForNode* op) {
+    const std::string v = name_of(op->loop_var.node());
+    const std::string t = c_type(op->loop_var->dtype);
+    if (op->for_kind == ForKind::kThreadBinding) {
+      const int bd = block_index_dim(op->thread_tag), td = thread_index_dim(op->thread_tag);
+      std::string idx = op->thread_tag;
+      std::string value = "(" + t + ")" + idx + (is_zero(op->min) ? "" : " + " + expr(op->min));
+      line() << "{\n";
+      ++indent_;
+      line() << "const " << t << " " << v << " = " << value << ";\n";
+      const int64_t ext = *as_const_int(op->extent);
+      const int64_t launched = bd >= 0 ? kernel_.grid[bd] : kernel_.block[td];
+      if (ext < launched) {
+        line() << "if (" << idx << " < " << ext << ") {\n";
+        nested(op->body);
+        line() << "}\n";
+      } else {
+        stmt(op->body);
+      }
+      --indent_;
+      line() << "}\n";
+      return;
+    }
+    user_check(op->for_kind != ForKind::kParallel)
+        << "loop '" << op->loop_var->name << "' is parallel on a cuda target";
+    if (op->for_kind == ForKind::kUnrolled) line() << "#pragma unroll\n";
+    const std::string lo = expr(op->min);
+    line() << "for (" << t << " " << v << " = " << lo << "; " << v << " < " << lo << " + " << expr(op->extent) << "; ++"
+           << v << ") {\n";
+    nested(op->body);
+    line() << "}\n";
+  }
+
+  void store(const StoreNode* op) {
+    const std::string buf = name_of(op->buffer.node());
+    const DType t = op->value.dtype();
+    const bool predicated = op->predicate.defined() && !is_one(op->predicate);
+    if (t.lanes == 1) {
+      line() << buf << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
+      return;
+    }
+    Expr base;
+    if (!predicated && aligned_ramp(op->index, &base)) {
+      const std::string v = vec_expr(op->value);
+      if (!v.empty()) {
+        line() << "kiln_st(" << buf << ", " << expr(base) << ", " << v << ");\n";
+        return;
+      }
+    }
+    // Lane by lane: every lane's value is computed before any lane is stored,
+    // so a store that overlaps its own loads reads the old values, as a
+    // vector store would.
+    line() << "{\n";
+    ++indent_;
+    const std::string ct = c_type(t.element_of());
+    for (int l = 0; l < t.lanes; ++l) line() << "const " << ct << " lane" << l << " = " << expr(op->value, l) << ";\n";
+    for (int l = 0; l < t.lanes; ++l) {
+      std::string st = buf + "[" + expr(op->index, l) + "] = lane" + std::to_string(l) + ";";
+      if (predicated) st = "if (" + expr(op->predicate, l) + ") " + st;
+      line() << st << "\n";
+    }
+    --indent_;
+    line() << "}\n";
+  }
+
+  const GpuKernel& kernel_;
+  const LoweredFunc& func_;
+  std::unordered_map<const VarNode*, std::string> names_;
+  std::unordered_set<std::string> taken_;
+  std::unordered_set<const VarNode*> written_;
+  std::vector<const AllocateNode*> shared_;
+  std::ostringstream body_;
+  int indent_ = 0;
+};
+
+}  // namespace
+
+CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
+  CudaSource src;
+  src.function = f.name;
+  std::vector<GpuKernel> kernels = gpu_kernels(f, limits);
+  std::ostringstream os;
+  os << "// kiln: " << f.name << " for " << limits.arch << ", " << kernels.size() << " kernel"
+     << (kernels.size() == 1 ? "" : "s") << "\n";
+  os << cuda_prelude() << "\n" << kArithmeticHelpers;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    CudaKernelLaunch launch;
+    const std::string name = sanitize(f.name) + "_kernel" + std::to_string(i);
+    os << "// grid " << kernels[i].grid[0] << " x " << kernels[i].grid[1] << " x " << kernels[i].grid[2] << ", block "
+       << kernels[i].block[0] << " x " << kernels[i].block[1] << " x " << kernels[i].block[2] << ", "
+       << kernels[i].shared_bytes << " bytes of shared memory\n";
+    os << KernelPrinter(kernels[i], f).print(name, &launch) << "\n";
+    src.launches.push_back(launch);
+  }
+  src.code = os.str();
+  return src;
+}
+
+}  // namespace kiln

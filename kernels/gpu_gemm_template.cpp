@@ -1,0 +1,164 @@
+#include "kernels/gpu_gemm_template.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "kernels/template_util.h"
+
+namespace kiln {
+
+namespace {
+
+const std::vector<int64_t> kThreadCounts{1, 2, 4, 8, 16, 32};
+const std::vector<int64_t> kThreadTiles{1, 2, 4, 8};
+const std::vector<int64_t> kKTiles{1, 2, 4, 8, 16, 32};
+
+// Splits `axis` of `st` into (block, thread, element) loops from the knob's
+// factors {blocks, threads, tile}: axis = (b * threads + t) * tile + i, so
+// that a thread's register tile covers adjacent elements. (Tiles strided by
+// the thread count would coalesce better, but bound inference gives such a
+// tile a box as wide as the whole block row: that needs virtual threads.)
+void split_three(Stage& st, const IterVar& axis, const std::vector<int64_t>& f, IterVar* b, IterVar* t, IterVar* i) {
+  IterVar rest;
+  st.split(axis, f[1] * f[2], b, &rest);
+  st.split(rest, f[2], t, i);
+}
+
+// The block's threads copy a shared tile: its axes fused, then split into
+// [rounds, threadIdx.y, threadIdx.x, vector lanes]; `vec` only when every row
+// of the tile (and of the tensor) is whole vectors.
+void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec) {
+  IterVar fused = st.fuse(st.axis());
+  IterVar rounds, rest, tyl, txl, lanes;
+  if (vec > 1) {
+    IterVar outer;
+    st.split(fused, vec, &outer, &lanes);
+    fused = outer;
+  }
+  st.split(fused, threads_y * threads_x, &rounds, &rest);
+  st.split(rest, threads_x, &tyl, &txl);
+  st.bind(tyl, "threadIdx.y");
+  st.bind(txl, "threadIdx.x");
+  if (vec > 1) st.vectorize(lanes);
+}
+
+// The element extent of the innermost dimension of a stored operand.
+int64_t row_length(const Tensor& t) { return *as_const_int(t.shape().back()); }
+
+}  // namespace
+
+std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, const GpuLimits&) {
+  user_check(dtype.is_float() && dtype.code != DType::kBFloat && dtype.bits == 32)
+      << "the cuda matmul template computes f32 only in this version of kiln, got " << dtype.str();
+  user_check(g.b_panel == 0) << "the cuda matmul template takes B unpacked";
+  auto s = std::make_shared<ConfigSpace>();
+  s->define_split_levels("tile_y", g.M, {kThreadCounts, kThreadTiles});
+  s->define_split_levels("tile_x", g.N, {kThreadCounts, kThreadTiles});
+  s->define_split_levels("tile_k", g.K, {kKTiles});
+  s->define_annotate("shared", {"both", "a", "b", "none"});
+  s->define_choice("vec", {1, 2, 4});
+  s->define_choice("pad", {0, 1, 4});
+  s->define_annotate("unroll_k", {"unroll", "none"});
+  return s;
+}
+
+Config gpu_gemm_default(const GemmShape& g, DType, const GpuLimits&, const ConfigSpace& space) {
+  // 16 x 16 threads with 4 x 4 outputs each, k-tiles of 8: a 64 x 64 block
+  // tile, 4 KiB of shared memory; the nearest options for small matrices.
+  nlohmann::json j;
+  j["tile_y"] = {std::max<int64_t>(1, g.M / 64), 16, 4};
+  j["tile_x"] = {std::max<int64_t>(1, g.N / 64), 16, 4};
+  j["tile_k"] = {std::max<int64_t>(1, g.K / 8), 8};
+  j["shared"] = "both";
+  j["vec"] = 4;
+  j["pad"] = 0;
+  j["unroll_k"] = "unroll";
+  return space.nearest(j);
+}
+
+ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
+  const std::vector<int64_t>& fy = cfg.split("tile_y");
+  const std::vector<int64_t>& fx = cfg.split("tile_x");
+  const std::vector<int64_t>& fk = cfg.split("tile_k");
+  const std::string& shared = cfg.annotate("shared");
+  const int64_t vec = cfg.choice("vec"), pad = cfg.choice("pad");
+  const size_t o = g.batch > 0 ? 1 : 0;
+
+  Tensor out = op.outputs[0];
+  Tensor C = op.parts.count("matmul") ? op.parts.at("matmul") : out;
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& s = *sch;
+  // The accumulator, in each thread's registers: the matmul stage itself
+  // when an epilogue stage writes the output, else a cache_write stage.
+  Tensor acc = out.same_tensor(C) ? s.cache_write(C, MemScope::kLocal) : C;
+  if (!out.same_tensor(C)) s[C].set_scope(MemScope::kLocal);
+
+  Stage so = s[out];
+  IterVar by, ty, yi, bx, tx, xi;
+  split_three(so, so.axis()[o], fy, &by, &ty, &yi);
+  split_three(so, so.axis()[o + 1], fx, &bx, &tx, &xi);
+  std::vector<IterVar> order{by, bx, ty, tx, yi, xi};
+  if (o) order.insert(order.begin(), so.axis()[0]);
+  so.reorder(order);
+  if (o) so.bind(so.axis()[0], "blockIdx.z");
+  so.bind(by, "blockIdx.y");
+  so.bind(bx, "blockIdx.x");
+  so.bind(ty, "threadIdx.y");
+  so.bind(tx, "threadIdx.x");
+  so.unroll(yi);
+  // Stores of a contiguous row of the register tile as vectors.
+  if (vec > 1 && fx[2] % vec == 0 && g.N % vec == 0) {
+    IterVar xo, xv;
+    so.split(xi, vec, &xo, &xv);
+    so.unroll(xo);
+    so.vectorize(xv);
+  } else {
+    so.unroll(xi);
+  }
+
+  Stage sc = s[acc];
+  sc.compute_at(so, tx);
+  IterVar ko, ki;
+  sc.split(sc.reduce_axis()[0], fk[1], &ko, &ki);
+  std::vector<IterVar> acc_order{ko, ki, sc.axis()[o], sc.axis()[o + 1]};
+  if (o) acc_order.insert(acc_order.begin(), sc.axis()[0]);
+  sc.reorder(acc_order);
+  sc.unroll(sc.axis()[o]);
+  sc.unroll(sc.axis()[o + 1]);
+  if (cfg.annotate("unroll_k") == "unroll") sc.unroll(ki);
+
+  const Tensor& A = op.inputs[0];
+  const Tensor& B = op.inputs[1];
+  auto stage_operand = [&](const Tensor& t, int64_t tile_row) {
+    Tensor cached = s.cache_read(t, MemScope::kShared, {s.current_op(acc)});
+    Stage st = s[cached];
+    st.compute_at(sc, ko);
+    const int64_t v = tile_row % vec == 0 && row_length(t) % vec == 0 ? vec : 1;
+    cooperative_fill(st, fy[1], fx[1], v);
+    const int dims = static_cast<int>(t.ndim());
+    if (pad > 0) st.storage_align(dims - 2, 32, pad);
+  };
+  // The tile's row length: k-tile for A (or the block's rows when A is
+  // stored transposed), the block's columns for B (or the k-tile).
+  if (shared == "both" || shared == "a") stage_operand(A, g.trans_a ? fy[1] * fy[2] : fk[1]);
+  if (shared == "both" || shared == "b") stage_operand(B, g.trans_b ? fk[1] : fx[1] * fx[2]);
+
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+void set_gpu_gemm_template(OpDef& d, std::function<GemmShape(const OpInstance&)> shape) {
+  d.gpu.define_space = [shape](const OpInstance& op, const GpuLimits& gpu) {
+    return gpu_gemm_space(shape(op), op.dtype, gpu);
+  };
+  d.gpu.default_config = [shape](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
+    return gpu_gemm_default(shape(op), op.dtype, gpu, space);
+  };
+  d.gpu.apply_config = [shape, name = d.name](const OpInstance& op, const Config& cfg) {
+    user_check(op.op == name) << "the " << name << " cuda template cannot schedule op '" << op.op << "'";
+    return gpu_gemm_schedule(op, shape(op), cfg);
+  };
+}
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+// The GPU template of the GEMM family (matmul, dense, batch_matmul): the
+// classic shared-memory tiling of a CUDA GEMM.
+//
+// Each block computes a (threads_y * tile_y) x (threads_x * tile_x) tile of
+// the output; each thread a tile_y x tile_x register tile, accumulated over
+// K in local memory. Per step of the k-tile loop the block's threads copy the
+// A and B tiles it needs into shared memory cooperatively (vector loads when
+// rows allow), meet at a barrier, and run the register-tile updates from
+// shared memory. Knobs:
+//   tile_y, tile_x   [blocks, threads, per-thread tile] of M and N
+//   tile_k           [k steps, k-tile] of K
+//   shared           which operands are staged in shared memory
+//   vec              vector width of the shared-memory fills and the stores
+//   pad              row padding of the shared tiles (bank conflicts)
+//   unroll_k         whether the k-tile loop is unrolled
+// The epilogue (bias, relu, gelu) is applied as the register tile is
+// stored. A batch axis is bound to blockIdx.z.
+#pragma once
+
+#include <memory>
+
+#include "kernels/gemm_common.h"
+#include "kernels/op_registry.h"
+#include "schedule/gpu_limits.h"
+
+namespace kiln {
+
+std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, const GpuLimits& gpu);
+Config gpu_gemm_default(const GemmShape& g, DType dtype, const GpuLimits& gpu, const ConfigSpace& space);
+// The schedule of `op` (built by gemm_define from `g`) for a config.
+ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg);
+
+// Sets d.gpu to this template, with `shape` giving the GEMM of an instance.
+void set_gpu_gemm_template(OpDef& d, std::function<GemmShape(const OpInstance&)> shape);
+
+}  // namespace kiln

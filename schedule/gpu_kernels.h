@@ -1,0 +1,50 @@
+// The kernels of a lowered GPU function, and their launch dimensions.
+//
+// After lowering for a cuda target, a function body is a sequence of kernel
+// nests, one per root stage: each runs as one launch, in order (a launch
+// boundary is the only grid-wide synchronization). Inside a kernel, loops
+// bound to blockIdx.* are the grid and must enclose everything else; loops
+// bound to threadIdx.* are the block: all loops bound to one thread tag
+// share the hardware index, the block's extent along it is the largest of
+// their extents, and a loop with a smaller extent runs on the first threads
+// only. Every limit of the architecture is checked here, with messages in
+// schedule terms (the loops' names).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "compute/function.h"
+#include "schedule/gpu_limits.h"
+
+namespace kiln {
+
+struct GpuKernel {
+  Stmt body;  // the kernel's nest, its block and thread loops included
+  std::array<int64_t, 3> grid{{1, 1, 1}};
+  std::array<int64_t, 3> block{{1, 1, 1}};
+  int64_t shared_bytes = 0;      // static shared memory (each array 16-byte aligned)
+  std::vector<int> arg_indices;  // the function's buffers the kernel uses, in argument order
+};
+
+// "threadIdx.y" -> 1; -1 for a tag that is not a thread index.
+int thread_index_dim(const std::string& tag);
+// "blockIdx.z" -> 2; -1 for a tag that is not a block index.
+int block_index_dim(const std::string& tag);
+
+// The top-level kernel nests of a GPU function body (no checks).
+std::vector<Stmt> kernel_nests(const Stmt& body);
+// The block's thread extents of one kernel nest: per threadIdx dimension,
+// the largest constant extent of the loops bound to it (1 when none).
+std::array<int64_t, 3> block_extents(const Stmt& kernel);
+
+// The kernels of `f` with their launch dimensions, checked against `limits`.
+// User errors: a stage with no loop bound to a block or thread index, a
+// blockIdx loop inside another loop, a tag bound twice on one path, a thread
+// extent that is not a constant, too many threads per block or blocks per
+// grid, too much shared memory, a parallel (CPU) loop, a global-memory
+// intermediate.
+std::vector<GpuKernel> gpu_kernels(const LoweredFunc& f, const GpuLimits& limits);
+
+}  // namespace kiln

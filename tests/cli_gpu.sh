@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The cuda target from the command line: CUDA C from `kiln source`, PTX and
+# resource use with --ptx (skipped without NVRTC), `kiln run --emulate
+# --check` on the CPU (skipped without a host C++ compiler), and each user
+# error exits 2 with its message.
+# Usage: cli_gpu.sh path/to/kiln
+set -u
+KILN="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
+export EXPECT_TIMEOUT=300
+
+W="matmul:M=37,N=45,K=19,bias=1,relu=1"
+expect 0 'extern "C" __global__ void __launch_bounds__(' -- source "$W" --target cuda
+expect 0 "__syncthreads();" -- source "$W" --target "cuda -arch=sm_80"
+expect 2 "unknown CUDA architecture 'sm_61'" -- source "$W" --target "cuda -arch=sm_61"
+expect 2 "op 'conv2d' has no cuda schedule template yet" -- source "conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3" --target cuda
+expect 2 "tile_k" -- source matmul:M=64,N=64,K=8 --target cuda --config '{"tile_k":[1,3]}'
+expect 2 "--llvm and --asm are for llvm targets" -- source "$W" --target cuda --asm
+expect 2 "--ptx is for cuda targets" -- source "$W" --ptx
+expect 2 "kiln run cannot drive a GPU yet" -- run "$W" --target cuda
+expect 2 "--emulate is for cuda targets" -- run "$W" --emulate
+expect 2 "is not this machine's" -- tune "$W" --target cuda --trials 4 --db "$(mktemp -u).db"
+
+if out=$("$KILN" source "$W" --target cuda --ptx 2>&1); then
+  grep -q "registers" <<<"$out" && grep -q ".entry kiln_matmul_kernel0" <<<"$out" && ok || fail "--ptx: $out"
+elif grep -q "NVRTC (libnvrtc.so from the CUDA toolkit) was not found" <<<"$out"; then
+  skip "NVRTC is not installed"
+else
+  fail "kiln source --ptx: $out"
+fi
+
+if command -v c++ >/dev/null || [ -n "${KILN_HOST_CXX:-}" ]; then
+  expect 0 "correct: yes" -- run "$W" --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
+  expect 0 '"emulated":true' -- run dense:N=3,IN=29,OUT=31,bias=1,gelu=1 --target cuda --emulate --check --json \
+    --repeat 1 --min-repeat-ms 0
+else
+  skip "no host C++ compiler for the emulation"
+fi
+
+finish cli_gpu

@@ -1,0 +1,227 @@
+// Lowering for cuda targets: launch dimensions, limits and their messages,
+// shared-memory regions (thread axes relaxed), barrier insertion and the
+// barrier verifier, and the CUDA C the backend prints.
+#include <catch2/catch.hpp>
+
+#include "codegen/cuda_codegen.h"
+#include "codegen/target.h"
+#include "compute/ir_functor.h"
+#include "compute/printer.h"
+#include "kernels/op_registry.h"
+#include "schedule/gpu_kernels.h"
+#include "schedule/lower.h"
+#include "schedule/passes/thread_sync.h"
+#include "tasks/kernel_build.h"
+#include "tasks/task_factory.h"
+#include "test_codegen_util.h"
+
+using namespace kiln;
+using namespace kiln::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const GpuLimits kSm90 = gpu_limits_for_arch("sm_90");
+
+// O[i] = A[i] + 1 over n elements, split by `threads` and bound.
+LoweredFunc add_one(int64_t n, int64_t threads, const std::string& outer_tag = "blockIdx.x") {
+  Tensor A = placeholder({n}, DType::f32(), "A");
+  Tensor O = compute(
+      {n}, [&](Var i) { return A(i) + 1.0f; }, "O");
+  Schedule s({O});
+  IterVar bx, tx;
+  s[O].split(s[O].axis()[0], threads, &bx, &tx);
+  if (!outer_tag.empty()) s[O].bind(bx, outer_tag);
+  s[O].bind(tx, "threadIdx.x");
+  return lower_gpu(s, {A, O}, "add_one", kSm90);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// Drops every barrier of a statement.
+class DropBarriers : public IRMutator {
+ public:
+  using IRMutator::mutate;
+
+ protected:
+  Stmt mutate_Barrier(const BarrierNode*, const Stmt&) override { return EvaluateNode::make(Expr(0)); }
+};
+
+LoweredFunc gpu_matmul(const std::string& workload, const std::string& config = "") {
+  return build_kernel(workload, "cuda -arch=sm_90", "", config).func;
+}
+
+}  // namespace
+
+TEST_CASE("cuda targets: sm_70 to sm_90a with their limits", "[gpu][target]") {
+  CHECK(Target::parse("cuda").arch == "sm_90");
+  CHECK(Target::parse("cuda -arch=sm_80").is_cuda());
+  const GpuLimits a100 = gpu_limits_for_arch("sm_80");
+  CHECK(a100.max_shared_optin_per_block == 163 * 1024);
+  CHECK(a100.sm_count == 108);
+  CHECK(gpu_limits_for_arch("sm_90a").sm_version == 90);
+  CHECK(gpu_limits_for_arch("sm_75").max_threads_per_sm == 1024);
+  CHECK_THAT(user_error_of([] { gpu_limits_for_arch("sm_61"); }),
+             Contains("unknown CUDA architecture 'sm_61'") && Contains("sm_70"));
+}
+
+TEST_CASE("cuda kernels: launch dimensions from the bound loops", "[gpu][lower]") {
+  LoweredFunc f = add_one(70, 32);
+  auto ks = gpu_kernels(f, kSm90);
+  REQUIRE(ks.size() == 1);
+  CHECK(ks[0].grid == std::array<int64_t, 3>{{3, 1, 1}});
+  CHECK(ks[0].block == std::array<int64_t, 3>{{32, 1, 1}});
+  CHECK(ks[0].arg_indices == std::vector<int>{0, 1});
+  CudaSource src = emit_cuda(f, kSm90);
+  REQUIRE(src.launches.size() == 1);
+  CHECK(src.launches[0].grid[0] == 3);
+  CHECK(src.launches[0].params.size() == 2);
+  CHECK(src.launches[0].params[0].c_type == "const float*");
+  CHECK(src.launches[0].params[1].c_type == "float*");
+  CHECK_THAT(src.code, Contains("extern \"C\" __global__ void __launch_bounds__(32) add_one_kernel0("));
+  CHECK_THAT(src.code, Contains("= (int)blockIdx.x;"));
+  CHECK_THAT(src.code, Contains("= (int)threadIdx.x;"));
+  CHECK_THAT(src.code, Contains("< 70"));  // the tail of the last block is guarded
+}
+
+TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedule terms", "[gpu][lower][user_error]") {
+  CHECK_THAT(user_error_of([] { add_one(4096, 2048); }),
+             Contains("2048 threads") && Contains("sm_90 allows at most 1024 threads per block"));
+  {
+    // No binding at all.
+    Tensor A = placeholder({64}, DType::f32(), "A");
+    Tensor O = compute(
+        {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+    Schedule s({O});
+    CHECK_THAT(user_error_of([&] {
+                 lower_gpu(s, {A, O}, "f", kSm90);
+               }),
+               Contains("no loop bound to blockIdx or threadIdx") && Contains("O.i"));
+  }
+  {
+    // blockIdx under a serial loop.
+    Tensor A = placeholder({64}, DType::f32(), "A");
+    Tensor O = compute(
+        {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+    Schedule s({O});
+    IterVar o, i;
+    s[O].split(s[O].axis()[0], 8, &o, &i);
+    s[O].bind(i, "blockIdx.x");
+    CHECK_THAT(user_error_of([&] {
+                 lower_gpu(s, {A, O}, "f", kSm90);
+               }),
+               Contains("bound to blockIdx.x inside another loop"));
+  }
+  {
+    // A parallel (CPU) loop.
+    Tensor A = placeholder({64}, DType::f32(), "A");
+    Tensor O = compute(
+        {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+    Schedule s({O});
+    IterVar o, i;
+    s[O].split(s[O].axis()[0], 8, &o, &i);
+    s[O].parallel(o);
+    s[O].bind(i, "threadIdx.x");
+    CHECK_THAT(user_error_of([&] { lower_gpu(s, {A, O}, "f", kSm90); }), Contains("is parallel, a CPU annotation"));
+  }
+  {
+    // Too much shared memory: a 128 x 128 f32 tile.
+    Tensor A = placeholder({128, 128}, DType::f32(), "A");
+    Tensor O = compute(
+        {128, 128}, [&](Var i, Var j) { return A(i, j) + 1.0f; }, "O");
+    Schedule s({O});
+    Tensor AS = s.cache_read(A, MemScope::kShared, {s[O]->op});
+    IterVar bx, tx;
+    s[O].split(s[O].axis()[0], 128, &bx, &tx);
+    s[O].bind(bx, "blockIdx.x");
+    s[O].bind(tx, "threadIdx.x");
+    s[AS].compute_at(s[O], bx);
+    IterVar f = s[AS].fuse(s[AS].axis());
+    IterVar fo, fi;
+    s[AS].split(f, 128, &fo, &fi);
+    s[AS].bind(fi, "threadIdx.x");
+    CHECK_THAT(user_error_of([&] {
+                 lower_gpu(s, {A, O}, "f", kSm90);
+               }),
+               Contains("65536 bytes of shared memory") && Contains("A.shared") && Contains("49152"));
+  }
+  {
+    Tensor A = placeholder({8, 8}, DType::f32(), "A");
+    IterVar k = reduce_axis(8, "k");
+    Tensor O = compute(
+        {8}, [&](Var i) { return sum(A(i, k->var), {k}); }, "O");
+    Schedule s({O});
+    CHECK_THAT(user_error_of([&] { s[O].bind(k, "threadIdx.x"); }),
+               Contains("bind: axis 'k' of stage 'O' is a reduction axis"));
+  }
+  CHECK_THAT(user_error_of([] { make_task("matmul:M=8,N=8,K=8", Target::parse("cuda")); }),
+             Contains("needs a GPU to measure candidates on"));
+  CHECK_THAT(user_error_of([] { build_kernel("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", "cuda"); }),
+             Contains("op 'conv2d' has no cuda schedule template yet") && Contains("matmul"));
+}
+
+TEST_CASE("cuda kernels: a shared stage holds the whole block's tile", "[gpu][lower]") {
+  // 64 x 64 block tiles (16 x 16 threads of 4 x 4), k-tiles of 8: the A
+  // tile is 64 x 8 whichever thread reads it.
+  LoweredFunc f = gpu_matmul("matmul:M=128,N=128,K=64",
+                             R"({"tile_y":[2,16,4],"tile_x":[2,16,4],"tile_k":[8,8],"shared":"both","pad":0})");
+  const std::string ir = to_string(f);
+  CHECK_THAT(ir, Contains("allocate A.shared[f32 * 512]"));
+  CHECK_THAT(ir, Contains("allocate B.shared[f32 * 512]"));
+  auto ks = gpu_kernels(f, kSm90);
+  REQUIRE(ks.size() == 1);
+  CHECK(ks[0].grid == std::array<int64_t, 3>{{2, 2, 1}});
+  CHECK(ks[0].block == std::array<int64_t, 3>{{16, 16, 1}});
+  CHECK(ks[0].shared_bytes == 4096);
+}
+
+TEST_CASE("cuda kernels: barriers around each shared tile, and the verifier", "[gpu][lower][sync]") {
+  LoweredFunc f =
+      gpu_matmul("matmul:M=64,N=64,K=32", R"({"tile_y":[1,16,4],"tile_x":[1,16,4],"tile_k":[4,8],"shared":"both"})");
+  const std::string ir = to_string(f);
+  // One barrier before the tiles are overwritten (the previous k step still
+  // reads them), one before they are read.
+  CHECK(count(ir, "barrier(shared)") == 2);
+  CHECK_NOTHROW(passes::verify_thread_syncs(f.body));
+  Stmt without = DropBarriers().mutate(f.body);
+  CHECK_THAT(user_error_of([&] { passes::verify_thread_syncs(without); }),
+             Contains("missing barrier") && Contains("shared"));
+  // Without shared staging there is nothing to synchronize.
+  LoweredFunc plain = gpu_matmul("matmul:M=64,N=64,K=32", R"({"shared":"none"})");
+  CHECK(count(to_string(plain), "barrier") == 0);
+  CudaSource src = emit_cuda(f, kSm90);
+  CHECK(count(src.code, "__syncthreads();") == 2);
+  CHECK_THAT(src.code, Contains("KILN_SHARED(float, A_shared, 512);"));
+}
+
+TEST_CASE("cuda kernels: a barrier under a thread-dependent condition is rejected", "[gpu][lower][sync]") {
+  BufferArg O = buffer("O", DType::f32(), {32});
+  Var tx("tx"), bx("bx");
+  Var sh = Var::handle("S", DType::f32());
+  Stmt body =
+      SeqNode::make({StoreNode::make(sh, 1.0f, tx), IfThenElseNode::make(tx < 5, BarrierNode::make(MemScope::kShared)),
+                     st(O, LoadNode::make(DType::f32(), sh, 31 - tx), tx)});
+  Stmt k = ForNode::make(tx, 0, 32, ForKind::kThreadBinding, body, "threadIdx.x");
+  k = AllocateNode::make(sh, DType::f32(), {Expr(32)}, MemScope::kShared, k);
+  k = ForNode::make(bx, 0, 1, ForKind::kThreadBinding, k, "blockIdx.x");
+  CHECK_THAT(user_error_of([&] { passes::verify_thread_syncs(k); }),
+             Contains("barrier sits under thread-dependent control flow"));
+  // The pass puts the barrier where every thread meets it.
+  Stmt fixed = passes::insert_thread_syncs(DropBarriers().mutate(k));
+  CHECK_NOTHROW(passes::verify_thread_syncs(fixed));
+  CHECK(count(to_string(fixed), "barrier(shared)") == 1);
+}
+
+TEST_CASE("cuda kernels: vector stores and loads when aligned, lanes otherwise", "[gpu][codegen]") {
+  // N % 4 == 0 and contiguous register-tile columns: float4 stores.
+  CudaSource v = emit_cuda(gpu_matmul("matmul:M=32,N=64,K=16", R"({"vec":4,"tile_x":[1,16,4]})"), kSm90);
+  CHECK_THAT(v.code, Contains("kiln_st(out, ") || Contains("kiln_st(C, "));
+  CHECK_THAT(v.code, Contains("kiln_ld<float4>(A, ") || Contains("kiln_ld<float4>(B, "));
+  // N odd: no vector access can be proved aligned.
+  CudaSource s = emit_cuda(gpu_matmul("matmul:M=32,N=63,K=17", R"({"vec":4})"), kSm90);
+  CHECK_THAT(s.code, !Contains("kiln_ld<float4>(B, "));
+}

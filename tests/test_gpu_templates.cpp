@@ -1,0 +1,129 @@
+// The cuda templates on random configs and random small shapes (1, primes,
+// odd sizes), without a GPU: every kernel's CUDA C runs on the CPU through
+// the emulation header and is compared with the reference interpreter, and
+// compiles with NVRTC for sm_80 and sm_90 within their limits.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "support/gpu_check.h"
+#include "support/skip.h"
+#include "support/temp_dir.h"
+#include "support/test_seed.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+const std::vector<int64_t> kSizes{1, 2, 3, 5, 7, 13, 16, 31, 37, 64};
+
+int64_t pick(std::mt19937_64& rng, const std::vector<int64_t>& v) { return v[rng() % v.size()]; }
+
+// A random GEMM-family workload of small, awkward sizes.
+std::string random_gemm_workload(std::mt19937_64& rng) {
+  const int kind = static_cast<int>(rng() % 3);
+  const bool bias = rng() % 2, act = rng() % 2;
+  std::string epi = std::string(bias ? ",bias=1" : "") + (act ? (rng() % 2 ? ",relu=1" : ",gelu=1") : "");
+  const std::string M = std::to_string(pick(rng, kSizes)), N = std::to_string(pick(rng, kSizes)),
+                    K = std::to_string(pick(rng, kSizes));
+  if (kind == 0)
+    return "matmul:M=" + M + ",N=" + N + ",K=" + K + epi + (rng() % 2 ? ",trans_a=1" : "") +
+           (rng() % 2 ? ",trans_b=1" : "");
+  if (kind == 1) return "dense:N=" + M + ",IN=" + K + ",OUT=" + N + epi;
+  return "batch_matmul:B=" + std::to_string(1 + rng() % 3) + ",M=" + M + ",N=" + N + ",K=" + K +
+         (rng() % 2 ? ",trans_b=1" : "");
+}
+
+// The default config and `random` random configs of a workload, emulated
+// and checked. Returns how many ran.
+int check_emulated(const std::string& workload, int random, uint64_t seed, const std::string& dir) {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  OpInstance op = build_workload(workload);
+  const GpuTemplate& t = find_op(op.op).gpu;
+  auto space = t.define_space(op, gpu);
+  std::mt19937_64 rng(seed);
+  for (int c = 0; c <= random; ++c) {
+    Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
+    std::string err;
+    try {
+      err = run_emulated_and_check(op, gpu_source(op, cfg, gpu), dir, seed + static_cast<uint64_t>(c));
+    } catch (const UserError& e) {
+      // A config whose block the architecture cannot launch is rejected as a
+      // user error (the tuner records it); anything else is a failure.
+      err = std::string(e.what()).find("allows at most") != std::string::npos ? "" : e.what();
+    } catch (const std::exception& e) {
+      err = std::string("exception: ") + e.what();
+    }
+    INFO(workload << " config " << cfg.str());
+    CHECK(err == "");
+  }
+  return random + 1;
+}
+
+bool have_host_compiler() { return !host_cxx_compiler().empty(); }
+
+}  // namespace
+
+TEST_CASE("cuda gemm template: fixed awkward shapes, emulated against the interpreter", "[gpu][template][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_gpu_tmpl");
+  int n = 0;
+  n += check_emulated("matmul:M=1,N=7,K=13", 2, 11, dir.path);
+  n += check_emulated("matmul:M=37,N=45,K=19,bias=1,relu=1", 3, 12, dir.path);
+  n += check_emulated("matmul:M=64,N=64,K=32,trans_a=1,gelu=1", 2, 13, dir.path);
+  n += check_emulated("matmul:M=17,N=32,K=5,trans_b=1,bias=1", 2, 14, dir.path);
+  n += check_emulated("dense:N=3,IN=29,OUT=31,bias=1", 2, 15, dir.path);
+  n += check_emulated("batch_matmul:B=3,M=9,N=11,K=16,trans_b=1", 2, 16, dir.path);
+  CHECK(n == 19);
+}
+
+TEST_CASE("cuda gemm template: random shapes and configs, emulated against the interpreter",
+          "[gpu][template][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_gpu_rand");
+  const uint64_t run = run_seed();
+  INFO(seed_note(run));
+  std::mt19937_64 rng(run);
+  for (int i = 0; i < 6; ++i) check_emulated(random_gemm_workload(rng), 1, run + static_cast<uint64_t>(i), dir.path);
+}
+
+TEST_CASE("cuda gemm template: a longer random sweep", "[gpu][template][emulation][.slow]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_gpu_sweep");
+  const uint64_t run = run_seed();
+  INFO(seed_note(run));
+  std::mt19937_64 rng(run + 7);
+  for (int i = 0; i < 40; ++i) check_emulated(random_gemm_workload(rng), 2, run + static_cast<uint64_t>(i), dir.path);
+}
+
+TEST_CASE("cuda gemm template: NVRTC compiles random configs for sm_80 and sm_90 within limits",
+          "[gpu][template][nvrtc]") {
+  std::string why;
+  if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
+  const uint64_t run = run_seed();
+  INFO(seed_note(run));
+  std::mt19937_64 rng(run);
+  int compiled = 0;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const GpuLimits gpu = gpu_limits_for_arch(arch);
+    for (const std::string w : {"matmul:M=1024,N=1024,K=1024,bias=1,gelu=1", "matmul:M=37,N=45,K=19,trans_a=1",
+                                "dense:N=16,IN=768,OUT=3072,bias=1", "batch_matmul:B=12,M=128,N=128,K=64,trans_b=1"}) {
+      OpInstance op = build_workload(w);
+      const GpuTemplate& t = find_op(op.op).gpu;
+      auto space = t.define_space(op, gpu);
+      for (int c = 0; c < 3; ++c) {
+        Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
+        std::string err;
+        try {
+          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu);
+          ++compiled;
+        } catch (const UserError& e) {
+          err = std::string(e.what()).find("allows at most") != std::string::npos ? "" : e.what();
+        }
+        INFO(arch << " " << w << " config " << cfg.str());
+        CHECK(err == "");
+      }
+    }
+  }
+  CHECK(compiled > 0);
+}
