@@ -129,6 +129,9 @@ int run_tune(const TuneCommandOptions& o) {
   } else {
     user_check(o.key.empty() && o.token.empty() && o.tls_ca.empty()) << "--key, --token and --tls-ca need --pool";
     target = o.target.empty() ? Target::host() : Target::parse(o.target);
+    user_check(!target.is_cuda()) << "tuning for '" << target.str() << "' needs a GPU to measure candidates on, "
+                                  << "which this version of kiln cannot drive yet; `kiln run --target cuda --emulate "
+                                  << "--check` runs a workload's CUDA C on this CPU";
     user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
                                  << "' is not this machine's (remote devices come with --pool)";
   }

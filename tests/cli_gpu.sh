@@ -19,7 +19,7 @@ expect 2 "--llvm and --asm are for llvm targets" -- source "$W" --target cuda --
 expect 2 "--ptx is for cuda targets" -- source "$W" --ptx
 expect 2 "kiln run cannot drive a GPU yet" -- run "$W" --target cuda
 expect 2 "--emulate is for cuda targets" -- run "$W" --emulate
-expect 2 "is not this machine's" -- tune "$W" --target cuda --trials 4 --db "$(mktemp -u).db"
+expect 2 "needs a GPU to measure candidates on" -- tune "$W" --target cuda --trials 4 --db "$(mktemp -u).db"
 
 if out=$("$KILN" source "$W" --target cuda --ptx 2>&1); then
   grep -q "registers" <<<"$out" && grep -q ".entry kiln_matmul_kernel0" <<<"$out" && ok || fail "--ptx: $out"
