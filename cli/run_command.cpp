@@ -45,8 +45,8 @@ int run(const RunOptions& o) {
   if (k.target.is_cuda()) {
     user_check(o.emulate) << "kiln run cannot drive a GPU yet; --emulate runs the CUDA C of target '" << k.target.str()
                           << "' on this CPU (correctness, not GPU timings)";
-    char tmpl[] = "/tmp/kiln_emulate_XXXXXX";
-    user_check(::mkdtemp(tmpl) != nullptr) << "cannot create a temporary directory for the emulated kernel";
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-emulate-XXXXXX").string();
+    user_check(::mkdtemp(tmpl.data()) != nullptr) << "cannot create a temporary directory for the emulated kernel";
     emu_dir = tmpl;
     EmulatedModule em = build_emulated_module(emit_cuda(k.func, k.gpu), emu_dir);
     emulated = rt::Module::load(em.path);
@@ -66,10 +66,6 @@ int run(const RunOptions& o) {
       if (!path.empty()) std::filesystem::remove_all(path, ec);
     }
   } cleanup{emu_dir};
-  auto emulation_error = [&]() -> std::string {
-    auto* f = emulated ? reinterpret_cast<const char* (*)()>(emulated->get_symbol("kiln_emu_last_error")) : nullptr;
-    return f ? f() : "";
-  };
 
   std::vector<rt::NDArray> arrays;
   std::vector<void*> ptrs;
@@ -85,7 +81,7 @@ int run(const RunOptions& o) {
   }
   int32_t rc = fn(ptrs.data());
   if (rc != 0 && emulated) {
-    std::cerr << "kiln: the emulated kernel failed: " << emulation_error() << "\n";
+    std::cerr << "kiln: the emulated kernel failed: " << emulated_error(*emulated) << "\n";
     return 1;
   }
   internal_assert(rc == 0) << "kernel returned " << rc;

@@ -246,6 +246,15 @@ std::string describe(const Team& t) {
   throw Abort{};
 }
 
+// Waits until the last thread to arrive opens the team's gate; with no
+// thread left running, none ever will: a divergence. Returns unlocked.
+void wait_at_gate(Team& t, std::unique_lock<std::mutex>& lk) {
+  if (t.running == 0) diverged(t);
+  const uint32_t ticket = t.gate.ticket();
+  lk.unlock();
+  t.gate.wait(ticket);
+}
+
 void syncthreads(int line) {
   Team& t = team();
   std::unique_lock<std::mutex> lk(t.mu);
@@ -266,10 +275,7 @@ void syncthreads(int line) {
     t.gate.open();
     return;
   }
-  if (t.running == 0) diverged(t);
-  const uint32_t ticket = t.gate.ticket();
-  lk.unlock();
-  t.gate.wait(ticket);
+  wait_at_gate(t, lk);
   if (t.failed) throw Abort{};
   tl_epoch = t.epoch;  // written before the gate opened, stable until this thread arrives again
 }
@@ -654,10 +660,7 @@ void finish_block(Team& t, std::unique_lock<std::mutex>& lk) {
     t.gate.open();
     return;
   }
-  if (t.running == 0) diverged(t);
-  const uint32_t ticket = t.gate.ticket();
-  lk.unlock();
-  t.gate.wait(ticket);
+  wait_at_gate(t, lk);
 }
 
 void* worker(void* arg) {

@@ -50,7 +50,16 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
   }
   const bool cuda = k.target.is_cuda();
   if (cuda) k.gpu = gpu_limits_for(k.target);
-  const GpuTemplate* gpu = cuda ? &gpu_template_of(def) : nullptr;
+  // The template's default config for the target, as JSON.
+  auto default_config = [&]() {
+    if (cuda) {
+      const GpuTemplate& gpu = gpu_template_of(def);
+      return gpu.default_config(k.op, k.gpu, *gpu.define_space(k.op, k.gpu)).to_json();
+    }
+    const CpuInfo cpu = cpu_info_for(k.target);
+    return def.default_config(k.op, cpu, *def.define_space(k.op, cpu)).to_json();
+  };
+  if (cuda) gpu_template_of(def);  // an op without a cuda template fails here, config or not
   if (!config_text.empty()) {
     user_check(cuda || def.define_space) << "op '" << k.op.op << "' has no tunable template, so it takes no config";
     nlohmann::json given;
@@ -60,23 +69,13 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
       user_error() << "config is not valid JSON: " << e.what();
     }
     user_check(given.is_object()) << "a config must be a JSON object of knob values, got " << given.dump();
-    if (!best) {
-      if (cuda) {
-        auto space = gpu->define_space(k.op, k.gpu);
-        k.config = gpu->default_config(k.op, k.gpu, *space).to_json();
-      } else {
-        auto space = def.define_space(k.op, cpu_info_for(k.target));
-        k.config = def.default_config(k.op, cpu_info_for(k.target), *space).to_json();
-      }
-    }
+    if (!best) k.config = default_config();
     for (auto it = given.begin(); it != given.end(); ++it) k.config[it.key()] = it.value();
     k.config_source = "given";
   }
   if (cuda) {
-    auto space = gpu->define_space(k.op, k.gpu);
-    Config c = k.config_source == "default" ? gpu->default_config(k.op, k.gpu, *space) : space->from_json(k.config);
-    k.config = c.to_json();
-    k.scheduled = gpu->apply_config(k.op, c);
+    if (k.config_source == "default") k.config = default_config();
+    k.scheduled = apply_task_config(k.op.canonical, k.target, k.config);
     k.func = lower_gpu(*k.scheduled.schedule, k.scheduled.args, "kiln_" + k.op.op, k.gpu);
     return k;
   }

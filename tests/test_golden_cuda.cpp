@@ -3,13 +3,11 @@
 // effect on real kernels. Regenerate with KILN_UPDATE_GOLDEN=1 after an
 // intended change and review the diff.
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "codegen/cuda_codegen.h"
 #include "kernels/op_registry.h"
 #include "schedule/lower.h"
+#include "support/golden.h"
 
 using namespace kiln;
 
@@ -21,19 +19,7 @@ void check_golden_cuda(const std::string& name, const std::string& workload) {
   const GpuTemplate& t = find_op(op.op).gpu;
   auto space = t.define_space(op, gpu);
   ScheduledOp so = t.apply_config(op, t.default_config(op, gpu, *space));
-  const std::string code = emit_cuda(lower_gpu(*so.schedule, so.args, name, gpu), gpu).code;
-  const std::string path = std::string(KILN_GOLDEN_DIR) + "/" + name + ".cu";
-  const char* update = std::getenv("KILN_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(path) << code;
-    return;
-  }
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream want;
-  want << in.rdbuf();
-  INFO("golden file " << path << " (KILN_UPDATE_GOLDEN=1 regenerates it)");
-  CHECK(code == want.str());
+  testing::check_golden_text(name + ".cu", emit_cuda(lower_gpu(*so.schedule, so.args, name, gpu), gpu).code);
 }
 
 }  // namespace

@@ -2,19 +2,15 @@
 // that a change to lowering shows its effect on real kernels. Regenerate
 // with KILN_UPDATE_GOLDEN=1 after an intended change and review the diff.
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "compute/printer.h"
 #include "kernels/op_registry.h"
 #include "schedule/lower.h"
+#include "support/golden.h"
 
 using namespace kiln;
 
 namespace {
-
-std::string golden_path(const std::string& name) { return std::string(KILN_GOLDEN_DIR) + "/" + name + ".ir"; }
 
 void check_golden(const std::string& name, const std::string& workload) {
   OpInstance op = build_workload(workload);
@@ -22,18 +18,7 @@ void check_golden(const std::string& name, const std::string& workload) {
   cpu.vector_bits = 512;
   cpu.num_threads = 2;
   ScheduledOp so = find_op(op.op).default_schedule(op, cpu);
-  std::string ir = to_string(lower(*so.schedule, so.args, name)) + "\n";
-  const char* update = std::getenv("KILN_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(golden_path(name)) << ir;
-    return;
-  }
-  std::ifstream in(golden_path(name));
-  REQUIRE(in.good());
-  std::stringstream want;
-  want << in.rdbuf();
-  INFO("golden file " << golden_path(name) << " (KILN_UPDATE_GOLDEN=1 regenerates it)");
-  CHECK(ir == want.str());
+  testing::check_golden_text(name + ".ir", to_string(lower(*so.schedule, so.args, name)) + "\n");
 }
 
 }  // namespace

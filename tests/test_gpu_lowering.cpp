@@ -2,6 +2,7 @@
 // shared-memory regions (thread axes relaxed), barrier insertion and the
 // barrier verifier, and the CUDA C the backend prints.
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "codegen/cuda_codegen.h"
 #include "codegen/target.h"
@@ -34,6 +35,14 @@ LoweredFunc add_one(int64_t n, int64_t threads, const std::string& outer_tag = "
   if (!outer_tag.empty()) s[O].bind(bx, outer_tag);
   s[O].bind(tx, "threadIdx.x");
   return lower_gpu(s, {A, O}, "add_one", kSm90);
+}
+
+// O[i] = A[i] * 2 over 64 elements, unscheduled.
+std::pair<Tensor, Tensor> doubling() {
+  Tensor A = placeholder({64}, DType::f32(), "A");
+  Tensor O = compute(
+      {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+  return {A, O};
 }
 
 int count(const std::string& text, const std::string& what) {
@@ -93,9 +102,8 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
              Contains("2048 threads") && Contains("sm_90 allows at most 1024 threads per block"));
   {
     // No binding at all.
-    Tensor A = placeholder({64}, DType::f32(), "A");
-    Tensor O = compute(
-        {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+    Tensor A, O;
+    std::tie(A, O) = doubling();
     Schedule s({O});
     CHECK_THAT(user_error_of([&] {
                  lower_gpu(s, {A, O}, "f", kSm90);
@@ -104,9 +112,8 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
   }
   {
     // blockIdx under a serial loop.
-    Tensor A = placeholder({64}, DType::f32(), "A");
-    Tensor O = compute(
-        {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+    Tensor A, O;
+    std::tie(A, O) = doubling();
     Schedule s({O});
     IterVar o, i;
     s[O].split(s[O].axis()[0], 8, &o, &i);
@@ -118,9 +125,8 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
   }
   {
     // A parallel (CPU) loop.
-    Tensor A = placeholder({64}, DType::f32(), "A");
-    Tensor O = compute(
-        {64}, [&](Var i) { return A(i) * 2.0f; }, "O");
+    Tensor A, O;
+    std::tie(A, O) = doubling();
     Schedule s({O});
     IterVar o, i;
     s[O].split(s[O].axis()[0], 8, &o, &i);

@@ -38,28 +38,23 @@ inline std::string run_emulated_and_check(const OpInstance& op, const CudaSource
   auto mod = rt::Module::load(em.path);
   kiln_packed_fn fn = mod->get_function(src.function);
   if (!fn) return "the emulated module has no entry point " + src.function;
-  std::vector<rt::NDArray> ins, outs;
+  std::vector<rt::NDArray> arrays;
   std::vector<void*> ptrs;
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
+  const std::vector<Tensor> args = op.args();  // inputs, then outputs
+  for (size_t i = 0; i < args.size(); ++i) {
     std::vector<int64_t> shape;
-    for (auto& e : op.inputs[i].shape()) shape.push_back(*as_const_int(e));
-    rt::NDArray a = rt::NDArray::empty(shape, to_runtime_dtype(op.inputs[i].dtype()));
-    a.fill_random(seed + i);
-    ins.push_back(a);
+    for (auto& e : args[i].shape()) shape.push_back(*as_const_int(e));
+    rt::NDArray a = rt::NDArray::empty(shape, to_runtime_dtype(args[i].dtype()));
+    if (i < op.inputs.size())
+      a.fill_random(seed + i);
+    else
+      a.fill_zero();
+    arrays.push_back(a);
     ptrs.push_back(a.data());
   }
-  for (auto& t : op.outputs) {
-    std::vector<int64_t> shape;
-    for (auto& e : t.shape()) shape.push_back(*as_const_int(e));
-    rt::NDArray a = rt::NDArray::empty(shape, to_runtime_dtype(t.dtype()));
-    a.fill_zero();
-    outs.push_back(a);
-    ptrs.push_back(a.data());
-  }
-  if (fn(ptrs.data()) != 0) {
-    auto* err = reinterpret_cast<const char* (*)()>(mod->get_symbol("kiln_emu_last_error"));
-    return std::string("emulated launch failed: ") + (err ? err() : "?");
-  }
+  if (fn(ptrs.data()) != 0) return "emulated launch failed: " + emulated_error(*mod);
+  const auto split = arrays.begin() + static_cast<long>(op.inputs.size());
+  std::vector<rt::NDArray> ins(arrays.begin(), split), outs(split, arrays.end());
   CheckResult cr = check_outputs(op, ins, outs, seed);
   return cr.ok ? "" : "wrong result: " + cr.detail;
 }
