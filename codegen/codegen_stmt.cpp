@@ -36,6 +36,9 @@ void CodeGenLLVM::emit(const Stmt& s) {
     case NodeKind::Barrier:
       user_error() << "a memory barrier (" << mem_scope_name(s.as<BarrierNode>()->scope)
                    << " scope) needs a cuda target; the llvm backend runs on the CPU";
+    case NodeKind::ThreadAllReduce:
+      user_error() << "a reduction across threads (an axis bound to "
+                   << s.as<ThreadAllReduceNode>()->thread_tag << ") needs a cuda target; the llvm backend runs on the CPU";
     case NodeKind::TensorIntrinCall:
       user_error() << "tensor intrinsic '" << s.as<TensorIntrinCallNode>()->intrin
                    << "' has no implementation in the llvm backend";

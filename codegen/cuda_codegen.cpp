@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "codegen/alignment.h"
+#include "codegen/cuda_allreduce.h"
 #include "codegen/cuda_prelude.h"
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
@@ -158,6 +159,10 @@ class KernelPrinter {
     for (auto* a : shared_) {
       line() << "KILN_SHARED(" << c_type(a->dtype) << ", " << name_of(a->buffer.node()) << ", "
              << *as_const_int(a->extents[0]) << ");\n";
+    }
+    for (auto& [type, elems] : kernel_.allreduce_scratch) {
+      const std::string name = name_of(scratch_var(type).node());
+      line() << "KILN_SHARED(" << c_type(type) << ", " << name << ", " << elems << ");  // cross-thread reductions\n";
     }
     stmt(kernel_.body);
     os << body_.str() << "}\n";
@@ -402,6 +407,8 @@ class KernelPrinter {
       case NodeKind::Barrier:
         line() << "__syncthreads();\n";
         return;
+      case NodeKind::ThreadAllReduce:
+        return allreduce(s.as<ThreadAllReduceNode>());
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
         line() << "// " << op->key << "\n";
@@ -456,6 +463,26 @@ class KernelPrinter {
     line() << "}\n";
   }
 
+  // The scratch array of the kernel's cross-thread reductions of one type.
+  const Var& scratch_var(DType t) {
+    for (auto& [type, v] : scratch_)
+      if (type == t) return v;
+    scratch_.emplace_back(t, Var::handle("kiln_reduce_scratch_" + c_type(t), t));
+    return scratch_.back().second;
+  }
+
+  void allreduce(const ThreadAllReduceNode* op) {
+    static const char* const kOps[] = {"kiln_sum_op", "kiln_max_op", "kiln_min_op", "kiln_prod_op"};
+    const int dim = thread_index_dim(op->thread_tag);
+    const AllreduceStrategy strategy = allreduce_strategy(dim, kernel_.block);
+    const DType t = op->value.dtype();
+    const std::string scratch =
+        allreduce_scratch_elems(strategy, kernel_.block) > 0 ? name_of(scratch_var(t).node()) : "0";
+    line() << name_of(op->result.node()) << "[0] = kiln_allreduce<" << kOps[static_cast<int>(op->combiner)] << ", "
+           << static_cast<int>(strategy) << ", " << dim << ", " << kernel_.block[0] << ", " << kernel_.block[1] << ", "
+           << kernel_.block[2] << ">(" << expr(op->value) << ", " << scratch << ");\n";
+  }
+
   void store(const StoreNode* op) {
     const std::string buf = name_of(op->buffer.node());
     const DType t = op->value.dtype();
@@ -494,6 +521,7 @@ class KernelPrinter {
   std::unordered_set<std::string> taken_;
   std::unordered_set<const VarNode*> written_;
   std::vector<const AllocateNode*> shared_;
+  std::vector<std::pair<DType, Var>> scratch_;
   std::ostringstream body_;
   int indent_ = 0;
 };
@@ -508,6 +536,10 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
   os << "// kiln: " << f.name << " for " << limits.arch << ", " << kernels.size() << " kernel"
      << (kernels.size() == 1 ? "" : "s") << "\n";
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
+  bool reduces_across_threads = false;
+  for (auto& k : kernels)
+    post_order_visit(k.body, [&](const Ref<Object>& n) { reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce; });
+  if (reduces_across_threads) os << cuda_allreduce_helpers();
   for (size_t i = 0; i < kernels.size(); ++i) {
     CudaKernelLaunch launch;
     const std::string name = sanitize(f.name) + "_kernel" + std::to_string(i);

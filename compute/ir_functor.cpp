@@ -117,6 +117,10 @@ void IRVisitor::visit_LetStmt(const LetStmtNode* op) {
 }
 void IRVisitor::visit_Evaluate(const EvaluateNode* op) { visit(op->value); }
 void IRVisitor::visit_Barrier(const BarrierNode*) {}
+void IRVisitor::visit_ThreadAllReduce(const ThreadAllReduceNode* op) {
+  visit(op->value);
+  visit(op->result);
+}
 void IRVisitor::visit_AttrStmt(const AttrStmtNode* op) {
   visit(op->value);
   visit(op->body);
@@ -316,6 +320,10 @@ Stmt IRMutator::mutate_Evaluate(const EvaluateNode* op, const Stmt& self) {
   return v.same_as(op->value) ? self : EvaluateNode::make(v);
 }
 Stmt IRMutator::mutate_Barrier(const BarrierNode*, const Stmt& self) { return self; }
+Stmt IRMutator::mutate_ThreadAllReduce(const ThreadAllReduceNode* op, const Stmt& self) {
+  Expr v = mutate(op->value);
+  return v.same_as(op->value) ? self : ThreadAllReduceNode::make(op->combiner, v, op->result, op->thread_tag);
+}
 Stmt IRMutator::mutate_AttrStmt(const AttrStmtNode* op, const Stmt& self) {
   Expr v = mutate(op->value);
   Stmt b = mutate(op->body);

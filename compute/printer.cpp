@@ -263,6 +263,14 @@ class IRPrinter {
         indent();
         os_ << "barrier(" << mem_scope_name(s.as<BarrierNode>()->scope) << ")\n";
         return;
+      case NodeKind::ThreadAllReduce: {
+        auto* op = s.as<ThreadAllReduceNode>();
+        indent();
+        os_ << name_of(op->result.node()) << "[0] = allreduce_" << combiner_name(op->combiner) << "(";
+        print(op->value);
+        os_ << ", over " << op->thread_tag << ")\n";
+        return;
+      }
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
         indent();

@@ -88,6 +88,12 @@ Stmt LetStmtNode::make(Var v, Expr value, Stmt body) {
 Stmt EvaluateNode::make(Expr v) { return Stmt(new EvaluateNode(std::move(v))); }
 Stmt BarrierNode::make(MemScope scope) { return Stmt(new BarrierNode(scope)); }
 
+Stmt ThreadAllReduceNode::make(Combiner c, Expr value, Var result, std::string thread_tag) {
+  internal_assert(value.dtype().lanes == 1) << "a cross-thread reduction combines scalars";
+  internal_assert(result.dtype().is_handle()) << "a cross-thread reduction writes into a buffer";
+  return Stmt(new ThreadAllReduceNode(c, std::move(value), std::move(result), std::move(thread_tag)));
+}
+
 Stmt AttrStmtNode::make(Ref<Object> node, std::string key, Expr value, Stmt body) {
   return Stmt(new AttrStmtNode(std::move(node), std::move(key), std::move(value), std::move(body)));
 }

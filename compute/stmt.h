@@ -129,6 +129,23 @@ class BarrierNode : public StmtNode {
   static Stmt make(MemScope scope);
 };
 
+// GPU: combines `value` across the threads of a block that differ only in
+// the thread index `thread_tag` (one reduction group each) with `combiner`,
+// and writes the result into element 0 of the local buffer `result` of every
+// thread of the group. Every thread of the block must reach it: it may
+// contain barriers. The group is the block's whole extent along the tag.
+class ThreadAllReduceNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::ThreadAllReduce;
+  ThreadAllReduceNode(Combiner c, Expr v, Var r, std::string tag)
+      : StmtNode(kKind), combiner(c), value(std::move(v)), result(std::move(r)), thread_tag(std::move(tag)) {}
+  const Combiner combiner;
+  const Expr value;
+  const Var result;
+  const std::string thread_tag;
+  static Stmt make(Combiner c, Expr value, Var result, std::string thread_tag);
+};
+
 // Annotation around a body: key "pragma_<name>", "thread_extent",
 // "double_buffer", "storage_scope"... `node` names what it annotates (an
 // IterVar, a buffer Var) and may be undefined.

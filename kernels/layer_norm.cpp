@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "kernels/gpu_row_template.h"
 #include "kernels/row_template.h"
 
 namespace kiln {
@@ -58,6 +59,22 @@ ScheduledOp layer_norm_apply(const OpInstance& op, const Config& cfg) {
   return ScheduledOp{sch, op.args()};
 }
 
+ScheduledOp layer_norm_gpu_apply(const OpInstance& op, const Config& cfg) {
+  user_check(op.op == "layer_norm") << "the layer_norm cuda template cannot schedule op '" << op.op << "'";
+  const GpuRowParams p = decode_gpu_row_knobs(cfg);
+  const Tensor& out = op.outputs[0];
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& s = *sch;
+  const GpuRowLoops loops = gpu_row_output(s, out, p);
+  if (p.cache_x)
+    gpu_row_cache_input(s, op.inputs[0], {op.parts.at("row_sum"), op.parts.at("row_sqdiff"), out}, out, loops, p);
+  gpu_row_reduction(s, op.parts.at("row_sum"), out, loops.row, p);
+  gpu_row_scalar(s, op.parts.at("mean"), out, loops.row);
+  gpu_row_reduction(s, op.parts.at("row_sqdiff"), out, loops.row, p);
+  gpu_row_scalar(s, op.parts.at("inv_std"), out, loops.row);
+  return ScheduledOp{sch, op.args()};
+}
+
 }  // namespace
 
 OpDef layer_norm_op_def() {
@@ -83,6 +100,13 @@ OpDef layer_norm_op_def() {
     return space.make(j);
   };
   d.apply_config = layer_norm_apply;
+  d.gpu.define_space = [](const OpInstance& op, const GpuLimits& gpu) {
+    return gpu_row_space(op.ints.at("M"), op.ints.at("N"), op.dtype, gpu);
+  };
+  d.gpu.default_config = [](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
+    return space.nearest(gpu_row_default(op.ints.at("M"), op.ints.at("N"), gpu));
+  };
+  d.gpu.apply_config = layer_norm_gpu_apply;
   return d;
 }
 

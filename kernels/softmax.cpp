@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "kernels/gpu_row_template.h"
 #include "kernels/row_template.h"
 
 namespace kiln {
@@ -52,6 +53,23 @@ ScheduledOp softmax_apply(const OpInstance& op, const Config& cfg) {
   return ScheduledOp{sch, op.args()};
 }
 
+ScheduledOp softmax_gpu_apply(const OpInstance& op, const Config& cfg) {
+  user_check(op.op == "softmax") << "the softmax cuda template cannot schedule op '" << op.op << "'";
+  const GpuRowParams p = decode_gpu_row_knobs(cfg);
+  const Tensor& out = op.outputs[0];
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& s = *sch;
+  const GpuRowLoops loops = gpu_row_output(s, out, p);
+  // x is read by the max and the exponential (inlined into the sum and the
+  // output after the cache is in place).
+  if (p.cache_x) gpu_row_cache_input(s, op.inputs[0], {op.parts.at("row_max"), op.parts.at("exp")}, out, loops, p);
+  s[op.parts.at("exp")].compute_inline();
+  gpu_row_reduction(s, op.parts.at("row_max"), out, loops.row, p);
+  gpu_row_reduction(s, op.parts.at("row_sum"), out, loops.row, p);
+  gpu_row_scalar(s, op.parts.at("row_inv"), out, loops.row);
+  return ScheduledOp{sch, op.args()};
+}
+
 }  // namespace
 
 OpDef softmax_op_def() {
@@ -79,6 +97,13 @@ OpDef softmax_op_def() {
     return space.make(j);
   };
   d.apply_config = softmax_apply;
+  d.gpu.define_space = [](const OpInstance& op, const GpuLimits& gpu) {
+    return gpu_row_space(op.ints.at("M"), op.ints.at("N"), op.dtype, gpu);
+  };
+  d.gpu.default_config = [](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
+    return space.nearest(gpu_row_default(op.ints.at("M"), op.ints.at("N"), gpu));
+  };
+  d.gpu.apply_config = softmax_gpu_apply;
   return d;
 }
 

@@ -44,7 +44,23 @@ class KernelScanner : public IRVisitor {
       k->grid[d] = grid_[d];
       k->block[d] = block_[d];
     }
+    for (auto& [type, dim] : allreduces_) {
+      const int64_t elems = allreduce_scratch_elems(allreduce_strategy(dim, k->block), k->block);
+      if (elems == 0) continue;
+      bool found = false;
+      for (auto& [t, e] : k->allreduce_scratch)
+        if (t == type) {
+          e = std::max(e, elems);
+          found = true;
+        }
+      if (!found) k->allreduce_scratch.emplace_back(type, elems);
+    }
     k->shared_bytes = shared_bytes_;
+    for (auto& [t, e] : k->allreduce_scratch) {
+      const int64_t bytes = (e * t.bytes() + 15) / 16 * 16;
+      k->shared_bytes += bytes;
+      shared_list_ += (shared_list_.empty() ? "" : ", ") + std::string("reduction scratch ") + std::to_string(bytes);
+    }
     for (size_t i = 0; i < args_.size(); ++i)
       if (used_.count(args_[i].data.node())) k->arg_indices.push_back(static_cast<int>(i));
     check_limits(*k);
@@ -112,6 +128,13 @@ class KernelScanner : public IRVisitor {
     IRVisitor::visit_Allocate(op);
   }
 
+  void visit_ThreadAllReduce(const ThreadAllReduceNode* op) override {
+    const int d = thread_index_dim(op->thread_tag);
+    internal_assert(d >= 0) << "a cross-thread reduction along " << op->thread_tag;
+    allreduces_.emplace_back(op->value.dtype(), d);
+    IRVisitor::visit_ThreadAllReduce(op);
+  }
+
   void visit_Load(const LoadNode* op) override {
     used_.insert(op->buffer.node());
     IRVisitor::visit_Load(op);
@@ -151,6 +174,7 @@ class KernelScanner : public IRVisitor {
   std::array<std::string, 3> grid_names_, block_names_;
   std::map<std::string, std::string> on_path_;
   std::unordered_set<const VarNode*> used_;
+  std::vector<std::pair<DType, int>> allreduces_;  // element type, block dimension
   int64_t shared_bytes_ = 0;
   std::string shared_list_, first_loop_;
   int plain_depth_ = 0, thread_depth_ = 0;
@@ -158,6 +182,26 @@ class KernelScanner : public IRVisitor {
 };
 
 }  // namespace
+
+AllreduceStrategy allreduce_strategy(int dim, const std::array<int64_t, 3>& block) {
+  const int64_t group = block[dim];
+  if (dim == 0 && group <= 32 && (group & (group - 1)) == 0) return AllreduceStrategy::kWarpShuffle;
+  if (dim == 0 && group % 32 == 0) return AllreduceStrategy::kWarpsThenShared;
+  return AllreduceStrategy::kSharedTree;
+}
+
+int64_t allreduce_scratch_elems(AllreduceStrategy s, const std::array<int64_t, 3>& block) {
+  const int64_t threads = block[0] * block[1] * block[2];
+  switch (s) {
+    case AllreduceStrategy::kWarpShuffle:
+      return 0;
+    case AllreduceStrategy::kWarpsThenShared:
+      return threads / 32;
+    case AllreduceStrategy::kSharedTree:
+      return threads;
+  }
+  return threads;
+}
 
 int thread_index_dim(const std::string& tag) { return tag_dim(tag, "threadIdx."); }
 int block_index_dim(const std::string& tag) { return tag_dim(tag, "blockIdx."); }

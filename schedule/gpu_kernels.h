@@ -20,12 +20,29 @@
 
 namespace kiln {
 
+// How the threads of a block combine a reduction across them (a
+// ThreadAllReduceNode), by the group's block dimension and the block's shape;
+// the numbers are the strategy argument of kiln_allreduce
+// (codegen/cuda_allreduce.h).
+enum class AllreduceStrategy : int {
+  kWarpShuffle = 0,     // a power-of-two group of at most 32 lanes along threadIdx.x
+  kWarpsThenShared = 1, // whole warps along threadIdx.x: shuffles, then one value per warp
+  kSharedTree = 2,      // any other group: a tree in shared memory
+};
+AllreduceStrategy allreduce_strategy(int dim, const std::array<int64_t, 3>& block);
+// The shared scratch it needs, in elements (0 for shuffles alone).
+int64_t allreduce_scratch_elems(AllreduceStrategy s, const std::array<int64_t, 3>& block);
+
 struct GpuKernel {
   Stmt body;  // the kernel's nest, its block and thread loops included
   std::array<int64_t, 3> grid{{1, 1, 1}};
   std::array<int64_t, 3> block{{1, 1, 1}};
   int64_t shared_bytes = 0;      // static shared memory (each array 16-byte aligned)
   std::vector<int> arg_indices;  // the function's buffers the kernel uses, in argument order
+  // The shared scratch of its cross-thread reductions: per element type,
+  // the most elements one of them needs (reductions run one after another
+  // and share it). Counted in shared_bytes.
+  std::vector<std::pair<DType, int64_t>> allreduce_scratch;
 };
 
 // "threadIdx.y" -> 1; -1 for a tag that is not a thread index.

@@ -428,9 +428,19 @@ Stage& Stage::bind(const IterVar& iv, const std::string& tag) {
   bool ok = false;
   for (auto* k : kTags) ok |= tag == k;
   user_check(ok) << "bind: unknown thread tag '" << tag << "' (expected blockIdx.x/y/z or threadIdx.x/y/z)";
-  user_check(iv->iter_kind != IterKind::kReduce)
-      << "bind: axis '" << axis_name(iv) << "' of stage '" << name() << "' is a reduction axis; kiln does not lower "
-      << "cross-thread reductions yet: rfactor the reduction and bind the factored (data-parallel) axis";
+  if (iv->iter_kind == IterKind::kReduce) {
+    user_check(tag.rfind("threadIdx.", 0) == 0)
+        << "bind: axis '" << axis_name(iv) << "' of stage '" << name() << "' is a reduction axis and cannot be bound "
+        << "to " << tag << ": the blocks of a kernel cannot combine their results; bind it to a threadIdx (a "
+        << "reduction across the block's threads), or rfactor the reduction and bind the factored axis";
+    for (auto& other : node_->leaf_iter_vars) {
+      auto it = node_->iter_attrs.find(other.get());
+      user_check(other == iv || other->iter_kind != IterKind::kReduce || it == node_->iter_attrs.end() ||
+                 it->second.for_kind != ForKind::kThreadBinding)
+          << "bind: stage '" << name() << "' already reduces across threads along '" << axis_name(other)
+          << "'; kiln binds at most one reduction axis per stage to a thread index (fuse the reduction axes first)";
+    }
+  }
   auto& a = node_->iter_attrs[iv.get()];
   a.for_kind = ForKind::kThreadBinding;
   a.thread_tag = tag;

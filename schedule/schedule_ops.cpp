@@ -6,6 +6,7 @@
 #include "compute/analyzer.h"
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "compute/printer.h"
 #include "schedule/passes/storage_flatten.h"
 
 namespace kiln {
@@ -115,6 +116,10 @@ class NestBuilder {
     std::vector<Expr> idx;
     for (auto& iv : c->axis) idx.push_back(values.at(iv->var.node()));
     Expr body = CanonicalizeReads(sch_).mutate(substitute(b.body, values));
+    if (auto* red = body.as<ReduceNode>()) {
+      const int across = thread_reduce_leaf(s);
+      if (across >= 0) return build_cross_thread(s, red, self, idx, guards, across, ana);
+    }
     Stmt update, init;
     int first_reduce = n;
     if (auto* red = body.as<ReduceNode>()) {
@@ -148,6 +153,95 @@ class NestBuilder {
       if (i == first_reduce) stmt = SeqNode::make({init, stmt});
     }
     stmt = wrap_guards(stmt, guards, -1, false);
+    return stmt;
+  }
+
+  // The position of the stage's reduction leaf bound to a thread index, or
+  // -1 (Stage::bind allows at most one).
+  static int thread_reduce_leaf(const StageNode* s) {
+    for (size_t i = 0; i < s->leaf_iter_vars.size(); ++i) {
+      const IterVar& iv = s->leaf_iter_vars[i];
+      auto it = s->iter_attrs.find(iv.get());
+      if (iv->iter_kind == IterKind::kReduce && it != s->iter_attrs.end() &&
+          it->second.for_kind == ForKind::kThreadBinding)
+        return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // A reduction with its leaf `across` bound to a thread index (TVM's
+  // cross-thread reduction). Each thread folds its share (the other
+  // reduction leaves) into a local partial value, the threads of the group
+  // combine their partials (ThreadAllReduce, which every thread of the block
+  // must reach: no guard encloses it, the guards only select what a thread
+  // contributes), and the result is stored: by every thread into its own
+  // copy of a local stage, by the group's first thread otherwise.
+  //   for (data-parallel leaves and `across`, in leaf order)
+  //     partial = identity
+  //     for (the other reduction leaves) if (guards) partial = partial (+) source
+  //     result = allreduce(partial)
+  //     if (data-parallel guards [&& across == first]) self[idx] = result
+  Stmt build_cross_thread(const StageNode* s, const ReduceNode* red, const Tensor& self, const std::vector<Expr>& idx,
+                          const std::vector<Guard>& guards, int across, Analyzer& ana) {
+    const auto& leaves = s->leaf_iter_vars;
+    const int n = static_cast<int>(leaves.size());
+    // Every thread of the block runs every loop the same number of times: a
+    // loop whose extent varies (a tail clamped to the tensor) runs to its
+    // largest extent, and its iterations past the real one only select.
+    std::vector<Expr> extents(n);
+    std::vector<Expr> past_end(n);
+    for (int i = 0; i < n; ++i) {
+      extents[i] = loop_range(bm_.at(s), leaves[i]).extent;
+      if (as_const_int(extents[i])) continue;
+      const ConstIntBound b = ana.const_int_bound(extents[i]);
+      user_check(b.max_value < ConstIntBound::kPosInf)
+          << "stage '" << s->op->name << "' reduces across threads inside loop '" << leaves[i]->var->name
+          << "', whose extent " << to_string(extents[i]) << " has no constant upper bound";
+      past_end[i] = leaves[i]->var < cast(leaves[i]->var->dtype, extents[i]);
+      extents[i] = make_const(extents[i].dtype(), b.max_value);
+    }
+    const DType t = red->dtype;
+    const Expr zero = make_const(DType::i32(), int64_t{0});
+    Var partial = Var::handle(s->op->name + ".partial", t);
+    Var result = Var::handle(s->op->name + ".result", t);
+
+    Expr counted = red->condition.defined() && !is_one(red->condition) ? red->condition : Expr();
+    Expr stored;
+    auto conj = [](const Expr& a, const Expr& b) { return !a.defined() ? b : (!b.defined() ? a : a && b); };
+    for (auto& g : guards) {
+      counted = conj(counted, g.cond);
+      if (!g.uses_reduce_leaf) stored = conj(stored, g.cond);
+    }
+    auto serial = [&](int i) { return leaves[i]->iter_kind == IterKind::kReduce && i != across; };
+    for (int i = 0; i < n; ++i) {
+      if (!past_end[i].defined()) continue;
+      counted = conj(counted, past_end[i]);
+      if (!serial(i)) stored = conj(stored, past_end[i]);
+    }
+    Stmt update = StoreNode::make(partial, combiner_apply(red->combiner, LoadNode::make(t, partial, zero), red->source),
+                                  zero);
+    if (counted.defined()) update = IfThenElseNode::make(counted, update);
+    for (int i = n - 1; i >= 0; --i) {
+      if (!serial(i)) continue;
+      update = inject_attached(s, i, update);
+      update = make_loop(s, leaves[i], update, extents[i]);
+    }
+    if (s->scope != MemScope::kLocal)
+      stored = conj(leaves[across]->var == loop_range(bm_.at(s), leaves[across]).min, stored);
+    Stmt store = ProvideNode::make(self, LoadNode::make(t, result, zero), idx);
+    if (stored.defined()) store = IfThenElseNode::make(stored, store);
+    const std::string& tag = s->iter_attrs.at(leaves[across].get()).thread_tag;
+    Stmt stmt = SeqNode::make({StoreNode::make(partial, combiner_identity(red->combiner, t), zero), update,
+                               ThreadAllReduceNode::make(red->combiner, LoadNode::make(t, partial, zero), result, tag),
+                               store});
+    const std::vector<Expr> one{make_const(DType::i32(), int64_t{1})};
+    stmt = AllocateNode::make(partial, t, one, MemScope::kLocal,
+                              AllocateNode::make(result, t, one, MemScope::kLocal, stmt));
+    for (int i = n - 1; i >= 0; --i) {
+      if (serial(i)) continue;
+      stmt = inject_attached(s, i, stmt);
+      stmt = make_loop(s, leaves[i], stmt, extents[i]);
+    }
     return stmt;
   }
 
@@ -186,8 +280,10 @@ class NestBuilder {
     return stmt;
   }
 
-  Stmt make_loop(const StageNode* s, const IterVar& iv, Stmt body) const {
+  // The loop over leaf `iv`, over its range or [0, extent) when given.
+  Stmt make_loop(const StageNode* s, const IterVar& iv, Stmt body, Expr extent = Expr()) const {
     Range r = loop_range(bm_.at(s), iv);
+    if (extent.defined()) r = Range(r.min, extent);
     ForKind kind = ForKind::kSerial;
     std::string tag;
     auto it = s->iter_attrs.find(iv.get());

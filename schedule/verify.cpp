@@ -33,7 +33,8 @@ class Verifier : public IRVisitor {
     if (!s.defined()) return;
     NodeKind k = s->kind();
     bool leaf =
-        k == NodeKind::Store || k == NodeKind::Provide || k == NodeKind::Evaluate || k == NodeKind::TensorIntrinCall;
+        k == NodeKind::Store || k == NodeKind::Provide || k == NodeKind::Evaluate || k == NodeKind::TensorIntrinCall ||
+        k == NodeKind::ThreadAllReduce;
     if (!leaf) return IRVisitor::visit(s);
     leaf_ = s;
     IRVisitor::visit(s);
@@ -165,6 +166,11 @@ class Verifier : public IRVisitor {
   void visit_Store(const StoreNode* op) override {
     IRVisitor::visit_Store(op);
     check_access(op->buffer, op->value.dtype(), op->index, op->predicate, "Store");
+  }
+
+  void visit_ThreadAllReduce(const ThreadAllReduceNode* op) override {
+    IRVisitor::visit_ThreadAllReduce(op);
+    check_access(op->result, op->value.dtype(), make_const(DType::i32(), int64_t{0}), Expr(), "ThreadAllReduce");
   }
 
   void visit_IfThenElse(const IfThenElseNode* op) override {

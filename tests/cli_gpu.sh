@@ -14,6 +14,7 @@ expect 0 'extern "C" __global__ void __launch_bounds__(' -- source "$W" --target
 expect 0 "__syncthreads();" -- source "$W" --target "cuda -arch=sm_80"
 expect 2 "unknown CUDA architecture 'sm_61'" -- source "$W" --target "cuda -arch=sm_61"
 expect 2 "op 'conv2d' has no cuda schedule template yet" -- source "conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3" --target cuda
+expect 0 "kiln_allreduce<kiln_max_op" -- source softmax:M=1536,N=128 --target cuda
 expect 2 "tile_k" -- source matmul:M=64,N=64,K=8 --target cuda --config '{"tile_k":[1,3]}'
 expect 2 "--llvm and --asm are for llvm targets" -- source "$W" --target cuda --asm
 expect 2 "--ptx is for cuda targets" -- source "$W" --ptx
@@ -33,6 +34,7 @@ if command -v c++ >/dev/null || [ -n "${KILN_HOST_CXX:-}" ]; then
   expect 0 "correct: yes" -- run "$W" --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
   expect 0 '"emulated":true' -- run dense:N=3,IN=29,OUT=31,bias=1,gelu=1 --target cuda --emulate --check --json \
     --repeat 1 --min-repeat-ms 0
+  expect 0 "correct: yes" -- run layer_norm:M=5,N=131 --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
 else
   skip "no host C++ compiler for the emulation"
 fi

@@ -161,8 +161,8 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
     Tensor O = compute(
         {8}, [&](Var i) { return sum(A(i, k->var), {k}); }, "O");
     Schedule s({O});
-    CHECK_THAT(user_error_of([&] { s[O].bind(k, "threadIdx.x"); }),
-               Contains("bind: axis 'k' of stage 'O' is a reduction axis"));
+    CHECK_THAT(user_error_of([&] { s[O].bind(k, "blockIdx.x"); }),
+               Contains("bind: axis 'k' of stage 'O' is a reduction axis and cannot be bound to blockIdx.x"));
   }
   CHECK_THAT(user_error_of([] { make_task("matmul:M=8,N=8,K=8", Target::parse("cuda")); }),
              Contains("needs a GPU to measure candidates on"));

@@ -157,12 +157,21 @@ class SyncPlanner {
   // A statement the block's threads do not all run alike (or a leaf).
   Stmt unit(const Stmt& s, Pending* p) {
     Pending acc = accesses(s);
-    if (check_) {
-      bool has_barrier = false;
-      post_order_visit(s, [&](const Ref<Object>& n) { has_barrier |= n->kind() == NodeKind::Barrier; });
+    // A cross-thread reduction is itself uniform code (every thread of the
+    // block runs it); anything else here is not, and must hold no barrier.
+    if (check_ && !s.as<ThreadAllReduceNode>()) {
+      bool has_barrier = false, has_allreduce = false;
+      post_order_visit(s, [&](const Ref<Object>& n) {
+        has_barrier |= n->kind() == NodeKind::Barrier;
+        has_allreduce |= n->kind() == NodeKind::ThreadAllReduce;
+      });
       user_check(!has_barrier) << "a barrier sits under thread-dependent control flow (a condition on a thread "
                                   "index, or a thread loop shorter than the block): threads that skip it would "
                                   "never meet the others there";
+      user_check(!has_allreduce)
+          << "a reduction across threads sits under thread-dependent control flow (a condition on a thread index, "
+             "or a thread loop shorter than the block): every thread of the block must take part in it, so bind "
+             "the loops around it to the block's full extent";
       std::set<const VarNode*> both;
       for (auto* b : acc.reads)
         if (acc.writes.count(b)) both.insert(b);
