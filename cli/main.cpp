@@ -10,6 +10,7 @@
 #include "cli/report_command.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/module.h"
 
 int main(int argc, char** argv) {
@@ -48,6 +49,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const kiln::rt::LoadError& e) {
     std::cerr << "kiln: error: could not load the compiled kernel: " << e.what() << "\n";
+    return 1;
+  } catch (const kiln::rt::cuda::CudaError& e) {
+    std::cerr << "kiln: error: the GPU failed: " << e.what() << "\n";
     return 1;
   } catch (const kiln::InternalError& e) {
     std::cerr << "kiln: " << e.what() << "\n(this is a bug in kiln; please report it)\n";

@@ -3,7 +3,9 @@
 // compares its output with the reference interpreter. With `--target cuda
 // --emulate` the workload's CUDA C runs on this CPU through the emulation
 // header (codegen/cuda_emulation.h), which reports shared-memory races and
-// barrier divergence; its timings say nothing about a GPU.
+// barrier divergence; its timings say nothing about a GPU. Without
+// --emulate it is compiled by NVRTC and runs on the first GPU (the CUDA
+// driver opened with dlopen), timed with events.
 #include <stdlib.h>
 
 #include <filesystem>
@@ -17,6 +19,9 @@
 #include "codegen/build.h"
 #include "codegen/cuda_codegen.h"
 #include "codegen/cuda_emulation.h"
+#include "codegen/nvrtc.h"
+#include "runtime/cuda_driver.h"
+#include "tasks/gpu_runner.h"
 #include "runtime/module.h"
 #include "codegen/runtime_dtype.h"
 #include "base/error.h"
@@ -36,15 +41,100 @@ struct RunOptions {
   uint64_t seed = 1;
 };
 
+rt::TimeOptions time_options(const RunOptions& o) {
+  rt::TimeOptions topt;
+  topt.repeat = o.repeat;
+  topt.number = o.number > 0 ? o.number : 1;
+  topt.min_repeat_ms = o.number > 0 ? 0 : o.min_repeat_ms;
+  topt.warmup = 1;
+  return topt;
+}
+
+std::vector<rt::NDArray> random_arguments(const BuiltKernel& k, uint64_t seed) {
+  std::vector<rt::NDArray> arrays;
+  for (size_t i = 0; i < k.func.args.size(); ++i) {
+    const BufferArg& a = k.func.args[i];
+    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
+    if (i < k.op.inputs.size())
+      arr.fill_random(seed + i);
+    else
+      arr.fill_zero();
+    arrays.push_back(arr);
+  }
+  return arrays;
+}
+
+// Fills the check and timing fields of `out`, prints, returns the exit code.
+int report(const RunOptions& o, const BuiltKernel& k, const std::vector<rt::NDArray>& arrays,
+           const rt::TimeResult& tr, nlohmann::json out, const std::string& where) {
+  bool correct = true;
+  if (o.check) {
+    std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
+    std::vector<rt::NDArray> outs(arrays.begin() + static_cast<long>(k.op.inputs.size()), arrays.end());
+    CheckResult cr = check_outputs(k.op, ins, outs, o.seed);
+    correct = cr.ok;
+    out["correct"] = cr.ok;
+    out["checked_points"] = cr.checked;
+    if (!cr.ok) out["mismatch"] = cr.detail;
+  }
+  out["median_ms"] = tr.median_ms;
+  out["min_ms"] = tr.min_ms;
+  out["samples_ms"] = tr.samples_ms;
+  out["number"] = tr.number;
+  out["gflops"] = k.op.flops / (tr.median_ms * 1e6);
+  out["gflops_best"] = k.op.flops / (tr.min_ms * 1e6);
+  if (o.json) {
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << k.op.canonical << " on " << k.target.str() << where << "\n";
+    if (o.check) std::cout << "  correct: " << (correct ? "yes" : "NO: " + out["mismatch"].get<std::string>()) << "\n";
+    std::cout << "  median " << tr.median_ms << " ms, " << out["gflops"].get<double>() << " GFLOP/s (best "
+              << out["gflops_best"].get<double>() << ")\n";
+  }
+  return correct ? 0 : 1;
+}
+
+// The kernel's CUDA C compiled by NVRTC for the first GPU, run and timed
+// there with events (L2 flushed before each measurement).
+int run_on_gpu(const RunOptions& o, const BuiltKernel& k) {
+  std::string why;
+  user_check(rt::cuda::available(&why)) << "kiln run --target cuda runs the kernel on a GPU, and " << why
+                                        << "; --emulate runs its CUDA C on this CPU instead (correctness, not "
+                                           "GPU timings)";
+  rt::cuda::Context ctx(0);
+  user_check(ctx.device().arch() == k.gpu.arch || ctx.device().arch() + "a" == k.gpu.arch)
+      << "target '" << k.target.str() << "' is not the architecture of GPU 0 (" << ctx.device().name << ", "
+      << ctx.device().arch() << ")";
+  const CudaSource src = emit_cuda(k.func, k.gpu);
+  const NvrtcOutput compiled = nvrtc_compile(src.code, src.function + ".cu", k.gpu.arch);
+  GpuKernelRunner runner(ctx, src, k.func.args, compiled.cubin);
+  std::vector<rt::NDArray> arrays = random_arguments(k, o.seed);
+  runner.run(arrays, k.op.inputs.size());
+  rt::TimeOptions topt = time_options(o);
+  topt.flush_cache = true;
+  const rt::TimeResult tr = runner.time(topt);
+  nlohmann::json out;
+  out["workload"] = k.op.canonical;
+  out["target"] = k.target.str();
+  out["device"] = ctx.device().name;
+  out["config_source"] = k.config_source;
+  if (k.config_source != "default") out["config"] = k.config;
+  nlohmann::json res = nlohmann::json::array();
+  for (auto& r : compiled.resources)
+    res.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"spill_bytes", r.spill_store_bytes},
+                   {"shared_bytes", r.shared_bytes}});
+  out["kernels"] = res;
+  return report(o, k, arrays, tr, out, " (" + ctx.device().name + ")");
+}
+
 int run(const RunOptions& o) {
   BuiltKernel k = build_kernel(o.workload, o.target, o.db, o.config);
   std::unique_ptr<JitModule> jit;
   std::shared_ptr<rt::Module> emulated;
   std::string emu_dir;
   kiln_packed_fn fn = nullptr;
+  if (k.target.is_cuda() && !o.emulate) return run_on_gpu(o, k);
   if (k.target.is_cuda()) {
-    user_check(o.emulate) << "kiln run cannot drive a GPU yet; --emulate runs the CUDA C of target '" << k.target.str()
-                          << "' on this CPU (correctness, not GPU timings)";
     std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-emulate-XXXXXX").string();
     user_check(::mkdtemp(tmpl.data()) != nullptr) << "cannot create a temporary directory for the emulated kernel";
     emu_dir = tmpl;
@@ -67,18 +157,9 @@ int run(const RunOptions& o) {
     }
   } cleanup{emu_dir};
 
-  std::vector<rt::NDArray> arrays;
+  std::vector<rt::NDArray> arrays = random_arguments(k, o.seed);
   std::vector<void*> ptrs;
-  for (size_t i = 0; i < k.func.args.size(); ++i) {
-    const BufferArg& a = k.func.args[i];
-    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
-    if (i < k.op.inputs.size())
-      arr.fill_random(o.seed + i);
-    else
-      arr.fill_zero();
-    arrays.push_back(arr);
-    ptrs.push_back(arr.data());
-  }
+  for (auto& a : arrays) ptrs.push_back(a.data());
   int32_t rc = fn(ptrs.data());
   if (rc != 0 && emulated) {
     std::cerr << "kiln: the emulated kernel failed: " << emulated_error(*emulated) << "\n";
@@ -93,38 +174,8 @@ int run(const RunOptions& o) {
   if (emulated) out["emulated"] = true;
   out["config_source"] = k.config_source;
   if (k.config_source != "default") out["config"] = k.config;
-  bool correct = true;
-  if (o.check) {
-    std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
-    std::vector<rt::NDArray> outs(arrays.begin() + static_cast<long>(k.op.inputs.size()), arrays.end());
-    CheckResult cr = check_outputs(k.op, ins, outs, o.seed);
-    correct = cr.ok;
-    out["correct"] = cr.ok;
-    out["checked_points"] = cr.checked;
-    if (!cr.ok) out["mismatch"] = cr.detail;
-  }
-
-  rt::TimeOptions topt;
-  topt.repeat = o.repeat;
-  topt.number = o.number > 0 ? o.number : 1;
-  topt.min_repeat_ms = o.number > 0 ? 0 : o.min_repeat_ms;
-  topt.warmup = 1;
-  rt::TimeResult tr = rt::time_function([&] { fn(ptrs.data()); }, topt);
-  out["median_ms"] = tr.median_ms;
-  out["min_ms"] = tr.min_ms;
-  out["samples_ms"] = tr.samples_ms;
-  out["number"] = tr.number;
-  out["gflops"] = k.op.flops / (tr.median_ms * 1e6);
-  out["gflops_best"] = k.op.flops / (tr.min_ms * 1e6);
-  if (o.json) {
-    std::cout << out.dump() << "\n";
-  } else {
-    std::cout << k.op.canonical << " on " << k.target.str() << (emulated ? " (emulated on the CPU)" : "") << "\n";
-    if (o.check) std::cout << "  correct: " << (correct ? "yes" : "NO: " + out["mismatch"].get<std::string>()) << "\n";
-    std::cout << "  median " << tr.median_ms << " ms, " << out["gflops"].get<double>() << " GFLOP/s (best "
-              << out["gflops_best"].get<double>() << ")\n";
-  }
-  return correct ? 0 : 1;
+  const rt::TimeResult tr = rt::time_function([&] { fn(ptrs.data()); }, time_options(o));
+  return report(o, k, arrays, tr, out, emulated ? " (emulated on the CPU)" : "");
 }
 
 }  // namespace

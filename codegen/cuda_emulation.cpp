@@ -66,6 +66,17 @@ std::string entry_point(const CudaSource& src) {
   os << "  return 0;\n}\n"
      << "extern \"C\" __attribute__((visibility(\"default\"))) const char* kiln_emu_last_error(void) {\n"
      << "  return kiln_emu::last_error();\n}\n";
+  // One launcher per kernel with cuLaunchKernel's arguments (kernelParams[i]
+  // points at the i-th parameter's value), for a stand-in of the driver.
+  for (const CudaKernelLaunch& l : src.launches) {
+    os << "extern \"C\" __attribute__((visibility(\"default\"))) int " << kEmulatedKernelPrefix << l.kernel
+       << "(const unsigned* grid, const unsigned* block, unsigned shared_bytes, void** params) {\n"
+       << "  return kiln_emu::launch(dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]), \""
+       << l.kernel << "\", [&]() { " << l.kernel << "(";
+    for (size_t i = 0; i < l.params.size(); ++i)
+      os << (i ? ", " : "") << "*(" << l.params[i].c_type << "*)params[" << i << "]";
+    os << "); }, shared_bytes);\n}\n";
+  }
   return os.str();
 }
 

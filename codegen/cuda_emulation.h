@@ -40,6 +40,9 @@ class Module;
 // emulator's state has internal linkage, so every module has its own.
 const std::string& cuda_emulation_header();
 
+// The prefix of the per-kernel launchers' names.
+constexpr const char* kEmulatedKernelPrefix = "kiln_emu_kernel_";
+
 struct EmulatedModule {
   std::string path;   // the shared object, loadable by rt::Module::load
   std::string entry;  // its packed entry point: src.function
@@ -54,9 +57,13 @@ std::string host_cxx_compiler();
 // Writes the emulation header, src.code and a host entry point
 //   extern "C" int32_t <src.function>(void** args)  // packed ABI, runtime/c_api.h
 //   extern "C" const char* kiln_emu_last_error(void)
-// to a .cpp in out_dir (created if needed; the .cpp stays there, #line
+//   extern "C" int kiln_emu_kernel_<kernel>(const unsigned* grid,
+//       const unsigned* block, unsigned shared_bytes, void** params)
+// (one per kernel: cuLaunchKernel's arguments, params[i] pointing at the
+// i-th parameter's value, so that a stand-in for the CUDA driver can launch
+// it) to a .cpp in out_dir (created if needed; the .cpp stays there, #line
 // directives number the CUDA source's own lines) and compiles it into a
-// uniquely named .so next to it, exporting only those two symbols. The entry point runs src.launches in order, passing
+// uniquely named .so next to it, exporting only those symbols. The entry point runs src.launches in order, passing
 // kernel parameter p as (p.c_type)args[p.arg_index] (a non-pointer c_type
 // reads the value args[p.arg_index] points to), and returns non-zero at the
 // first launch that fails. User errors: no host C++ compiler (naming

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cuda_driver.h"
 #include "codegen/llvm_support.h"
 #include "schedule/gpu_limits.h"
 #include "base/error.h"
@@ -129,9 +130,17 @@ Target Target::parse(const std::string& s) {
   Target t;
   t.kind = kind;
   if (kind == "cuda") {
-    // No GPU query here (runtime/ owns the device): without -arch the target
-    // is sm_90, the architecture of the H100s kiln is tuned on.
-    const std::string arch = opts.count("arch") ? opts["arch"] : "sm_90";
+    // Without -arch: the architecture of the first GPU when the driver
+    // reports one kiln knows, else sm_90 (the H100s kiln is tuned on).
+    std::string arch = opts.count("arch") ? opts["arch"] : "sm_90";
+    if (!opts.count("arch") && rt::cuda::available()) {
+      const std::string device_arch = rt::cuda::devices().at(0).arch();
+      try {
+        gpu_limits_for_arch(device_arch);
+        arch = device_arch;
+      } catch (const UserError&) {
+      }
+    }
     const bool ok = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 &&
                     std::all_of(arch.begin() + 3, arch.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
     user_check(ok) << "target '" << s << "': -arch must look like sm_90, got '" << arch << "'";

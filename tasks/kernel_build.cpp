@@ -1,5 +1,8 @@
 #include "tasks/kernel_build.h"
 
+#include "runtime/cuda_driver.h"
+#include "tasks/gpu_runner.h"
+
 #include <optional>
 #include <thread>
 
@@ -23,6 +26,11 @@ CpuInfo cpu_info_for(const Target& target) {
 
 GpuLimits gpu_limits_for(const Target& target) {
   internal_assert(target.is_cuda()) << "gpu_limits_for(" << target.str() << ")";
+  // The device's own limits when the target is the first GPU's architecture.
+  if (rt::cuda::available()) {
+    const rt::cuda::DeviceInfo d = rt::cuda::devices().at(0);
+    if (d.arch() == target.arch || d.arch() + "a" == target.arch) return gpu_limits_from_device(d, target.arch);
+  }
   return gpu_limits_for_arch(target.arch);
 }
 

@@ -23,7 +23,8 @@ struct BuiltKernel {
 };
 
 CpuInfo cpu_info_for(const Target& target);
-// The limits of a cuda target's architecture (kiln's per-arch table).
+// The limits of a cuda target's architecture: the GPU's own when the first
+// GPU has that architecture, else kiln's per-arch table.
 GpuLimits gpu_limits_for(const Target& target);
 // The op's GPU template, or user_error naming the ops that have one.
 const GpuTemplate& gpu_template_of(const OpDef& def);

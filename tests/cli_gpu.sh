@@ -18,7 +18,26 @@ expect 0 "kiln_allreduce<kiln_max_op" -- source softmax:M=1536,N=128 --target cu
 expect 2 "tile_k" -- source matmul:M=64,N=64,K=8 --target cuda --config '{"tile_k":[1,3]}'
 expect 2 "--llvm and --asm are for llvm targets" -- source "$W" --target cuda --asm
 expect 2 "--ptx is for cuda targets" -- source "$W" --ptx
-expect 2 "kiln run cannot drive a GPU yet" -- run "$W" --target cuda
+# Without a driver (as on every machine without a GPU), kiln run says so.
+export KILN_LIBCUDA=/nonexistent/libcuda.so.1
+expect 2 "the CUDA driver (/nonexistent/libcuda.so.1) was not found" -- run "$W" --target cuda
+expect 2 "--emulate runs its CUDA C on this CPU instead" -- run "$W" --target cuda
+unset KILN_LIBCUDA
+# A driver with no GPU (the test stand-in for libcuda.so.1, told to report none).
+if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; then
+  export KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" KILN_FAKE_CUDA_DEVICES=0
+  expect 2 "reports no GPU" -- run "$W" --target cuda
+  # The target's default arch falls back to sm_90 without a GPU.
+  expect 0 "for sm_90, 1 kernel" -- source "$W" --target cuda
+  # A driver error (the stand-in runs no real cubin) fails the run cleanly.
+  export KILN_FAKE_CUDA_DEVICES=1
+  if "$KILN" source "$W" --target cuda --ptx >/dev/null 2>&1; then
+    expect 1 "the GPU failed: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE" -- run "$W" --target cuda
+  fi
+  unset KILN_LIBCUDA KILN_FAKE_CUDA_DEVICES
+else
+  skip "the libcuda stand-in (KILN_TEST_FAKE_LIBCUDA) is not built"
+fi
 expect 2 "--emulate is for cuda targets" -- run "$W" --emulate
 expect 2 "needs a GPU to measure candidates on" -- tune "$W" --target cuda --trials 4 --db "$(mktemp -u).db"
 

@@ -1,0 +1,404 @@
+// The CUDA driver API through dlopen (runtime/cuda_driver.h). The entry
+// points kiln uses are declared here as function-pointer types with cuda.h's
+// signatures (versioned names where cuda.h maps a name to one), so no CUDA
+// header is needed to build kiln. The library is opened once per process.
+#include "runtime/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <cstdlib>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace kiln::rt::cuda {
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUstream = void*;
+using CUevent = void*;
+
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kErrorStubLibrary = 34;
+constexpr CUresult kErrorNoDevice = 100;
+
+// cuda.h's CUdevice_attribute values.
+enum Attribute : int {
+  kMaxThreadsPerBlock = 1,
+  kMaxBlockDimX = 2,
+  kMaxGridDimX = 5,
+  kMaxSharedPerBlock = 8,
+  kWarpSize = 10,
+  kMaxRegistersPerBlock = 12,
+  kMultiprocessorCount = 16,
+  kL2CacheSize = 38,
+  kMaxThreadsPerSm = 39,
+  kCcMajor = 75,
+  kCcMinor = 76,
+  kMaxSharedPerSm = 81,
+  kMaxRegistersPerSm = 82,
+  kMaxSharedOptin = 97,
+  kMaxBlocksPerSm = 106,
+};
+
+struct Driver {
+  void* handle = nullptr;
+  std::string path;
+  std::string why;  // when unusable
+  int device_count = 0;
+
+  CUresult (*init)(unsigned) = nullptr;
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
+  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+  CUresult (*device_get_count)(int*) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+  CUresult (*device_get_attribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*device_total_mem)(size_t*, CUdevice) = nullptr;
+  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
+  CUresult (*ctx_synchronize)() = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;
+  CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_unload)(CUmodule) = nullptr;
+  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                            void**, void**) = nullptr;
+  CUresult (*event_create)(CUevent*, unsigned) = nullptr;
+  CUresult (*event_destroy)(CUevent) = nullptr;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*event_synchronize)(CUevent) = nullptr;
+  CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
+};
+
+std::string resolve(Driver& d) {
+  std::string missing;
+  auto sym = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(d.handle, name));
+    if (!fn && missing.empty()) missing = name;
+  };
+  sym(d.init, "cuInit");
+  sym(d.get_error_name, "cuGetErrorName");
+  sym(d.get_error_string, "cuGetErrorString");
+  sym(d.device_get_count, "cuDeviceGetCount");
+  sym(d.device_get, "cuDeviceGet");
+  sym(d.device_get_name, "cuDeviceGetName");
+  sym(d.device_get_attribute, "cuDeviceGetAttribute");
+  sym(d.device_total_mem, "cuDeviceTotalMem_v2");
+  sym(d.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
+  sym(d.primary_ctx_release, "cuDevicePrimaryCtxRelease_v2");
+  sym(d.ctx_set_current, "cuCtxSetCurrent");
+  sym(d.ctx_synchronize, "cuCtxSynchronize");
+  sym(d.mem_alloc, "cuMemAlloc_v2");
+  sym(d.mem_free, "cuMemFree_v2");
+  sym(d.memcpy_htod, "cuMemcpyHtoD_v2");
+  sym(d.memcpy_dtoh, "cuMemcpyDtoH_v2");
+  sym(d.memset_d8, "cuMemsetD8_v2");
+  sym(d.module_load_data, "cuModuleLoadData");
+  sym(d.module_unload, "cuModuleUnload");
+  sym(d.module_get_function, "cuModuleGetFunction");
+  sym(d.launch_kernel, "cuLaunchKernel");
+  sym(d.event_create, "cuEventCreate");
+  sym(d.event_destroy, "cuEventDestroy_v2");
+  sym(d.event_record, "cuEventRecord");
+  sym(d.event_synchronize, "cuEventSynchronize");
+  sym(d.event_elapsed_time, "cuEventElapsedTime");
+  return missing;
+}
+
+std::string error_text(const Driver& d, CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (d.get_error_name) d.get_error_name(r, &name);
+  if (d.get_error_string) d.get_error_string(r, &text);
+  std::ostringstream os;
+  os << (name ? name : "CUDA error") << " (" << r << ")";
+  if (text) os << ": " << text;
+  return os.str();
+}
+
+Driver load() {
+  Driver d;
+  const char* env = std::getenv("KILN_LIBCUDA");
+  d.path = env && *env ? env : "libcuda.so.1";
+  d.handle = dlopen(d.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!d.handle) {
+    const char* err = dlerror();
+    d.why = "the CUDA driver (" + d.path + ") was not found" + (env && *env ? " (KILN_LIBCUDA)" : "") +
+            (err ? std::string(": ") + err : "") + "; an NVIDIA GPU and its driver are needed";
+    return d;
+  }
+  const std::string missing = resolve(d);
+  if (!missing.empty()) {
+    d.why = d.path + " has no " + missing + " (a CUDA 12 or newer driver is needed)";
+    d.handle = nullptr;
+    return d;
+  }
+  if (CUresult r = d.init(0); r != kSuccess) {
+    d.why = r == kErrorStubLibrary || r == kErrorNoDevice
+                ? "the CUDA driver (" + d.path + ") reports no usable GPU: " + error_text(d, r)
+                : "the CUDA driver (" + d.path + ") failed to initialize: " + error_text(d, r);
+    d.handle = nullptr;
+    return d;
+  }
+  if (CUresult r = d.device_get_count(&d.device_count); r != kSuccess || d.device_count == 0) {
+    d.why = "the CUDA driver (" + d.path + ") reports no GPU" + (r != kSuccess ? ": " + error_text(d, r) : "");
+    d.handle = nullptr;
+  }
+  return d;
+}
+
+const Driver& driver() {
+  static const Driver d = load();
+  user_check(d.handle) << d.why;
+  return d;
+}
+
+void check(CUresult r, const std::string& call) {
+  if (r == kSuccess) return;
+  const Driver& d = driver();
+  const bool sticky = is_sticky_error(r);
+  throw CudaError(call + " failed: " + error_text(d, r) +
+                      (sticky ? " (the GPU context is unusable for the rest of this process)" : ""),
+                  r, sticky);
+}
+
+int attribute(CUdevice dev, int attr) {
+  int v = 0;
+  check(driver().device_get_attribute(&v, attr, dev), "cuDeviceGetAttribute(" + std::to_string(attr) + ")");
+  return v;
+}
+
+DeviceInfo query(int ordinal) {
+  const Driver& d = driver();
+  CUdevice dev = 0;
+  check(d.device_get(&dev, ordinal), "cuDeviceGet(" + std::to_string(ordinal) + ")");
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  char name[256] = {0};
+  check(d.device_get_name(name, sizeof(name) - 1, dev), "cuDeviceGetName");
+  info.name = name;
+  size_t mem = 0;
+  check(d.device_total_mem(&mem, dev), "cuDeviceTotalMem");
+  info.total_memory = static_cast<int64_t>(mem);
+  info.cc_major = attribute(dev, kCcMajor);
+  info.cc_minor = attribute(dev, kCcMinor);
+  info.sm_count = attribute(dev, kMultiprocessorCount);
+  info.l2_bytes = attribute(dev, kL2CacheSize);
+  info.warp_size = attribute(dev, kWarpSize);
+  info.max_threads_per_block = attribute(dev, kMaxThreadsPerBlock);
+  for (int i = 0; i < 3; ++i) {
+    info.max_block_dim[i] = attribute(dev, kMaxBlockDimX + i);
+    info.max_grid_dim[i] = attribute(dev, kMaxGridDimX + i);
+  }
+  info.shared_per_block = attribute(dev, kMaxSharedPerBlock);
+  info.shared_optin_per_block = attribute(dev, kMaxSharedOptin);
+  info.shared_per_sm = attribute(dev, kMaxSharedPerSm);
+  info.registers_per_block = attribute(dev, kMaxRegistersPerBlock);
+  info.registers_per_sm = attribute(dev, kMaxRegistersPerSm);
+  info.max_threads_per_sm = attribute(dev, kMaxThreadsPerSm);
+  info.max_blocks_per_sm = attribute(dev, kMaxBlocksPerSm);
+  return info;
+}
+
+// An event pair, destroyed with the scope.
+class Events {
+ public:
+  Events() {
+    check(driver().event_create(&start_, 0), "cuEventCreate");
+    check(driver().event_create(&stop_, 0), "cuEventCreate");
+  }
+  ~Events() {
+    driver().event_destroy(start_);
+    driver().event_destroy(stop_);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  CUevent start() const { return start_; }
+  CUevent stop() const { return stop_; }
+  double elapsed_ms() const {
+    check(driver().event_synchronize(stop_), "cuEventSynchronize");
+    float ms = 0;
+    check(driver().event_elapsed_time(&ms, start_, stop_), "cuEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  CUevent start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+bool is_sticky_error(int code) {
+  // cuda.h: 700 illegal address, 702 launch timeout, 714 hardware stack
+  // error, 715 illegal instruction, 716 misaligned address, 717 invalid
+  // address space, 718 invalid PC, 719 launch failed, 720 cooperative launch
+  // too large is not sticky; 999 unknown.
+  return code == 700 || (code >= 714 && code <= 719) || code == 702 || code == 999;
+}
+
+bool available(std::string* why) {
+  try {
+    driver();
+    return true;
+  } catch (const UserError& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+std::string driver_path() { return driver().path; }
+
+std::vector<DeviceInfo> devices() {
+  std::vector<DeviceInfo> out;
+  for (int i = 0; i < driver().device_count; ++i) out.push_back(query(i));
+  return out;
+}
+
+// ---- DeviceBuffer
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  CUdeviceptr p = 0;
+  check(driver().mem_alloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc(" + std::to_string(bytes) + " bytes)");
+  ptr_ = p;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) driver().mem_free(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+  o.ptr_ = 0;
+  o.bytes_ = 0;
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) driver().mem_free(ptr_);
+    ptr_ = o.ptr_;
+    bytes_ = o.bytes_;
+    o.ptr_ = 0;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void DeviceBuffer::upload(const void* host, size_t bytes) {
+  internal_assert(bytes <= bytes_) << "upload of " << bytes << " bytes into a buffer of " << bytes_;
+  check(driver().memcpy_htod(ptr_, host, bytes), "cuMemcpyHtoD");
+}
+
+void DeviceBuffer::download(void* host, size_t bytes) const {
+  internal_assert(bytes <= bytes_) << "download of " << bytes << " bytes from a buffer of " << bytes_;
+  check(driver().memcpy_dtoh(host, ptr_, bytes), "cuMemcpyDtoH");
+}
+
+void DeviceBuffer::fill_bytes(unsigned char value) {
+  check(driver().memset_d8(ptr_, value, bytes_), "cuMemsetD8");
+}
+
+// ---- Context
+
+Context::Context(int ordinal) {
+  const Driver& d = driver();
+  user_check(ordinal >= 0 && ordinal < d.device_count)
+      << "there is no GPU " << ordinal << " (the driver reports " << d.device_count << ")";
+  info_ = query(ordinal);
+  CUdevice dev = 0;
+  check(d.device_get(&dev, ordinal), "cuDeviceGet");
+  check(d.primary_ctx_retain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
+  check(d.ctx_set_current(ctx_), "cuCtxSetCurrent");
+}
+
+Context::~Context() {
+  const Driver& d = driver();
+  CUdevice dev = 0;
+  if (d.device_get(&dev, info_.ordinal) == kSuccess) d.primary_ctx_release(dev);
+}
+
+void Context::synchronize() { check(driver().ctx_synchronize(), "cuCtxSynchronize"); }
+
+// ---- CudaModule
+
+CudaModule::CudaModule(const std::vector<char>& image) {
+  user_check(!image.empty()) << "cannot load an empty cubin";
+  check(driver().module_load_data(&module_, image.data()), "cuModuleLoadData");
+}
+
+CudaModule::~CudaModule() {
+  if (module_) driver().module_unload(module_);
+}
+
+void* CudaModule::kernel(const std::string& name) const {
+  CUfunction f = nullptr;
+  check(driver().module_get_function(&f, module_, name.c_str()), "cuModuleGetFunction('" + name + "')");
+  return f;
+}
+
+// ---- launches and timing
+
+void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args) {
+  const Driver& d = driver();
+  for (const KernelLaunch& l : launches) {
+    std::vector<CUdeviceptr> values;
+    for (int i : l.arg_indices) {
+      internal_assert(i >= 0 && static_cast<size_t>(i) < args.size()) << "kernel " << l.name << " argument " << i;
+      values.push_back(args[i]);
+    }
+    std::vector<void*> params;
+    for (auto& v : values) params.push_back(&v);
+    check(d.launch_kernel(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                          l.shared_bytes, nullptr, params.data(), nullptr),
+          "cuLaunchKernel('" + l.name + "')");
+  }
+}
+
+TimeResult time_launches(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args,
+                         const TimeOptions& o, int64_t l2_bytes) {
+  if (o.number < 1 || o.repeat < 1 || o.warmup < 0 || o.min_repeat_ms < 0)
+    throw std::invalid_argument("time_launches: number and repeat must be at least 1, warmup and times not negative");
+  const Driver& d = driver();
+  // Writing twice the L2 evicts everything the kernels left there.
+  DeviceBuffer flush;
+  if (o.flush_cache) flush = DeviceBuffer(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2);
+  for (int i = 0; i < o.warmup; ++i) launch(launches, args);
+  check(d.ctx_synchronize(), "cuCtxSynchronize");
+  Events ev;
+  auto measure = [&](int number) {
+    if (o.cooldown_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldown_ms));
+    if (o.flush_cache) flush.fill_bytes(static_cast<unsigned char>(number));
+    check(d.event_record(ev.start(), nullptr), "cuEventRecord");
+    for (int i = 0; i < number; ++i) launch(launches, args);
+    check(d.event_record(ev.stop(), nullptr), "cuEventRecord");
+    return ev.elapsed_ms();
+  };
+  TimeResult r;
+  r.number = o.number;
+  if (o.min_repeat_ms > 0) {
+    // Grow `number` until one measurement lasts min_repeat_ms.
+    for (double ms = measure(r.number); ms < o.min_repeat_ms && r.number < (1 << 30);) {
+      const double scale = ms > 0 ? o.min_repeat_ms / ms * 1.2 : 10.0;
+      r.number = static_cast<int>(std::min<double>(1 << 30, std::max(r.number * 2.0, r.number * scale)));
+      ms = measure(r.number);
+    }
+  }
+  for (int i = 0; i < o.repeat; ++i) r.samples_ms.push_back(measure(r.number) / r.number);
+  summarize(r);
+  return r;
+}
+
+}  // namespace kiln::rt::cuda

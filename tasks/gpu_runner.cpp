@@ -1,0 +1,61 @@
+#include "tasks/gpu_runner.h"
+
+#include "base/error.h"
+
+namespace kiln {
+
+GpuLimits gpu_limits_from_device(const rt::cuda::DeviceInfo& d, const std::string& arch) {
+  GpuLimits g = gpu_limits_for_arch(arch);
+  g.warp_size = d.warp_size;
+  g.max_threads_per_block = d.max_threads_per_block;
+  g.max_block_dim = d.max_block_dim;
+  g.max_grid_dim = d.max_grid_dim;
+  g.max_shared_static_per_block = d.shared_per_block;
+  g.max_shared_optin_per_block = d.shared_optin_per_block;
+  g.max_shared_per_sm = d.shared_per_sm;
+  g.registers_per_sm = d.registers_per_sm;
+  g.max_threads_per_sm = d.max_threads_per_sm;
+  g.max_blocks_per_sm = d.max_blocks_per_sm;
+  g.sm_count = d.sm_count;
+  g.source = "device";
+  return g;
+}
+
+GpuKernelRunner::GpuKernelRunner(const rt::cuda::Context& ctx, const CudaSource& src,
+                                 const std::vector<BufferArg>& args, const std::vector<char>& image)
+    : l2_bytes_(ctx.device().l2_bytes), module_(image) {
+  for (const CudaKernelLaunch& l : src.launches) {
+    rt::cuda::KernelLaunch k;
+    k.function = module_.kernel(l.kernel);
+    k.name = l.kernel;
+    for (int d = 0; d < 3; ++d) {
+      k.grid[d] = static_cast<unsigned>(l.grid[d]);
+      k.block[d] = static_cast<unsigned>(l.block[d]);
+    }
+    k.shared_bytes = static_cast<unsigned>(l.shared_bytes);
+    for (auto& p : l.params) {
+      internal_assert(!p.c_type.empty() && p.c_type.back() == '*') << "kernel " << l.kernel << " takes a scalar";
+      k.arg_indices.push_back(p.arg_index);
+    }
+    launches_.push_back(k);
+  }
+  for (const BufferArg& a : args) {
+    size_t n = static_cast<size_t>(a.dtype.bytes());
+    for (int64_t e : a.shape) n *= static_cast<size_t>(e);
+    buffers_.emplace_back(n);
+    pointers_.push_back(buffers_.back().ptr());
+  }
+}
+
+void GpuKernelRunner::run(std::vector<rt::NDArray>& arrays, size_t first_output) {
+  internal_assert(arrays.size() == buffers_.size()) << arrays.size() << " arrays for " << buffers_.size() << " arguments";
+  for (size_t i = 0; i < arrays.size(); ++i) buffers_[i].upload(arrays[i].data(), arrays[i].nbytes());
+  rt::cuda::launch(launches_, pointers_);
+  for (size_t i = first_output; i < arrays.size(); ++i) buffers_[i].download(arrays[i].data(), arrays[i].nbytes());
+}
+
+rt::TimeResult GpuKernelRunner::time(const rt::TimeOptions& options) {
+  return rt::cuda::time_launches(launches_, pointers_, options, l2_bytes_);
+}
+
+}  // namespace kiln

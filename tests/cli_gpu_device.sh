@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# kiln on a real NVIDIA GPU: `kiln run --target cuda --check` compiles with
+# NVRTC, runs on GPU 0 through the CUDA driver and checks against the
+# interpreter. Skipped (exit 77) where there is no driver, no GPU or no NVRTC.
+# Usage: cli_gpu_device.sh path/to/kiln
+set -u
+KILN="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
+export EXPECT_TIMEOUT=300
+unset KILN_LIBCUDA
+
+if ! out=$("$KILN" run softmax:M=4,N=32 --target cuda --repeat 1 --min-repeat-ms 0 2>&1); then
+  if grep -q "the CUDA driver .* was not found\|reports no GPU\|NVRTC .* was not found" <<<"$out"; then
+    skip "no GPU here: $(head -c 200 <<<"$out")"
+    finish cli_gpu_device
+  fi
+fi
+
+for W in "softmax:M=1536,N=128" "layer_norm:M=128,N=768" "matmul:M=37,N=45,K=19,bias=1,relu=1" \
+         "matmul:M=1024,N=1024,K=1024" "dense:N=16,IN=768,OUT=3072,bias=1,gelu=1"; do
+  expect 0 "correct: yes" -- run "$W" --target cuda --check --repeat 3 --min-repeat-ms 10
+done
+expect 0 '"device":' -- run matmul:M=64,N=64,K=64 --target cuda --json --repeat 1 --min-repeat-ms 0
+
+finish cli_gpu_device

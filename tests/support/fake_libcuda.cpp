@@ -1,0 +1,244 @@
+// A stand-in for libcuda.so.1, for testing kiln's driver-API runtime
+// (runtime/cuda_driver.h) on a machine without a GPU: tests point
+// KILN_LIBCUDA at it. It implements the entry points kiln uses on the host:
+// device memory is host memory, events read the host clock, and a "cubin"
+// is the text "kiln-fake-cubin:<path>" naming an emulated CUDA module
+// (codegen/cuda_emulation.h) whose per-kernel launchers run the kernels.
+//
+// Knobs (read at every call):
+//   KILN_FAKE_CUDA_DEVICES=n     devices reported (default 1)
+//   KILN_FAKE_CUDA_FAIL_LAUNCH=c launches fail with CUresult c; a sticky code
+//                                (700, 702, 714-719) then fails every call
+//                                until kiln_fake_cuda_reset()
+// Test hooks: kiln_fake_cuda_stat(name) ("launches", "memset_bytes",
+// "live_buffers"), kiln_fake_cuda_reset().
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#define FAKE_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+using Launcher = int (*)(const unsigned*, const unsigned*, unsigned, void**);
+
+std::mutex mu;
+std::map<std::string, long long> stats;
+std::map<CUdeviceptr, void*> buffers;
+int sticky_error = 0;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+bool is_sticky(int c) { return c == 700 || c == 702 || (c >= 714 && c <= 719); }
+
+struct Event {
+  double ms = 0;
+};
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+#define FAKE_CHECK_STICKY() \
+  if (sticky_error) return sticky_error
+
+FAKE_API CUresult cuInit(unsigned) { return 0; }
+
+FAKE_API CUresult cuGetErrorName(CUresult r, const char** out) {
+  switch (r) {
+    case 0:
+      *out = "CUDA_SUCCESS";
+      break;
+    case 200:
+      *out = "CUDA_ERROR_INVALID_IMAGE";
+      break;
+    case 500:
+      *out = "CUDA_ERROR_NOT_FOUND";
+      break;
+    case 700:
+      *out = "CUDA_ERROR_ILLEGAL_ADDRESS";
+      break;
+    case 719:
+      *out = "CUDA_ERROR_LAUNCH_FAILED";
+      break;
+    default:
+      *out = "CUDA_ERROR_UNKNOWN";
+  }
+  return 0;
+}
+
+FAKE_API CUresult cuGetErrorString(CUresult r, const char** out) {
+  *out = r == 700 ? "an illegal memory access was encountered" : "a fake CUDA error";
+  return 0;
+}
+
+FAKE_API CUresult cuDeviceGetCount(int* n) {
+  *n = env_int("KILN_FAKE_CUDA_DEVICES", 1);
+  return 0;
+}
+
+FAKE_API CUresult cuDeviceGet(int* dev, int ordinal) {
+  if (ordinal < 0 || ordinal >= env_int("KILN_FAKE_CUDA_DEVICES", 1)) return 101;  // CUDA_ERROR_INVALID_DEVICE
+  *dev = ordinal;
+  return 0;
+}
+
+FAKE_API CUresult cuDeviceGetName(char* name, int len, int) {
+  std::strncpy(name, "kiln fake H100", static_cast<size_t>(len));
+  return 0;
+}
+
+FAKE_API CUresult cuDeviceTotalMem_v2(size_t* bytes, int) {
+  *bytes = size_t{80} << 30;
+  return 0;
+}
+
+FAKE_API CUresult cuDeviceGetAttribute(int* v, int attr, int) {
+  static const std::map<int, int> values = {
+      {1, 1024},      {2, 1024},  {3, 1024},   {4, 64},     {5, 2147483647}, {6, 65535},     {7, 65535},
+      {8, 49152},     {10, 32},   {12, 65536}, {16, 132},   {38, 52428800},  {39, 2048},     {75, 9},
+      {76, 0},        {81, 233472}, {82, 65536}, {97, 232448}, {106, 32}};
+  auto it = values.find(attr);
+  *v = it == values.end() ? 0 : it->second;
+  return it == values.end() ? 1 : 0;  // CUDA_ERROR_INVALID_VALUE
+}
+
+FAKE_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int) {
+  static int token;
+  *ctx = &token;
+  return 0;
+}
+FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(int) { return 0; }
+FAKE_API CUresult cuCtxSetCurrent(void*) { return 0; }
+FAKE_API CUresult cuCtxSynchronize() {
+  FAKE_CHECK_STICKY();
+  return 0;
+}
+
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
+  FAKE_CHECK_STICKY();
+  void* mem = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!mem) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
+  std::lock_guard<std::mutex> lock(mu);
+  *p = reinterpret_cast<CUdeviceptr>(mem);
+  buffers[*p] = mem;
+  return 0;
+}
+
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr p) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = buffers.find(p);
+  if (it == buffers.end()) return 1;
+  std::free(it->second);
+  buffers.erase(it);
+  return 0;
+}
+
+FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
+  FAKE_CHECK_STICKY();
+  std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  return 0;
+}
+
+FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+  FAKE_CHECK_STICKY();
+  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  return 0;
+}
+
+FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
+  FAKE_CHECK_STICKY();
+  std::memset(reinterpret_cast<void*>(dst), v, n);
+  std::lock_guard<std::mutex> lock(mu);
+  stats["memset_bytes"] += static_cast<long long>(n);
+  return 0;
+}
+
+FAKE_API CUresult cuModuleLoadData(void** module, const void* image) {
+  FAKE_CHECK_STICKY();
+  const char* text = static_cast<const char*>(image);
+  const char* prefix = "kiln-fake-cubin:";
+  if (std::strncmp(text, prefix, std::strlen(prefix)) != 0) return 200;
+  void* h = dlopen(text + std::strlen(prefix), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return 200;
+  *module = h;
+  return 0;
+}
+
+FAKE_API CUresult cuModuleUnload(void* module) { return dlclose(module) == 0 ? 0 : 1; }
+
+FAKE_API CUresult cuModuleGetFunction(void** f, void* module, const char* name) {
+  FAKE_CHECK_STICKY();
+  void* sym = dlsym(module, (std::string("kiln_emu_kernel_") + name).c_str());
+  if (!sym) return 500;
+  *f = sym;
+  return 0;
+}
+
+FAKE_API CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                 unsigned shared, void*, void** params, void**) {
+  FAKE_CHECK_STICKY();
+  if (int fail = env_int("KILN_FAKE_CUDA_FAIL_LAUNCH", 0)) {
+    if (is_sticky(fail)) sticky_error = fail;
+    return fail;
+  }
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ++stats["launches"];
+  }
+  if (reinterpret_cast<Launcher>(f)(grid, block, shared, params) != 0) {
+    sticky_error = 719;  // what a kernel that faults on a GPU gives
+    return 719;
+  }
+  return 0;
+}
+
+FAKE_API CUresult cuEventCreate(void** e, unsigned) {
+  *e = new Event;
+  return 0;
+}
+FAKE_API CUresult cuEventDestroy_v2(void* e) {
+  delete static_cast<Event*>(e);
+  return 0;
+}
+FAKE_API CUresult cuEventRecord(void* e, void*) {
+  FAKE_CHECK_STICKY();
+  static_cast<Event*>(e)->ms = now_ms();
+  return 0;
+}
+FAKE_API CUresult cuEventSynchronize(void*) {
+  FAKE_CHECK_STICKY();
+  return 0;
+}
+FAKE_API CUresult cuEventElapsedTime(float* ms, void* start, void* stop) {
+  FAKE_CHECK_STICKY();
+  *ms = static_cast<float>(static_cast<Event*>(stop)->ms - static_cast<Event*>(start)->ms);
+  return 0;
+}
+
+FAKE_API long long kiln_fake_cuda_stat(const char* name) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (std::string(name) == "live_buffers") return static_cast<long long>(buffers.size());
+  auto it = stats.find(name);
+  return it == stats.end() ? 0 : it->second;
+}
+
+FAKE_API void kiln_fake_cuda_reset() {
+  std::lock_guard<std::mutex> lock(mu);
+  stats.clear();
+  sticky_error = 0;
+}

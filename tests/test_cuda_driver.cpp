@@ -1,0 +1,195 @@
+// kiln's CUDA driver runtime (runtime/cuda_driver.h) and the GPU kernel
+// runner (tasks/gpu_runner.h), without a GPU: KILN_LIBCUDA points at a
+// stand-in for libcuda.so.1 (support/fake_libcuda.cpp) whose "cubins" are
+// emulated CUDA modules, so real kiln kernels go through the whole host
+// path (device query, context, buffers, module, launches, events) and are
+// checked against the reference interpreter. On a GPU machine the same
+// binary still uses the stand-in; the real driver is exercised by
+// `kiln run --target cuda` (cli_gpu.sh).
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include "codegen/cuda_codegen.h"
+#include "codegen/cuda_emulation.h"
+#include "codegen/runtime_dtype.h"
+#include "runtime/cuda_driver.h"
+#include "support/skip.h"
+#include "support/temp_dir.h"
+#include "tasks/gpu_runner.h"
+#include "tasks/kernel_build.h"
+#include "tasks/reference_check.h"
+
+using namespace kiln;
+using kiln::testing::TempDir;
+namespace cuda = kiln::rt::cuda;
+
+namespace {
+
+// Before anything opens the driver.
+const bool kUseFake = [] {
+  setenv("KILN_LIBCUDA", KILN_FAKE_LIBCUDA, 1);
+  return true;
+}();
+
+long long fake_stat(const char* name) {
+  void* h = dlopen(KILN_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(h);
+  auto fn = reinterpret_cast<long long (*)(const char*)>(dlsym(h, "kiln_fake_cuda_stat"));
+  REQUIRE(fn);
+  const long long v = fn(name);
+  dlclose(h);
+  return v;
+}
+
+void fake_reset() {
+  void* h = dlopen(KILN_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(h);
+  reinterpret_cast<void (*)()>(dlsym(h, "kiln_fake_cuda_reset"))();
+  dlclose(h);
+}
+
+// The stand-in's "cubin" for an emulated build of the kernel's source.
+std::vector<char> fake_cubin(const CudaSource& src, const std::string& dir) {
+  const std::string text = "kiln-fake-cubin:" + build_emulated_module(src, dir).path;
+  std::vector<char> image(text.begin(), text.end());
+  image.push_back('\0');
+  return image;
+}
+
+std::vector<rt::NDArray> random_arrays(const BuiltKernel& k, uint64_t seed) {
+  std::vector<rt::NDArray> arrays;
+  for (size_t i = 0; i < k.func.args.size(); ++i) {
+    rt::NDArray a = rt::NDArray::empty(k.func.args[i].shape, to_runtime_dtype(k.func.args[i].dtype));
+    if (i < k.op.inputs.size())
+      a.fill_random(seed + i);
+    else
+      a.fill_zero();
+    arrays.push_back(a);
+  }
+  return arrays;
+}
+
+bool have_host_compiler() { return !host_cxx_compiler().empty(); }
+
+}  // namespace
+
+TEST_CASE("cuda driver: the device, its limits and the default arch come from the driver", "[gpu][driver]") {
+  REQUIRE(kUseFake);
+  std::string why;
+  REQUIRE(cuda::available(&why));
+  CHECK(cuda::driver_path() == KILN_FAKE_LIBCUDA);
+  const std::vector<cuda::DeviceInfo> devs = cuda::devices();
+  REQUIRE(devs.size() == 1);
+  CHECK(devs[0].name == "kiln fake H100");
+  CHECK(devs[0].arch() == "sm_90");
+  CHECK(devs[0].sm_count == 132);
+  CHECK(devs[0].l2_bytes == 50 << 20);
+  CHECK(devs[0].max_block_dim[2] == 64);
+
+  const GpuLimits g = gpu_limits_for(Target::parse("cuda"));
+  CHECK(Target::parse("cuda").arch == "sm_90");
+  CHECK(g.source == "device");
+  CHECK(g.sm_count == 132);
+  CHECK(g.max_shared_optin_per_block == 232448);
+  // Another architecture than the device's keeps the table.
+  CHECK(gpu_limits_for(Target::parse("cuda -arch=sm_80")).source == "table");
+
+  CHECK_THROWS_WITH(cuda::Context(3), Catch::Contains("there is no GPU 3 (the driver reports 1)"));
+}
+
+TEST_CASE("cuda driver: kernels run from a module, checked against the interpreter", "[gpu][driver][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_cuda_driver");
+  cuda::Context ctx(0);
+  fake_reset();
+  for (const std::string w : {"softmax:M=7,N=131", "matmul:M=37,N=45,K=19,bias=1,relu=1", "layer_norm:M=3,N=64"}) {
+    INFO(w);
+    BuiltKernel k = build_kernel(w, "cuda");
+    const CudaSource src = emit_cuda(k.func, k.gpu);
+    {
+      GpuKernelRunner runner(ctx, src, k.func.args, fake_cubin(src, dir.path));
+      std::vector<rt::NDArray> arrays = random_arrays(k, 7);
+      runner.run(arrays, k.op.inputs.size());
+      std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
+      std::vector<rt::NDArray> outs(arrays.begin() + static_cast<long>(k.op.inputs.size()), arrays.end());
+      const CheckResult cr = check_outputs(k.op, ins, outs, 7);
+      INFO(cr.detail);
+      CHECK(cr.ok);
+    }
+    CHECK(fake_stat("live_buffers") == 0);
+  }
+  CHECK(fake_stat("launches") == 3);
+}
+
+TEST_CASE("cuda driver: timing with events, number grown, the L2 flushed before each measurement",
+          "[gpu][driver][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_cuda_time");
+  cuda::Context ctx(0);
+  fake_reset();
+  BuiltKernel k = build_kernel("softmax:M=4,N=32", "cuda");
+  const CudaSource src = emit_cuda(k.func, k.gpu);
+  GpuKernelRunner runner(ctx, src, k.func.args, fake_cubin(src, dir.path));
+  rt::TimeOptions o;
+  o.repeat = 3;
+  o.min_repeat_ms = 2;
+  o.flush_cache = true;
+  const rt::TimeResult r = runner.time(o);
+  CHECK(r.samples_ms.size() == 3);
+  CHECK(r.number >= 1);
+  CHECK(r.min_ms > 0);
+  // At least one flush of twice the L2 before each of the three measurements.
+  CHECK(fake_stat("memset_bytes") >= 3 * 2 * (50LL << 20));
+  CHECK(fake_stat("launches") >= 1 + 3 * r.number);
+
+  rt::TimeOptions bad;
+  bad.repeat = 0;
+  CHECK_THROWS_AS(runner.time(bad), std::invalid_argument);
+}
+
+TEST_CASE("cuda driver: errors name the call and the driver's error, and sticky ones say the context is lost",
+          "[gpu][driver][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_cuda_err");
+  cuda::Context ctx(0);
+  fake_reset();
+  const std::vector<char> junk{'n', 'o', 't', '\0'};
+  try {
+    cuda::CudaModule m(junk);
+    FAIL("a bad image loaded");
+  } catch (const cuda::CudaError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE (200)"));
+    CHECK_FALSE(e.sticky());
+  }
+  CHECK_THROWS_WITH(cuda::CudaModule(std::vector<char>{}), Catch::Contains("cannot load an empty cubin"));
+
+  BuiltKernel k = build_kernel("softmax:M=4,N=32", "cuda");
+  const CudaSource src = emit_cuda(k.func, k.gpu);
+  const std::vector<char> image = fake_cubin(src, dir.path);
+  {
+    cuda::CudaModule m(image);
+    CHECK_THROWS_WITH(m.kernel("nope"), Catch::Contains("cuModuleGetFunction('nope') failed: CUDA_ERROR_NOT_FOUND"));
+  }
+
+  GpuKernelRunner runner(ctx, src, k.func.args, image);
+  std::vector<rt::NDArray> arrays = random_arrays(k, 3);
+  setenv("KILN_FAKE_CUDA_FAIL_LAUNCH", "700", 1);
+  try {
+    runner.run(arrays, k.op.inputs.size());
+    FAIL("the launch did not fail");
+  } catch (const cuda::CudaError& e) {
+    CHECK(e.sticky());
+    CHECK(e.code() == 700);
+    CHECK_THAT(e.what(), Catch::Contains("cuLaunchKernel('kiln_softmax_kernel0') failed: CUDA_ERROR_ILLEGAL_ADDRESS") &&
+                             Catch::Contains("unusable for the rest of this process"));
+  }
+  unsetenv("KILN_FAKE_CUDA_FAIL_LAUNCH");
+  // Every later call fails the same way, as on a GPU.
+  CHECK_THROWS_AS(runner.run(arrays, k.op.inputs.size()), cuda::CudaError);
+  fake_reset();
+  CHECK_NOTHROW(runner.run(arrays, k.op.inputs.size()));
+  CHECK(cuda::is_sticky_error(719));
+  CHECK_FALSE(cuda::is_sticky_error(2));
+}
