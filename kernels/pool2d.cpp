@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
+#include "kernels/gpu_pool2d_template.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -175,6 +176,7 @@ OpDef pool2d_op_def(bool average) {
   d.define_space = pool2d_space;
   d.default_config = pool2d_default;
   d.apply_config = pool2d_apply;
+  set_gpu_pool2d_template(d);
   return d;
 }
 
