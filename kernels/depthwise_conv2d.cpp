@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
+#include "kernels/gpu_depthwise_template.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -54,6 +55,7 @@ OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, i
     op.inputs.push_back(bias);
   }
   Tensor padded = pad_spatial(data, 2, 3, pad, make_zero(dtype));
+  if (pad > 0) op.parts["data_pad"] = padded;
   IterVar rr = reduce_axis(static_cast<int>(R), "rr"), rs = reduce_axis(static_cast<int>(S), "rs");
   const int st = static_cast<int>(stride), dl = static_cast<int>(dilation);
   Tensor conv = compute(
@@ -264,6 +266,7 @@ OpDef depthwise_conv2d_op_def() {
   d.define_space = depthwise_conv2d_space;
   d.default_config = depthwise_conv2d_default;
   d.apply_config = depthwise_conv2d_apply;
+  set_gpu_depthwise_template(d);
   return d;
 }
 
