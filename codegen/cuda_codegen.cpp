@@ -373,10 +373,24 @@ class KernelPrinter {
         return for_loop(s.as<ForNode>());
       case NodeKind::Allocate: {
         auto* op = s.as<AllocateNode>();
-        if (op->scope == MemScope::kLocal)
-          line() << "__align__(16) " << c_type(op->dtype) << " " << name_of(op->buffer.node()) << "["
-                 << *as_const_int(op->extents[0]) << "];\n";
-        stmt(op->body);  // shared arrays are declared at the kernel's top
+        if (op->scope != MemScope::kLocal) {
+          stmt(op->body);  // shared arrays are declared at the kernel's top
+          return;
+        }
+        // An unrolled loop repeats its body's allocations: each repeat
+        // declares the array again, in a scope of its own.
+        const bool again = !declared_.insert(op->buffer.node()).second;
+        if (again) {
+          line() << "{\n";
+          ++indent_;
+        }
+        line() << "__align__(16) " << c_type(op->dtype) << " " << name_of(op->buffer.node()) << "["
+               << *as_const_int(op->extents[0]) << "];\n";
+        stmt(op->body);
+        if (again) {
+          --indent_;
+          line() << "}\n";
+        }
         return;
       }
       case NodeKind::Store:
@@ -520,6 +534,7 @@ class KernelPrinter {
   std::unordered_map<const VarNode*, std::string> names_;
   std::unordered_set<std::string> taken_;
   std::unordered_set<const VarNode*> written_;
+  std::unordered_set<const VarNode*> declared_;  // local arrays declared so far
   std::vector<const AllocateNode*> shared_;
   std::vector<std::pair<DType, Var>> scratch_;
   std::ostringstream body_;

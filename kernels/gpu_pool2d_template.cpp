@@ -80,9 +80,7 @@ ScheduledOp gpu_pool2d_schedule(const OpInstance& op, const Config& cfg) {
     so.split(so.fuse(ax), threads * tile, &block, &rest);
     so.split(rest, threads, &step, &thread);
     so.reorder({block, thread, step});
-    // `step` stays a serial loop (nvcc unrolls such short constant loops by
-    // itself): unrolling a loop that holds a stage's local buffer declares
-    // the buffer once per copy in one C scope, which does not compile.
+    so.unroll(step);
     sa.compute_at(so, step);
   }
   so.bind(block, "blockIdx.x");
