@@ -18,6 +18,7 @@
 #include "bench/machine_probe.h"
 #include "bench/report_writer.h"
 #include "cli/commands.h"
+#include "runtime/cuda_driver.h"
 #include "cli/pool_commands.h"
 #include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
@@ -129,11 +130,16 @@ int run_tune(const TuneCommandOptions& o) {
   } else {
     user_check(o.key.empty() && o.token.empty() && o.tls_ca.empty()) << "--key, --token and --tls-ca need --pool";
     target = o.target.empty() ? Target::host() : Target::parse(o.target);
-    user_check(!target.is_cuda()) << "tuning for '" << target.str() << "' needs a GPU to measure candidates on, "
-                                  << "which this version of kiln cannot drive yet; `kiln run --target cuda --emulate "
-                                  << "--check` runs a workload's CUDA C on this CPU";
-    user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
-                                 << "' is not this machine's (remote devices come with --pool)";
+    if (target.is_cuda()) {
+      std::string why;
+      user_check(rt::cuda::available(&why))
+          << "tuning for '" << target.str() << "' measures candidates on a GPU, and " << why
+          << "; --pool measures them on a device server with a GPU, and `kiln run --target cuda --emulate --check` "
+             "runs a workload's CUDA C on this CPU";
+    } else {
+      user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
+                                   << "' is not this machine's (remote devices come with --pool)";
+    }
   }
   auto db = Database::open(o.db);
   // The machine's peak and bandwidth, once per target (for kiln report);

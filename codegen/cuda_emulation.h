@@ -40,6 +40,10 @@ class Module;
 // emulator's state has internal linkage, so every module has its own.
 const std::string& cuda_emulation_header();
 
+// An "image" for the stand-in CUDA driver of kiln's tests: this prefix, then
+// the emulated module's path, then a NUL.
+constexpr const char* kEmulatedImagePrefix = "kiln-fake-cubin:";
+
 // The prefix of the per-kernel launchers' names.
 constexpr const char* kEmulatedKernelPrefix = "kiln_emu_kernel_";
 

@@ -5,6 +5,7 @@
 #include "runtime/cuda_driver.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "runtime/process_util.h"
 
 namespace kiln::rt::cuda {
 
@@ -131,7 +133,8 @@ std::string error_text(const Driver& d, CUresult r) {
   return os.str();
 }
 
-Driver load() {
+// Opens and resolves the library; does not initialize CUDA.
+Driver open_library() {
   Driver d;
   const char* env = std::getenv("KILN_LIBCUDA");
   d.path = env && *env ? env : "libcuda.so.1";
@@ -146,24 +149,41 @@ Driver load() {
   if (!missing.empty()) {
     d.why = d.path + " has no " + missing + " (a CUDA 12 or newer driver is needed)";
     d.handle = nullptr;
-    return d;
   }
+  return d;
+}
+
+// Initializes CUDA in this process and counts the devices; sets d.why (and
+// clears d.handle) when that fails.
+void initialize(Driver& d) {
   if (CUresult r = d.init(0); r != kSuccess) {
     d.why = r == kErrorStubLibrary || r == kErrorNoDevice
                 ? "the CUDA driver (" + d.path + ") reports no usable GPU: " + error_text(d, r)
                 : "the CUDA driver (" + d.path + ") failed to initialize: " + error_text(d, r);
     d.handle = nullptr;
-    return d;
+    return;
   }
   if (CUresult r = d.device_get_count(&d.device_count); r != kSuccess || d.device_count == 0) {
     d.why = "the CUDA driver (" + d.path + ") reports no GPU" + (r != kSuccess ? ": " + error_text(d, r) : "");
     d.handle = nullptr;
   }
+}
+
+Driver& library() {
+  static Driver d = open_library();
   return d;
 }
 
+bool initialized = false;
+
+// The driver, initialized in this process (after which a forked child can
+// no longer use CUDA: only call this where the GPU is used).
 const Driver& driver() {
-  static const Driver d = load();
+  Driver& d = library();
+  if (d.handle && !initialized) {
+    initialize(d);
+    initialized = true;
+  }
   user_check(d.handle) << d.why;
   return d;
 }
@@ -241,32 +261,121 @@ class Events {
   CUevent start_ = nullptr, stop_ = nullptr;
 };
 
+// What a probe child found: "" and the devices, or why there are none.
+struct Probe {
+  std::string why;
+  std::vector<DeviceInfo> devices;
+};
+
+std::string encode_probe(const Probe& p) {
+  proc::Writer w;
+  w.str(p.why).i64(static_cast<int64_t>(p.devices.size()));
+  for (const DeviceInfo& d : p.devices) {
+    w.str(d.name).i64(d.ordinal).i64(d.cc_major).i64(d.cc_minor).i64(d.sm_count).i64(d.total_memory).i64(d.l2_bytes);
+    w.i64(d.warp_size).i64(d.max_threads_per_block);
+    for (int i = 0; i < 3; ++i) w.i64(d.max_block_dim[i]).i64(d.max_grid_dim[i]);
+    w.i64(d.shared_per_block).i64(d.shared_optin_per_block).i64(d.shared_per_sm).i64(d.registers_per_block);
+    w.i64(d.registers_per_sm).i64(d.max_threads_per_sm).i64(d.max_blocks_per_sm);
+  }
+  return w.bytes();
+}
+
+Probe decode_probe(const std::string& bytes) {
+  proc::Reader in(bytes);
+  Probe p;
+  p.why = in.str();
+  const int64_t n = in.i64();
+  for (int64_t k = 0; k < n; ++k) {
+    DeviceInfo d;
+    d.name = in.str();
+    d.ordinal = static_cast<int>(in.i64());
+    d.cc_major = static_cast<int>(in.i64());
+    d.cc_minor = static_cast<int>(in.i64());
+    d.sm_count = static_cast<int>(in.i64());
+    d.total_memory = in.i64();
+    d.l2_bytes = in.i64();
+    d.warp_size = static_cast<int>(in.i64());
+    d.max_threads_per_block = static_cast<int>(in.i64());
+    for (int i = 0; i < 3; ++i) {
+      d.max_block_dim[i] = in.i64();
+      d.max_grid_dim[i] = in.i64();
+    }
+    d.shared_per_block = in.i64();
+    d.shared_optin_per_block = in.i64();
+    d.shared_per_sm = in.i64();
+    d.registers_per_block = in.i64();
+    d.registers_per_sm = in.i64();
+    d.max_threads_per_sm = static_cast<int>(in.i64());
+    d.max_blocks_per_sm = static_cast<int>(in.i64());
+    p.devices.push_back(d);
+  }
+  return p;
+}
+
+Probe probe_here() {
+  Probe p;
+  try {
+    for (int i = 0; i < driver().device_count; ++i) p.devices.push_back(query(i));
+  } catch (const std::exception& e) {
+    p.why = e.what();
+  }
+  return p;
+}
+
+// The devices, found without initializing CUDA in this process (a process
+// that has initialized CUDA cannot use it in the children it forks, and
+// kiln's builders and measuring workers are forked): a child process
+// initializes the driver and reports. Cached for the process.
+const Probe& probe() {
+  static const Probe p = [] {
+    if (initialized || !library().handle) return probe_here();
+    std::string error;
+    proc::Child child = proc::fork_child([](int fd) { proc::send_frame(fd, encode_probe(probe_here())); }, &error);
+    if (child.pid < 0) return Probe{"cannot start a process to look for GPUs: " + error, {}};
+    std::string payload;
+    const auto deadline = proc::Clock::now() + std::chrono::seconds(60);
+    const proc::RecvStatus st = proc::recv_frame(child.fd, deadline, &payload);
+    ::close(child.fd);
+    const int status = proc::kill_and_reap(child.pid);
+    if (st != proc::RecvStatus::kOk)
+      return Probe{"the process looking for GPUs " + proc::describe_status(status) + " without an answer", {}};
+    return decode_probe(payload);
+  }();
+  return p;
+}
+
 }  // namespace
 
 bool is_sticky_error(int code) {
   // cuda.h: 700 illegal address, 702 launch timeout, 714 hardware stack
   // error, 715 illegal instruction, 716 misaligned address, 717 invalid
-  // address space, 718 invalid PC, 719 launch failed, 720 cooperative launch
-  // too large is not sticky; 999 unknown.
+  // address space, 718 invalid PC, 719 launch failed; 999 unknown.
   return code == 700 || (code >= 714 && code <= 719) || code == 702 || code == 999;
 }
 
 bool available(std::string* why) {
-  try {
-    driver();
-    return true;
-  } catch (const UserError& e) {
-    if (why) *why = e.what();
+  const Driver& lib = library();
+  if (!lib.handle && !initialized) {
+    if (why) *why = lib.why;
     return false;
   }
+  const Probe& p = probe();
+  if (!p.why.empty() || p.devices.empty()) {
+    if (why) *why = p.why.empty() ? "the CUDA driver reports no GPU" : p.why;
+    return false;
+  }
+  return true;
 }
 
-std::string driver_path() { return driver().path; }
+std::string driver_path() {
+  user_check(library().handle || initialized) << library().why;
+  return library().path;
+}
 
 std::vector<DeviceInfo> devices() {
-  std::vector<DeviceInfo> out;
-  for (int i = 0; i < driver().device_count; ++i) out.push_back(query(i));
-  return out;
+  std::string why;
+  user_check(available(&why)) << why;
+  return probe().devices;
 }
 
 // ---- DeviceBuffer

@@ -104,8 +104,13 @@ MeasureResult IsolatedRunner::measure(const MeasureJob& job, const BuildResult& 
   }
   std::string reply;
   switch (proc::recv_frame(worker_fd_, after_seconds(options_.run_timeout_s), &reply)) {
-    case proc::RecvStatus::kOk:
-      return decode_measure_reply(reply);
+    case proc::RecvStatus::kOk: {
+      MeasureResult r = decode_measure_reply(reply);
+      // A kernel that failed may have left its worker unusable (a lost GPU
+      // context, corrupted memory): the next candidate gets a fresh one.
+      if (r.error == ErrorKind::kRuntimeCrash) stop_worker();
+      return r;
+    }
     case proc::RecvStatus::kTimeout: {
       kill_worker();
       std::ostringstream msg;

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/gpu_artifact.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
@@ -61,8 +63,12 @@ class Worker {
     time_.flush_cache = options.flush_cache;
   }
 
+  // Whether the worker must end after its reply: the GPU context is lost.
+  bool fatal() const { return fatal_; }
+
   // Returns (error kind, message, samples) encoded for the parent.
   std::string measure(const std::string& path, const std::string& entry) {
+    if (is_gpu_artifact(path)) return measure_gpu(path);
     std::shared_ptr<rt::Module> module;
     try {
       module = rt::Module::load(path);
@@ -100,6 +106,45 @@ class Worker {
   }
 
  private:
+  // A GPU candidate: the arguments live on the first GPU (made once per
+  // worker: the context belongs to this process), the check run downloads
+  // the outputs, timing uses CUDA events. A sticky CUDA error ends the
+  // worker after its reply; the next candidate gets a fresh process.
+  std::string measure_gpu(const std::string& path) {
+    try {
+      if (!gpu_) gpu_ = std::make_unique<GpuState>(arrays_);
+      const GpuArtifact art = read_gpu_artifact(path);
+      rt::cuda::CudaModule module(art.image);
+      std::vector<rt::cuda::KernelLaunch> launches;
+      for (const GpuArtifactKernel& k : art.kernels) {
+        rt::cuda::KernelLaunch l;
+        l.function = module.kernel(k.name);
+        l.name = k.name;
+        l.grid = k.grid;
+        l.block = k.block;
+        l.shared_bytes = k.shared_bytes;
+        l.arg_indices = k.arg_indices;
+        launches.push_back(l);
+      }
+      for (size_t i = 0; i < pristine_.size(); ++i) gpu_->buffers[i].upload(pristine_[i].data(), pristine_[i].nbytes());
+      for (size_t i = job_.num_inputs; i < arrays_.size(); ++i) gpu_->buffers[i].fill_bytes(0xff);
+      rt::cuda::launch(launches, gpu_->pointers);
+      for (size_t i = job_.num_inputs; i < arrays_.size(); ++i)
+        gpu_->buffers[i].download(arrays_[i].data(), arrays_[i].nbytes());
+      std::string wrong = check_reference();
+      if (!wrong.empty()) return reply(ErrorKind::kWrongResult, wrong);
+      rt::TimeOptions t = time_;
+      t.flush_cache = true;  // a GPU's L2 holds whole layers: always start cold
+      const rt::TimeResult r = rt::cuda::time_launches(launches, gpu_->pointers, t, gpu_->context.device().l2_bytes);
+      return reply(ErrorKind::kNone, "", r.samples_ms);
+    } catch (const rt::cuda::CudaError& e) {
+      fatal_ = e.sticky();
+      return reply(ErrorKind::kRuntimeCrash, e.what());
+    } catch (const UserError& e) {
+      return reply(ErrorKind::kDeviceError, e.what());
+    }
+  }
+
   // "" when every reference sample matches; else the first bad element.
   std::string check_reference() const {
     for (const ReferenceSample& ref : job_.reference) {
@@ -139,7 +184,21 @@ class Worker {
     return w.bytes();
   }
 
+  struct GpuState {
+    explicit GpuState(const std::vector<rt::NDArray>& arrays) : context(0) {
+      for (const rt::NDArray& a : arrays) {
+        buffers.emplace_back(a.nbytes());
+        pointers.push_back(buffers.back().ptr());
+      }
+    }
+    rt::cuda::Context context;
+    std::vector<rt::cuda::DeviceBuffer> buffers;
+    std::vector<uint64_t> pointers;
+  };
+
   const MeasureJob& job_;
+  std::unique_ptr<GpuState> gpu_;
+  bool fatal_ = false;
   std::vector<rt::NDArray> arrays_;    // job.args order
   std::vector<rt::NDArray> pristine_;  // the inputs as generated
   std::vector<void*> ptrs_;
@@ -163,6 +222,7 @@ void serve_measurements(int fd, const MeasureJob& job, const MeasureOptions& opt
     const std::string path = in.str();
     const std::string entry = in.str();
     if (!proc::send_frame(fd, worker->measure(path, entry))) return;
+    if (worker->fatal()) return;
   }
 }
 

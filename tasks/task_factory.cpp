@@ -155,25 +155,34 @@ std::vector<ReferenceSample> reference_outputs(const OpInstance& op, uint64_t se
 Task make_task(const std::string& workload, const Target& target, bool with_reference) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
-  // Tuning needs candidates measured on a GPU: the CUDA driver runtime,
-  // which is not part of kiln yet. Emulated timings would rank nothing.
-  user_check(!target.is_cuda()) << "tuning for '" << target.str() << "' needs a GPU to measure candidates on, "
-                                << "which this version of kiln cannot drive yet; `kiln source --target cuda` prints a "
-                                << "workload's CUDA C and `kiln run --target cuda --emulate --check` runs it on the CPU";
-  CpuInfo cpu = cpu_info_for(target);
   Task task;
   task.workload = op.canonical;
   task.op = op.op;
   task.target = target.str();
   task.flops = op.flops;
-  task.space = def.define_space ? def.define_space(op, cpu) : nullptr;
-  user_check(task.space && task.space->size() > 1)
-      << "op '" << op.op << "' has no tunable template (tunable ops: matmul, conv2d)";
   std::string name = "kiln_" + op.op;
-  task.instantiate = [op, &def, name](const Config& c, LowerDepth depth) {
-    ScheduledOp so = def.apply_config(op, c);
-    return lower(*so.schedule, so.args, name, depth);
-  };
+  if (target.is_cuda()) {
+    // The template's knobs for the GPU's (or the architecture's) limits;
+    // candidates lowered for it. Whether they can be measured here is the
+    // caller's question (a local GPU, or a device pool).
+    const GpuTemplate& gpu = gpu_template_of(def);
+    const GpuLimits limits = gpu_limits_for(target);
+    task.space = gpu.define_space(op, limits);
+    user_check(task.space->size() > 1) << "op '" << op.op << "' has a single cuda config: nothing to tune";
+    task.instantiate = [op, &gpu, name, limits](const Config& c, LowerDepth depth) {
+      ScheduledOp so = gpu.apply_config(op, c);
+      return lower_gpu(*so.schedule, so.args, name, limits, depth);
+    };
+  } else {
+    CpuInfo cpu = cpu_info_for(target);
+    task.space = def.define_space ? def.define_space(op, cpu) : nullptr;
+    user_check(task.space && task.space->size() > 1)
+        << "op '" << op.op << "' has no tunable template (tunable ops: matmul, conv2d)";
+    task.instantiate = [op, &def, name](const Config& c, LowerDepth depth) {
+      ScheduledOp so = def.apply_config(op, c);
+      return lower(*so.schedule, so.args, name, depth);
+    };
+  }
   for (const Tensor& t : op.args()) {
     BufferArg a{Var::handle(t.name(), t.dtype()), t.name(), t.dtype(), {}};
     for (auto& e : t.shape()) a.shape.push_back(*as_const_int(e));

@@ -26,6 +26,8 @@ expect 2 "--ptx is for cuda targets" -- source "$W" --ptx
 export KILN_LIBCUDA=/nonexistent/libcuda.so.1
 expect 2 "the CUDA driver (/nonexistent/libcuda.so.1) was not found" -- run "$W" --target cuda
 expect 2 "--emulate runs its CUDA C on this CPU instead" -- run "$W" --target cuda
+expect 2 "measures candidates on a GPU, and the CUDA driver (/nonexistent/libcuda.so.1) was not found" -- \
+  tune "$W" --target cuda --trials 4 --db "$(mktemp -u).db"
 unset KILN_LIBCUDA
 # A driver with no GPU (the test stand-in for libcuda.so.1, told to report none).
 if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; then
@@ -38,12 +40,21 @@ if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; the
   if "$KILN" source "$W" --target cuda --ptx >/dev/null 2>&1; then
     expect 1 "the GPU failed: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE" -- run "$W" --target cuda
   fi
+  # Tuning on the stand-in: parallel builds of GPU artifacts (emulated
+  # images), measured by a worker process through the driver API.
+  if command -v c++ >/dev/null || [ -n "${KILN_HOST_CXX:-}" ]; then
+    DB="$(mktemp -u).db"
+    KILN_GPU_IMAGE=emulated expect 0 "trials 6 (6 new), errors 0" -- \
+      tune softmax:M=8,N=64 --target cuda --trials 6 --db "$DB"
+    expect 0 "correct: yes" -- run softmax:M=8,N=64 --target cuda --db "$DB" --emulate --check --repeat 1 \
+      --min-repeat-ms 0
+    rm -f "$DB"
+  fi
   unset KILN_LIBCUDA KILN_FAKE_CUDA_DEVICES
 else
   skip "the libcuda stand-in (KILN_TEST_FAKE_LIBCUDA) is not built"
 fi
 expect 2 "--emulate is for cuda targets" -- run "$W" --emulate
-expect 2 "needs a GPU to measure candidates on" -- tune "$W" --target cuda --trials 4 --db "$(mktemp -u).db"
 
 if out=$("$KILN" source "$W" --target cuda --ptx 2>&1); then
   grep -q "registers" <<<"$out" && grep -q ".entry kiln_matmul_kernel0" <<<"$out" && ok || fail "--ptx: $out"

@@ -10,16 +10,23 @@
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <random>
 
 #include "codegen/cuda_codegen.h"
 #include "codegen/cuda_emulation.h"
 #include "codegen/runtime_dtype.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/gpu_artifact.h"
+#include "runtime/isolated_runner.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 #include "tasks/gpu_runner.h"
 #include "tasks/kernel_build.h"
 #include "tasks/reference_check.h"
+#include "tasks/task_factory.h"
+#include "tuner/local_builder.h"
+#include "tuner/local_runner.h"
 
 using namespace kiln;
 using kiln::testing::TempDir;
@@ -34,6 +41,7 @@ const bool kUseFake = [] {
 }();
 
 long long fake_stat(const char* name) {
+  cuda::available();  // opens the stand-in in this process
   void* h = dlopen(KILN_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
   REQUIRE(h);
   auto fn = reinterpret_cast<long long (*)(const char*)>(dlsym(h, "kiln_fake_cuda_stat"));
@@ -44,6 +52,7 @@ long long fake_stat(const char* name) {
 }
 
 void fake_reset() {
+  cuda::available();  // opens the stand-in in this process
   void* h = dlopen(KILN_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
   REQUIRE(h);
   reinterpret_cast<void (*)()>(dlsym(h, "kiln_fake_cuda_reset"))();
@@ -52,7 +61,7 @@ void fake_reset() {
 
 // The stand-in's "cubin" for an emulated build of the kernel's source.
 std::vector<char> fake_cubin(const CudaSource& src, const std::string& dir) {
-  const std::string text = "kiln-fake-cubin:" + build_emulated_module(src, dir).path;
+  const std::string text = kEmulatedImagePrefix + build_emulated_module(src, dir).path;
   std::vector<char> image(text.begin(), text.end());
   image.push_back('\0');
   return image;
@@ -192,4 +201,67 @@ TEST_CASE("cuda driver: errors name the call and the driver's error, and sticky 
   CHECK_NOTHROW(runner.run(arrays, k.op.inputs.size()));
   CHECK(cuda::is_sticky_error(719));
   CHECK_FALSE(cuda::is_sticky_error(2));
+}
+
+TEST_CASE("cuda tuning path: parallel GPU builds measured by a worker process, a sticky error gets a fresh one",
+          "[gpu][driver][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  fake_reset();
+  setenv("KILN_GPU_IMAGE", "emulated", 1);
+  const Task task = make_task("softmax:M=6,N=40", Target::parse("cuda"));
+  CHECK(task.target == "cuda -arch=sm_90");
+  std::vector<Config> configs;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 4; ++i) configs.push_back(task.space->random(rng));
+  LocalBuilderOptions bo;
+  bo.jobs = 2;
+  LocalBuilder builder(bo);
+  const std::vector<BuildResult> builds = builder.build(task, configs);
+  unsetenv("KILN_GPU_IMAGE");
+  for (const BuildResult& b : builds) {
+    INFO(b.message);
+    REQUIRE(b.error == ErrorKind::kNone);
+    CHECK(is_gpu_artifact(b.artifact));
+    const GpuArtifact a = read_gpu_artifact(b.artifact);
+    CHECK(a.arch == "sm_90");
+    CHECK(a.kernels.size() == 1);
+  }
+
+  MeasureOptions mo;
+  mo.repeat = 2;
+  mo.min_repeat_ms = 0;
+  IsolatedRunner runner(mo);
+  const MeasureJob job = measure_job_of(task);
+  std::vector<MeasureResult> results = runner.run(job, builds);
+  for (const MeasureResult& r : results) {
+    INFO(r.message);
+    CHECK(r.ok());
+    CHECK(r.samples_ms.size() == 2);
+  }
+  CHECK(runner.workers_started() == 1);
+
+  // An illegal address on the first candidate: its error names it, and the
+  // next candidate is measured by a fresh worker.
+  // (Another job identity: a worker forked now sees the failure switch.)
+  MeasureJob failing = job;
+  failing.identity += " (failing)";
+  setenv("KILN_FAKE_CUDA_FAIL_LAUNCH", "700", 1);
+  const std::vector<MeasureResult> failed = runner.run(failing, {builds[0]});
+  unsetenv("KILN_FAKE_CUDA_FAIL_LAUNCH");
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].error == ErrorKind::kRuntimeCrash);
+  CHECK_THAT(failed[0].message, Catch::Contains("CUDA_ERROR_ILLEGAL_ADDRESS"));
+  CHECK(runner.workers_started() == 2);
+  const std::vector<MeasureResult> after = runner.run(failing, {builds[1]});
+  CHECK(after[0].ok());
+  CHECK(runner.workers_started() == 3);
+
+  // A damaged artifact is the device's error, not a crash.
+  TempDir dir("kiln_cuda_badart");
+  BuildResult bad = builds[0];
+  bad.artifact = dir.path + "/bad.kgpu";
+  { std::ofstream(bad.artifact) << "junk"; }
+  const std::vector<MeasureResult> junk = runner.run(job, {bad});
+  CHECK(junk[0].error == ErrorKind::kDeviceError);
+  CHECK_THAT(junk[0].message, Catch::Contains("is not a kiln GPU artifact"));
 }

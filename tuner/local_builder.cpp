@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "codegen/build.h"
+#include "codegen/gpu_build.h"
 #include "codegen/target.h"
 #include "base/error.h"
 #include "runtime/process_util.h"
@@ -62,8 +63,11 @@ BuildResult compile_candidate(const Task& task, const Config& config, const Targ
   }
   if (r.error == ErrorKind::kNone) {
     try {
-      Artifact a = build_shared_object({f}, target, dir);
-      r.artifact = a.path;
+      if (target.is_cuda()) {
+        r.artifact = build_gpu_artifact(f, target, dir).path;
+      } else {
+        r.artifact = build_shared_object({f}, target, dir).path;
+      }
       r.entry = f.name;
     } catch (const std::exception& e) {
       r.error = ErrorKind::kCompileError;

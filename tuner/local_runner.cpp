@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "codegen/runtime_dtype.h"
 #include "codegen/target.h"
+#include "runtime/cuda_driver.h"
 
 namespace kiln {
 
@@ -23,7 +24,11 @@ std::vector<MeasureResult> LocalRunner::run(const Task& task, const std::vector<
                                             const OnResult& on_result) {
   std::string cannot_run;  // why this machine cannot run the task's target
   try {
-    if (!Target::parse(task.target).is_host())
+    const Target t = Target::parse(task.target);
+    std::string why;
+    if (t.is_cuda() && !rt::cuda::available(&why))
+      cannot_run = "the local runner cannot run code for target '" + task.target + "': " + why;
+    else if (!t.is_cuda() && !t.is_host())
       cannot_run = "the local runner cannot run code for target '" + task.target + "' on this machine";
   } catch (const std::exception& e) {
     cannot_run = e.what();

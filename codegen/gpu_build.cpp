@@ -1,0 +1,73 @@
+#include "codegen/gpu_build.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/error.h"
+#include "codegen/cuda_codegen.h"
+#include "codegen/cuda_emulation.h"
+#include "runtime/gpu_artifact.h"
+#include "schedule/gpu_limits.h"
+
+namespace kiln {
+
+namespace {
+
+bool emulated_images() {
+  const char* v = std::getenv("KILN_GPU_IMAGE");
+  if (!v || !*v || std::string(v) == "cubin") return false;
+  user_check(std::string(v) == "emulated") << "KILN_GPU_IMAGE must be 'cubin' or 'emulated', got '" << v << "'";
+  return true;
+}
+
+std::string unique_path(const std::string& dir, const std::string& function) {
+  static std::atomic<uint64_t> counter{0};
+  return dir + "/" + function + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
+         kGpuArtifactSuffix;
+}
+
+}  // namespace
+
+GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const std::string& out_dir) {
+  internal_assert(target.is_cuda()) << "build_gpu_artifact for " << target.str();
+  const GpuLimits limits = gpu_limits_for_arch(target.arch);
+  const CudaSource src = emit_cuda(f, limits);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  user_check(!ec) << "cannot create directory '" << out_dir << "': " << ec.message();
+
+  GpuBuild b;
+  GpuArtifact a;
+  a.arch = target.arch;
+  if (emulated_images()) {
+    const std::string text = kEmulatedImagePrefix + build_emulated_module(src, out_dir).path;
+    a.image.assign(text.begin(), text.end());
+    a.image.push_back('\0');
+  } else {
+    NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", target.arch);
+    a.image = std::move(out.cubin);
+    b.resources = std::move(out.resources);
+  }
+  for (const CudaKernelLaunch& l : src.launches) {
+    GpuArtifactKernel k;
+    k.name = l.kernel;
+    for (int d = 0; d < 3; ++d) {
+      k.grid[d] = static_cast<unsigned>(l.grid[d]);
+      k.block[d] = static_cast<unsigned>(l.block[d]);
+    }
+    k.shared_bytes = static_cast<unsigned>(l.shared_bytes);
+    for (auto& p : l.params) {
+      internal_assert(!p.c_type.empty() && p.c_type.back() == '*') << "kernel " << l.kernel << " takes a scalar";
+      k.arg_indices.push_back(p.arg_index);
+    }
+    a.kernels.push_back(k);
+  }
+  b.path = unique_path(out_dir, src.function);
+  write_gpu_artifact(a, b.path);
+  return b;
+}
+
+}  // namespace kiln

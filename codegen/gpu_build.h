@@ -1,0 +1,28 @@
+// Building a cuda candidate for measurement: a lowered GPU function printed
+// as CUDA C, compiled to an image, and written as a GPU artifact
+// (runtime/gpu_artifact.h) that a measuring worker runs through the driver.
+//
+// The image is NVRTC's cubin for the target's architecture. With
+// KILN_GPU_IMAGE=emulated it is instead the CUDA C compiled against the
+// emulation header, for the stand-in CUDA driver kiln's tests use
+// (tests/support/fake_libcuda.cpp): timings are then the CPU's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/nvrtc.h"
+#include "codegen/target.h"
+#include "compute/function.h"
+
+namespace kiln {
+
+struct GpuBuild {
+  std::string path;                             // the .kgpu file
+  std::vector<CudaKernelResources> resources;   // per kernel, from ptxas (empty for emulated images)
+};
+
+// user_error when the source does not compile or the artifact cannot be written.
+GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const std::string& out_dir);
+
+}  // namespace kiln

@@ -1,0 +1,68 @@
+#include "runtime/gpu_artifact.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "base/error.h"
+#include "runtime/process_util.h"
+
+namespace kiln {
+
+namespace {
+const std::string kMagic = "kiln-gpu-artifact-1\n";
+}
+
+bool is_gpu_artifact(const std::string& path) {
+  const std::string suffix = kGpuArtifactSuffix;
+  return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void write_gpu_artifact(const GpuArtifact& a, const std::string& path) {
+  proc::Writer w;
+  w.str(a.arch).i64(static_cast<int64_t>(a.kernels.size()));
+  for (const GpuArtifactKernel& k : a.kernels) {
+    w.str(k.name);
+    for (int d = 0; d < 3; ++d) w.i64(k.grid[d]).i64(k.block[d]);
+    w.i64(k.shared_bytes).i64(static_cast<int64_t>(k.arg_indices.size()));
+    for (int i : k.arg_indices) w.i64(i);
+  }
+  w.str(std::string(a.image.begin(), a.image.end()));
+  std::ofstream out(path, std::ios::binary);
+  out << kMagic << w.bytes();
+  user_check(out.good()) << "cannot write the GPU artifact '" << path << "'";
+}
+
+GpuArtifact read_gpu_artifact(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  user_check(in.good()) << "cannot read the GPU artifact '" << path << "'";
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  user_check(bytes.compare(0, kMagic.size(), kMagic) == 0) << "'" << path << "' is not a kiln GPU artifact";
+  GpuArtifact a;
+  try {
+    const std::string body = bytes.substr(kMagic.size());
+    proc::Reader r(body);
+    a.arch = r.str();
+    const int64_t n = r.i64();
+    user_check(n >= 0 && n < 1024) << "'" << path << "' is a damaged GPU artifact (" << n << " kernels)";
+    for (int64_t i = 0; i < n; ++i) {
+      GpuArtifactKernel k;
+      k.name = r.str();
+      for (int d = 0; d < 3; ++d) {
+        k.grid[d] = static_cast<unsigned>(r.i64());
+        k.block[d] = static_cast<unsigned>(r.i64());
+      }
+      k.shared_bytes = static_cast<unsigned>(r.i64());
+      const int64_t args = r.i64();
+      user_check(args >= 0 && args < 4096) << "'" << path << "' is a damaged GPU artifact";
+      for (int64_t j = 0; j < args; ++j) k.arg_indices.push_back(static_cast<int>(r.i64()));
+      a.kernels.push_back(k);
+    }
+    const std::string image = r.str();
+    a.image.assign(image.begin(), image.end());
+  } catch (const InternalError&) {
+    user_error() << "'" << path << "' is a truncated GPU artifact";
+  }
+  return a;
+}
+
+}  // namespace kiln

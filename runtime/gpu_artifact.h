@@ -1,0 +1,35 @@
+// A built GPU candidate, as a file: the image (a cubin) and how to launch
+// each of its kernels. A builder writes one for a cuda candidate; a
+// measuring worker (locally, or in a device server that received its bytes)
+// reads it and runs it through the CUDA driver (runtime/cuda_driver.h).
+// Files end in ".kgpu"; other artifacts are host shared objects.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct GpuArtifactKernel {
+  std::string name;
+  std::array<unsigned, 3> grid{{1, 1, 1}};
+  std::array<unsigned, 3> block{{1, 1, 1}};
+  unsigned shared_bytes = 0;
+  std::vector<int> arg_indices;  // parameter i is the function's argument arg_indices[i]
+};
+
+struct GpuArtifact {
+  std::string arch;  // "sm_90"
+  std::vector<GpuArtifactKernel> kernels;
+  std::vector<char> image;
+};
+
+constexpr const char* kGpuArtifactSuffix = ".kgpu";
+bool is_gpu_artifact(const std::string& path);
+
+// user_error when the file cannot be written, or read back as an artifact.
+void write_gpu_artifact(const GpuArtifact& a, const std::string& path);
+GpuArtifact read_gpu_artifact(const std::string& path);
+
+}  // namespace kiln
