@@ -165,6 +165,8 @@ Handler add_serve_command(CLI::App& app) {
     // kiln has the compiler, so it reports the host's exact LLVM target
     // (CPU name included), as local tuning uses it; kiln-serve cannot.
     ServeCommandOptions resolved = *o;
+    // A GPU server's target is the first GPU's (rpc/device_target.h).
+    if (o->target.rfind("cuda", 0) == 0) return run_serve(resolved, "kiln serve");
     const Target target = o->target.empty() ? Target::host() : Target::parse(o->target);
     user_check(target.is_host()) << "a device server measures on this machine; target '" << target.str()
                                  << "' does not run here";

@@ -60,8 +60,9 @@ int run_serve(const ServeCommandOptions& o, const std::string& program) {
   so.connect_timeout_s = o.connect_timeout_s;
   const sigset_t stop = block_stop_signals();
   rpc::DeviceServer server(so);
+  const std::string gpu = server.info().gpu() == "none" ? "" : ", GPU " + server.info().gpu();
   std::cout << program << ": device " << server.device_id() << " (key '" << o.key << "', " << server.info().target()
-            << ") serving on " << server.info().address() << ", registered with the tracker at " << o.tracker
+            << gpu << ") serving on " << server.info().address() << ", registered with the tracker at " << o.tracker
             << std::endl;
   std::thread([stop, &server] {
     int sig = 0;

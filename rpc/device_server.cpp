@@ -21,6 +21,7 @@
 #include "rpc/kiln.grpc.pb.h"
 #include "rpc/device_target.h"
 #include "rpc/measure_host.h"
+#include "runtime/cuda_driver.h"
 
 namespace kiln::rpc {
 
@@ -57,7 +58,12 @@ std::string local_address_towards(const std::string& tracker) {
 class DeviceService final : public Device::Service {
  public:
   DeviceService(DeviceInfo* info, const DeviceServerOptions& options, MeasureHost* host, std::atomic<bool>* broken)
-      : info_(info), options_(options), host_(host), broken_(broken), machine_(host_elf_machine()) {}
+      : info_(info),
+        options_(options),
+        host_(host),
+        broken_(broken),
+        machine_(host_elf_machine()),
+        gpu_(info->target().rfind("cuda", 0) == 0) {}
 
   grpc::Status Info(grpc::ServerContext* ctx, const InfoRequest*, DeviceInfo* reply) override {
     if (auto s = check_token(*ctx, options_.security.token); !s.ok()) return s;
@@ -67,7 +73,7 @@ class DeviceService final : public Device::Service {
 
   grpc::Status Measure(grpc::ServerContext* ctx, const MeasureRequest* req, MeasureReply* reply) override {
     if (auto s = check_token(*ctx, options_.security.token); !s.ok()) return s;
-    if (auto s = validate_request(*req, options_.limits, machine_); !s.ok()) {
+    if (auto s = validate_request(*req, options_.limits, gpu_ ? 0 : machine_); !s.ok()) {
       spdlog::warn("serve: refused a request of job '{}': {}", req->job(), s.error_message());
       return s;
     }
@@ -91,6 +97,7 @@ class DeviceService final : public Device::Service {
   MeasureHost* host_;
   std::atomic<bool>* broken_;
   const int machine_;
+  const bool gpu_;  // a cuda server: artifacts are GPU artifacts
   std::mutex mu_;  // one measurement at a time
 };
 
@@ -128,6 +135,14 @@ std::string describe_gpu() {
   std::string out;
   for (const auto& m : models) out += (out.empty() ? "" : ", ") + m;
   return out;
+}
+
+// The GPU a cuda server measures on: "NVIDIA H100 80GB HBM3, sm_90, 132 SMs,
+// 80 GiB".
+std::string describe_cuda_gpu() {
+  const rt::cuda::DeviceInfo d = rt::cuda::devices().at(0);
+  return d.name + ", " + d.arch() + ", " + std::to_string(d.sm_count) + " SMs, " +
+         std::to_string((d.total_memory + (int64_t{1} << 29)) >> 30) + " GiB";
 }
 
 struct DeviceServer::Impl {
@@ -222,7 +237,7 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   m.info.set_key(m.options.key);
   m.info.set_target(target);
   m.info.set_cpu(describe_cpu());
-  m.info.set_gpu(describe_gpu());
+  m.info.set_gpu(target.rfind("cuda", 0) == 0 ? describe_cuda_gpu() : describe_gpu());
 
   // Fork before gRPC starts its threads.
   m.host = std::make_unique<MeasureHost>(m.options.temp_root);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cuda_driver.h"
 
 namespace kiln::rpc {
 namespace {
@@ -40,6 +41,25 @@ std::set<std::string> cpuinfo_flags() {
 }
 
 std::string arch_of(const std::string& triple) { return triple.substr(0, triple.find('-')); }
+
+// "cuda" or "cuda -arch=sm_XX": the first GPU's architecture, which a given
+// -arch must name.
+std::string gpu_device_target(const std::string& requested) {
+  std::string why;
+  user_check(rt::cuda::available(&why)) << "target '" << requested << "': a cuda device server measures on a GPU, and "
+                                        << why;
+  const rt::cuda::DeviceInfo d = rt::cuda::devices().at(0);
+  const std::string arch = d.arch();
+  const size_t at = requested.find("-arch=");
+  if (at != std::string::npos) {
+    std::string asked = requested.substr(at + 6);
+    asked = asked.substr(0, asked.find(' '));
+    user_check(asked == arch || asked == arch + "a")
+        << "target '" << requested << "': this machine's GPU is " << d.name << " (" << arch << ")";
+    return "cuda -arch=" + asked;
+  }
+  return "cuda -arch=" + arch;
+}
 
 }  // namespace
 
@@ -78,9 +98,10 @@ std::string device_target(const std::string& requested) {
   std::istringstream is(requested);
   std::vector<std::string> tokens;
   for (std::string t; is >> t;) tokens.push_back(t);
+  if (!tokens.empty() && tokens[0] == "cuda") return gpu_device_target(requested);
   user_check(!tokens.empty() && tokens[0] == "llvm")
-      << "target '" << requested << "': a device server measures CPU kernels, so its target is an llvm target "
-      << "(e.g. 'llvm -mcpu=znver4')";
+      << "target '" << requested << "': a device server's target is an llvm target (e.g. 'llvm -mcpu=znver4') "
+      << "or a cuda one ('cuda', measured on this machine's first GPU)";
   bool has_triple = false;
   for (const std::string& t : tokens) {
     if (t.rfind("-mtriple=", 0) != 0) continue;

@@ -20,9 +20,11 @@ std::string host_triple_name();
 std::string describe_host_target();
 
 // The target to report for a requested one: "" gives describe_host_target();
-// an llvm target without -mtriple gets this machine's. user_error for a
-// target that is not an llvm target, or whose -mtriple names another
-// architecture (a device server measures on this machine).
+// an llvm target without -mtriple gets this machine's; "cuda" gives "cuda
+// -arch=<the first GPU's>". user_error for a target that is neither llvm nor
+// cuda, an llvm -mtriple of another architecture, a cuda -arch that is not
+// the GPU's, or cuda without a GPU (a device server measures on this
+// machine).
 std::string device_target(const std::string& requested);
 
 }  // namespace kiln::rpc

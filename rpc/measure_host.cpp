@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "runtime/gpu_artifact.h"
 #include "rpc/measure_request.h"
 #include "runtime/isolated_runner.h"
 #include "runtime/process_util.h"
@@ -51,10 +52,11 @@ void serve(int fd, const std::string& dir) {
   std::string frame;
   while (proc::recv_frame(fd, std::nullopt, &frame) == proc::RecvStatus::kOk) {
     MeasureReply reply;
-    const std::string path = dir + "/candidate-" + std::to_string(count++) + ".so";
+    std::string path = dir + "/candidate-" + std::to_string(count++);
     try {
       MeasureRequest request;
       internal_assert(request.ParseFromString(frame)) << "the device server sent a malformed request";
+      path += looks_like_gpu_artifact(request.artifact()) ? kGpuArtifactSuffix : ".so";
       if (!write_file(path, request.artifact())) {
         reply.set_error(DEVICE_ERROR);
         reply.set_message("the device cannot write the artifact to " + path + ": " + std::strerror(errno));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "runtime/gpu_artifact.h"
 #include "runtime/data_type.h"
 
 namespace kiln::rpc {
@@ -149,16 +150,22 @@ grpc::Status validate_request(const MeasureRequest& r, const RequestLimits& limi
   if (a.size() > limits.max_artifact_bytes)
     return too_big("the artifact is " + std::to_string(a.size()) + " bytes, over this device's limit of " +
                    std::to_string(limits.max_artifact_bytes) + " bytes");
-  if (a.size() < 64 || a.compare(0, 4,
-                                 "\x7f"
-                                 "ELF") != 0)
-    return invalid("the artifact is not an ELF shared object (" + std::to_string(a.size()) + " bytes)");
-  if (a[4] != 2) return invalid("the artifact is not a 64-bit ELF object");
-  if (read_u16(a, 16) != 3) return invalid("the artifact is an ELF file but not a shared object");
-  const int machine = read_u16(a, 18);
-  if (machine != elf_machine)
-    return invalid("the artifact is built for " + elf_machine_name(machine) + ", this device runs " +
-                   elf_machine_name(elf_machine) + " (build for the target the device reports)");
+  if (elf_machine == 0) {
+    if (!looks_like_gpu_artifact(a))
+      return invalid("the artifact is not a kiln GPU artifact (this device measures on a GPU: build for the cuda "
+                     "target it reports)");
+  } else {
+    if (a.size() < 64 || a.compare(0, 4,
+                                   "\x7f"
+                                   "ELF") != 0)
+      return invalid("the artifact is not an ELF shared object (" + std::to_string(a.size()) + " bytes)");
+    if (a[4] != 2) return invalid("the artifact is not a 64-bit ELF object");
+    if (read_u16(a, 16) != 3) return invalid("the artifact is an ELF file but not a shared object");
+    const int machine = read_u16(a, 18);
+    if (machine != elf_machine)
+      return invalid("the artifact is built for " + elf_machine_name(machine) + ", this device runs " +
+                     elf_machine_name(elf_machine) + " (build for the target the device reports)");
+  }
   if (r.entry().empty()) return invalid("the request names no kernel entry point");
   if (r.args_size() == 0) return invalid("the request has no kernel arguments");
   if (r.num_inputs() < 0 || r.num_inputs() >= r.args_size())

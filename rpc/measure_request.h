@@ -37,7 +37,8 @@ struct RequestLimits {
 // OK, or INVALID_ARGUMENT / RESOURCE_EXHAUSTED with a message saying what
 // is wrong with the request. `elf_machine` is the device's ELF machine
 // number (e_machine, e.g. 62 for x86-64): an artifact is a 64-bit ELF shared
-// object for it.
+// object for it; 0 for a device that measures on a GPU, whose artifacts are
+// kiln GPU artifacts (runtime/gpu_artifact.h).
 grpc::Status validate_request(const MeasureRequest& request, const RequestLimits& limits, int elf_machine);
 
 // The ELF machine number of this process (read from /proc/self/exe).

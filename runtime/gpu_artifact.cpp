@@ -17,6 +17,8 @@ bool is_gpu_artifact(const std::string& path) {
   return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+bool looks_like_gpu_artifact(const std::string& bytes) { return bytes.compare(0, kMagic.size(), kMagic) == 0; }
+
 void write_gpu_artifact(const GpuArtifact& a, const std::string& path) {
   proc::Writer w;
   w.str(a.arch).i64(static_cast<int64_t>(a.kernels.size()));

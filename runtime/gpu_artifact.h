@@ -26,7 +26,10 @@ struct GpuArtifact {
 };
 
 constexpr const char* kGpuArtifactSuffix = ".kgpu";
+// By the file name.
 bool is_gpu_artifact(const std::string& path);
+// By the content (the bytes a device server receives).
+bool looks_like_gpu_artifact(const std::string& bytes);
 
 // user_error when the file cannot be written, or read back as an artifact.
 void write_gpu_artifact(const GpuArtifact& a, const std::string& path);

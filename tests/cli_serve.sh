@@ -45,7 +45,10 @@ expect_serve 2 "--tracker is required" -- --key cpu
 expect_serve 2 "is not an address" -- --tracker nowhere --key cpu
 expect_serve 2 "may only contain letters" -- --tracker 127.0.0.1:1 --key 'a b'
 expect_serve 2 "cannot register with the tracker at 127.0.0.1:1" -- --tracker 127.0.0.1:1 --key cpu --connect-timeout 0.3
-expect_serve 2 "its target is an llvm target" -- --tracker 127.0.0.1:1 --key cpu --target "cuda -arch=sm_90"
+expect_serve 2 "target is an llvm target (e.g. 'llvm -mcpu=znver4') or a cuda one" -- --tracker 127.0.0.1:1 --key cpu \
+  --target "opencl"
+KILN_LIBCUDA=/nonexistent/libcuda.so.1 expect_serve 2 "a cuda device server measures on a GPU, and the CUDA driver" -- \
+  --tracker 127.0.0.1:1 --key cpu --target "cuda -arch=sm_90"
 expect_serve 2 "does not run here" -- --tracker 127.0.0.1:1 --key cpu --target "llvm -mtriple=aarch64-linux-gnu"
 out=$(KILN_LOG=chatty timeout 10 "$SERVE" --tracker 127.0.0.1:1 --key cpu 2>&1)
 [ $? -eq 2 ] && grep -qF "KILN_LOG='chatty' names no log level; use debug, info, warn or error" <<<"$out" && ok ||

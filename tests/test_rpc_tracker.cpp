@@ -3,12 +3,17 @@
 // requests, re-registration; request validation (malformed and oversized
 // measure requests); task <-> request conversions; address checks.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "base/error.h"
 #include "rpc/client/measure_spec.h"
 #include "rpc/device_target.h"
 #include "rpc/measure_request.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/gpu_artifact.h"
+#include "support/temp_dir.h"
 #include "rpc/net.h"
 #include "rpc/tracker_state.h"
 
@@ -246,6 +251,31 @@ TEST_CASE("measure requests: malformed and oversized ones are refused with a rea
   }
   refused([](MeasureRequest& r) { r.mutable_options()->set_repeat(0); }, invalid, "repeat must be");
   refused([](MeasureRequest& r) { r.mutable_options()->set_run_timeout_s(0); }, invalid, "run timeout");
+
+  // A GPU device (elf_machine 0) takes kiln GPU artifacts only.
+  {
+    const grpc::Status s = validate_request(ok, limits, 0);
+    CHECK(s.error_code() == invalid);
+    CHECK_THAT(s.error_message(), Catch::Contains("not a kiln GPU artifact (this device measures on a GPU"));
+    MeasureRequest gpu = ok;
+    kiln::testing::TempDir dir("kiln_gpu_artifact");
+    GpuArtifact a;
+    a.arch = "sm_90";
+    a.kernels.push_back(GpuArtifactKernel{"k0", {{4, 1, 1}}, {{32, 1, 1}}, 0, {0, 1}});
+    a.image = {'c', 'u', 'b', 'i', 'n'};
+    write_gpu_artifact(a, dir.path + "/a.kgpu");
+    std::ifstream in(dir.path + "/a.kgpu", std::ios::binary);
+    gpu.set_artifact(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    CHECK(validate_request(gpu, limits, 0).ok());
+    const GpuArtifact back = read_gpu_artifact(dir.path + "/a.kgpu");
+    CHECK(back.arch == "sm_90");
+    CHECK(back.kernels.at(0).name == "k0");
+    CHECK(back.kernels.at(0).grid[0] == 4);
+    CHECK(back.kernels.at(0).arg_indices == std::vector<int>{0, 1});
+    CHECK(std::string(back.image.begin(), back.image.end()) == "cubin");
+    // ... and an ELF device refuses them.
+    CHECK_THAT(validate_request(gpu, limits, machine).error_message(), Catch::Contains("not an ELF shared object"));
+  }
 }
 
 TEST_CASE("a task survives the trip through a measure request", "[rpc][validate]") {
@@ -317,7 +347,11 @@ TEST_CASE("a device server works out its target without the compiler", "[rpc][ta
   CHECK(device_target("llvm -mcpu=znver3") == "llvm -mtriple=" + host_triple_name() + " -mcpu=znver3");
   const std::string mine = "llvm -mtriple=" + host_triple_name() + " -mcpu=generic -mattr=+avx2";
   CHECK(device_target(mine) == mine);
-  CHECK_THROWS_WITH(device_target("cuda -arch=sm_90"), Catch::Contains("its target is an llvm target"));
+  CHECK_THROWS_WITH(device_target("opencl"), Catch::Contains("target is an llvm target") &&
+                                                Catch::Contains("or a cuda one"));
+  // A cuda server measures on the first GPU: without one it does not start.
+  if (!rt::cuda::available())
+    CHECK_THROWS_WITH(device_target("cuda -arch=sm_90"), Catch::Contains("a cuda device server measures on a GPU"));
   const std::string other = host_triple_name().rfind("aarch64", 0) == 0 ? "x86_64-pc-linux-gnu" : "aarch64-linux-gnu";
   CHECK_THROWS_WITH(device_target("llvm -mtriple=" + other), Catch::Contains("does not run here"));
 }
