@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "compute/analyzer.h"
 #include "base/error.h"
 #include "compute/ir_functor.h"
+#include "schedule/gpu_kernels.h"
 
 namespace kiln {
 
@@ -29,6 +32,19 @@ struct Loop {
   const VarNode* var;
   int64_t extent;
   ForKind kind;
+  int thread_dim = -1;  // 0..2 for threadIdx.x/y/z, -1 otherwise
+  bool block = false;   // bound to a blockIdx
+};
+
+// GPU figures of the whole function (features.h, the GPU block).
+struct GpuStats {
+  bool gpu = false;
+  double shared_bytes = 0;
+  int allreduces = 0;
+  // Over every global (shared) access, weighted by how often it runs: the
+  // 32-byte sectors a warp's request touches (the bank conflict degree).
+  double sector_sum = 0, sector_weight = 0;
+  double conflict_sum = 0, conflict_weight = 0;
 };
 
 // One buffer access: its flat index as sum(coef[level] * loop var) + rest.
@@ -76,6 +92,7 @@ class Collector {
   int num_stores = 0;
   int loop_kinds[4] = {0, 0, 0, 0};
   double local_bytes = 0, global_bytes = 0;
+  GpuStats gpu;
 
  private:
   void stmt(const Stmt& s) {
@@ -87,7 +104,18 @@ class Collector {
         analyzer_.bind(op->loop_var, Range(op->min, op->extent));
         ++loop_kinds[kind_slot(op->for_kind)];
         depth_[op->loop_var.node()] = static_cast<int>(path_.size());
-        path_.push_back(Loop{op->loop_var.node(), ext, op->for_kind});
+        Loop loop{op->loop_var.node(), ext, op->for_kind};
+        if (op->for_kind == ForKind::kThreadBinding) {
+          gpu.gpu = true;
+          loop.thread_dim = thread_index_dim(op->thread_tag);
+          loop.block = block_index_dim(op->thread_tag) >= 0;
+          // A loop bound to a thread index already bound on the path (a
+          // shared fill inside the output's thread loops) shares the
+          // hardware index: each thread runs its body once, not `ext` times.
+          for (const Loop& outer : path_)
+            if (loop.thread_dim >= 0 && outer.thread_dim == loop.thread_dim) loop.extent = 1;
+        }
+        path_.push_back(loop);
         stmt(op->body);
         path_.pop_back();
         depth_.erase(op->loop_var.node());
@@ -98,6 +126,11 @@ class Collector {
         double n = op->dtype.bytes() * op->dtype.lanes;
         for (auto& e : op->extents) n *= static_cast<double>(extent_of(e));
         (op->scope == MemScope::kGlobal ? global_bytes : local_bytes) += n;
+        if (op->scope == MemScope::kShared) {
+          gpu.shared_bytes += n;
+          shared_.insert(op->buffer.node());
+        }
+        if (op->scope != MemScope::kGlobal) on_chip_.insert(op->buffer.node());
         elem_bytes_[op->buffer.node()] = op->dtype.bytes();
         stmt(op->body);
         return;
@@ -130,6 +163,9 @@ class Collector {
       case NodeKind::Realize:
         stmt(s.as<RealizeNode>()->body);
         return;
+      case NodeKind::ThreadAllReduce:
+        ++gpu.allreduces;
+        return;
       default:  // Evaluate, Barrier, TensorIntrinCall, Provide: nothing to count
         return;
     }
@@ -159,6 +195,7 @@ class Collector {
     r.executions = executions;
     r.accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->value.dtype()), op->index));
     scan(op->value, &r);
+    if (gpu.gpu) warp_access_stats(r, executions);
     bool better =
         !found || executions > hottest.executions || (executions == hottest.executions && r.loads > hottest.loads);
     if (!better) return;
@@ -169,6 +206,34 @@ class Collector {
       for (size_t l = 0; l < path_.size(); ++l) r.guarded[l] = r.guarded[l] || uses_var(cond, path_[l].var);
     hottest = std::move(r);
     found = true;
+  }
+
+  // How a warp's 32 threads (adjacent threadIdx.x) access each buffer of a
+  // store: global accesses by the 32-byte sectors one request touches,
+  // shared ones by their bank conflict degree (4-byte banks, 32 of them).
+  void warp_access_stats(const StoreRecord& r, double executions) {
+    int tx = -1;
+    for (size_t l = 0; l < path_.size(); ++l)
+      if (path_[l].thread_dim == 0) tx = static_cast<int>(l);
+    const bool vec = !path_.empty() && path_.back().kind == ForKind::kVectorized;
+    for (const Access& a : r.accesses) {
+      const double stride = tx >= 0 ? std::fabs(a.coef[tx]) * a.bytes : 0;  // bytes between adjacent threads
+      const double lanes = vec && a.coef.back() == 1 ? static_cast<double>(path_.back().extent) : 1;
+      const double bytes = lanes * a.bytes;  // per thread and request
+      if (shared_.count(a.buffer)) {
+        // Threads whose words fall in one bank at different addresses
+        // serialize: gcd(stride in words, 32) of them; a broadcast is free.
+        const int words = static_cast<int>(stride / 4);
+        const double degree = words == 0 ? 1 : static_cast<double>(std::gcd(words, 32));
+        gpu.conflict_sum += degree * executions;
+        gpu.conflict_weight += executions;
+      } else if (!on_chip_.count(a.buffer)) {
+        const double span = 31 * stride + bytes;
+        const double sectors = std::min(std::ceil(span / 32), 32 * std::ceil(bytes / 32));
+        gpu.sector_sum += sectors * executions;
+        gpu.sector_weight += executions;
+      }
+    }
   }
 
   Access access(const Var& buffer, int bytes, const Expr& index) {
@@ -323,6 +388,7 @@ class Collector {
   std::unordered_map<const VarNode*, int> depth_;
   std::unordered_map<const VarNode*, Expr> lets_;
   std::unordered_map<const VarNode*, int> elem_bytes_;
+  std::unordered_set<const VarNode*> shared_, on_chip_;  // shared; shared or local
   Analyzer analyzer_;
 };
 
@@ -543,6 +609,34 @@ void fill_globals(const PathSummary& s, const Collector& c, float* g) {
 
 }  // namespace
 
+// The GPU block, with an H100's SM limits for the occupancy estimate (2048
+// threads, 64 warps, 32 blocks, 228 KiB of shared memory and 64 Ki
+// registers per SM, 132 SMs): what ranks configs on other GPUs as well.
+void fill_gpu(const PathSummary& s, const Collector& c, float* g) {
+  if (!c.gpu.gpu) return;
+  double threads = 1, blocks = 1;
+  for (const Loop& l : *s.path) {
+    if (l.thread_dim >= 0) threads *= static_cast<double>(l.extent);
+    if (l.block) blocks *= static_cast<double>(l.extent);
+  }
+  // Registers: the thread's local arrays plus a base for indices and addresses.
+  const double registers = std::min(255.0, 24 + c.local_bytes / 4);
+  const double warps = std::ceil(threads / 32);
+  double per_sm = std::min({32.0, std::floor(64 / warps), std::floor(65536 / (registers * warps * 32))});
+  if (c.gpu.shared_bytes > 0) per_sm = std::min(per_sm, std::floor(233472 / c.gpu.shared_bytes));
+  per_sm = std::max(per_sm, 0.0);
+  g[0] = 1;
+  g[1] = feature_log(threads);
+  g[2] = feature_log(blocks);
+  g[3] = feature_log(c.gpu.shared_bytes);
+  g[4] = static_cast<float>(std::min(1.0, per_sm * warps / 64));
+  g[5] = feature_log(per_sm > 0 ? blocks / (132 * per_sm) : blocks);
+  g[6] = feature_log(registers);
+  g[7] = static_cast<float>(c.gpu.allreduces);
+  g[8] = c.gpu.sector_weight > 0 ? feature_log(c.gpu.sector_sum / c.gpu.sector_weight) : 0.0f;
+  g[9] = c.gpu.conflict_weight > 0 ? feature_log(c.gpu.conflict_sum / c.gpu.conflict_weight) : 0.0f;
+}
+
 FeatureVector extract_features(const LoweredFunc& f) {
   FeatureVector out(kFeatureLength, 0.0f);
   Collector c(f);
@@ -550,6 +644,7 @@ FeatureVector extract_features(const LoweredFunc& f) {
   PathSummary s(c.hottest);
   fill_loop_slots(s, out.data());
   fill_globals(s, c, out.data() + kGlobalOffset);
+  fill_gpu(s, c, out.data() + kGpuOffset);
   return out;
 }
 

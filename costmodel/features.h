@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 192 floats):
+// Layout (kFeatureLength = 202 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -101,6 +101,22 @@
 //       +6 log reuse distance in bytes: the working set of those loops
 //       +7 log reuse count: that loop's extent
 //       +8 log distinct elements over the register tile's loops
+//
+//   [kGpuOffset, kFeatureLength): GPU kernels (all zeros on a CPU):
+//     +0  1 for a GPU kernel (a loop bound to a thread or block index)
+//     +1  log threads per block: the thread-bound loops on the path
+//     +2  log blocks: the block-bound loops on the path
+//     +3  log shared-memory bytes
+//     +4  estimated occupancy (resident warps / 64), from the threads, the
+//         shared bytes and registers estimated from the local arrays, with
+//         an H100's per-SM limits
+//     +5  log waves: blocks over the blocks 132 SMs hold at once
+//     +6  log estimated registers per thread
+//     +7  reductions across threads (ThreadAllReduce statements)
+//     +8  log mean 32-byte sectors one warp's request touches, over every
+//         global access of every store weighted by executions
+//         (coalescing: 4 for adjacent floats, 32 for scattered ones)
+//     +9  log mean bank conflict degree of shared accesses, likewise
 #pragma once
 
 #include "compute/function.h"
@@ -118,8 +134,10 @@ constexpr int kGlobalOffset = kLoopSlots * kLoopStride;
 constexpr int kGlobalBufferOffset = 32;
 constexpr int kGlobalBufferStride = 9;
 constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStride;
-constexpr int kFeatureLength = kGlobalOffset + kGlobalCount;
-static_assert(kFeatureLength == 192, "update the layout comment");
+constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
+constexpr int kGpuCount = 10;
+constexpr int kFeatureLength = kGpuOffset + kGpuCount;
+static_assert(kFeatureLength == 202, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

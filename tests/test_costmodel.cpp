@@ -14,6 +14,7 @@
 #include "costmodel/xgb_model.h"
 #include "kernels/conv2d.h"
 #include "kernels/matmul.h"
+#include "kernels/op_registry.h"
 #include "schedule/lower.h"
 #include "support/te_examples.h"
 
@@ -395,4 +396,75 @@ TEST_CASE("the XGBoost ranker rejects inconsistent inputs", "[costmodel][user_er
   REQUIRE(model.trained());
   CHECK_THROWS_AS(model.predict({FeatureVector(5, 0.0f)}), UserError);
   CHECK_THROWS_AS(XGBoostRanker(XGBoostRanker::Options{0, 6, 0.2, 1, 1, 1, 0}), UserError);
+}
+
+namespace {
+
+// The GPU block of a GPU-lowered function's features.
+std::vector<float> gpu_block(const LoweredFunc& f) {
+  FeatureVector v = extract_features(f);
+  REQUIRE(v.size() == static_cast<size_t>(ft::kFeatureLength));
+  return std::vector<float>(v.begin() + ft::kGpuOffset, v.end());
+}
+
+std::vector<float> gpu_template_block(const std::string& workload, const nlohmann::json& knobs) {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  OpInstance op = build_workload(workload);
+  const GpuTemplate& t = find_op(op.op).gpu;
+  auto space = t.define_space(op, gpu);
+  ScheduledOp so = t.apply_config(op, space->nearest(knobs));
+  return gpu_block(lower_gpu(*so.schedule, so.args, "f", gpu, LowerDepth::kAnnotatedLoops));
+}
+
+// B = A * 2 over 64 x 64, threads along the rows (adjacent addresses) or
+// down the columns (a row apart).
+LoweredFunc gpu_copy(bool threads_along_rows) {
+  Tensor A = placeholder({64, 64}, DType::f32(), "A");
+  Tensor B = compute(
+      {64, 64}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
+  Schedule s({B});
+  IterVar i = s[B].axis()[0], j = s[B].axis()[1];
+  s[B].bind(threads_along_rows ? i : j, "blockIdx.x");
+  s[B].bind(threads_along_rows ? j : i, "threadIdx.x");
+  if (!threads_along_rows) s[B].reorder({j, i});
+  return lower_gpu(s, {A, B}, "copy", gpu_limits_for_arch("sm_90"), LowerDepth::kAnnotatedLoops);
+}
+
+}  // namespace
+
+TEST_CASE("features: the GPU block describes launch, occupancy, coalescing and bank conflicts", "[costmodel][gpu]") {
+  // CPU kernels leave it zero.
+  const OpInstance mm = build_workload("matmul:M=64,N=64,K=64");
+  const OpDef& def = find_op("matmul");
+  const ScheduledOp so = def.apply_config(mm, def.define_space(mm, CpuInfo{})->get(0));
+  const FeatureVector cpu = extract_features(lower(*so.schedule, so.args, "cpu", LowerDepth::kAnnotatedLoops));
+  for (int k = ft::kGpuOffset; k < ft::kFeatureLength; ++k) CHECK(cpu[k] == 0.0f);
+
+  // The GEMM template: 16 x 16 threads, 4 x 4 blocks, both tiles in shared memory.
+  const std::vector<float> g = gpu_template_block(
+      "matmul:M=256,N=256,K=64", {{"tile_y", {4, 16, 4}}, {"tile_x", {4, 16, 4}}, {"tile_k", {8, 8}}, {"shared", "both"}});
+  CHECK(g[0] == 1.0f);
+  CHECK(g[1] == Approx(feature_log(256)));
+  CHECK(g[2] == Approx(feature_log(16)));
+  CHECK(g[3] == Approx(feature_log(2 * 64 * 8 * 4)));
+  CHECK(g[4] > 0.0f);
+  CHECK(g[4] <= 1.0f);
+
+  // Coalescing: 4 sectors per request when adjacent threads read adjacent
+  // floats, 32 when they read a row apart.
+  CHECK(gpu_block(gpu_copy(true))[8] == Approx(feature_log(4)));
+  CHECK(gpu_block(gpu_copy(false))[8] == Approx(feature_log(32)));
+
+  // Bank conflicts: softmax's shared row read 4 floats per thread apart
+  // (vec 4) conflicts 4 ways, read by adjacent threads (vec 1) not at all;
+  // and its reductions across threads are counted.
+  const nlohmann::json base = {{"tile_rows", {64, 1}}, {"threads", 32}, {"cache", "shared"}};
+  nlohmann::json v4 = base, v1 = base;
+  v4["vec"] = 4;
+  v1["vec"] = 1;
+  const std::vector<float> s4 = gpu_template_block("softmax:M=64,N=128", v4);
+  const std::vector<float> s1 = gpu_template_block("softmax:M=64,N=128", v1);
+  CHECK(s1[9] == Approx(feature_log(1)));
+  CHECK(s4[9] > s1[9]);
+  CHECK(s1[7] == 2.0f);
 }
