@@ -6,6 +6,7 @@
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/conv2d_template.h"
+#include "kernels/gpu_conv2d_template.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -75,6 +76,7 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
       },
       "conv", "conv2d");
   op.inputs = {data, weight};
+  if (pad > 0) op.parts["data_pad"] = padded;
   if (with_bias || act != Activation::kNone) {
     Tensor bias;
     if (with_bias) {
@@ -132,6 +134,7 @@ OpDef conv2d_op_def() {
   d.define_space = conv2d_space;
   d.default_config = conv2d_default;
   d.apply_config = conv2d_apply;
+  set_gpu_conv2d_template(d);
   return d;
 }
 

@@ -5,6 +5,7 @@
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/conv2d_winograd_nchwc.h"
+#include "kernels/gpu_conv2d_template.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -61,6 +62,7 @@ OpInstance conv2d_nhwc_define(int64_t N, int64_t H, int64_t W, int64_t C, int64_
     op.inputs.push_back(bias);
   }
   Tensor padded = pad_spatial(data, 1, 2, pad, make_zero(dtype));
+  if (pad > 0) op.parts["data_pad"] = padded;
   IterVar rr = reduce_axis(static_cast<int>(R), "rr"), rs = reduce_axis(static_cast<int>(S), "rs"),
           rc = reduce_axis(static_cast<int>(s.Cg), "rc");
   const int st = static_cast<int>(stride), dl = static_cast<int>(dilation);
@@ -247,6 +249,7 @@ OpDef conv2d_nhwc_op_def() {
   d.define_space = conv2d_nhwc_space;
   d.default_config = conv2d_nhwc_default;
   d.apply_config = conv2d_nhwc_apply;
+  set_gpu_conv2d_template(d);
   return d;
 }
 

@@ -12,12 +12,17 @@ export EXPECT_TIMEOUT=300
 W="matmul:M=37,N=45,K=19,bias=1,relu=1"
 POOL="avg_pool2d:N=2,C=3,H=13,W=11,R=3,S=3,stride=2,pad=1"
 DW="depthwise_conv2d:C=5,H=13,W=17,R=3,S=3,pad=1,bias=1,relu6=1"
+CONV="conv2d:N=2,C=5,H=9,W=11,K=7,R=3,S=3,stride=2,pad=1,bias=1,relu=1"
+CONV_NHWC="conv2d_nhwc:H=10,W=7,C=6,K=9,R=3,S=3,pad=1,relu6=1"
 expect 0 'extern "C" __global__ void __launch_bounds__(' -- source "$W" --target cuda
 expect 0 "__syncthreads();" -- source "$W" --target "cuda -arch=sm_80"
 expect 0 'kiln_avg_pool2d_kernel0(const float* __restrict__ data' -- source "$POOL" --target cuda
 expect 0 "__shared__" -- source "$DW" --target cuda
+expect 0 "data_pad_shared" -- source "$CONV" --target cuda
+expect 0 'kiln_conv2d_nhwc_kernel0(const float* __restrict__ data' -- source "$CONV_NHWC" --target cuda
 expect 2 "unknown CUDA architecture 'sm_61'" -- source "$W" --target "cuda -arch=sm_61"
-expect 2 "op 'conv2d' has no cuda schedule template yet" -- source "conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3" --target cuda
+expect 2 "op 'conv2d_nchwc' has no cuda schedule template yet" -- source "conv2d_nchwc:C=16,H=8,W=8,K=16,R=3,S=3" \
+  --target cuda
 expect 0 "kiln_allreduce<kiln_max_op" -- source softmax:M=1536,N=128 --target cuda
 expect 2 "tile_k" -- source matmul:M=64,N=64,K=8 --target cuda --config '{"tile_k":[1,3]}'
 expect 2 "--llvm and --asm are for llvm targets" -- source "$W" --target cuda --asm
@@ -71,6 +76,8 @@ if command -v c++ >/dev/null || [ -n "${KILN_HOST_CXX:-}" ]; then
   expect 0 "correct: yes" -- run layer_norm:M=5,N=131 --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
   expect 0 "correct: yes" -- run "$POOL" --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
   expect 0 "correct: yes" -- run "$DW" --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
+  expect 0 "correct: yes" -- run "$CONV" --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
+  expect 0 "correct: yes" -- run "$CONV_NHWC" --target cuda --emulate --check --repeat 1 --min-repeat-ms 0
 else
   skip "no host C++ compiler for the emulation"
 fi

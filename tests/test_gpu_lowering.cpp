@@ -164,10 +164,11 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
     CHECK_THAT(user_error_of([&] { s[O].bind(k, "blockIdx.x"); }),
                Contains("bind: axis 'k' of stage 'O' is a reduction axis and cannot be bound to blockIdx.x"));
   }
-  CHECK_THAT(user_error_of([] { make_task("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", Target::parse("cuda")); }),
+  CHECK_THAT(user_error_of([] { make_task("conv2d_nchwc:N=1,C=16,H=8,W=8,K=16,R=3,S=3", Target::parse("cuda")); }),
              Contains("has no cuda schedule template yet"));
-  CHECK_THAT(user_error_of([] { build_kernel("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", "cuda"); }),
-             Contains("op 'conv2d' has no cuda schedule template yet") && Contains("matmul"));
+  CHECK_THAT(user_error_of([] { build_kernel("conv2d_nchwc:N=1,C=16,H=8,W=8,K=16,R=3,S=3", "cuda"); }),
+             Contains("op 'conv2d_nchwc' has no cuda schedule template yet") && Contains("matmul") &&
+                 Contains("conv2d_nhwc"));
 }
 
 TEST_CASE("cuda kernels: a shared stage holds the whole block's tile", "[gpu][lower]") {
