@@ -50,20 +50,6 @@ rt::TimeOptions time_options(const RunOptions& o) {
   return topt;
 }
 
-std::vector<rt::NDArray> random_arguments(const BuiltKernel& k, uint64_t seed) {
-  std::vector<rt::NDArray> arrays;
-  for (size_t i = 0; i < k.func.args.size(); ++i) {
-    const BufferArg& a = k.func.args[i];
-    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
-    if (i < k.op.inputs.size())
-      arr.fill_random(seed + i);
-    else
-      arr.fill_zero();
-    arrays.push_back(arr);
-  }
-  return arrays;
-}
-
 // Fills the check and timing fields of `out`, prints, returns the exit code.
 int report(const RunOptions& o, const BuiltKernel& k, const std::vector<rt::NDArray>& arrays,
            const rt::TimeResult& tr, nlohmann::json out, const std::string& where) {

@@ -31,26 +31,15 @@ std::string unique_path(const std::string& dir, const std::string& function) {
 
 }  // namespace
 
-GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const std::string& out_dir) {
-  internal_assert(target.is_cuda()) << "build_gpu_artifact for " << target.str();
-  const GpuLimits limits = gpu_limits_for_arch(target.arch);
-  const CudaSource src = emit_cuda(f, limits);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  user_check(!ec) << "cannot create directory '" << out_dir << "': " << ec.message();
+std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& dir) {
+  const std::string text = kEmulatedImagePrefix + build_emulated_module(src, dir).path;
+  std::vector<char> image(text.begin(), text.end());
+  image.push_back('\0');
+  return image;
+}
 
-  GpuBuild b;
-  GpuArtifact a;
-  a.arch = target.arch;
-  if (emulated_images()) {
-    const std::string text = kEmulatedImagePrefix + build_emulated_module(src, out_dir).path;
-    a.image.assign(text.begin(), text.end());
-    a.image.push_back('\0');
-  } else {
-    NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", target.arch);
-    a.image = std::move(out.cubin);
-    b.resources = std::move(out.resources);
-  }
+std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src) {
+  std::vector<GpuArtifactKernel> out;
   for (const CudaKernelLaunch& l : src.launches) {
     GpuArtifactKernel k;
     k.name = l.kernel;
@@ -63,8 +52,30 @@ GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const st
       internal_assert(!p.c_type.empty() && p.c_type.back() == '*') << "kernel " << l.kernel << " takes a scalar";
       k.arg_indices.push_back(p.arg_index);
     }
-    a.kernels.push_back(k);
+    out.push_back(k);
   }
+  return out;
+}
+
+GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const std::string& out_dir) {
+  internal_assert(target.is_cuda()) << "build_gpu_artifact for " << target.str();
+  const GpuLimits limits = gpu_limits_for_arch(target.arch);
+  const CudaSource src = emit_cuda(f, limits);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  user_check(!ec) << "cannot create directory '" << out_dir << "': " << ec.message();
+
+  GpuBuild b;
+  GpuArtifact a;
+  a.arch = target.arch;
+  if (emulated_images()) {
+    a.image = emulated_gpu_image(src, out_dir);
+  } else {
+    NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", target.arch);
+    a.image = std::move(out.cubin);
+    b.resources = std::move(out.resources);
+  }
+  a.kernels = artifact_kernels(src);
   b.path = unique_path(out_dir, src.function);
   write_gpu_artifact(a, b.path);
   return b;

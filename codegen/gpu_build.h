@@ -13,7 +13,9 @@
 
 #include "codegen/nvrtc.h"
 #include "codegen/target.h"
+#include "codegen/cuda_module.h"
 #include "compute/function.h"
+#include "runtime/gpu_artifact.h"
 
 namespace kiln {
 
@@ -21,6 +23,13 @@ struct GpuBuild {
   std::string path;                             // the .kgpu file
   std::vector<CudaKernelResources> resources;   // per kernel, from ptxas (empty for emulated images)
 };
+
+// The image of `src` for the stand-in driver (KILN_GPU_IMAGE=emulated): the
+// emulated module built in `dir`, named after kEmulatedImagePrefix.
+std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& dir);
+
+// How to launch each kernel of `src` (its launch dimensions and arguments).
+std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src);
 
 // user_error when the source does not compile or the artifact cannot be written.
 GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const std::string& out_dir);

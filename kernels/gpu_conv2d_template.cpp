@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "kernels/conv2d.h"
+#include "kernels/gpu_template_util.h"
 
 namespace kiln {
 
@@ -60,40 +61,7 @@ std::vector<int64_t> thread_counts(int64_t extent, const std::vector<int64_t>& p
   return {counts.begin(), counts.end()};
 }
 
-int64_t floor_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v) p *= 2;
-  return p;
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Splits `axis` into (block, thread, element) loops from the knob's factors
-// {blocks, threads, tile}: axis = (b * threads + t) * tile + i, so that a
-// thread's register tile covers adjacent elements.
-void split_three(Stage& st, const IterVar& axis, const std::vector<int64_t>& f, IterVar* b, IterVar* t, IterVar* i) {
-  IterVar rest;
-  st.split(axis, f[1] * f[2], b, &rest);
-  st.split(rest, f[2], t, i);
-}
-
-// The block's threads copy a shared tile: its axes fused, then split into
-// [rounds, threadIdx.y, threadIdx.x, vector lanes], so that adjacent
-// threads copy adjacent elements of the tile's rows.
-void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec) {
-  IterVar fused = st.fuse(st.axis());
-  IterVar rounds, rest, tyl, txl, lanes;
-  if (vec > 1) {
-    IterVar outer;
-    st.split(fused, vec, &outer, &lanes);
-    fused = outer;
-  }
-  st.split(fused, threads_y * threads_x, &rounds, &rest);
-  st.split(rest, threads_x, &tyl, &txl);
-  st.bind(tyl, "threadIdx.y");
-  st.bind(txl, "threadIdx.x");
-  if (vec > 1) st.vectorize(lanes);
-}
 
 }  // namespace
 
@@ -296,12 +264,7 @@ ScheduledOp gpu_conv2d_schedule(const OpInstance& op, const Config& cfg) {
 }
 
 void set_gpu_conv2d_template(OpDef& d) {
-  d.gpu.define_space = gpu_conv2d_space;
-  d.gpu.default_config = gpu_conv2d_default;
-  d.gpu.apply_config = [name = d.name](const OpInstance& op, const Config& cfg) {
-    user_check(op.op == name) << "the " << name << " cuda template cannot schedule op '" << op.op << "'";
-    return gpu_conv2d_schedule(op, cfg);
-  };
+  set_gpu_template(d, gpu_conv2d_space, gpu_conv2d_default, gpu_conv2d_schedule);
 }
 
 }  // namespace kiln

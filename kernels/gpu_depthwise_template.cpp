@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "kernels/gpu_template_util.h"
 
 namespace kiln {
 
@@ -37,12 +38,6 @@ std::vector<int64_t> thread_counts(int64_t extent, const std::vector<int64_t>& p
   return {counts.begin(), counts.end()};
 }
 
-int64_t floor_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v) p *= 2;
-  return p;
-}
-
 void check_f32(const OpInstance& op) {
   user_check(op.dtype == DType::f32()) << "the cuda depthwise_conv2d template computes f32 only in this version of "
                                        << "kiln, got " << op.dtype.str();
@@ -51,7 +46,7 @@ void check_f32(const OpInstance& op) {
 // The block's threads copy a shared box: its axes fused, then split into
 // [rounds, threadIdx.z, threadIdx.y, threadIdx.x], so that adjacent threads
 // copy adjacent elements of the box's rows.
-void cooperative_fill(Stage st, int64_t threads_z, int64_t threads_y, int64_t threads_x) {
+void cooperative_fill_3d(Stage st, int64_t threads_z, int64_t threads_y, int64_t threads_x) {
   IterVar rounds, rest, zy, z, y, x;
   st.split(st.fuse(st.axis()), threads_z * threads_y * threads_x, &rounds, &rest);
   st.split(rest, threads_x, &zy, &x);
@@ -166,7 +161,7 @@ ScheduledOp gpu_depthwise_schedule(const OpInstance& op, const Config& cfg) {
   auto stage_in_shared = [&](const Tensor& t) {
     Tensor cached = s.cache_read(t, MemScope::kShared, {s.current_op(acc)});
     s[cached].compute_at(so, block);
-    cooperative_fill(s[cached], fc[1], fh[1], fw[1]);
+    cooperative_fill_3d(s[cached], fc[1], fh[1], fw[1]);
   };
   // The padded box is staged (the padding filled as it is copied), so the
   // taps read shared memory without a border test.
@@ -180,12 +175,7 @@ ScheduledOp gpu_depthwise_schedule(const OpInstance& op, const Config& cfg) {
 }
 
 void set_gpu_depthwise_template(OpDef& d) {
-  d.gpu.define_space = gpu_depthwise_space;
-  d.gpu.default_config = gpu_depthwise_default;
-  d.gpu.apply_config = [name = d.name](const OpInstance& op, const Config& cfg) {
-    user_check(op.op == name) << "the " << name << " cuda template cannot schedule op '" << op.op << "'";
-    return gpu_depthwise_schedule(op, cfg);
-  };
+  set_gpu_template(d, gpu_depthwise_space, gpu_depthwise_default, gpu_depthwise_schedule);
 }
 
 }  // namespace kiln

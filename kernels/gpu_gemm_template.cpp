@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "kernels/gpu_template_util.h"
 #include "kernels/template_util.h"
 
 namespace kiln {
@@ -12,35 +13,6 @@ namespace {
 const std::vector<int64_t> kThreadCounts{1, 2, 4, 8, 16, 32};
 const std::vector<int64_t> kThreadTiles{1, 2, 4, 8};
 const std::vector<int64_t> kKTiles{1, 2, 4, 8, 16, 32};
-
-// Splits `axis` of `st` into (block, thread, element) loops from the knob's
-// factors {blocks, threads, tile}: axis = (b * threads + t) * tile + i, so
-// that a thread's register tile covers adjacent elements. (Tiles strided by
-// the thread count would coalesce better, but bound inference gives such a
-// tile a box as wide as the whole block row: that needs virtual threads.)
-void split_three(Stage& st, const IterVar& axis, const std::vector<int64_t>& f, IterVar* b, IterVar* t, IterVar* i) {
-  IterVar rest;
-  st.split(axis, f[1] * f[2], b, &rest);
-  st.split(rest, f[2], t, i);
-}
-
-// The block's threads copy a shared tile: its axes fused, then split into
-// [rounds, threadIdx.y, threadIdx.x, vector lanes]; `vec` only when every row
-// of the tile (and of the tensor) is whole vectors.
-void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec) {
-  IterVar fused = st.fuse(st.axis());
-  IterVar rounds, rest, tyl, txl, lanes;
-  if (vec > 1) {
-    IterVar outer;
-    st.split(fused, vec, &outer, &lanes);
-    fused = outer;
-  }
-  st.split(fused, threads_y * threads_x, &rounds, &rest);
-  st.split(rest, threads_x, &tyl, &txl);
-  st.bind(tyl, "threadIdx.y");
-  st.bind(txl, "threadIdx.x");
-  if (vec > 1) st.vectorize(lanes);
-}
 
 // The element extent of the innermost dimension of a stored operand.
 int64_t row_length(const Tensor& t) { return *as_const_int(t.shape().back()); }
@@ -149,16 +121,12 @@ ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Co
 }
 
 void set_gpu_gemm_template(OpDef& d, std::function<GemmShape(const OpInstance&)> shape) {
-  d.gpu.define_space = [shape](const OpInstance& op, const GpuLimits& gpu) {
-    return gpu_gemm_space(shape(op), op.dtype, gpu);
-  };
-  d.gpu.default_config = [shape](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
-    return gpu_gemm_default(shape(op), op.dtype, gpu, space);
-  };
-  d.gpu.apply_config = [shape, name = d.name](const OpInstance& op, const Config& cfg) {
-    user_check(op.op == name) << "the " << name << " cuda template cannot schedule op '" << op.op << "'";
-    return gpu_gemm_schedule(op, shape(op), cfg);
-  };
+  set_gpu_template(
+      d, [shape](const OpInstance& op, const GpuLimits& gpu) { return gpu_gemm_space(shape(op), op.dtype, gpu); },
+      [shape](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
+        return gpu_gemm_default(shape(op), op.dtype, gpu, space);
+      },
+      [shape](const OpInstance& op, const Config& cfg) { return gpu_gemm_schedule(op, shape(op), cfg); });
 }
 
 }  // namespace kiln

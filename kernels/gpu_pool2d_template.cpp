@@ -1,6 +1,7 @@
 #include "kernels/gpu_pool2d_template.h"
 
 #include "base/error.h"
+#include "kernels/gpu_template_util.h"
 #include "kernels/pool2d.h"
 
 namespace kiln {
@@ -95,12 +96,7 @@ ScheduledOp gpu_pool2d_schedule(const OpInstance& op, const Config& cfg) {
 }
 
 void set_gpu_pool2d_template(OpDef& d) {
-  d.gpu.define_space = gpu_pool2d_space;
-  d.gpu.default_config = gpu_pool2d_default;
-  d.gpu.apply_config = [name = d.name](const OpInstance& op, const Config& cfg) {
-    user_check(op.op == name) << "the " << name << " cuda template cannot schedule op '" << op.op << "'";
-    return gpu_pool2d_schedule(op, cfg);
-  };
+  set_gpu_template(d, gpu_pool2d_space, gpu_pool2d_default, gpu_pool2d_schedule);
 }
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "kernels/gpu_template_util.h"
 
 namespace kiln {
 
@@ -21,6 +22,18 @@ void split_columns(Stage& st, const IterVar& axis, const GpuRowParams& p, IterVa
 }
 
 }  // namespace
+
+void set_gpu_row_template(OpDef& d, std::function<ScheduledOp(const OpInstance&, const Config&)> schedule) {
+  set_gpu_template(
+      d,
+      [](const OpInstance& op, const GpuLimits& gpu) {
+        return gpu_row_space(op.ints.at("M"), op.ints.at("N"), op.dtype, gpu);
+      },
+      [](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
+        return space.nearest(gpu_row_default(op.ints.at("M"), op.ints.at("N"), gpu));
+      },
+      std::move(schedule));
+}
 
 std::shared_ptr<ConfigSpace> gpu_row_space(int64_t M, int64_t, DType t, const GpuLimits& gpu) {
   user_check(t == DType::f32()) << "the cuda row template (softmax, layer_norm) computes f32 only in this version of "

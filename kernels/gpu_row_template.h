@@ -32,6 +32,10 @@ struct GpuRowParams {
   bool cache_x = false;   // x's rows in shared memory
 };
 
+// Sets d.gpu for an op with params M and N: the knobs below, the default,
+// and `schedule` (which uses the gpu_row_* functions).
+void set_gpu_row_template(OpDef& d, std::function<ScheduledOp(const OpInstance&, const Config&)> schedule);
+
 // The knobs above for an [M, N] op of type `t`.
 std::shared_ptr<ConfigSpace> gpu_row_space(int64_t M, int64_t N, DType t, const GpuLimits& gpu);
 // A warp-multiple block per row sized to N (at least 32 threads, up to 256),

@@ -54,7 +54,6 @@ ScheduledOp softmax_apply(const OpInstance& op, const Config& cfg) {
 }
 
 ScheduledOp softmax_gpu_apply(const OpInstance& op, const Config& cfg) {
-  user_check(op.op == "softmax") << "the softmax cuda template cannot schedule op '" << op.op << "'";
   const GpuRowParams p = decode_gpu_row_knobs(cfg);
   const Tensor& out = op.outputs[0];
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
@@ -97,13 +96,7 @@ OpDef softmax_op_def() {
     return space.make(j);
   };
   d.apply_config = softmax_apply;
-  d.gpu.define_space = [](const OpInstance& op, const GpuLimits& gpu) {
-    return gpu_row_space(op.ints.at("M"), op.ints.at("N"), op.dtype, gpu);
-  };
-  d.gpu.default_config = [](const OpInstance& op, const GpuLimits& gpu, const ConfigSpace& space) {
-    return space.nearest(gpu_row_default(op.ints.at("M"), op.ints.at("N"), gpu));
-  };
-  d.gpu.apply_config = softmax_gpu_apply;
+  set_gpu_row_template(d, softmax_gpu_apply);
   return d;
 }
 

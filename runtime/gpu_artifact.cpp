@@ -17,6 +17,22 @@ bool is_gpu_artifact(const std::string& path) {
   return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+std::vector<rt::cuda::KernelLaunch> kernel_launches(const rt::cuda::CudaModule& module,
+                                                    const std::vector<GpuArtifactKernel>& kernels) {
+  std::vector<rt::cuda::KernelLaunch> out;
+  for (const GpuArtifactKernel& k : kernels) {
+    rt::cuda::KernelLaunch l;
+    l.function = module.kernel(k.name);
+    l.name = k.name;
+    l.grid = k.grid;
+    l.block = k.block;
+    l.shared_bytes = k.shared_bytes;
+    l.arg_indices = k.arg_indices;
+    out.push_back(l);
+  }
+  return out;
+}
+
 bool looks_like_gpu_artifact(const std::string& bytes) { return bytes.compare(0, kMagic.size(), kMagic) == 0; }
 
 void write_gpu_artifact(const GpuArtifact& a, const std::string& path) {

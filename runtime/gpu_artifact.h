@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda_driver.h"
+
 namespace kiln {
 
 struct GpuArtifactKernel {
@@ -30,6 +32,11 @@ constexpr const char* kGpuArtifactSuffix = ".kgpu";
 bool is_gpu_artifact(const std::string& path);
 // By the content (the bytes a device server receives).
 bool looks_like_gpu_artifact(const std::string& bytes);
+
+// The launches of `kernels`, their functions looked up in `module` (the
+// artifact's image loaded in the current context).
+std::vector<rt::cuda::KernelLaunch> kernel_launches(const rt::cuda::CudaModule& module,
+                                                    const std::vector<GpuArtifactKernel>& kernels);
 
 // user_error when the file cannot be written, or read back as an artifact.
 void write_gpu_artifact(const GpuArtifact& a, const std::string& path);

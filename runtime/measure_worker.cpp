@@ -115,17 +115,7 @@ class Worker {
       if (!gpu_) gpu_ = std::make_unique<GpuState>(arrays_);
       const GpuArtifact art = read_gpu_artifact(path);
       rt::cuda::CudaModule module(art.image);
-      std::vector<rt::cuda::KernelLaunch> launches;
-      for (const GpuArtifactKernel& k : art.kernels) {
-        rt::cuda::KernelLaunch l;
-        l.function = module.kernel(k.name);
-        l.name = k.name;
-        l.grid = k.grid;
-        l.block = k.block;
-        l.shared_bytes = k.shared_bytes;
-        l.arg_indices = k.arg_indices;
-        launches.push_back(l);
-      }
+      const std::vector<rt::cuda::KernelLaunch> launches = kernel_launches(module, art.kernels);
       for (size_t i = 0; i < pristine_.size(); ++i) gpu_->buffers[i].upload(pristine_[i].data(), pristine_[i].nbytes());
       for (size_t i = job_.num_inputs; i < arrays_.size(); ++i) gpu_->buffers[i].fill_bytes(0xff);
       rt::cuda::launch(launches, gpu_->pointers);

@@ -1,6 +1,8 @@
 #include "tasks/gpu_runner.h"
 
 #include "base/error.h"
+#include "codegen/gpu_build.h"
+#include "runtime/gpu_artifact.h"
 
 namespace kiln {
 
@@ -23,22 +25,7 @@ GpuLimits gpu_limits_from_device(const rt::cuda::DeviceInfo& d, const std::strin
 
 GpuKernelRunner::GpuKernelRunner(const rt::cuda::Context& ctx, const CudaSource& src,
                                  const std::vector<BufferArg>& args, const std::vector<char>& image)
-    : l2_bytes_(ctx.device().l2_bytes), module_(image) {
-  for (const CudaKernelLaunch& l : src.launches) {
-    rt::cuda::KernelLaunch k;
-    k.function = module_.kernel(l.kernel);
-    k.name = l.kernel;
-    for (int d = 0; d < 3; ++d) {
-      k.grid[d] = static_cast<unsigned>(l.grid[d]);
-      k.block[d] = static_cast<unsigned>(l.block[d]);
-    }
-    k.shared_bytes = static_cast<unsigned>(l.shared_bytes);
-    for (auto& p : l.params) {
-      internal_assert(!p.c_type.empty() && p.c_type.back() == '*') << "kernel " << l.kernel << " takes a scalar";
-      k.arg_indices.push_back(p.arg_index);
-    }
-    launches_.push_back(k);
-  }
+    : l2_bytes_(ctx.device().l2_bytes), module_(image), launches_(kernel_launches(module_, artifact_kernels(src))) {
   for (const BufferArg& a : args) {
     size_t n = static_cast<size_t>(a.dtype.bytes());
     for (int64_t e : a.shape) n *= static_cast<size_t>(e);

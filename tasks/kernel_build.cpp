@@ -1,5 +1,6 @@
 #include "tasks/kernel_build.h"
 
+#include "codegen/runtime_dtype.h"
 #include "runtime/cuda_driver.h"
 #include "tasks/gpu_runner.h"
 
@@ -93,6 +94,20 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
     k.scheduled = apply_task_config(k.op.canonical, k.target, k.config);
   k.func = lower(*k.scheduled.schedule, k.scheduled.args, "kiln_" + k.op.op);
   return k;
+}
+
+std::vector<rt::NDArray> random_arguments(const BuiltKernel& k, uint64_t seed) {
+  std::vector<rt::NDArray> arrays;
+  for (size_t i = 0; i < k.func.args.size(); ++i) {
+    const BufferArg& a = k.func.args[i];
+    rt::NDArray arr = rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype));
+    if (i < k.op.inputs.size())
+      arr.fill_random(seed + i);
+    else
+      arr.fill_zero();
+    arrays.push_back(arr);
+  }
+  return arrays;
 }
 
 }  // namespace kiln

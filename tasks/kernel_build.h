@@ -8,6 +8,7 @@
 #include "codegen/target.h"
 #include "compute/function.h"
 #include "kernels/op_registry.h"
+#include "runtime/ndarray.h"
 
 namespace kiln {
 
@@ -35,5 +36,9 @@ const GpuTemplate& gpu_template_of(const OpDef& def);
 // a knob the template lacks or a value it does not offer is a user_error.
 BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path = "",
                          const std::string& config_text = "");
+
+// Host arrays for every argument of the kernel's function: inputs filled
+// with rt::NDArray::fill_random(seed + i), outputs with zeros.
+std::vector<rt::NDArray> random_arguments(const BuiltKernel& k, uint64_t seed);
 
 }  // namespace kiln

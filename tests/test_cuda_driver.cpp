@@ -15,6 +15,7 @@
 
 #include "codegen/cuda_codegen.h"
 #include "codegen/cuda_emulation.h"
+#include "codegen/gpu_build.h"
 #include "codegen/runtime_dtype.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/gpu_artifact.h"
@@ -60,25 +61,7 @@ void fake_reset() {
 }
 
 // The stand-in's "cubin" for an emulated build of the kernel's source.
-std::vector<char> fake_cubin(const CudaSource& src, const std::string& dir) {
-  const std::string text = kEmulatedImagePrefix + build_emulated_module(src, dir).path;
-  std::vector<char> image(text.begin(), text.end());
-  image.push_back('\0');
-  return image;
-}
-
-std::vector<rt::NDArray> random_arrays(const BuiltKernel& k, uint64_t seed) {
-  std::vector<rt::NDArray> arrays;
-  for (size_t i = 0; i < k.func.args.size(); ++i) {
-    rt::NDArray a = rt::NDArray::empty(k.func.args[i].shape, to_runtime_dtype(k.func.args[i].dtype));
-    if (i < k.op.inputs.size())
-      a.fill_random(seed + i);
-    else
-      a.fill_zero();
-    arrays.push_back(a);
-  }
-  return arrays;
-}
+std::vector<char> fake_cubin(const CudaSource& src, const std::string& dir) { return emulated_gpu_image(src, dir); }
 
 bool have_host_compiler() { return !host_cxx_compiler().empty(); }
 
@@ -119,7 +102,7 @@ TEST_CASE("cuda driver: kernels run from a module, checked against the interpret
     const CudaSource src = emit_cuda(k.func, k.gpu);
     {
       GpuKernelRunner runner(ctx, src, k.func.args, fake_cubin(src, dir.path));
-      std::vector<rt::NDArray> arrays = random_arrays(k, 7);
+      std::vector<rt::NDArray> arrays = random_arguments(k, 7);
       runner.run(arrays, k.op.inputs.size());
       std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + static_cast<long>(k.op.inputs.size()));
       std::vector<rt::NDArray> outs(arrays.begin() + static_cast<long>(k.op.inputs.size()), arrays.end());
@@ -183,7 +166,7 @@ TEST_CASE("cuda driver: errors name the call and the driver's error, and sticky 
   }
 
   GpuKernelRunner runner(ctx, src, k.func.args, image);
-  std::vector<rt::NDArray> arrays = random_arrays(k, 3);
+  std::vector<rt::NDArray> arrays = random_arguments(k, 3);
   setenv("KILN_FAKE_CUDA_FAIL_LAUNCH", "700", 1);
   try {
     runner.run(arrays, k.op.inputs.size());

@@ -54,84 +54,6 @@ std::string random_depthwise_workload(std::mt19937_64& rng) {
          ",pad=" + str(pad) + ",dilation=" + str(dil) + (rng() % 2 ? ",bias=1" : "") + acts[rng() % 5];
 }
 
-// A config whose block the architecture cannot launch (too many threads,
-// too much shared memory) is a user error the tuner records, not a bug.
-bool is_launch_limit(const std::string& what) {
-  return what.find("allows at most") != std::string::npos || what.find("bytes of shared memory") != std::string::npos;
-}
-
-struct Tally {
-  int ran = 0;       // emulated and checked (or compiled)
-  int rejected = 0;  // over the launch limits
-};
-
-// Emulates one config and checks it against the interpreter.
-void check_config(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed, Tally* tally) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  std::string err;
-  try {
-    err = run_emulated_and_check(op, gpu_source(op, cfg, gpu), dir, seed);
-    ++tally->ran;
-  } catch (const UserError& e) {
-    err = e.what();
-    if (is_launch_limit(err)) {
-      err = "";
-      ++tally->rejected;
-    }
-  } catch (const std::exception& e) {
-    err = std::string("exception: ") + e.what();
-  }
-  INFO(op.canonical << " config " << cfg.str());
-  CHECK(err == "");
-}
-
-// The default config, `configs` (JSON, may be empty) and `random` random
-// configs of a workload, emulated and checked.
-Tally check_emulated(const std::string& workload, const std::vector<std::string>& configs, int random, uint64_t seed,
-                     const std::string& dir) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  OpInstance op = build_workload(workload);
-  const GpuTemplate& t = find_op(op.op).gpu;
-  REQUIRE(t.defined());
-  auto space = t.define_space(op, gpu);
-  std::mt19937_64 rng(seed);
-  Tally tally;
-  check_config(op, t.default_config(op, gpu, *space), dir, seed, &tally);
-  for (const std::string& c : configs) check_config(op, space->from_json_string(c), dir, seed, &tally);
-  for (int c = 0; c < random; ++c)
-    check_config(op, space->random(rng), dir, seed + 1 + static_cast<uint64_t>(c), &tally);
-  return tally;
-}
-
-bool have_host_compiler() { return !host_cxx_compiler().empty(); }
-
-// NVRTC-compiles the default and `random` random configs of each workload
-// for sm_80 and sm_90; returns how many compiled.
-int check_nvrtc(const std::vector<std::string>& workloads, int random, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  int compiled = 0;
-  for (const char* arch : {"sm_80", "sm_90"}) {
-    const GpuLimits gpu = gpu_limits_for_arch(arch);
-    for (const std::string& w : workloads) {
-      OpInstance op = build_workload(w);
-      const GpuTemplate& t = find_op(op.op).gpu;
-      auto space = t.define_space(op, gpu);
-      for (int c = 0; c <= random; ++c) {
-        Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
-        std::string err;
-        try {
-          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu);
-          ++compiled;
-        } catch (const UserError& e) {
-          err = is_launch_limit(e.what()) ? "" : e.what();
-        }
-        INFO(arch << " " << w << " config " << cfg.str());
-        CHECK(err == "");
-      }
-    }
-  }
-  return compiled;
-}
 
 const std::vector<std::string> kPoolNvrtcWorkloads{"max_pool2d:N=1,C=64,H=112,W=112,R=3,S=3,stride=2,pad=1",
                                                    "avg_pool2d:N=8,C=2048,H=7,W=7,R=7,S=7",
@@ -240,8 +162,8 @@ TEST_CASE(
   if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
   const uint64_t run = run_seed();
   INFO(seed_note(run));
-  CHECK(check_nvrtc(kPoolNvrtcWorkloads, 3, run) > 0);
-  CHECK(check_nvrtc(kDepthwiseNvrtcWorkloads, 3, run + 1) > 0);
+  CHECK(check_nvrtc(kPoolNvrtcWorkloads, 3, run).ran > 0);
+  CHECK(check_nvrtc(kDepthwiseNvrtcWorkloads, 3, run + 1).ran > 0);
 }
 
 TEST_CASE("cuda pool2d and depthwise_conv2d templates: defaults of common CNN shapes", "[gpu][template]") {

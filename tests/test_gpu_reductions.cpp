@@ -21,8 +21,6 @@ using namespace kiln::testing;
 
 namespace {
 
-bool have_host_compiler() { return !host_cxx_compiler().empty(); }
-
 struct RowReduceCase {
   int64_t M = 5, N = 37;
   int64_t threads = 32;  // threads of the reduction (along the reduce tag)
@@ -115,33 +113,10 @@ const std::vector<int64_t> kSizes{1, 2, 3, 5, 7, 13, 16, 31, 37, 64, 100};
 
 int64_t pick(std::mt19937_64& rng, const std::vector<int64_t>& v) { return v[rng() % v.size()]; }
 
-// A config the architecture cannot run (too many threads or too much shared
-// memory for one block) is rejected as a user error, which the tuner records.
-bool over_limits(const std::string& message) {
-  return message.find("allows at most") != std::string::npos || message.find("limits to") != std::string::npos;
-}
-
 // The default and `random` random configs of a row template's workload,
-// emulated and checked. Returns how many ran.
+// emulated and checked. Returns how many there were.
 int check_row_template(const std::string& workload, int random, uint64_t seed, const std::string& dir) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  OpInstance op = build_workload(workload);
-  const GpuTemplate& t = find_op(op.op).gpu;
-  auto space = t.define_space(op, gpu);
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c <= random; ++c) {
-    Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
-    std::string err;
-    try {
-      err = run_emulated_and_check(op, gpu_source(op, cfg, gpu), dir, seed + static_cast<uint64_t>(c));
-    } catch (const UserError& e) {
-      err = over_limits(e.what()) ? "" : e.what();
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str());
-    CHECK(err == "");
-  }
+  check_emulated(workload, {}, random, seed, dir);
   return random + 1;
 }
 
@@ -328,29 +303,9 @@ TEST_CASE("cuda softmax and layer_norm templates: NVRTC compiles random configs 
   if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
   const uint64_t run = run_seed();
   INFO(seed_note(run));
-  std::mt19937_64 rng(run);
-  int compiled = 0;
-  for (const char* arch : {"sm_80", "sm_90"}) {
-    const GpuLimits gpu = gpu_limits_for_arch(arch);
-    // bert-base: attention softmax at sequence 128 and 512, layer_norm of 768.
-    for (const std::string w : {"softmax:M=1536,N=128", "softmax:M=6144,N=512", "layer_norm:M=128,N=768",
-                                "layer_norm:M=7,N=131"}) {
-      OpInstance op = build_workload(w);
-      const GpuTemplate& t = find_op(op.op).gpu;
-      auto space = t.define_space(op, gpu);
-      for (int c = 0; c < 3; ++c) {
-        Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
-        INFO(w << " on " << arch << " config " << cfg.str());
-        std::string err;
-        try {
-          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu);
-          ++compiled;
-        } catch (const UserError& e) {
-          err = over_limits(e.what()) ? "" : e.what();
-        }
-        CHECK(err == "");
-      }
-    }
-  }
+  // bert-base: attention softmax at sequence 128 and 512, layer_norm of 768.
+  const int compiled = check_nvrtc(
+      {"softmax:M=1536,N=128", "softmax:M=6144,N=512", "layer_norm:M=128,N=768", "layer_norm:M=7,N=131"}, 2, run)
+                           .ran;
   CHECK(compiled >= 8);  // the default configs at least, which always fit
 }

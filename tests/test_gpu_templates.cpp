@@ -60,8 +60,6 @@ int check_emulated(const std::string& workload, int random, uint64_t seed, const
   return random + 1;
 }
 
-bool have_host_compiler() { return !host_cxx_compiler().empty(); }
-
 }  // namespace
 
 TEST_CASE("cuda gemm template: fixed awkward shapes, emulated against the interpreter", "[gpu][template][emulation]") {

@@ -6,8 +6,11 @@
 // use checked against their limits.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "base/error.h"
 #include "codegen/cuda_codegen.h"
@@ -77,6 +80,94 @@ inline std::string compile_for_gpu(const CudaSource& src, const GpuLimits& gpu) 
     if (r.shared_bytes > gpu.max_shared_static_per_block) return r.kernel + ": too much shared memory";
   }
   return "";
+}
+
+inline bool have_host_compiler() { return !host_cxx_compiler().empty(); }
+
+// A config whose block the architecture cannot launch (too many threads,
+// too much shared memory) is a user error the tuner records, not a bug.
+inline bool is_launch_limit(const std::string& what) {
+  return what.find("allows at most") != std::string::npos || what.find("limits to") != std::string::npos;
+}
+
+struct Tally {
+  int ran = 0;       // emulated and checked (or compiled)
+  int rejected = 0;  // over the launch limits
+  void add(const Tally& o) {
+    ran += o.ran;
+    rejected += o.rejected;
+  }
+};
+
+// Emulates one config of the op's cuda template for sm_90 and checks it
+// against the interpreter (a CHECK per config).
+inline void check_config(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed, Tally* tally) {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  std::string err;
+  try {
+    err = run_emulated_and_check(op, gpu_source(op, cfg, gpu), dir, seed);
+    ++tally->ran;
+  } catch (const UserError& e) {
+    err = e.what();
+    if (is_launch_limit(err)) {
+      err = "";
+      ++tally->rejected;
+    }
+  } catch (const std::exception& e) {
+    err = std::string("exception: ") + e.what();
+  }
+  INFO(op.canonical << " config " << cfg.str());
+  CHECK(err == "");
+}
+
+// The default config, `configs` (JSON, may be empty) and `random` random
+// configs of a workload, emulated and checked.
+inline Tally check_emulated(const std::string& workload, const std::vector<std::string>& configs, int random,
+                            uint64_t seed, const std::string& dir) {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  OpInstance op = build_workload(workload);
+  const GpuTemplate& t = find_op(op.op).gpu;
+  REQUIRE(t.defined());
+  auto space = t.define_space(op, gpu);
+  std::mt19937_64 rng(seed);
+  Tally tally;
+  check_config(op, t.default_config(op, gpu, *space), dir, seed, &tally);
+  for (const std::string& c : configs) check_config(op, space->from_json_string(c), dir, seed, &tally);
+  for (int c = 0; c < random; ++c)
+    check_config(op, space->random(rng), dir, seed + 1 + static_cast<uint64_t>(c), &tally);
+  return tally;
+}
+
+// NVRTC-compiles the default and `random` random configs of each workload
+// for sm_80 and sm_90 (a CHECK per config); `ran` counts those that compiled.
+inline Tally check_nvrtc(const std::vector<std::string>& workloads, int random, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tally tally;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const GpuLimits gpu = gpu_limits_for_arch(arch);
+    for (const std::string& w : workloads) {
+      OpInstance op = build_workload(w);
+      const GpuTemplate& t = find_op(op.op).gpu;
+      auto space = t.define_space(op, gpu);
+      for (int c = 0; c <= random; ++c) {
+        Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
+        std::string err;
+        try {
+          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu);
+          ++tally.ran;
+        } catch (const UserError& e) {
+          err = e.what();
+          if (is_launch_limit(err)) {
+            err = "";
+            ++tally.rejected;
+          }
+        }
+        INFO(arch << " " << w << " config " << cfg.str());
+        CHECK(err == "");
+      }
+    }
+  }
+  return tally;
 }
 
 }  // namespace kiln::testing

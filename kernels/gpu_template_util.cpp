@@ -1,0 +1,45 @@
+#include "kernels/gpu_template_util.h"
+
+#include "base/error.h"
+
+namespace kiln {
+
+void set_gpu_template(OpDef& d, decltype(GpuTemplate::define_space) space,
+                      decltype(GpuTemplate::default_config) default_config,
+                      std::function<ScheduledOp(const OpInstance&, const Config&)> schedule) {
+  d.gpu.define_space = std::move(space);
+  d.gpu.default_config = std::move(default_config);
+  d.gpu.apply_config = [name = d.name, schedule = std::move(schedule)](const OpInstance& op, const Config& cfg) {
+    user_check(op.op == name) << "the " << name << " cuda template cannot schedule op '" << op.op << "'";
+    return schedule(op, cfg);
+  };
+}
+
+void split_three(Stage& st, const IterVar& axis, const std::vector<int64_t>& f, IterVar* b, IterVar* t, IterVar* i) {
+  IterVar rest;
+  st.split(axis, f[1] * f[2], b, &rest);
+  st.split(rest, f[2], t, i);
+}
+
+void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec) {
+  IterVar fused = st.fuse(st.axis());
+  IterVar rounds, rest, tyl, txl, lanes;
+  if (vec > 1) {
+    IterVar outer;
+    st.split(fused, vec, &outer, &lanes);
+    fused = outer;
+  }
+  st.split(fused, threads_y * threads_x, &rounds, &rest);
+  st.split(rest, threads_x, &tyl, &txl);
+  st.bind(tyl, "threadIdx.y");
+  st.bind(txl, "threadIdx.x");
+  if (vec > 1) st.vectorize(lanes);
+}
+
+int64_t floor_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+}  // namespace kiln
