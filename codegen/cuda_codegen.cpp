@@ -13,6 +13,7 @@
 #include "codegen/cuda_prelude.h"
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
+#include "compute/interpreter.h"
 #include "compute/ir_functor.h"
 #include "schedule/gpu_kernels.h"
 
@@ -41,11 +42,18 @@ __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { union { 
 
 )";
 
+// f16 and bf16: stored in 16 bits (kiln_half / kiln_bfloat16 bit patterns
+// in global and shared memory), computed in f32. Registers (local arrays,
+// lets, expressions) hold f32, so a reduction over f16 data accumulates in
+// f32, as the interpreter computes it; only a store to memory rounds.
+bool is_narrow_float(DType t) { return t.is_float() && t.bits == 16; }
+
+// The type of a value in registers.
 std::string c_type(DType t) {
   internal_assert(t.lanes == 1) << "c_type of a vector";
   if (t.is_bool()) return "bool";
-  if (t.is_float() && t.code != DType::kBFloat && t.bits == 32) return "float";
-  if (t.is_float() && t.code != DType::kBFloat && t.bits == 64) return "double";
+  if (t.is_float() && t.bits <= 32) return "float";
+  if (t.is_float() && t.code == DType::kFloat && t.bits == 64) return "double";
   if (t.is_int()) {
     switch (t.bits) {
       case 8:
@@ -71,8 +79,17 @@ std::string c_type(DType t) {
     }
   }
   user_error() << "the cuda backend does not handle element type " << t.str()
-               << " yet (f32, f64 and integers; f16 and bf16 are not supported in this version)";
+               << " (f16, bf16, f32, f64, bool and integers)";
 }
+
+// The type of an element in global or shared memory.
+std::string storage_type(DType t) {
+  if (is_narrow_float(t)) return t.code == DType::kBFloat ? "kiln_bfloat16" : "kiln_half";
+  return c_type(t);
+}
+
+// The prelude's conversions between f32 values and 16-bit storage.
+std::string narrow_suffix(DType t) { return t.code == DType::kBFloat ? "bf16" : "f16"; }
 
 std::string sanitize(const std::string& name) {
   std::string s;
@@ -82,7 +99,10 @@ std::string sanitize(const std::string& name) {
 }
 
 std::string float_literal(double v, DType t) {
-  const bool f32 = t.bits == 32;
+  const bool f32 = t.bits <= 32;
+  if (is_narrow_float(t) && std::isfinite(v))
+    v = t.code == DType::kBFloat ? float_from_bf16_bits(bf16_bits_from_float(static_cast<float>(v)))
+                                 : float_from_f16_bits(f16_bits_from_float(static_cast<float>(v)));
   if (std::isnan(v)) return f32 ? "kiln_bits_f32(0x7fc00000u)" : "kiln_bits_f64(0x7ff8000000000000ull)";
   if (std::isinf(v)) {
     if (f32) return v > 0 ? "kiln_bits_f32(0x7f800000u)" : "kiln_bits_f32(0xff800000u)";
@@ -135,6 +155,7 @@ class KernelPrinter {
       if (n->kind() == NodeKind::Allocate) {
         auto* a = static_cast<const AllocateNode*>(n.get());
         if (a->scope == MemScope::kShared) shared_.push_back(a);
+        if (a->scope == MemScope::kLocal) local_.insert(a->buffer.node());
       }
     });
   }
@@ -150,14 +171,14 @@ class KernelPrinter {
     for (size_t i = 0; i < kernel_.arg_indices.size(); ++i) {
       const BufferArg& a = func_.args[kernel_.arg_indices[i]];
       const bool ro = !written_.count(a.data.node());
-      const std::string t = c_type(a.dtype) + "*";
+      const std::string t = storage_type(a.dtype) + "*";
       os << (i ? ", " : "") << (ro ? "const " : "") << t << " __restrict__ " << names_.at(a.data.node());
       launch->params.push_back({(ro ? "const " : "") + t, kernel_.arg_indices[i]});
     }
     os << ") {\n";
     indent_ = 1;
     for (auto* a : shared_) {
-      line() << "KILN_SHARED(" << c_type(a->dtype) << ", " << name_of(a->buffer.node()) << ", "
+      line() << "KILN_SHARED(" << storage_type(a->dtype) << ", " << name_of(a->buffer.node()) << ", "
              << *as_const_int(a->extents[0]) << ");\n";
     }
     for (auto& [type, elems] : kernel_.allreduce_scratch) {
@@ -214,7 +235,7 @@ class KernelPrinter {
       case NodeKind::Mod: {
         auto* b = static_cast<const BinaryNode*>(e.get());
         if (e.dtype().is_float())
-          return std::string(e.dtype().bits == 32 ? "fmodf(" : "fmod(") + expr(b->a, lane) + ", " + expr(b->b, lane) +
+          return std::string(e.dtype().bits <= 32 ? "fmodf(" : "fmod(") + expr(b->a, lane) + ", " + expr(b->b, lane) +
                  ")";
         return binary(e, "%", lane);
       }
@@ -249,13 +270,18 @@ class KernelPrinter {
         return "(" + expr(op->condition, lane) + " ? " + expr(op->true_value, lane) + " : " +
                expr(op->false_value, lane) + ")";
       }
-      case NodeKind::Cast:
-        return "((" + c_type(e.dtype().element_of()) + ")" + expr(e.as<CastNode>()->value, lane) + ")";
+      case NodeKind::Cast: {
+        const DType to = e.dtype().element_of();
+        const std::string v = "((" + c_type(to) + ")" + expr(e.as<CastNode>()->value, lane) + ")";
+        // A cast to f16/bf16 rounds to that format; the value stays in f32.
+        return is_narrow_float(to) ? "kiln_round_" + narrow_suffix(to) + "(" + v + ")" : v;
+      }
       case NodeKind::Call:
         return call(e.as<CallNode>(), lane);
       case NodeKind::Load: {
         auto* op = e.as<LoadNode>();
         std::string ld = name_of(op->buffer.node()) + "[" + expr(op->index, lane) + "]";
+        if (stored_narrow(op->buffer, e.dtype())) ld = "kiln_" + narrow_suffix(e.dtype()) + "_to_f32(" + ld + ")";
         if (op->predicate.defined() && !is_one(op->predicate))
           ld = "(" + expr(op->predicate, lane) + " ? " + ld + " : (" + c_type(e.dtype().element_of()) + ")0)";
         return ld;
@@ -289,7 +315,7 @@ class KernelPrinter {
   std::string call2(const Expr& e, const std::string& fn, int lane) {
     auto* b = static_cast<const BinaryNode*>(e.get());
     if (fn.empty()) {  // float floor division / modulo
-      const std::string fl = e.dtype().bits == 32 ? "floorf" : "floor";
+      const std::string fl = e.dtype().bits <= 32 ? "floorf" : "floor";
       const std::string a = expr(b->a, lane), d = expr(b->b, lane);
       if (e->kind() == NodeKind::FloorDiv) return fl + "(" + a + " / " + d + ")";
       return "(" + a + " - " + fl + "(" + a + " / " + d + ") * " + d + ")";
@@ -300,10 +326,9 @@ class KernelPrinter {
   }
 
   std::string call(const CallNode* op, int lane) {
-    const bool f32 = op->dtype.bits == 32;
-    user_check(op->dtype.is_float() && op->dtype.code != DType::kBFloat &&
-               (op->dtype.bits == 32 || op->dtype.bits == 64))
-        << "the cuda backend computes " << math_op_name(op->op) << " in f32 or f64 only";
+    const bool f32 = op->dtype.bits <= 32;  // f16 and bf16 compute in f32
+    user_check(op->dtype.is_float()) << "the cuda backend computes " << math_op_name(op->op)
+                                     << " on floating-point values only, got " << op->dtype.str();
     if (op->op == MathOp::kSigmoid) {
       const std::string one = f32 ? "1.0f" : "1.0";
       return "(" + one + " / (" + one + " + " + (f32 ? "expf" : "exp") + "(-" + expr(op->args[0], lane) + ")))";
@@ -314,21 +339,36 @@ class KernelPrinter {
   }
 
   // ---- float2/float4 vector code, or "" when the expression needs lanes.
+  // The value type of 2 or 4 lanes (f16 and bf16 lanes are f32 values).
   static std::string vec_type(DType t) {
-    if (!t.is_float() || t.code == DType::kBFloat || t.bits != 32) return "";
+    if (!t.is_float() || t.bits > 32) return "";
     return t.lanes == 4 ? "float4" : t.lanes == 2 ? "float2" : "";
+  }
+
+  // Whether `buffer` holds its `t` elements as 16-bit patterns: f16 and
+  // bf16 in global and shared memory. Local arrays hold f32 values.
+  bool stored_narrow(const Var& buffer, DType t) const {
+    return is_narrow_float(t) && !local_.count(buffer.node());
   }
 
   // Whether index is a stride-1 ramp whose base is a multiple of its lanes
   // (buffers start at least 16-byte aligned: arguments, shared and local arrays).
-  bool aligned_ramp(const Expr& index, Expr* base) {
+  bool aligned_ramp(const Expr& index, int64_t elem_bytes, Expr* base) {
     auto* r = index.as<RampNode>();
     if (!r || !is_one(r->stride)) return false;
     Analyzer ana;
-    const int64_t bytes = int64_t{4} * r->lanes;
-    if (access_alignment(ana.modular_set(r->base), 4, 16) < bytes) return false;
+    const int64_t bytes = elem_bytes * r->lanes;
+    if (access_alignment(ana.modular_set(r->base), elem_bytes, 16) < bytes) return false;
     *base = r->base;
     return true;
+  }
+
+  // The packed 16-bit vector type of `lanes` f16/bf16 elements, and the
+  // conversion of one to or from the f32 vector.
+  static std::string packed_type(int lanes) { return lanes == 4 ? "kiln_u16x4" : "kiln_u16x2"; }
+  static std::string packed_conv(DType t, bool to_f32) {
+    const std::string v = narrow_suffix(t) + "x" + std::to_string(t.lanes);
+    return to_f32 ? "kiln_" + v + "_to_f32" : "kiln_f32_to_" + v;
   }
 
   std::string vec_expr(const Expr& e) {
@@ -355,8 +395,12 @@ class KernelPrinter {
       case NodeKind::Load: {
         auto* op = e.as<LoadNode>();
         Expr base;
-        if ((op->predicate.defined() && !is_one(op->predicate)) || !aligned_ramp(op->index, &base)) return "";
-        return "kiln_ld<" + vt + ">(" + name_of(op->buffer.node()) + ", " + expr(base) + ")";
+        const bool narrow = stored_narrow(op->buffer, e.dtype());
+        if ((op->predicate.defined() && !is_one(op->predicate)) || !aligned_ramp(op->index, narrow ? 2 : 4, &base))
+          return "";
+        const std::string ld = name_of(op->buffer.node()) + ", " + expr(base) + ")";
+        if (narrow) return packed_conv(e.dtype(), true) + "(kiln_ld<" + packed_type(e.dtype().lanes) + ">(" + ld + ")";
+        return "kiln_ld<" + vt + ">(" + ld;
       }
       default:
         return "";
@@ -477,6 +521,16 @@ class KernelPrinter {
     line() << "}\n";
   }
 
+  // One lane of a load from 16-bit memory as its bit pattern (0 where the
+  // predicate is false: +0.0 in f16 and bf16).
+  std::string raw_load(const LoadNode* op, int lane) {
+    std::string ld = name_of(op->buffer.node()) + "[" + expr(op->index, lane) + "]";
+    if (op->predicate.defined() && !is_one(op->predicate))
+      ld = "(" + expr(op->predicate, lane) + " ? (" + storage_type(op->dtype.element_of()) + ")" + ld + " : (" +
+           storage_type(op->dtype.element_of()) + ")0)";
+    return ld;
+  }
+
   // The scratch array of the kernel's cross-thread reductions of one type.
   const Var& scratch_var(DType t) {
     for (auto& [type, v] : scratch_)
@@ -489,7 +543,7 @@ class KernelPrinter {
     static const char* const kOps[] = {"kiln_sum_op", "kiln_max_op", "kiln_min_op", "kiln_prod_op"};
     const int dim = thread_index_dim(op->thread_tag);
     const AllreduceStrategy strategy = allreduce_strategy(dim, kernel_.block);
-    const DType t = op->value.dtype();
+    const DType t = allreduce_value_type(op->value.dtype());
     const std::string scratch =
         allreduce_scratch_elems(strategy, kernel_.block) > 0 ? name_of(scratch_var(t).node()) : "0";
     line() << name_of(op->result.node()) << "[0] = kiln_allreduce<" << kOps[static_cast<int>(op->combiner)] << ", "
@@ -501,14 +555,30 @@ class KernelPrinter {
     const std::string buf = name_of(op->buffer.node());
     const DType t = op->value.dtype();
     const bool predicated = op->predicate.defined() && !is_one(op->predicate);
+    const bool narrow = stored_narrow(op->buffer, t);
+    // The stored form of an f32 value: rounded to 16 bits for f16/bf16 memory.
+    auto stored = [&](const std::string& v) {
+      return narrow ? "kiln_f32_to_" + narrow_suffix(t) + "(" + v + ")" : v;
+    };
+    // A copy between 16-bit memories (a shared tile's fill) moves the bits.
+    const LoadNode* copied = op->value.as<LoadNode>();
+    if (!narrow || !copied || !stored_narrow(copied->buffer, copied->dtype)) copied = nullptr;
     if (t.lanes == 1) {
-      line() << buf << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
+      const std::string v = copied ? raw_load(copied, -1) : stored(expr(op->value));
+      line() << buf << "[" << expr(op->index) << "] = " << v << ";\n";
       return;
     }
-    Expr base;
-    if (!predicated && aligned_ramp(op->index, &base)) {
-      const std::string v = vec_expr(op->value);
+    Expr base, from;
+    if (!predicated && aligned_ramp(op->index, narrow ? 2 : 4, &base)) {
+      if (copied && (!copied->predicate.defined() || is_one(copied->predicate)) &&
+          aligned_ramp(copied->index, 2, &from)) {
+        line() << "kiln_st(" << buf << ", " << expr(base) << ", kiln_ld<" << packed_type(t.lanes) << ">("
+               << name_of(copied->buffer.node()) << ", " << expr(from) << "));\n";
+        return;
+      }
+      std::string v = vec_expr(op->value);
       if (!v.empty()) {
+        if (narrow) v = packed_conv(t, false) + "(" + v + ")";
         line() << "kiln_st(" << buf << ", " << expr(base) << ", " << v << ");\n";
         return;
       }
@@ -519,9 +589,12 @@ class KernelPrinter {
     line() << "{\n";
     ++indent_;
     const std::string ct = c_type(t.element_of());
-    for (int l = 0; l < t.lanes; ++l) line() << "const " << ct << " lane" << l << " = " << expr(op->value, l) << ";\n";
+    const std::string lt = copied ? storage_type(t.element_of()) : ct;
+    for (int l = 0; l < t.lanes; ++l)
+      line() << "const " << lt << " lane" << l << " = " << (copied ? raw_load(copied, l) : expr(op->value, l)) << ";\n";
     for (int l = 0; l < t.lanes; ++l) {
-      std::string st = buf + "[" + expr(op->index, l) + "] = lane" + std::to_string(l) + ";";
+      const std::string v = "lane" + std::to_string(l);
+      std::string st = buf + "[" + expr(op->index, l) + "] = " + (copied ? v : stored(v)) + ";";
       if (predicated) st = "if (" + expr(op->predicate, l) + ") " + st;
       line() << st << "\n";
     }
@@ -535,6 +608,7 @@ class KernelPrinter {
   std::unordered_set<std::string> taken_;
   std::unordered_set<const VarNode*> written_;
   std::unordered_set<const VarNode*> declared_;  // local arrays declared so far
+  std::unordered_set<const VarNode*> local_;     // every local array
   std::vector<const AllocateNode*> shared_;
   std::vector<std::pair<DType, Var>> scratch_;
   std::ostringstream body_;
@@ -551,9 +625,15 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
   os << "// kiln: " << f.name << " for " << limits.arch << ", " << kernels.size() << " kernel"
      << (kernels.size() == 1 ? "" : "s") << "\n";
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
-  bool reduces_across_threads = false;
+  bool reduces_across_threads = false, narrow = false;
+  for (auto& a : f.args) narrow |= is_narrow_float(a.dtype);
   for (auto& k : kernels)
-    post_order_visit(k.body, [&](const Ref<Object>& n) { reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce; });
+    post_order_visit(k.body, [&](const Ref<Object>& n) {
+      reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce;
+      if (n->kind() == NodeKind::Allocate) narrow |= is_narrow_float(static_cast<const AllocateNode*>(n.get())->dtype);
+      if (n->kind() == NodeKind::Cast) narrow |= is_narrow_float(static_cast<const CastNode*>(n.get())->dtype);
+    });
+  if (narrow) os << cuda_narrow_float_prelude();
   if (reduces_across_threads) os << cuda_allreduce_helpers();
   for (size_t i = 0; i < kernels.size(); ++i) {
     CudaKernelLaunch launch;

@@ -9,6 +9,13 @@
 // contiguous and provably aligned, and is written lane by lane otherwise.
 // Arithmetic follows compute/expr.h: floor division and NaN-propagating
 // min/max come from small helpers printed ahead of the kernels.
+//
+// f16 and bf16 are storage types: global and shared memory hold their 16-bit
+// patterns (kiln_half, kiln_bfloat16), registers hold f32. A load converts,
+// a store rounds to nearest even, arithmetic and reductions run in f32 (as
+// the interpreter computes them), a cast to f16/bf16 rounds the value, and a
+// copy between 16-bit memories moves the bits. Two or four adjacent,
+// aligned elements move as one 4- or 8-byte access (half2-style).
 #pragma once
 
 #include "codegen/cuda_module.h"
@@ -18,7 +25,7 @@
 namespace kiln {
 
 // User errors: anything gpu_kernels() rejects, and element types the
-// backend does not handle yet (f16, bf16: not in this version).
+// backend does not handle (f8, f128 and the like).
 CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits);
 
 }  // namespace kiln

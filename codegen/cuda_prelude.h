@@ -14,4 +14,10 @@ namespace kiln {
 // The prelude's CUDA C text (ends with a newline).
 const std::string& cuda_prelude();
 
+// What kernels with f16 or bf16 data add after the prelude (only they, to
+// keep f32 sources short): the 16-bit storage types kiln_half and
+// kiln_bfloat16, conversions to and from f32 that round to nearest even as
+// the interpreter does, and packed two- and four-element (half2) forms.
+const std::string& cuda_narrow_float_prelude();
+
 }  // namespace kiln

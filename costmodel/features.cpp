@@ -123,7 +123,9 @@ class Collector {
       }
       case NodeKind::Allocate: {
         auto* op = s.as<AllocateNode>();
-        double n = op->dtype.bytes() * op->dtype.lanes;
+        // A CUDA kernel holds f16/bf16 registers as f32 (codegen/cuda_codegen.h).
+        const bool f32_registers = gpu.gpu && op->scope == MemScope::kLocal && op->dtype.is_float() && op->dtype.bits == 16;
+        double n = (f32_registers ? 4 : op->dtype.bytes()) * op->dtype.lanes;
         for (auto& e : op->extents) n *= static_cast<double>(extent_of(e));
         (op->scope == MemScope::kGlobal ? global_bytes : local_bytes) += n;
         if (op->scope == MemScope::kShared) {

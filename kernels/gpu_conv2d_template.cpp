@@ -43,8 +43,7 @@ Layout layout_of(const OpInstance& op) {
 
 ConvShape checked_shape(const OpInstance& op) {
   layout_of(op);
-  user_check(op.dtype == DType::f32()) << "the cuda " << op.op << " template computes f32 only in this version of kiln, got "
-                                       << op.dtype.str();
+  check_gpu_dtype(op.dtype, op.op);
   ConvShape c = conv_shape(op);
   user_check(c.G == 1) << "the cuda " << op.op << " template takes groups=1 only in this version of kiln, got groups="
                        << c.G;

@@ -38,9 +38,8 @@ std::vector<int64_t> thread_counts(int64_t extent, const std::vector<int64_t>& p
   return {counts.begin(), counts.end()};
 }
 
-void check_f32(const OpInstance& op) {
-  user_check(op.dtype == DType::f32()) << "the cuda depthwise_conv2d template computes f32 only in this version of "
-                                       << "kiln, got " << op.dtype.str();
+void check_dtype(const OpInstance& op) {
+  check_gpu_dtype(op.dtype, "depthwise_conv2d");
 }
 
 // The block's threads copy a shared box: its axes fused, then split into
@@ -81,7 +80,7 @@ std::pair<int64_t, int64_t> default_row_split(int64_t OH, int64_t tx) {
 }  // namespace
 
 std::shared_ptr<ConfigSpace> gpu_depthwise_space(const OpInstance& op, const GpuLimits&) {
-  check_f32(op);
+  check_dtype(op);
   const OutputExtents e = output_extents(op);
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_c", e.C, {kChannelThreads});
@@ -110,7 +109,7 @@ Config gpu_depthwise_default(const OpInstance& op, const GpuLimits&, const Confi
 }
 
 ScheduledOp gpu_depthwise_schedule(const OpInstance& op, const Config& cfg) {
-  check_f32(op);
+  check_dtype(op);
   const std::vector<int64_t>& fc = cfg.split("tile_c");
   const std::vector<int64_t>& fh = cfg.split("tile_h");
   const std::vector<int64_t>& fw = cfg.split("tile_w");

@@ -20,8 +20,7 @@ int64_t row_length(const Tensor& t) { return *as_const_int(t.shape().back()); }
 }  // namespace
 
 std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, const GpuLimits&) {
-  user_check(dtype.is_float() && dtype.code != DType::kBFloat && dtype.bits == 32)
-      << "the cuda matmul template computes f32 only in this version of kiln, got " << dtype.str();
+  check_gpu_dtype(dtype, "matmul");
   user_check(g.b_panel == 0) << "the cuda matmul template takes B unpacked";
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_y", g.M, {kThreadCounts, kThreadTiles});

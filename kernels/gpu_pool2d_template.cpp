@@ -15,15 +15,14 @@ const std::vector<int64_t> kOutputsPerThread{1, 2, 4, 8};
 // still is; a huge window would only grow the code).
 constexpr int64_t kDefaultUnrollTaps = 64;
 
-void check_f32(const OpInstance& op) {
-  user_check(op.dtype == DType::f32()) << "the cuda " << op.op
-                                       << " template computes f32 only in this version of kiln, got " << op.dtype.str();
+void check_dtype(const OpInstance& op) {
+  check_gpu_dtype(op.dtype, op.op);
 }
 
 }  // namespace
 
 std::shared_ptr<ConfigSpace> gpu_pool2d_space(const OpInstance& op, const GpuLimits& gpu) {
-  check_f32(op);
+  check_dtype(op);
   std::vector<int64_t> threads;
   for (int64_t t : kThreadsPerBlock)
     if (t <= gpu.max_threads_per_block) threads.push_back(t);
@@ -48,7 +47,7 @@ Config gpu_pool2d_default(const OpInstance& op, const GpuLimits&, const ConfigSp
 }
 
 ScheduledOp gpu_pool2d_schedule(const OpInstance& op, const Config& cfg) {
-  check_f32(op);
+  check_dtype(op);
   const int64_t threads = cfg.choice("threads"), tile = cfg.choice("tile");
   const bool row = cfg.annotate("tile_mode") == "row";
   Tensor out = op.outputs[0];

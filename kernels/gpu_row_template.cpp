@@ -36,8 +36,7 @@ void set_gpu_row_template(OpDef& d, std::function<ScheduledOp(const OpInstance&,
 }
 
 std::shared_ptr<ConfigSpace> gpu_row_space(int64_t M, int64_t, DType t, const GpuLimits& gpu) {
-  user_check(t == DType::f32()) << "the cuda row template (softmax, layer_norm) computes f32 only in this version of "
-                                << "kiln, got " << t.str();
+  check_gpu_dtype(t, "row (softmax, layer_norm)");
   auto s = std::make_shared<ConfigSpace>();
   std::vector<int64_t> threads;
   for (int64_t n : kBlockThreads)

@@ -36,6 +36,12 @@ void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t ve
   if (vec > 1) st.vectorize(lanes);
 }
 
+void check_gpu_dtype(DType t, const std::string& what) {
+  user_check(t == DType::f32() || t == DType::f16() || t == DType::bf16())
+      << "the cuda " << what << " template computes f32, or f16/bf16 stored in 16 bits and computed in f32; got "
+      << t.str();
+}
+
 int64_t floor_pow2(int64_t v) {
   int64_t p = 1;
   while (p * 2 <= v) p *= 2;

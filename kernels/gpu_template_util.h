@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/op_registry.h"
@@ -31,6 +32,11 @@ void split_three(Stage& st, const IterVar& axis, const std::vector<int64_t>& f, 
 // copy adjacent elements of the tile's rows; `vec` only when every row of
 // the tile (and of the tensor) is whole vectors.
 void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec);
+
+// The element types the cuda templates take: f32, and f16 or bf16 stored in
+// 16 bits and computed (accumulated) in f32. Anything else is a user error
+// naming `what` (the template).
+void check_gpu_dtype(DType t, const std::string& what);
 
 // The largest power of two at most v (1 for v < 2).
 int64_t floor_pow2(int64_t v);

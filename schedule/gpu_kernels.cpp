@@ -131,7 +131,7 @@ class KernelScanner : public IRVisitor {
   void visit_ThreadAllReduce(const ThreadAllReduceNode* op) override {
     const int d = thread_index_dim(op->thread_tag);
     internal_assert(d >= 0) << "a cross-thread reduction along " << op->thread_tag;
-    allreduces_.emplace_back(op->value.dtype(), d);
+    allreduces_.emplace_back(allreduce_value_type(op->value.dtype()), d);
     IRVisitor::visit_ThreadAllReduce(op);
   }
 
@@ -189,6 +189,8 @@ AllreduceStrategy allreduce_strategy(int dim, const std::array<int64_t, 3>& bloc
   if (dim == 0 && group % 32 == 0) return AllreduceStrategy::kWarpsThenShared;
   return AllreduceStrategy::kSharedTree;
 }
+
+DType allreduce_value_type(DType t) { return t.is_float() && t.bits == 16 ? DType::f32() : t; }
 
 int64_t allreduce_scratch_elems(AllreduceStrategy s, const std::array<int64_t, 3>& block) {
   const int64_t threads = block[0] * block[1] * block[2];

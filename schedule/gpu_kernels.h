@@ -30,6 +30,9 @@ enum class AllreduceStrategy : int {
   kSharedTree = 2,      // any other group: a tree in shared memory
 };
 AllreduceStrategy allreduce_strategy(int dim, const std::array<int64_t, 3>& block);
+// The type the threads combine: f16 and bf16 values are combined in f32,
+// the type a CUDA kernel holds them in.
+DType allreduce_value_type(DType t);
 // The shared scratch it needs, in elements (0 for shuffles alone).
 int64_t allreduce_scratch_elems(AllreduceStrategy s, const std::array<int64_t, 3>& block);
 

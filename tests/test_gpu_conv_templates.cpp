@@ -197,7 +197,7 @@ TEST_CASE("cuda conv2d templates: user errors", "[gpu][template][errors]") {
     return user_error_of([&] { find_op(op.op).gpu.define_space(op, gpu); });
   };
   CHECK_THAT(space_error("conv2d:C=4,H=9,W=9,K=4,R=3,S=3,dtype=f64"),
-             Contains("the cuda conv2d template computes f32 only") && Contains("f64"));
+             Contains("the cuda conv2d template computes f32, or f16/bf16") && Contains("f64"));
   CHECK_THAT(space_error("conv2d_nhwc:C=4,H=9,W=9,K=4,R=3,S=3,groups=2"),
              Contains("the cuda conv2d_nhwc template takes groups=1 only") && Contains("groups=2"));
   OpInstance nhwc = build_workload("conv2d_nhwc:C=4,H=9,W=9,K=4,R=3,S=3");

@@ -208,9 +208,9 @@ TEST_CASE("cuda pool2d and depthwise_conv2d templates: user errors", "[gpu][temp
     return user_error_of([&] { find_op(op.op).gpu.define_space(op, gpu); });
   };
   CHECK_THAT(space_error("max_pool2d:C=3,H=9,W=9,R=3,S=3,dtype=f64"),
-             Contains("the cuda max_pool2d template computes f32 only") && Contains("f64"));
+             Contains("the cuda max_pool2d template computes f32, or f16/bf16") && Contains("f64"));
   CHECK_THAT(space_error("depthwise_conv2d:C=3,H=9,W=9,R=3,S=3,dtype=f64"),
-             Contains("the cuda depthwise_conv2d template computes f32 only"));
+             Contains("the cuda depthwise_conv2d template computes f32, or f16/bf16"));
   OpInstance avg = build_workload("avg_pool2d:C=3,H=9,W=9,R=3,S=3");
   auto space = find_op("avg_pool2d").gpu.define_space(avg, gpu);
   CHECK_THAT(user_error_of([&] { find_op("max_pool2d").gpu.apply_config(avg, space->get(0)); }),
