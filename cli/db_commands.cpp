@@ -41,7 +41,12 @@ Handler add_show_command(CLI::App& app) {
       if (best)
         std::cout << "  best " << std::fixed << std::setprecision(1) << best->gflops << " GFLOP/s ("
                   << std::setprecision(4) << best->median_ms << " ms): " << best->config.dump() << "\n";
-      else
+      if (best)
+        for (const KernelResources& k : best->resources)
+          std::cout << "  kernel " << k.kernel << ": " << k.registers << " registers, " << k.spill_store_bytes
+                    << " bytes spill stores, " << k.spill_load_bytes << " bytes spill loads, " << k.shared_bytes
+                    << " bytes shared memory\n";
+      if (!best)
         std::cout << "  best: none ran correctly\n";
       ++shown;
     }

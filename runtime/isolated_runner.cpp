@@ -36,6 +36,7 @@ void stamp_local(MeasureResult& r, const BuildResult& build) {
   r.device = "local";
   r.timestamp = static_cast<int64_t>(std::time(nullptr));
   r.compile_ms = build.compile_ms;
+  r.resources = build.resources;
 }
 
 void check_measure_job(const MeasureJob& job) {

@@ -23,12 +23,27 @@ enum class ErrorKind {
 const char* error_kind_name(ErrorKind k);
 ErrorKind parse_error_kind(const std::string& name);  // user_error on unknown
 
+// What one GPU kernel of a candidate uses, as ptxas reported it.
+struct KernelResources {
+  std::string kernel;
+  int registers = 0;  // per thread
+  int64_t spill_store_bytes = 0, spill_load_bytes = 0;
+  int64_t shared_bytes = 0;  // static shared memory
+  bool operator==(const KernelResources& o) const {
+    return kernel == o.kernel && registers == o.registers && spill_store_bytes == o.spill_store_bytes &&
+           spill_load_bytes == o.spill_load_bytes && shared_bytes == o.shared_bytes;
+  }
+};
+
 struct BuildResult {
   std::string artifact;  // path of the shared object ("" on error)
   std::string entry;     // exported kernel name
   ErrorKind error = ErrorKind::kNone;
   std::string message;
   double compile_ms = 0;
+  // A cuda candidate's kernels compiled to a cubin; empty for CPU
+  // candidates and for the stand-in driver's emulated images.
+  std::vector<KernelResources> resources;
 };
 
 struct MeasureResult {
@@ -38,6 +53,7 @@ struct MeasureResult {
   double compile_ms = 0;
   std::string device;  // where it ran ("local" or a pool device id)
   int64_t timestamp = 0;  // unix seconds
+  std::vector<KernelResources> resources;  // the build's (BuildResult::resources)
   bool ok() const { return error == ErrorKind::kNone && !samples_ms.empty(); }
   // Median of samples_ms (0 when none).
   double median_ms() const;

@@ -41,6 +41,19 @@ expect 0 'records 8, errors 0' -- show --db "$TMPD/a.db"
 expect 2 "no tunable template" -- tune elemwise:M=4,N=4 --trials 4 --db "$TMPD/a.db"
 expect 2 "--trials" -- tune "$W" --db "$TMPD/a.db"
 expect 2 "no tuning database at" -- show --db "$TMPD/missing.db"
+# A GPU record's kernel resources (registers, spills, shared memory) are
+# stored with it and shown with the best config.
+"$KILN" export --db "$TMPD/a.db" --jsonl "$TMPD/a.jsonl" >/dev/null
+python3 - "$TMPD/a.jsonl" "$TMPD/gpu.jsonl" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r["target"] = "cuda -arch=sm_90"
+r["resources"] = [{"kernel": "kiln_matmul_kernel0", "registers": 72, "spill_store_bytes": 8,
+                   "spill_load_bytes": 4, "shared_bytes": 4096}]
+open(sys.argv[2], "w").write(json.dumps(r) + "\n")
+PY
+expect 0 "imported 1" -- import --db "$TMPD/g.db" "$TMPD/gpu.jsonl"
+expect 0 "kernel kiln_matmul_kernel0: 72 registers, 8 bytes spill stores, 4 bytes spill loads, 4096 bytes shared memory" -- show --db "$TMPD/g.db"
 W2=matmul:M=40,N=48,K=24
 "$KILN" tune "$W2" --trials 200 --batch 4 --db "$TMPD/k.db" --min-repeat-ms 1 --repeat 1 >/dev/null 2>&1 &
 job=$!

@@ -215,12 +215,18 @@ TEST_CASE("cuda tuning path: parallel GPU builds measured by a worker process, a
   mo.min_repeat_ms = 0;
   IsolatedRunner runner(mo);
   const MeasureJob job = measure_job_of(task);
-  std::vector<MeasureResult> results = runner.run(job, builds);
+  // Emulated images have no ptxas figures: give one build some, and its
+  // measurement carries them (to the database record).
+  std::vector<BuildResult> measured = builds;
+  measured[1].resources = {{"kiln_softmax_kernel0", 40, 0, 0, 256}};
+  std::vector<MeasureResult> results = runner.run(job, measured);
   for (const MeasureResult& r : results) {
     INFO(r.message);
     CHECK(r.ok());
     CHECK(r.samples_ms.size() == 2);
   }
+  CHECK(results[0].resources.empty());
+  CHECK(results[1].resources == measured[1].resources);
   CHECK(runner.workers_started() == 1);
 
   // An illegal address on the first candidate: its error names it, and the
@@ -247,4 +253,31 @@ TEST_CASE("cuda tuning path: parallel GPU builds measured by a worker process, a
   const std::vector<MeasureResult> junk = runner.run(job, {bad});
   CHECK(junk[0].error == ErrorKind::kDeviceError);
   CHECK_THAT(junk[0].message, Catch::Contains("is not a kiln GPU artifact"));
+}
+
+TEST_CASE("cuda tuning path: a cubin build reports each kernel's registers, spills and shared memory",
+          "[gpu][nvrtc]") {
+  std::string why;
+  if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
+  const Task task = make_task("matmul:M=64,N=64,K=64", Target::parse("cuda -arch=sm_80"));
+  std::vector<Config> configs{task.space->get(0),
+                              task.space->from_json_string(R"({"tile_y":[1,16,4],"tile_x":[1,16,4],"tile_k":[8,8],)"
+                                                           R"("shared":"both","vec":4,"pad":0,"unroll_k":"unroll"})")};
+  LocalBuilder builder(LocalBuilderOptions{});
+  const std::vector<BuildResult> builds = builder.build(task, configs);
+  for (const BuildResult& b : builds) {
+    INFO(b.message);
+    if (b.error == ErrorKind::kInvalidConfig) continue;  // over a launch limit
+    REQUIRE(b.error == ErrorKind::kNone);
+    const GpuArtifact a = read_gpu_artifact(b.artifact);
+    REQUIRE(b.resources.size() == a.kernels.size());
+    for (size_t k = 0; k < a.kernels.size(); ++k) {
+      CHECK(b.resources[k].kernel == a.kernels[k].name);
+      CHECK(b.resources[k].registers > 0);
+      // ptxas packs the arrays kiln counts 16-byte aligned each.
+      CHECK(b.resources[k].shared_bytes > 0);
+      CHECK(b.resources[k].shared_bytes <= a.kernels[k].shared_bytes);
+    }
+  }
+  CHECK(builds[1].error == ErrorKind::kNone);  // a 16 x 16 block of 4 x 4 tiles builds
 }

@@ -317,6 +317,10 @@ TEST_CASE("database: a malformed JSONL line names the line and imports nothing",
       {with("timestamp", 1.5), "field 'timestamp'"},
       {with("op", "conv2d"), "recorded with op 'matmul'"},
       {with("config", 3), "field 'config' must be an object"},
+      {with("resources", 3), "resources must be an array of kernels"},
+      {with("resources", nlohmann::json::array({{{"registers", 8}}})), "with a string 'kernel'"},
+      {with("resources", nlohmann::json::array({{{"kernel", "k0"}, {"registers", -8}}})),
+       "resources of kernel 'k0': 'registers' must be a non-negative integer"},
   };
   auto db = Database::open(tmp / "b.db");
   for (const auto& [line, message] : bad) {
@@ -554,7 +558,8 @@ TEST_CASE("database: a version-1 file is read as it is, and upgraded in place wh
   }
   // What kiln's schema version 1 wrote: no search columns, no machines.
   for (const char* sql_text : {"ALTER TABLE records DROP COLUMN job", "ALTER TABLE records DROP COLUMN round",
-                               "ALTER TABLE records DROP COLUMN predicted", "DROP TABLE machines",
+                               "ALTER TABLE records DROP COLUMN predicted", "ALTER TABLE records DROP COLUMN resources",
+                               "DROP TABLE machines",
                                "PRAGMA user_version = 1", "PRAGMA wal_checkpoint(TRUNCATE)"})
     sqlite_scalar(path, sql_text);
   const std::string before = read_file(path);
@@ -571,12 +576,12 @@ TEST_CASE("database: a version-1 file is read as it is, and upgraded in place wh
   CHECK(sqlite_scalar(path, "PRAGMA user_version") == "1");
   {
     auto db = Database::open(path);
-    CHECK(db->schema_version() == 2);
+    CHECK(db->schema_version() == 3);
     CHECK(db->records(task.key()).size() == 1);
     db->add_records(task, {task.space->get(2)}, {ok_result({2.0})}, Database::SearchTag{"j", 0, {0.5}});
     db->put_machine({"llvm", "x", 1, 1, 1, 1, ""});
   }
-  CHECK(sqlite_scalar(path, "PRAGMA user_version") == "2");
+  CHECK(sqlite_scalar(path, "PRAGMA user_version") == "3");
   auto r = Database::open_for_reading(path);
   CHECK(r->all_records().back().job == "j");
   sqlite_scalar(path, "PRAGMA user_version = 99");
@@ -586,6 +591,79 @@ TEST_CASE("database: a version-1 file is read as it is, and upgraded in place wh
   CHECK_THROWS_WITH(Database::open_for_reading(path), Contains("was written by a newer kiln (schema version 99"));
   write_file(tmp / "empty.db", "");
   CHECK_THROWS_WITH(Database::open_for_reading(tmp / "empty.db"), Contains("is empty, not a kiln tuning database"));
+}
+
+TEST_CASE("database: a GPU record keeps its kernels' registers, spills and shared memory", "[database]") {
+  TempDir tmp("kiln_db");
+  Task task = make_task("matmul:M=64,N=64,K=64");
+  MeasureResult gpu = ok_result({0.5});
+  gpu.resources = {{"kiln_matmul_kernel0", 96, 16, 8, 8192}, {"kiln_matmul_kernel1", 32, 0, 0, 0}};
+  {
+    auto db = Database::open(tmp / "a.db");
+    db->add_records(task, {task.space->get(1), task.space->get(2)}, {gpu, ok_result({1.0})});
+    db->export_jsonl(tmp / "out.jsonl");
+  }
+  auto db = Database::open_for_reading(tmp / "a.db");
+  auto rs = db->all_records();
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].resources == gpu.resources);
+  CHECK(rs[1].resources.empty());  // a CPU record
+  const std::string text = read_file(tmp / "out.jsonl");
+  auto first = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  CHECK(first["resources"][0]["registers"] == 96);
+  CHECK(first["resources"][0]["spill_store_bytes"] == 16);
+  CHECK(first["resources"][1]["kernel"] == "kiln_matmul_kernel1");
+  CHECK_FALSE(nlohmann::json::parse(text.substr(text.find('\n') + 1))
+                  .contains("resources"));  // none for the CPU record
+  auto copy = Database::open(tmp / "b.db");
+  CHECK(copy->import_jsonl(tmp / "out.jsonl").imported == 2);
+  auto cs = copy->all_records();
+  REQUIRE(cs.size() == 2);
+  CHECK(cs[0].resources == gpu.resources);
+  // A record the tuning loop reads back to resume keeps them too.
+  CHECK(copy->records(task.key())[0].resources[0].shared_bytes == 8192);
+}
+
+TEST_CASE("database: a version-2 file is read without resources, and upgraded in place when opened to write",
+          "[database]") {
+  TempDir tmp("kiln_db");
+  std::string path = tmp / "v2.db";
+  Task task = make_task("matmul:M=64,N=64,K=64");
+  {
+    auto db = Database::open(path);
+    db->add_records(task, {task.space->get(1)}, {ok_result({1.0})}, Database::SearchTag{"j", 0, {0.5}});
+  }
+  // What kiln's schema version 2 wrote: no resources column.
+  for (const char* sql_text :
+       {"ALTER TABLE records DROP COLUMN resources", "PRAGMA user_version = 2", "PRAGMA wal_checkpoint(TRUNCATE)"})
+    sqlite_scalar(path, sql_text);
+  const std::string before = read_file(path);
+  {
+    auto r = Database::open_for_reading(path);
+    CHECK(r->schema_version() == 2);
+    auto rs = r->all_records();
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].job == "j");
+    CHECK(rs[0].resources.empty());
+  }
+  CHECK(read_file(path) == before);  // the reader wrote nothing
+  {
+    auto db = Database::open(path);
+    CHECK(db->schema_version() == 3);
+    MeasureResult gpu = ok_result({2.0});
+    gpu.resources = {{"k", 40, 0, 0, 1024}};
+    db->add_records(task, {task.space->get(2)}, {gpu});
+  }
+  CHECK(sqlite_scalar(path, "PRAGMA user_version") == "3");
+  auto rs = Database::open_for_reading(path)->all_records();
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].job == "j");  // the old record is whole
+  CHECK(rs[0].resources.empty());
+  CHECK(rs[1].resources.at(0).registers == 40);
+  // A stored resources text that is not an array is a message, not a crash.
+  sqlite_scalar(path, "UPDATE records SET resources = '{\"x\": 1}' WHERE id = 1");
+  CHECK_THROWS_WITH(Database::open_for_reading(path)->all_records(),
+                    Contains("record 1 is malformed") && Contains("resources must be an array"));
 }
 
 namespace {

@@ -387,7 +387,7 @@ TEST_CASE("pool: a server killed in the middle of a batch, every measurement sti
   std::vector<Config> cs = configs(*task, 12);
   cs.push_back(configs(*task, 1, kWrong)[0]);
   std::vector<BuildResult> builds = builder.build(*task, cs);
-  builds.push_back(BuildResult{"", "", kiln::ErrorKind::kCompileError, "planted build error", 1.5});
+  builds.push_back(BuildResult{"", "", kiln::ErrorKind::kCompileError, "planted build error", 1.5, {}});
   const std::vector<kiln::MeasureResult> results = runner.run(*task, builds);
   REQUIRE(results.size() == 14);
   std::map<std::string, int> by_device;
@@ -428,7 +428,7 @@ TEST_CASE("pool: each result is reported as soon as it is measured, not at the e
   LocalBuilder builder;
   PoolRunner runner(pool_options(tracker, {}), quick_measure());
   std::vector<BuildResult> builds = builder.build(*task, configs(*task, 3));
-  builds.insert(builds.begin(), BuildResult{"", "", kiln::ErrorKind::kCompileError, "planted build error", 0});
+  builds.insert(builds.begin(), BuildResult{"", "", kiln::ErrorKind::kCompileError, "planted build error", 0, {}});
   std::vector<size_t> order;
   std::vector<std::chrono::steady_clock::time_point> when;
   const std::vector<kiln::MeasureResult> results =

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -51,7 +52,8 @@ CREATE TABLE records (
   kiln_version TEXT NOT NULL,
   job TEXT NOT NULL DEFAULT '',
   round INTEGER NOT NULL DEFAULT -1,
-  predicted REAL
+  predicted REAL,
+  resources TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX records_by_workload ON records(workload_id);
 CREATE INDEX records_by_workload_config ON records(workload_id, config_index);
@@ -132,10 +134,17 @@ ALTER TABLE records ADD COLUMN round INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE records ADD COLUMN predicted REAL;
 )sql";
 
+// New in version 3: each GPU kernel's registers, spills and shared memory.
+const char* const kUpgradeV2Sql = R"sql(
+ALTER TABLE records ADD COLUMN resources TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 // The SELECT of for_each_record; a version-1 file (read without upgrading)
-// has no search columns and reads as job '', round -1, no prediction.
+// has no search columns and reads as job '', round -1, no prediction; a
+// version-1 or -2 file has no resources.
 std::string select_records_sql(int schema_version) {
-  std::string search = schema_version >= 2 ? "r.job, r.round, r.predicted " : "'', -1, NULL ";
+  std::string search = schema_version >= 2 ? "r.job, r.round, r.predicted, " : "'', -1, NULL, ";
+  search += schema_version >= 3 ? "r.resources " : "'[]' ";
   return "SELECT r.id, w.workload, w.op, w.target, w.flops, r.config, r.config_index, r.samples_ms, r.median_ms, "
          "r.gflops, r.error_kind, r.error_msg, r.device, r.compile_ms, r.timestamp, r.kiln_version, " +
          search + "FROM records r JOIN workloads w ON w.id = r.workload_id ";
@@ -147,10 +156,44 @@ namespace db_detail {
 
 const char* const kInsertRecord =
     "INSERT INTO records (workload_id, config, config_index, samples_ms, median_ms, gflops, error_kind, error_msg, "
-    "device, target, compile_ms, timestamp, kiln_version, job, round, predicted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+    "device, target, compile_ms, timestamp, kiln_version, job, round, predicted, resources) VALUES (?1, ?2, ?3, ?4, "
+    "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
 std::string samples_text(const std::vector<double>& samples) { return nlohmann::json(samples).dump(); }
+
+nlohmann::json resources_json(const std::vector<KernelResources>& resources) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const KernelResources& k : resources)
+    j.push_back({{"kernel", k.kernel},
+                 {"registers", k.registers},
+                 {"spill_store_bytes", k.spill_store_bytes},
+                 {"spill_load_bytes", k.spill_load_bytes},
+                 {"shared_bytes", k.shared_bytes}});
+  return j;
+}
+
+std::vector<KernelResources> parse_resources(const nlohmann::json& j) {
+  user_check(j.is_array()) << "resources must be an array of kernels";
+  std::vector<KernelResources> out;
+  for (const auto& k : j) {
+    user_check(k.is_object() && k.contains("kernel") && k["kernel"].is_string())
+        << "each of resources must be an object with a string 'kernel'";
+    KernelResources r;
+    r.kernel = k["kernel"].get<std::string>();
+    auto count = [&](const char* name) -> int64_t {
+      if (!k.contains(name)) return 0;
+      user_check(k[name].is_number_integer() && k[name].get<int64_t>() >= 0)
+          << "resources of kernel '" << r.kernel << "': '" << name << "' must be a non-negative integer";
+      return k[name].get<int64_t>();
+    };
+    r.registers = static_cast<int>(std::min<int64_t>(count("registers"), INT32_MAX));
+    r.spill_store_bytes = count("spill_store_bytes");
+    r.spill_load_bytes = count("spill_load_bytes");
+    r.shared_bytes = count("shared_bytes");
+    out.push_back(r);
+  }
+  return out;
+}
 
 void insert_record(sql::Statement& ins, int64_t workload_id, const Database::Record& r) {
   ins.reset();
@@ -173,6 +216,7 @@ void insert_record(sql::Statement& ins, int64_t workload_id, const Database::Rec
     ins.bind(16, r.predicted);
   else
     ins.bind_null(16);
+  ins.bind(17, resources_json(r.resources).dump());
   ins.step();
 }
 
@@ -199,7 +243,7 @@ bool Database::Record::operator==(const Record& o) const {
          config_index == o.config_index && samples_ms == o.samples_ms && median_ms == o.median_ms &&
          gflops == o.gflops && error == o.error && error_msg == o.error_msg && device == o.device &&
          compile_ms == o.compile_ms && timestamp == o.timestamp && kiln_version == o.kiln_version && job == o.job &&
-         round == o.round && (predicted == o.predicted || (std::isnan(predicted) && std::isnan(o.predicted)));
+         round == o.round && resources == o.resources && (predicted == o.predicted || (std::isnan(predicted) && std::isnan(o.predicted)));
 }
 
 Database::Database(std::unique_ptr<sql::Connection> conn, std::string path)
@@ -257,7 +301,7 @@ void Database::init_schema() {
   }
   // Also when an older kiln created the schema between the check above and
   // the transaction.
-  if (read_state(c).user_version == 1) upgrade_from_v1();
+  if (read_state(c).user_version < kSchemaVersion) upgrade();
   std::string mode = set_wal_mode(c);
   if (mode != "wal")
     spdlog::warn("tuning database '{}' runs in journal mode '{}', not WAL: concurrent jobs will wait longer", path_,
@@ -266,15 +310,19 @@ void Database::init_schema() {
   c.exec("PRAGMA foreign_keys = ON");
 }
 
-void Database::upgrade_from_v1() {
+void Database::upgrade() {
   sql::Connection& c = *conn_;
   sql::Transaction t(c);
   // Another process may have upgraded it since the check in init_schema.
-  if (read_state(c).user_version == 1) {
-    c.exec(kUpgradeV1Sql);
-    c.exec(kMachinesSql);
-    c.exec("PRAGMA user_version = 2");
-    spdlog::info("tuning database '{}' upgraded from schema version 1 to 2", path_);
+  const int64_t from = read_state(c).user_version;
+  if (from < kSchemaVersion) {
+    if (from < 2) {
+      c.exec(kUpgradeV1Sql);
+      c.exec(kMachinesSql);
+    }
+    if (from < 3) c.exec(kUpgradeV2Sql);
+    c.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    spdlog::info("tuning database '{}' upgraded from schema version {} to {}", path_, from, kSchemaVersion);
   }
   t.commit();
 }
@@ -332,6 +380,7 @@ void Database::add_records(const Task& task, const std::vector<Config>& configs,
     r.error_msg = res.message;
     r.device = res.device;
     r.compile_ms = res.compile_ms;
+    r.resources = res.resources;
     r.timestamp = res.timestamp != 0 ? res.timestamp : now;
     r.kiln_version = KILN_VERSION;
     r.job = tag.job;
@@ -372,6 +421,11 @@ void Database::for_each_record(const std::string& tail_sql, const std::vector<st
     r.job = s.text(16);
     r.round = static_cast<int>(s.int64(17));
     if (!s.is_null(18)) r.predicted = s.real(18);
+    try {
+      r.resources = db_detail::parse_resources(nlohmann::json::parse(s.text(19)));
+    } catch (const std::exception& e) {
+      user_error() << "tuning database '" << path_ << "': record " << id << " is malformed: " << e.what();
+    }
     r.id = id;
     fn(r, flops);
   }

@@ -5,19 +5,21 @@
 // library builder takes best(); JSON lines export/import share records
 // between machines.
 //
-// Storage (schema version 2, PRAGMA user_version; PRAGMA application_id
+// Storage (schema version 3, PRAGMA user_version; PRAGMA application_id
 // marks the file as kiln's):
 //   workloads(id, key UNIQUE "<workload> @ <target>", workload, op, target, flops)
 //   records(id, workload_id, config JSON text, config_index TEXT, samples_ms
 //           JSON array text, median_ms, gflops, error_kind, error_msg,
 //           device, target, compile_ms, timestamp, kiln_version,
-//           job, round, predicted)
+//           job, round, predicted, resources JSON array text)
 //   machines(target PRIMARY KEY, cpu, threads, peak_gflops, bandwidth_gbs,
 //            measured_at, kiln_version): the machine probe, once per target
 // Version 2 added job/round/predicted (what the search knew when it chose
-// the config: `kiln report`'s search-health charts) and machines. open()
-// upgrades a version-1 file in place (records keep job '', round -1 and no
-// prediction); open_for_reading() reads either version and writes nothing.
+// the config: `kiln report`'s search-health charts) and machines; version 3
+// added resources (per GPU kernel: registers, spills, shared bytes). open()
+// upgrades an older file in place (records keep job '', round -1, no
+// prediction and no resources); open_for_reading() reads any version and
+// writes nothing.
 // config_index is stored as decimal TEXT: indices reach 2^64-1, past
 // SQLite's signed 64-bit INTEGER. Only equality is asked of it (resume,
 // duplicates), which TEXT serves as well as a number.
@@ -59,7 +61,7 @@ class Connection;
 
 class Database {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   struct Record {
     std::string workload, op, target;
@@ -80,6 +82,9 @@ class Database {
     std::string job;
     int round = -1;
     double predicted = std::numeric_limits<double>::quiet_NaN();
+    // A cuda candidate's kernels as ptxas compiled them (registers, spills,
+    // shared memory); empty for CPU records.
+    std::vector<KernelResources> resources;
     int64_t id = 0;  // row id in the file it was read from (0: not read from a database; not compared)
 
     std::string task_key() const { return workload + " @ " + target; }
@@ -178,7 +183,7 @@ class Database {
  private:
   explicit Database(std::unique_ptr<sql::Connection> conn, std::string path);
   void init_schema();
-  void upgrade_from_v1();
+  void upgrade();  // from any older schema version to kSchemaVersion, in one transaction
   // Id of the workload row of `key`, inserted if missing; flops > 0 fills in
   // an unknown (0) flop count. Call inside a transaction.
   int64_t workload_id(const std::string& key, const std::string& workload, const std::string& op,

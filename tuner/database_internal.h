@@ -22,6 +22,10 @@ void insert_record(sql::Statement& ins, int64_t workload_id, const Database::Rec
 std::string samples_text(const std::vector<double>& samples);
 // A JSON array of numbers (null reads as NaN); UserError otherwise.
 std::vector<double> parse_samples(const nlohmann::json& j);
+// A record's kernel resources as stored (a JSON array of objects) and back;
+// UserError on a malformed array.
+nlohmann::json resources_json(const std::vector<KernelResources>& resources);
+std::vector<KernelResources> parse_resources(const nlohmann::json& j);
 
 }  // namespace db_detail
 }  // namespace kiln

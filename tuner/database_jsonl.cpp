@@ -5,7 +5,9 @@
 //    "samples_ms": [...], "median_ms": 1.2, "gflops": 3.4, "error": "none",
 //    "error_msg": "", "device": "local", "compile_ms": 80.0,
 //    "timestamp": 1700000000, "kiln_version": "0.1.0", "job": "...",
-//    "round": 3, "predicted": 0.7 (left out when the model made no prediction)}
+//    "round": 3, "predicted": 0.7 (left out when the model made no prediction),
+//    "resources": [{"kernel": "...", "registers": 64, "spill_store_bytes": 0,
+//    "spill_load_bytes": 0, "shared_bytes": 8192}] (GPU records only)}
 // Import requires workload, op, target, config, config_index, samples_ms and
 // error; the other fields default (median_ms from the samples, gflops from
 // the flops when known, numbers 0, strings empty). An unknown flop count
@@ -111,6 +113,7 @@ std::pair<Database::Record, double> parse_line(const std::string& line) {
     r.round = v.get<int>();
   }
   r.predicted = number_field(j, "predicted", std::numeric_limits<double>::quiet_NaN());
+  if (j.contains("resources")) r.resources = db_detail::parse_resources(j["resources"]);
 
   double flops = number_field(j, "flops", 0);
   user_check(std::isfinite(flops) && flops >= 0) << "field 'flops' must be a non-negative number";
@@ -147,6 +150,7 @@ int64_t Database::export_jsonl(const std::string& path) {
               {"job", r.job},
               {"round", r.round}};
     if (std::isfinite(r.predicted)) j["predicted"] = r.predicted;
+    if (!r.resources.empty()) j["resources"] = db_detail::resources_json(r.resources);
     out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
     ++n;
   });

@@ -30,6 +30,9 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 std::string encode(const BuildResult& r) {
   proc::Writer w;
   w.i64(static_cast<int64_t>(r.error)).str(r.message).f64(r.compile_ms).str(r.artifact).str(r.entry);
+  w.i64(static_cast<int64_t>(r.resources.size()));
+  for (const KernelResources& k : r.resources)
+    w.str(k.kernel).i64(k.registers).i64(k.spill_store_bytes).i64(k.spill_load_bytes).i64(k.shared_bytes);
   return w.bytes();
 }
 
@@ -41,6 +44,14 @@ BuildResult decode(const std::string& payload) {
   r.compile_ms = in.f64();
   r.artifact = in.str();
   r.entry = in.str();
+  r.resources.resize(static_cast<size_t>(in.i64()));
+  for (KernelResources& k : r.resources) {
+    k.kernel = in.str();
+    k.registers = static_cast<int>(in.i64());
+    k.spill_store_bytes = in.i64();
+    k.spill_load_bytes = in.i64();
+    k.shared_bytes = in.i64();
+  }
   return r;
 }
 
@@ -64,7 +75,10 @@ BuildResult compile_candidate(const Task& task, const Config& config, const Targ
   if (r.error == ErrorKind::kNone) {
     try {
       if (target.is_cuda()) {
-        r.artifact = build_gpu_artifact(f, target, dir).path;
+        GpuBuild gb = build_gpu_artifact(f, target, dir);
+        r.artifact = gb.path;
+        for (const CudaKernelResources& k : gb.resources)
+          r.resources.push_back({k.kernel, k.registers, k.spill_store_bytes, k.spill_load_bytes, k.shared_bytes});
       } else {
         r.artifact = build_shared_object({f}, target, dir).path;
       }

@@ -24,6 +24,7 @@ MeasureResult to_result(const Database::Record& rec) {
   r.error = rec.error;
   r.message = rec.error_msg;
   r.compile_ms = rec.compile_ms;
+  r.resources = rec.resources;
   r.device = rec.device;
   r.timestamp = rec.timestamp;
   return r;

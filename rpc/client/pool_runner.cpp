@@ -140,6 +140,7 @@ std::vector<kiln::MeasureResult> PoolRunner::run(const kiln::Task& task, const s
     if (r.device.empty()) r.device = "pool:" + pool_.key;
     r.timestamp = static_cast<int64_t>(std::time(nullptr));
     r.compile_ms = builds[i].compile_ms;
+    r.resources = builds[i].resources;
     reported[i] = true;
     if (on_result) on_result(i, r);
   };
