@@ -1,4 +1,5 @@
 // `kiln lib --db F --out DIR [--name NAME] [--target T] [--workloads W... | --all]`
+// (a cuda target builds a library of CUDA kernels: library/cuda_library_builder.h)
 #include "cli/lib_command.h"
 
 #include <iomanip>
@@ -17,12 +18,16 @@ Handler add_lib_command(CLI::App& app) {
   sub->add_option("--out", o->out_dir, "output directory (created when missing)")->required();
   sub->add_option("--name", o->name, "library name: symbol prefix, libNAME.a, NAME.h (default kiln_kernels)");
   sub->add_option("--target", o->target,
-                  "target string (default: this machine), e.g. \"llvm -mtriple=aarch64-linux-gnu\"");
+                  "target string (default: this machine), e.g. \"llvm -mtriple=aarch64-linux-gnu\", or \"cuda "
+                  "-arch=sm_80\" for a library of CUDA kernels");
   auto* workloads = sub->add_option("--workloads", o->workloads, "the workloads to include (default: --all)");
   sub->add_flag("--all", *all, "every tuned workload of the database (the default)")->excludes(workloads);
   return [=]() {
     LibraryResult r = build_library(*o);
     for (const std::string& w : r.warnings) std::cerr << "kiln: warning: " << w << "\n";
+    if (r.emulated)
+      std::cerr << "kiln: warning: KILN_GPU_IMAGE=emulated: the kernels are emulated modules for kiln's stand-in CUDA "
+                   "driver; this library is a test build and runs on no GPU\n";
     std::cout << "library " << o->name << " for " << r.target.str() << "\n";
     for (const LibraryKernel& k : r.kernels) {
       std::cout << "  " << k.entry << "  " << std::fixed << std::setprecision(1) << k.record.gflops << " GFLOP/s tuned";

@@ -16,6 +16,9 @@
 #include <sstream>
 
 #include "library/c_compiler.h"
+#include "library/cuda_library_builder.h"
+#include "library/library_files.h"
+#include "library/record_selection.h"
 #include "tasks/kernel_build.h"
 #include "library/library_c_source.h"
 #include "codegen/build.h"
@@ -29,85 +32,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Public symbols are NAME_<...> without "__"; the library's internal
-// symbols all contain "__", so they cannot collide. Two characters at least:
-// NAME_OK must not be a libc macro (R_OK, W_OK, ...).
-void check_name(const std::string& name) {
-  const bool ok = is_c_identifier(name) && name.size() >= 2 && name.size() <= 64 &&
-                  name.find("__") == std::string::npos && name.back() != '_';
-  user_check(ok) << "library name '" << name
-                 << "' must be a C identifier of 2 to 64 characters (letters, digits, '_'; not starting with a "
-                    "digit, without '__', not ending with '_'): it prefixes every symbol and names the files";
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  user_check(out.good()) << "cannot write '" << path << "'";
-  out << text;
-  out.close();
-  user_check(out.good()) << "cannot write '" << path << "'";
-}
-
 void write_file(const std::string& path, const std::vector<char>& bytes) {
-  write_file(path, std::string(bytes.begin(), bytes.end()));
-}
-
-// A scratch directory inside the output directory, removed on scope exit.
-// Creating it is also the check that the output directory is writable.
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& out_dir) {
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    user_check(!ec && fs::is_directory(out_dir)) << "cannot create the output directory '" << out_dir
-                                                 << "': " << (ec ? ec.message() : "a file of that name exists");
-    path_ = out_dir + "/.kiln_lib_" + std::to_string(::getpid());
-    fs::remove_all(path_, ec);
-    fs::create_directory(path_, ec);
-    user_check(!ec) << "cannot write to the output directory '" << out_dir << "': " << ec.message();
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string list_text(const std::vector<std::string>& items, size_t max_items = 8) {
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < max_items; ++i) out += (i ? ", " : "") + items[i];
-  if (items.size() > max_items) out += ", ... (" + std::to_string(items.size()) + " in all)";
-  return out.empty() ? "none" : out;
-}
-
-// The best error-free record of each workload: one measured on `target`
-// when there is one, else the best of any target.
-std::map<std::string, Database::Record> best_records(Database& db, const std::string& db_path, const Target& target) {
-  const std::vector<std::string> keys = db.task_keys();
-  user_check(!keys.empty()) << "the tuning database '" << db_path
-                            << "' has no records: tune the workloads first (kiln tune WORKLOAD... --db " << db_path
-                            << ")";
-  std::map<std::string, Database::Record> best;
-  const std::string want = target.str();
-  for (const std::string& key : keys) {
-    std::optional<Database::Record> r = db.best(key);
-    if (!r) continue;
-    auto it = best.find(r->workload);
-    if (it == best.end()) {
-      best.emplace(r->workload, *r);
-      continue;
-    }
-    const bool native = r->target == want, current_native = it->second.target == want;
-    if ((native && !current_native) || (native == current_native && r->gflops > it->second.gflops)) it->second = *r;
-  }
-  user_check(!best.empty()) << "the tuning database '" << db_path
-                            << "' has no error-free records (every measured config failed)";
-  return best;
+  write_library_file(path, std::string(bytes.begin(), bytes.end()));
 }
 
 std::string supported_text() {
@@ -196,81 +122,18 @@ std::string entry_name(const std::string& lib, const std::string& family, const 
   return e;
 }
 
-// Shared libraries the .so records as DT_NEEDED, so it resolves the C
-// library (pthreads, malloc) and libm by itself.
-std::vector<std::string> needed_libraries(const Target& target) {
-  std::vector<std::string> libs;
-  if (target.is_host()) {
-    for (void* fn : {reinterpret_cast<void*>(&::pthread_create), reinterpret_cast<void*>(&::malloc)}) {
-      Dl_info info{};
-      if (::dladdr(fn, &info) != 0 && info.dli_fname && info.dli_fname[0] == '/') libs.push_back(info.dli_fname);
-    }
-  } else if (std::string sysroot = find_sysroot(target); !sysroot.empty()) {
-    for (const char* lib : {"libc.so.6", "libpthread.so.0", "libm.so.6"}) {
-      std::error_code ec;
-      if (fs::is_regular_file(sysroot + "/lib/" + lib, ec)) libs.push_back(sysroot + "/lib/" + lib);
-    }
-  }
-  std::vector<std::string> unique;
-  for (const std::string& l : libs)
-    if (std::find(unique.begin(), unique.end(), l) == unique.end()) unique.push_back(l);
-  return unique;
-}
-
-std::string cmake_config(const std::string& n) {
-  std::ostringstream os;
-  os << "# " << n << "Config.cmake: the kernel library " << n << ", generated by kiln " << KILN_VERSION
-     << " (`kiln lib`).\n"
-     << "#   find_package(" << n << " CONFIG REQUIRED)   # with " << n
-     << "_DIR (or CMAKE_PREFIX_PATH) set to this directory\n"
-     << "#   target_link_libraries(app PRIVATE " << n << "::" << n << ")          # static; " << n << "::" << n
-     << "_shared for the .so\n"
-     << "include(CMakeFindDependencyMacro)\n"
-     << "find_dependency(Threads)\n"
-     << "if(NOT TARGET " << n << "::" << n << ")\n"
-     << "  add_library(" << n << "::" << n << " STATIC IMPORTED)\n"
-     << "  set_target_properties(" << n << "::" << n << " PROPERTIES\n"
-     << "    IMPORTED_LOCATION \"${CMAKE_CURRENT_LIST_DIR}/lib" << n << ".a\"\n"
-     << "    IMPORTED_LINK_INTERFACE_LANGUAGES C\n"
-     << "    INTERFACE_INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_LIST_DIR}\"\n"
-     << "    INTERFACE_LINK_LIBRARIES \"Threads::Threads;m\")\n"
-     << "endif()\n"
-     << "if(NOT TARGET " << n << "::" << n << "_shared)\n"
-     << "  add_library(" << n << "::" << n << "_shared SHARED IMPORTED)\n"
-     << "  set_target_properties(" << n << "::" << n << "_shared PROPERTIES\n"
-     << "    IMPORTED_LOCATION \"${CMAKE_CURRENT_LIST_DIR}/lib" << n << ".so\"\n"
-     << "    IMPORTED_SONAME \"lib" << n << ".so\"\n"
-     << "    INTERFACE_INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_LIST_DIR}\")\n"
-     << "endif()\n";
-  return os.str();
-}
-
-std::string pkg_config(const std::string& n, const Target& target) {
-  std::ostringstream os;
-  os << "# " << n << ".pc: the kernel library " << n << ", generated by kiln " << KILN_VERSION << " (`kiln lib`)\n"
-     << "prefix=${pcfiledir}\n"
-     << "libdir=${prefix}\n"
-     << "includedir=${prefix}\n\n"
-     << "Name: " << n << "\n"
-     << "Description: tuned tensor kernels for " << target.str() << "\n"
-     << "Version: " << KILN_VERSION << "\n"
-     << "Cflags: -I${includedir}\n"
-     << "Libs: -L${libdir} -l" << n << "\n"
-     << "Libs.private: -lpthread -lm\n";
-  return os.str();
-}
-
 }  // namespace
 
 LibraryResult build_library(const LibraryOptions& o) {
-  check_name(o.name);
+  check_library_name(o.name);
   user_check(!o.out_dir.empty()) << "kiln lib needs an output directory (--out DIR)";
   user_check(!o.db_path.empty()) << "kiln lib needs a tuning database (--db FILE)";
   LibraryResult result;
   result.target = o.target.empty() ? Target::host() : Target::parse(o.target);
   const Target& target = result.target;
+  if (target.is_cuda()) return build_cuda_library(o, target);
   user_check(target.kind == "llvm") << "kiln lib builds CPU libraries with the llvm backend; target '" << target.str()
-                                    << "' is not an llvm target";
+                                    << "' is neither an llvm nor a cuda target";
 
   find_c_compiler();  // before any slow work: a missing compiler is the user's to fix first
 
@@ -321,10 +184,10 @@ LibraryResult build_library(const LibraryOptions& o) {
 
   // Header, then the C runtime (it includes the header).
   const std::string header = out_dir + "/" + o.name + ".h";
-  write_file(header, library_header(src));
+  write_library_file(header, library_header(src));
   const std::string c_file = scratch.path() + "/" + o.name + "_runtime.c";
   const std::string runtime_obj = scratch.path() + "/" + o.name + "_runtime.o";
-  write_file(c_file, library_c_source(src));
+  write_library_file(c_file, library_c_source(src));
   compile_c(c_file, runtime_obj, target, out_dir);
 
   const std::string archive = out_dir + "/lib" + o.name + ".a";
@@ -362,11 +225,11 @@ LibraryResult build_library(const LibraryOptions& o) {
                               {"kiln_version", r.kiln_version}}}});
   }
   const std::string json_path = out_dir + "/" + o.name + ".json";
-  write_file(json_path, j.dump(2) + "\n");
+  write_library_file(json_path, j.dump(2) + "\n");
   const std::string cmake_path = out_dir + "/" + o.name + "Config.cmake";
-  write_file(cmake_path, cmake_config(o.name));
+  write_library_file(cmake_path, cmake_config(o.name, "Threads::Threads;m"));
   const std::string pc_path = out_dir + "/" + o.name + ".pc";
-  write_file(pc_path, pkg_config(o.name, target));
+  write_library_file(pc_path, pkg_config(o.name, "tuned tensor kernels for " + target.str(), "-lpthread -lm"));
   result.files = {archive, shared, header, json_path, cmake_path, pc_path};
   return result;
 }

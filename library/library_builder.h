@@ -1,5 +1,6 @@
 // `kiln lib`: builds a linkable library of tuned kernels from the tuning
-// database, for the host or any other LLVM target.
+// database, for the host or any other LLVM target, or for a GPU
+// architecture (cuda_library_builder.h).
 //
 // For each selected workload the best error-free record is taken: a record
 // measured on the requested target when there is one, else the best record
@@ -48,10 +49,14 @@ struct LibraryResult {
   std::vector<LibraryKernel> kernels;
   std::vector<std::string> files;     // written, in the order above
   std::vector<std::string> warnings;  // workloads left out (--all) and why
+  // cuda libraries: the images are emulated modules for kiln's stand-in
+  // driver (KILN_GPU_IMAGE=emulated), a test build that runs on no GPU.
+  bool emulated = false;
 };
 
-// user_error for: a name that is not a C identifier, a bad or non-CPU
-// target, a bad or unsupported workload, an output directory that cannot be
+// A cuda target ("cuda -arch=sm_80") builds a library of CUDA kernels
+// (cuda_library_builder.h).
+// user_error for: a name that is not a C identifier, a bad target, a bad or unsupported workload, an output directory that cannot be
 // created or written, a missing or empty database, a workload of
 // `workloads` without an error-free record, a config the template rejects,
 // a missing C compiler, a failed compile or link.

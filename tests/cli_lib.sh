@@ -31,7 +31,7 @@ expect 2 "has no error-free record of 'matmul:M=9,N=9,K=9" -- lib --db "$TMPD/on
 expect 2 "does not fit the op's template any more" -- lib --db "$TMPD/one.db" --out "$TMPD/out" --all
 expect 2 "cannot create the output directory" -- lib --db "$TMPD/one.db" --out "$TMPD/a_file/lib"
 expect 2 "unknown option '-mfoo'" -- lib --db "$TMPD/one.db" --out "$TMPD/out" --target "llvm -mfoo=bar"
-expect 2 "is not an llvm target" -- lib --db "$TMPD/one.db" --out "$TMPD/out" --target "cuda -arch=sm_90"
+expect 2 "has no cuda records" -- lib --db "$TMPD/one.db" --out "$TMPD/out" --target "cuda -arch=sm_90"
 expect 2 "must be a C identifier" -- lib --db "$TMPD/one.db" --out "$TMPD/out" --name "my-lib"
 
 echo "cli_lib: $pass passed, $fails failed"

@@ -7,6 +7,7 @@
 //
 // Knobs (read at every call):
 //   KILN_FAKE_CUDA_DEVICES=n     devices reported (default 1)
+//   KILN_FAKE_CUDA_CC=XY         compute capability X.Y reported (default 90)
 //   KILN_FAKE_CUDA_FAIL_LAUNCH=c launches fail with CUresult c; a sticky code
 //                                (700, 702, 714-719) then fails every call
 //                                until kiln_fake_cuda_reset()
@@ -113,6 +114,9 @@ FAKE_API CUresult cuDeviceGetAttribute(int* v, int attr, int) {
       {76, 0},        {81, 233472}, {82, 65536}, {97, 232448}, {106, 32}};
   auto it = values.find(attr);
   *v = it == values.end() ? 0 : it->second;
+  const int cc = env_int("KILN_FAKE_CUDA_CC", 90);
+  if (attr == 75) *v = cc / 10;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  if (attr == 76) *v = cc % 10;  // ..._MINOR
   return it == values.end() ? 1 : 0;  // CUDA_ERROR_INVALID_VALUE
 }
 
@@ -124,6 +128,11 @@ FAKE_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int) {
 FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(int) { return 0; }
 FAKE_API CUresult cuCtxSetCurrent(void*) { return 0; }
 FAKE_API CUresult cuCtxSynchronize() {
+  FAKE_CHECK_STICKY();
+  return 0;
+}
+
+FAKE_API CUresult cuStreamSynchronize(void*) {
   FAKE_CHECK_STICKY();
   return 0;
 }

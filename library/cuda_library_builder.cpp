@@ -1,0 +1,278 @@
+// `kiln lib --target cuda` (see cuda_library_builder.h).
+#include "library/cuda_library_builder.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "codegen/build.h"
+#include "codegen/cuda_codegen.h"
+#include "codegen/gpu_build.h"
+#include "codegen/nvrtc.h"
+#include "codegen/static_library.h"
+#include "kernels/op_registry.h"
+#include "library/c_compiler.h"
+#include "library/cuda_fallback_kernels.h"
+#include "library/cuda_library_source.h"
+#include "library/library_files.h"
+#include "library/record_selection.h"
+#include "schedule/gpu_limits.h"
+#include "schedule/lower.h"
+#include "tasks/kernel_build.h"
+#include "tasks/task_factory.h"
+
+namespace kiln {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// KILN_GPU_IMAGE, as the tuner's builder reads it (codegen/gpu_build.h).
+bool emulated_images() {
+  const char* v = std::getenv("KILN_GPU_IMAGE");
+  if (!v || !*v || std::string(v) == "cubin") return false;
+  user_check(std::string(v) == "emulated") << "KILN_GPU_IMAGE must be 'cubin' or 'emulated', got '" << v << "'";
+  return true;
+}
+
+struct Selected {
+  OpInstance op;
+  std::string family;
+  Database::Record record;
+};
+
+std::vector<Selected> select(const LibraryOptions& o, Database& db, const Target& target,
+                             const std::vector<std::string>& wanted, std::vector<std::string>* warnings) {
+  std::map<std::string, Database::Record> best = best_records(db, o.db_path, target);
+  std::vector<std::string> tuned;
+  for (const auto& [w, r] : best) tuned.push_back(w);
+  std::vector<Selected> out;
+  std::string why;
+  if (!wanted.empty()) {
+    for (const std::string& w : wanted) {
+      auto it = best.find(w);
+      user_check(it != best.end()) << "the tuning database '" << o.db_path << "' has no error-free cuda record of '"
+                                   << w << "' (workloads tuned for cuda: " << list_text(tuned) << ")";
+      OpInstance op = build_workload(w);
+      out.push_back({op, cuda_family_name(op, &why), it->second});
+    }
+    return out;
+  }
+  for (const auto& [w, r] : best) {
+    OpInstance op = build_workload(w);
+    const std::string family = cuda_family_name(op, &why);
+    if (family.empty()) {
+      warnings->push_back("left out " + w + ": " + why);
+      continue;
+    }
+    out.push_back({op, family, r});
+  }
+  user_check(!out.empty()) << "no cuda workload of the tuning database '" << o.db_path
+                           << "' can go into a library (" << cuda_library_supported_text() << ")";
+  return out;
+}
+
+// The record's config applied in the config space of the target it was
+// tuned for (so it means what it meant when measured), lowered for `target`.
+LoweredFunc lower_record(const Selected& s, const Target& target, const std::string& symbol) {
+  Target tuned_on;
+  try {
+    tuned_on = Target::parse(s.record.target);
+  } catch (const UserError& e) {
+    user_error() << "record " << s.record.id << " of '" << s.record.workload << "' was tuned on target '"
+                 << s.record.target << "', which this kiln cannot read: " << e.what();
+  }
+  ScheduledOp so;
+  try {
+    so = apply_task_config(s.op.canonical, tuned_on, s.record.config);
+  } catch (const UserError& e) {
+    user_error() << "the config of record " << s.record.id << " of '" << s.record.workload
+                 << "' does not fit the op's cuda template any more (" << e.what() << ")";
+  }
+  try {
+    return lower_gpu(*so.schedule, so.args, symbol, gpu_limits_for(target));
+  } catch (const UserError& e) {
+    user_error() << "record " << s.record.id << " of '" << s.record.workload << "' (tuned for " << tuned_on.arch
+                 << ") cannot be lowered for " << target.arch << ": " << e.what()
+                 << "; tune the workload for " << target.arch << " (kiln tune ... --target \"" << target.str()
+                 << "\")";
+  }
+  return {};
+}
+
+std::string entry_name(const std::string& lib, const CudaFamily& f, const OpInstance& op) {
+  std::string e = lib + "_" + f.name + "_f32";
+  for (size_t i = 0; i < f.sizes.size(); ++i) e += "_" + f.sizes[i] + std::to_string(op.ints.at(f.size_params[i]));
+  return e;
+}
+
+struct Image {
+  std::vector<char> bytes;
+  std::vector<CudaKernelResources> resources;  // empty for emulated images
+};
+
+Image compile_image(const CudaSource& src, const Target& target, bool emulated, const std::string& emu_dir) {
+  Image im;
+  if (emulated) {
+    im.bytes = emulated_gpu_image(src, emu_dir);
+  } else {
+    NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", target.arch);
+    im.bytes = std::move(out.cubin);
+    im.resources = std::move(out.resources);
+  }
+  return im;
+}
+
+nlohmann::json resources_json(const std::string& kernel, const std::vector<CudaKernelResources>& resources) {
+  for (const CudaKernelResources& r : resources) {
+    if (r.kernel != kernel) continue;
+    return {{"registers", r.registers},       {"spill_store_bytes", r.spill_store_bytes},
+            {"spill_load_bytes", r.spill_load_bytes}, {"stack_bytes", r.stack_bytes},
+            {"shared_bytes", r.shared_bytes}};
+  }
+  return nullptr;  // emulated images have no ptxas report
+}
+
+}  // namespace
+
+LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) {
+  LibraryResult result;
+  result.target = target;
+  result.emulated = emulated_images();
+  // Before any slow work: missing tools are the user's to fix first.
+  find_c_compiler();
+  if (!result.emulated) {
+    std::string why;
+    user_check(nvrtc_available(&why)) << "kiln lib --target cuda compiles the kernels with NVRTC, which was not found ("
+                                      << why << "); install the CUDA toolkit or set KILN_NVRTC to libnvrtc.so";
+  }
+
+  std::vector<std::string> wanted;
+  for (const std::string& w : o.workloads) {
+    OpInstance op = build_workload(w);
+    std::string why;
+    user_check(!cuda_family_name(op, &why).empty()) << "'" << w << "': " << why;
+    if (std::find(wanted.begin(), wanted.end(), op.canonical) == wanted.end()) wanted.push_back(op.canonical);
+  }
+
+  const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
+  ScratchDir scratch(out_dir);
+  const std::string emu_dir = out_dir + "/" + o.name + "_emulated";
+  if (result.emulated) {
+    std::error_code ec;
+    fs::remove_all(emu_dir, ec);
+  }
+
+  auto db = Database::open_for_reading(o.db_path);
+  std::vector<Selected> selected = select(o, *db, target, wanted, &result.warnings);
+
+  CudaLibrarySource src;
+  src.name = o.name;
+  src.arch = target.arch;
+  src.kiln_version = KILN_VERSION;
+  src.emulated = result.emulated;
+  nlohmann::json kernels_json = nlohmann::json::array();
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const Selected& s = selected[i];
+    const CudaFamily f = cuda_family(s.family);
+    const std::string symbol = o.name + "_k" + std::to_string(i);
+    const LoweredFunc func = lower_record(s, target, symbol);
+    const CudaSource cuda = emit_cuda(func, gpu_limits_for(target));
+    internal_assert(func.args.size() == f.buffers.size())
+        << s.op.canonical << ": " << func.args.size() << " arguments, family " << f.name << " has " << f.buffers.size();
+    const Image image = compile_image(cuda, target, result.emulated, emu_dir);
+
+    CudaLibraryKernel k;
+    k.family = s.family;
+    k.shape = s.op.ints;
+    k.entry = entry_name(o.name, f, s.op);
+    k.workload = s.op.canonical;
+    k.gflops = s.record.gflops;
+    k.tuned_on = s.record.target;
+    nlohmann::json launches = nlohmann::json::array();
+    for (const GpuArtifactKernel& a : artifact_kernels(cuda)) {
+      CudaLibraryLaunch l;
+      l.function = static_cast<int>(src.functions.size());
+      src.functions.push_back({static_cast<int>(src.images.size()), a.name});
+      for (int d = 0; d < 3; ++d) l.grid[d] = a.grid[d], l.block[d] = a.block[d];
+      l.shared_bytes = a.shared_bytes;
+      l.args = a.arg_indices;
+      k.launches.push_back(l);
+      launches.push_back({{"kernel", a.name},
+                          {"grid", {a.grid[0], a.grid[1], a.grid[2]}},
+                          {"block", {a.block[0], a.block[1], a.block[2]}},
+                          {"shared_bytes", a.shared_bytes},
+                          {"resources", resources_json(a.name, image.resources)}});
+    }
+    src.images.push_back(image.bytes);
+    src.kernels.push_back(k);
+    result.kernels.push_back({s.op.canonical, k.entry, o.name + "_" + s.family + "_f32", s.record});
+    const Database::Record& r = s.record;
+    kernels_json.push_back({{"workload", k.workload},
+                            {"entry", k.entry},
+                            {"dispatcher", o.name + "_" + s.family + "_f32"},
+                            {"config", r.config},
+                            {"gflops", r.gflops},
+                            {"median_ms", r.median_ms},
+                            {"target", target.str()},
+                            {"tuned_on", r.target},
+                            {"launches", launches},
+                            {"record",
+                             {{"id", r.id},
+                              {"task", r.task_key()},
+                              {"config_index", r.config_index},
+                              {"device", r.device},
+                              {"timestamp", r.timestamp},
+                              {"kiln_version", r.kiln_version}}}});
+  }
+
+  // The fallback kernels: one more image.
+  const CudaSource fallback = cuda_fallback_source();
+  const Image fallback_image = compile_image(fallback, target, result.emulated, emu_dir);
+  src.fallback_functions = static_cast<int>(src.functions.size());
+  nlohmann::json fallback_json = nlohmann::json::array();
+  for (const std::string& name : cuda_fallback_kernels()) {
+    src.functions.push_back({static_cast<int>(src.images.size()), name});
+    fallback_json.push_back({{"kernel", name}, {"resources", resources_json(name, fallback_image.resources)}});
+  }
+  src.images.push_back(fallback_image.bytes);
+
+  const Target host = Target::host();
+  const std::string header = out_dir + "/" + o.name + ".h";
+  write_library_file(header, cuda_library_header(src));
+  const std::string c_file = scratch.path() + "/" + o.name + "_cuda.c";
+  const std::string object = scratch.path() + "/" + o.name + "_cuda.o";
+  write_library_file(c_file, cuda_library_c_source(src));
+  compile_c(c_file, object, host, out_dir);
+
+  const std::string archive = out_dir + "/lib" + o.name + ".a";
+  write_static_archive(archive, {object});
+  const std::string shared = out_dir + "/lib" + o.name + ".so";
+  std::vector<std::string> link_args = {"-soname", "lib" + o.name + ".so"};
+  std::vector<std::string> needed = needed_libraries(host);
+  if (!needed.empty()) link_args.push_back("--as-needed");
+  link_args.insert(link_args.end(), needed.begin(), needed.end());
+  link_shared_object({object}, shared, host, link_args);
+
+  nlohmann::json j;
+  j["name"] = o.name;
+  j["target"] = target.str();
+  j["arch"] = target.arch;
+  j["image"] = result.emulated ? "emulated (a test build for kiln's stand-in CUDA driver; runs on no GPU)" : "cubin";
+  j["kiln_version"] = KILN_VERSION;
+  j["database"] = fs::absolute(o.db_path).lexically_normal().string();
+  j["kernels"] = kernels_json;
+  j["fallback_kernels"] = fallback_json;
+  const std::string json_path = out_dir + "/" + o.name + ".json";
+  write_library_file(json_path, j.dump(2) + "\n");
+  const std::string cmake_path = out_dir + "/" + o.name + "Config.cmake";
+  write_library_file(cmake_path, cmake_config(o.name, "Threads::Threads;${CMAKE_DL_LIBS}"));
+  const std::string pc_path = out_dir + "/" + o.name + ".pc";
+  write_library_file(pc_path, pkg_config(o.name, "tuned CUDA kernels for " + target.arch, "-lpthread -ldl"));
+  result.files = {archive, shared, header, json_path, cmake_path, pc_path};
+  return result;
+}
+
+}  // namespace kiln

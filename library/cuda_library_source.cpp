@@ -1,0 +1,355 @@
+// Generates a cuda kernel library's header and C source (see
+// cuda_library_source.h).
+#include "library/cuda_library_source.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "base/error.h"
+#include "library/cuda_fallback_kernels.h"
+#include "library/cuda_library_runtime_c.h"
+
+namespace kiln {
+
+namespace {
+
+bool flag(const OpInstance& op, const char* name) {
+  auto it = op.ints.find(name);
+  return it != op.ints.end() && it->second != 0;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool has(const std::string& family, const std::string& part) { return family.find(part) != std::string::npos; }
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "epilogue" flags of the gemm families: the activation code of the fallback.
+int activation(const std::string& family) { return has(family, "_relu") ? 1 : has(family, "_gelu") ? 2 : 0; }
+
+std::string epilogue_text(const std::string& family) {
+  std::string s;
+  if (has(family, "_bias")) s += " + bias (per column)";
+  if (has(family, "_relu")) s = "relu(..." + s + ")";
+  if (has(family, "_gelu")) s = "gelu(..." + s + ")";
+  return s;
+}
+
+std::vector<std::string> buffer_params(const CudaFamily& f) {
+  std::vector<std::string> p;
+  for (size_t i = 0; i < f.buffers.size(); ++i)
+    p.push_back((i + 1 == f.buffers.size() ? "float* " : "const float* ") + f.buffers[i]);
+  p.push_back("void* stream");
+  return p;
+}
+
+std::string dispatcher_name(const CudaLibrarySource& lib, const std::string& family) {
+  return lib.name + "_" + family + "_f32";
+}
+
+std::string dispatcher_params(const CudaFamily& f) {
+  std::vector<std::string> p;
+  for (const std::string& s : f.sizes) p.push_back("int64_t " + s);
+  for (const std::string& b : buffer_params(f)) p.push_back(b);
+  return join(p, ", ");
+}
+
+std::vector<std::string> families(const CudaLibrarySource& lib) {
+  std::vector<std::string> out;
+  for (const auto& k : lib.kernels)
+    if (std::find(out.begin(), out.end(), k.family) == out.end()) out.push_back(k.family);
+  return out;
+}
+
+std::vector<const CudaLibraryKernel*> kernels_of(const CudaLibrarySource& lib, const std::string& family) {
+  std::vector<const CudaLibraryKernel*> out;
+  for (const auto& k : lib.kernels)
+    if (k.family == family) out.push_back(&k);
+  return out;
+}
+
+std::string shape_text(const CudaFamily& f, const CudaLibraryKernel& k) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < f.sizes.size(); ++i)
+    parts.push_back(f.sizes[i] + "=" + std::to_string(k.shape.at(f.size_params[i])));
+  return join(parts, ",");
+}
+
+// The fallback call of a family's dispatcher.
+std::string fallback_call(const CudaFamily& f) {
+  const std::string act = std::to_string(activation(f.name));
+  const std::string bias = has(f.name, "_bias") ? "bias" : "NULL";
+  if (f.op == "matmul") return "fallback_gemm(__func__, stream, 1, M, N, K, A, B, " + bias + ", C, 0, " + act + ")";
+  if (f.op == "dense")
+    return "fallback_gemm(__func__, stream, 1, N, OUT, IN, data, weight, " + bias + ", out, 1, " + act + ")";
+  if (f.op == "batch_matmul") return "fallback_gemm(__func__, stream, batch, M, N, K, A, B, NULL, C, 0, 0)";
+  if (f.op == "softmax") return "fallback_softmax(__func__, stream, M, N, data, out)";
+  internal_assert(f.op == "layer_norm") << "no fallback for family " << f.name;
+  return "fallback_layer_norm(__func__, stream, M, N, data, gamma, beta, out)";
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::vector<std::string> q;
+  for (const std::string& n : names) q.push_back("\"" + n + "\"");
+  return join(q, ", ");
+}
+
+std::string buffer_checks(const CudaFamily& f) {
+  std::ostringstream os;
+  os << "  const void* const buffers[" << f.buffers.size() << "] = {" << join(f.buffers, ", ") << "};\n"
+     << "  static const char* const buffer_names[" << f.buffers.size() << "] = {" << quoted_list(f.buffers) << "};\n"
+     << "  if (!check_buffers(__func__, buffers, buffer_names, " << f.buffers.size() << ")) return ERROR_ARGUMENT;\n";
+  return os.str();
+}
+
+std::string dispatcher(const CudaLibrarySource& lib, const std::string& family) {
+  const CudaFamily f = cuda_family(family);
+  std::ostringstream os;
+  os << "API int " << dispatcher_name(lib, family) << "(" << dispatcher_params(f) << ") {\n";
+  os << "  const int64_t sizes[" << f.sizes.size() << "] = {" << join(f.sizes, ", ") << "};\n"
+     << "  static const char* const size_names[" << f.sizes.size() << "] = {" << quoted_list(f.sizes) << "};\n"
+     << "  if (!check_sizes(__func__, sizes, size_names, " << f.sizes.size() << ")) return ERROR_ARGUMENT;\n"
+     << buffer_checks(f);
+  std::vector<std::string> args = f.buffers;
+  args.push_back("stream");
+  for (const CudaLibraryKernel* k : kernels_of(lib, family)) {
+    std::vector<std::string> conds;
+    for (size_t i = 0; i < f.sizes.size(); ++i)
+      conds.push_back(f.sizes[i] + " == " + std::to_string(k->shape.at(f.size_params[i])));
+    os << "  if (" << join(conds, " && ") << ") return " << k->entry << "(" << join(args, ", ") << ");\n";
+  }
+  os << "  return " << fallback_call(f) << ";\n}\n";
+  return os.str();
+}
+
+std::string entry_point(const CudaLibraryKernel& k) {
+  const CudaFamily f = cuda_family(k.family);
+  std::ostringstream os;
+  os << "API int " << k.entry << "(" << join(buffer_params(f), ", ") << ") {\n" << buffer_checks(f);
+  os << "  static const struct launch launches[" << k.launches.size() << "] = {\n";
+  for (const CudaLibraryLaunch& l : k.launches) {
+    internal_assert(l.args.size() <= 8) << k.entry << ": a launch with " << l.args.size() << " arguments";
+    std::vector<std::string> args;
+    for (int a : l.args) {
+      internal_assert(a >= 0 && a < static_cast<int>(f.buffers.size())) << k.entry << ": argument " << a;
+      args.push_back(std::to_string(a));
+    }
+    os << "      {" << l.function << ", {" << l.grid[0] << ", " << l.grid[1] << ", " << l.grid[2] << "}, {"
+       << l.block[0] << ", " << l.block[1] << ", " << l.block[2] << "}, " << l.shared_bytes << ", " << l.args.size()
+       << ", {" << join(args, ", ") << "}},\n";
+  }
+  os << "  };\n  return launch_tuned(__func__, launches, " << k.launches.size() << ", buffers, stream);\n}\n";
+  return os.str();
+}
+
+std::string image_array(size_t index, const std::vector<char>& image) {
+  std::ostringstream os;
+  // 8-byte aligned: the driver reads a cubin's ELF headers in place.
+  os << "static const unsigned char image" << index << "[" << image.size() << "] __attribute__((aligned(8))) = {";
+  for (size_t i = 0; i < image.size(); ++i) {
+    if (i % 24 == 0) os << "\n ";
+    os << static_cast<unsigned>(static_cast<unsigned char>(image[i])) << ",";
+  }
+  os << "\n};\n";
+  return os.str();
+}
+
+}  // namespace
+
+std::string cuda_library_supported_text() {
+  return "kiln lib --target cuda supports matmul and dense (with bias, relu or gelu epilogues, operands not "
+         "transposed), batch_matmul (not transposed), softmax and layer_norm, all f32";
+}
+
+std::string cuda_family_name(const OpInstance& op, std::string* why) {
+  auto no = [&](const std::string& reason) {
+    *why = reason + " (" + cuda_library_supported_text() + ")";
+    return std::string();
+  };
+  const bool known = op.op == "matmul" || op.op == "dense" || op.op == "batch_matmul" || op.op == "softmax" ||
+                     op.op == "layer_norm";
+  if (!known) return no(op.op + " has no fallback kernel in cuda libraries yet");
+  if (op.dtype.str() != "f32") return no("cuda libraries are f32 only, this is " + op.dtype.str());
+  if (flag(op, "trans_a") || flag(op, "trans_b")) return no("transposed operands are not in cuda libraries yet");
+  std::string f = op.op;
+  if (op.op == "matmul" || op.op == "dense") {
+    if (flag(op, "bias")) f += "_bias";
+    if (flag(op, "relu")) f += "_relu";
+    if (flag(op, "gelu")) f += "_gelu";
+  }
+  return f;
+}
+
+CudaFamily cuda_family(const std::string& name) {
+  CudaFamily f;
+  f.name = name;
+  const std::string epi = epilogue_text(name);
+  if (starts_with(name, "batch_matmul")) {
+    f.op = "batch_matmul";
+    f.sizes = {"batch", "M", "N", "K"};
+    f.size_params = {"B", "M", "N", "K"};
+    f.buffers = {"A", "B", "C"};
+    f.summary = "C[batch,M,N] = A[batch,M,K] . B[batch,K,N]";
+  } else if (starts_with(name, "layer_norm")) {
+    f.op = "layer_norm";
+    f.sizes = f.size_params = {"M", "N"};
+    f.buffers = {"data", "gamma", "beta", "out"};
+    f.summary = "out[M,N] = (data - row mean) / sqrt(row variance + 1e-5) * gamma[N] + beta[N]";
+  } else if (starts_with(name, "softmax")) {
+    f.op = "softmax";
+    f.sizes = f.size_params = {"M", "N"};
+    f.buffers = {"data", "out"};
+    f.summary = "out[M,N] = softmax of each row of data[M,N] (max-subtracted)";
+  } else if (starts_with(name, "dense")) {
+    f.op = "dense";
+    f.sizes = f.size_params = {"N", "IN", "OUT"};
+    f.buffers = {"data", "weight"};
+    if (has(name, "_bias")) f.buffers.push_back("bias");
+    f.buffers.push_back("out");
+    f.summary = "out[N,OUT] = data[N,IN] . weight[OUT,IN]^T" + epi;
+  } else {
+    internal_assert(starts_with(name, "matmul")) << "cuda library family " << name;
+    f.op = "matmul";
+    f.sizes = f.size_params = {"M", "N", "K"};
+    f.buffers = {"A", "B"};
+    if (has(name, "_bias")) f.buffers.push_back("bias");
+    f.buffers.push_back("C");
+    f.summary = "C[M,N] = A[M,K] . B[K,N]" + epi;
+  }
+  return f;
+}
+
+std::string cuda_library_header(const CudaLibrarySource& lib) {
+  std::ostringstream os;
+  const std::string& N = lib.name;
+  const std::string guard = upper(N) + "_H_";
+  os << "/* " << N << ".h: tuned CUDA kernels, generated by kiln " << lib.kiln_version << " (`kiln lib --target cuda`)\n"
+     << " * for " << lib.arch << (lib.emulated ? " -- TEST BUILD: its kernels are emulated modules that run only under kiln's\n"
+                                               " * stand-in CUDA driver (KILN_GPU_IMAGE=emulated), never on a GPU"
+                                             : " (the kernels are cubins for that architecture)")
+     << ".\n"
+     << " *\n"
+     << " * Link lib" << N << ".a (and -lpthread -ldl) or lib" << N << ".so. Nothing of CUDA is linked: the library\n"
+     << " * opens the CUDA driver (libcuda.so.1, or $KILN_LIBCUDA) with dlopen at its first call.\n"
+     << " *\n"
+     << " * Every function returns " << N << "_OK (0) on success, else an " << N << "_ERROR_* code, and then\n"
+     << " * " << N << "_last_error() says what failed (per thread). Buffers are device pointers (cudaMalloc,\n"
+     << " * cuMemAlloc or " << N << "_device_alloc) to dense row-major float arrays; `stream` is a CUstream\n"
+     << " * (a cudaStream_t), NULL for the default stream. Kernels are launched asynchronously on the\n"
+     << " * stream: a kernel's own failure shows at the next synchronization (" << N << "_synchronize).\n"
+     << " * The output must not overlap an input.\n"
+     << " *\n"
+     << " * Device: the first call (or " << N << "_init(device)) loads the kernels into the primary context of\n"
+     << " * device 0 (or `device`), the context the CUDA runtime API uses; every call makes that context\n"
+     << " * current on the calling thread. The functions may be called from any thread; " << N << "_init and\n"
+     << " * " << N << "_unload must not run while another thread uses the library.\n"
+     << " *\n"
+     << " * Each op family has a dispatcher that runs the tuned kernel when the shape equals a tuned shape\n"
+     << " * exactly, and otherwise a simple generic CUDA kernel (correct for every shape, not fast).\n"
+     << " * Each tuned kernel also has its own entry point (fixed shape, same buffers).\n"
+     << " * " << N << "_HAVE_<family>_f32 is defined (to 1) for each dispatcher the library has.\n"
+     << " *\n"
+     << " * Dispatchers:\n";
+  for (const std::string& family : families(lib))
+    os << " *   " << dispatcher_name(lib, family) << ": " << cuda_family(family).summary << "\n";
+  os << " * Tuned kernels (measured GFLOP/s, and the target they were tuned on):\n";
+  for (const auto& k : lib.kernels)
+    os << " *   " << k.entry << ": " << k.workload << ", " << static_cast<int64_t>(k.gflops * 10 + 0.5) / 10.0
+       << " GFLOP/s on " << k.tuned_on << "\n";
+  os << " */\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "#define " << N << "_OK 0\n"
+     << "#define " << N << "_ERROR_ARGUMENT 1 /* a negative or too large size, a NULL pointer, a bad device */\n"
+     << "#define " << N << "_ERROR_MEMORY 2   /* device memory could not be allocated */\n"
+     << "#define " << N << "_ERROR_KERNEL 3   /* a kernel could not be launched */\n"
+     << "#define " << N << "_ERROR_CUDA 4     /* no driver or GPU, a GPU of another architecture, a failed driver call */\n"
+     << "#define " << N << "_ARCH \"" << lib.arch << "\"\n\n"
+     << "/* What the calling thread's last failed call said (\"\" when none failed). */\n"
+     << "const char* " << N << "_last_error(void);\n"
+     << "/* Loads the kernels on `device` (optional: the first call loads them on device 0). */\n"
+     << "int " << N << "_init(int device);\n"
+     << "/* Unloads the kernels and releases the device's context; a later call loads them again. */\n"
+     << "int " << N << "_unload(void);\n"
+     << "/* Device memory through the driver, for programs that do not use the CUDA runtime. Copies are\n"
+     << " * synchronous; " << N << "_synchronize(stream) waits for the stream's work (NULL: the whole device). */\n"
+     << "int " << N << "_device_alloc(void** ptr, size_t bytes);\n"
+     << "int " << N << "_device_free(void* ptr);\n"
+     << "int " << N << "_copy_to_device(void* device_dst, const void* host_src, size_t bytes);\n"
+     << "int " << N << "_copy_to_host(void* host_dst, const void* device_src, size_t bytes);\n"
+     << "int " << N << "_synchronize(void* stream);\n\n";
+  for (const std::string& family : families(lib)) {
+    const CudaFamily f = cuda_family(family);
+    std::vector<std::string> shapes;
+    for (const CudaLibraryKernel* k : kernels_of(lib, family)) shapes.push_back(shape_text(f, *k));
+    os << "/* " << f.summary << "; tuned for: " << join(shapes, "; ") << " */\n"
+       << "#define " << N << "_HAVE_" << family << "_f32 1\n"
+       << "int " << dispatcher_name(lib, family) << "(" << dispatcher_params(f) << ");\n";
+    for (const CudaLibraryKernel* k : kernels_of(lib, family))
+      os << "int " << k->entry << "(" << join(buffer_params(f), ", ") << ");\n";
+    os << "\n";
+  }
+  os << "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif /* " << guard << " */\n";
+  return os.str();
+}
+
+std::string cuda_library_c_source(const CudaLibrarySource& lib) {
+  const std::string& arch = lib.arch;
+  internal_assert(arch.size() >= 5 && starts_with(arch, "sm_")) << "arch " << arch;
+  std::string digits = arch.substr(3);
+  const bool exact = !digits.empty() && std::isalpha(static_cast<unsigned char>(digits.back()));
+  if (exact) digits.pop_back();
+  const std::string major = digits.substr(0, digits.size() - 1), minor = digits.substr(digits.size() - 1);
+
+  std::ostringstream os;
+  os << "/* " << lib.name << ".c: the CUDA kernel library " << lib.name << " for " << arch
+     << ", generated by kiln " << lib.kiln_version << " (`kiln lib --target cuda`). See " << lib.name << ".h. */\n";
+  os << replace_all(kCudaLibraryPreludeC, "@N@", lib.name);
+  os << "#define ERROR_ARGUMENT " << lib.name << "_ERROR_ARGUMENT\n";
+  os << "\n/* ---- the kernels' images (" << (lib.emulated ? "emulated modules for kiln's test driver" : "cubins")
+     << "): the tuned kernels' one each, then the fallback kernels' ---- */\n";
+  for (size_t i = 0; i < lib.images.size(); ++i) os << image_array(i, lib.images[i]);
+  os << "#define NUM_IMAGES " << lib.images.size() << "\n";
+  os << "static const void* const kImages[NUM_IMAGES] = {";
+  for (size_t i = 0; i < lib.images.size(); ++i) os << (i ? ", " : "") << "image" << i;
+  os << "};\n";
+  os << "#define NUM_FUNCTIONS " << lib.functions.size() << "\n";
+  os << "static const struct function_ref kFunctions[NUM_FUNCTIONS] = {\n";
+  for (const auto& f : lib.functions) os << "    {" << f.image << ", \"" << f.name << "\"},\n";
+  os << "};\n";
+  const std::vector<std::string>& fallbacks = cuda_fallback_kernels();
+  for (size_t i = 0; i < fallbacks.size(); ++i) {
+    internal_assert(lib.functions.at(lib.fallback_functions + i).name == fallbacks[i]) << "fallback " << fallbacks[i];
+    os << "#define FALLBACK_" << upper(fallbacks[i].substr(std::string("kiln_fallback_").size())) << " "
+       << lib.fallback_functions + i << "\n";
+  }
+  std::string runtime = replace_all(kCudaLibraryRuntimeC, "@N@", lib.name);
+  runtime = replace_all(runtime, "@ARCH@", arch);
+  runtime = replace_all(runtime, "@MAJOR@", major);
+  runtime = replace_all(runtime, "@MINOR@", minor);
+  os << replace_all(runtime, "@EXACT@", exact ? "1" : "0");
+
+  os << "\n/* ---- entry points of the tuned kernels ---- */\n\n";
+  for (const auto& k : lib.kernels) os << entry_point(k) << "\n";
+  os << "/* ---- dispatchers ---- */\n\n";
+  for (const std::string& family : families(lib)) os << dispatcher(lib, family) << "\n";
+  return os.str();
+}
+
+}  // namespace kiln

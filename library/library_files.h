@@ -1,0 +1,49 @@
+// The parts of `kiln lib` shared by CPU and cuda libraries: the library
+// name check, writing files, a scratch directory in the output directory,
+// the shared libraries a .so needs, and the CMake and pkg-config files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+
+namespace kiln {
+
+// user_error unless `name` is a C identifier of 2 to 64 characters without
+// "__" and not ending in '_' (the library's internal symbols contain "__").
+void check_library_name(const std::string& name);
+
+// user_error when the file cannot be written.
+void write_library_file(const std::string& path, const std::string& text);
+
+// "a, b, c" (at most max_items, then the count), or "none".
+std::string list_text(const std::vector<std::string>& items, size_t max_items = 8);
+
+// A scratch directory inside the output directory (created first: a
+// user_error when it cannot be), removed on scope exit.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& out_dir);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Shared libraries the .so records as DT_NEEDED, so that it resolves the C
+// library (pthreads, malloc, dlopen) and libm by itself.
+std::vector<std::string> needed_libraries(const Target& target);
+
+// NAMEConfig.cmake: imported targets NAME::NAME (static, linking
+// `link_libraries`, a CMake list such as "Threads::Threads;m") and
+// NAME::NAME_shared.
+std::string cmake_config(const std::string& name, const std::string& link_libraries);
+
+// NAME.pc, relocatable; `libs_private` such as "-lpthread -lm".
+std::string pkg_config(const std::string& name, const std::string& description, const std::string& libs_private);
+
+}  // namespace kiln
