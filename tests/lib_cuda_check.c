@@ -38,18 +38,18 @@ static float* host_random(long n, unsigned seed) {
 static float* to_device(const float* host, long n) {
   void* d = NULL;
   int rc = kc_device_alloc(&d, sizeof(float) * (n ? n : 1));
-  CHECK(rc == KC_OK, "kc_device_alloc -> %d", rc);
+  CHECK(rc == kc_OK, "kc_device_alloc -> %d", rc);
   rc = kc_copy_to_device(d, host, sizeof(float) * n);
-  CHECK(rc == KC_OK, "kc_copy_to_device -> %d", rc);
+  CHECK(rc == kc_OK, "kc_copy_to_device -> %d", rc);
   return d;
 }
 
 static void compare(const char* what, const float* device_out, const double* want, long n) {
   int rc = kc_synchronize(NULL);
-  CHECK(rc == KC_OK, "%s: kc_synchronize -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s: kc_synchronize -> %d", what, rc);
   float* got = malloc(sizeof(float) * (n ? n : 1));
   rc = kc_copy_to_host(got, device_out, sizeof(float) * n);
-  CHECK(rc == KC_OK, "%s: kc_copy_to_host -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s: kc_copy_to_host -> %d", what, rc);
   double worst = 0;
   for (long i = 0; i < n; ++i) {
     double err = fabs(got[i] - want[i]) / (1 + fabs(want[i]));
@@ -71,7 +71,7 @@ static double act(double v, int a) {
 /* out[b,i,j] = act(sum_k A[b,i,k] * B(b,k,j) + bias[j]), B(b,k,j) = B[b,j,k] when trans_b */
 static double* gemm_ref(long batch, long M, long N, long K, const float* A, const float* B, const float* bias,
                         int trans_b, int a) {
-  double* out = malloc(sizeof(double) * (batch * M * N ? batch * M * N : 1));
+  double* out = malloc(sizeof(double) * (batch * M * N > 0 ? batch * M * N : 1));
   for (long b = 0; b < batch; ++b)
     for (long i = 0; i < M; ++i)
       for (long j = 0; j < N; ++j) {
@@ -113,7 +113,7 @@ static double* layer_norm_ref(long M, long N, const float* x, const float* g, co
 static float* device_output(long n) {
   void* p = NULL;
   int rc = kc_device_alloc(&p, sizeof(float) * (n ? n : 1));
-  CHECK(rc == KC_OK, "kc_device_alloc -> %d", rc);
+  CHECK(rc == kc_OK, "kc_device_alloc -> %d", rc);
   return p;
 }
 
@@ -124,7 +124,7 @@ static void matmul_bias_gelu(long M, long N, long K, int use_entry) {
                      : kc_matmul_bias_gelu_f32(M, N, K, dA, dB, dbias, dC, NULL);
   char what[128];
   snprintf(what, sizeof what, "matmul_bias_gelu %ldx%ldx%ld%s", M, N, K, use_entry ? " (entry point)" : "");
-  CHECK(rc == KC_OK, "%s -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s -> %d", what, rc);
   double* want = gemm_ref(1, M, N, K, A, B, bias, 0, 2);
   compare(what, dC, want, M * N);
   free(A), free(B), free(bias), free(want);
@@ -137,7 +137,7 @@ static void matmul_plain(long M, long N, long K, int use_entry) {
   int rc = use_entry ? kc_matmul_f32_M9_N10_K11(dA, dB, dC, NULL) : kc_matmul_f32(M, N, K, dA, dB, dC, NULL);
   char what[128];
   snprintf(what, sizeof what, "matmul %ldx%ldx%ld%s", M, N, K, use_entry ? " (entry point)" : "");
-  CHECK(rc == KC_OK, "%s -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s -> %d", what, rc);
   double* want = gemm_ref(1, M, N, K, A, B, NULL, 0, 0);
   compare(what, dC, want, M * N);
   free(A), free(B), free(want);
@@ -152,7 +152,7 @@ static void dense_bias_relu(long N, long IN, long OUT, int use_entry) {
                      : kc_dense_bias_relu_f32(N, IN, OUT, dx, dW, dbias, dy, NULL);
   char what[128];
   snprintf(what, sizeof what, "dense_bias_relu N=%ld IN=%ld OUT=%ld%s", N, IN, OUT, use_entry ? " (entry point)" : "");
-  CHECK(rc == KC_OK, "%s -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s -> %d", what, rc);
   double* want = gemm_ref(1, N, OUT, IN, x, W, bias, 1, 1);
   compare(what, dy, want, N * OUT);
   free(x), free(W), free(bias), free(want);
@@ -166,7 +166,7 @@ static void batch_matmul(long batch, long M, long N, long K, int use_entry) {
                      : kc_batch_matmul_f32(batch, M, N, K, dA, dB, dC, NULL);
   char what[128];
   snprintf(what, sizeof what, "batch_matmul %ldx%ldx%ldx%ld%s", batch, M, N, K, use_entry ? " (entry point)" : "");
-  CHECK(rc == KC_OK, "%s -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s -> %d", what, rc);
   double* want = gemm_ref(batch, M, N, K, A, B, NULL, 0, 0);
   compare(what, dC, want, batch * M * N);
   free(A), free(B), free(want);
@@ -179,7 +179,7 @@ static void softmax(long M, long N, int use_entry) {
   int rc = use_entry ? kc_softmax_f32_M8_N64(dx, dy, NULL) : kc_softmax_f32(M, N, dx, dy, NULL);
   char what[128];
   snprintf(what, sizeof what, "softmax %ldx%ld%s", M, N, use_entry ? " (entry point)" : "");
-  CHECK(rc == KC_OK, "%s -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s -> %d", what, rc);
   double* want = softmax_ref(M, N, x);
   compare(what, dy, want, M * N);
   free(x), free(want);
@@ -192,7 +192,7 @@ static void layer_norm(long M, long N, int use_entry) {
   int rc = use_entry ? kc_layer_norm_f32_M5_N33(dx, dg, db, dy, NULL) : kc_layer_norm_f32(M, N, dx, dg, db, dy, NULL);
   char what[128];
   snprintf(what, sizeof what, "layer_norm %ldx%ld%s", M, N, use_entry ? " (entry point)" : "");
-  CHECK(rc == KC_OK, "%s -> %d", what, rc);
+  CHECK(rc == kc_OK, "%s -> %d", what, rc);
   double* want = layer_norm_ref(M, N, x, g, b);
   compare(what, dy, want, M * N);
   free(x), free(g), free(b), free(want);
@@ -202,17 +202,17 @@ static void layer_norm(long M, long N, int use_entry) {
 static void argument_errors(void) {
   float* d = device_output(16);
   int rc = kc_matmul_f32(-1, 4, 4, d, d, d, NULL);
-  CHECK(rc == KC_ERROR_ARGUMENT && strstr(kc_last_error(), "kc_matmul_f32: M is -1"), "negative M -> %d", rc);
+  CHECK(rc == kc_ERROR_ARGUMENT && strstr(kc_last_error(), "kc_matmul_f32: M is -1"), "negative M -> %d", rc);
   rc = kc_softmax_f32(2, 3, NULL, d, NULL);
-  CHECK(rc == KC_ERROR_ARGUMENT && strstr(kc_last_error(), "kc_softmax_f32: data is NULL"), "NULL data -> %d", rc);
+  CHECK(rc == kc_ERROR_ARGUMENT && strstr(kc_last_error(), "kc_softmax_f32: data is NULL"), "NULL data -> %d", rc);
   rc = kc_batch_matmul_f32(1L << 40, 1L << 20, 1L << 20, 1, d, d, d, NULL);
-  CHECK(rc == KC_ERROR_ARGUMENT && strstr(kc_last_error(), "overflows"), "huge sizes -> %d", rc);
+  CHECK(rc == kc_ERROR_ARGUMENT && strstr(kc_last_error(), "overflows"), "huge sizes -> %d", rc);
   rc = kc_matmul_f32(0, 4, 4, d, d, d, NULL); /* an empty output: nothing to do */
-  CHECK(rc == KC_OK, "M=0 -> %d", rc);
+  CHECK(rc == kc_OK, "M=0 -> %d", rc);
   rc = kc_init(5);
-  CHECK(rc == KC_ERROR_ARGUMENT && strstr(kc_last_error(), "already runs on device 0"), "kc_init(5) -> %d", rc);
+  CHECK(rc == kc_ERROR_ARGUMENT && strstr(kc_last_error(), "already runs on device 0"), "kc_init(5) -> %d", rc);
   rc = kc_device_alloc(NULL, 4);
-  CHECK(rc == KC_ERROR_ARGUMENT, "kc_device_alloc(NULL) -> %d", rc);
+  CHECK(rc == kc_ERROR_ARGUMENT, "kc_device_alloc(NULL) -> %d", rc);
   kc_device_free(d);
   printf("argument errors checked\n");
 }
@@ -222,15 +222,15 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "no-driver") == 0) {
     void* p = NULL;
     int rc = kc_device_alloc(&p, 16);
-    CHECK(rc == KC_ERROR_CUDA && strstr(kc_last_error(), "the CUDA driver") && strstr(kc_last_error(), "could not be loaded"),
+    CHECK(rc == kc_ERROR_CUDA && strstr(kc_last_error(), "the CUDA driver") && strstr(kc_last_error(), "could not be loaded"),
           "without a driver -> %d", rc);
     printf("%s\n", kc_last_error());
   } else if (strcmp(mode, "wrong-arch") == 0) {
     int rc = kc_init(0);
-    CHECK(rc == KC_ERROR_CUDA && strstr(kc_last_error(), "cannot run"), "kc_init on another architecture -> %d", rc);
+    CHECK(rc == kc_ERROR_CUDA && strstr(kc_last_error(), "cannot run"), "kc_init on another architecture -> %d", rc);
     printf("%s\n", kc_last_error());
   } else {
-    printf("kc for %s\n", KC_ARCH);
+    printf("kc for %s\n", kc_ARCH);
     for (int use_entry = 0; use_entry < 2; ++use_entry) {
       matmul_bias_gelu(16, 24, 8, use_entry);
       matmul_plain(9, 10, 11, use_entry);
@@ -248,7 +248,7 @@ int main(int argc, char** argv) {
     softmax(3, 301, 0);
     layer_norm(7, 19, 0);
     argument_errors();
-    CHECK(kc_unload() == KC_OK, "kc_unload");
+    CHECK(kc_unload() == kc_OK, "kc_unload");
     matmul_plain(9, 10, 11, 0); /* loads the kernels again */
   }
   puts(failures ? "FAILED" : "all checks passed");
