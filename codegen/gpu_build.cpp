@@ -38,6 +38,14 @@ std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& d
   return image;
 }
 
+std::vector<char> gpu_image(const CudaSource& src, const std::string& arch, const std::string& dir,
+                            std::vector<CudaKernelResources>* resources) {
+  if (emulated_images()) return emulated_gpu_image(src, dir);
+  NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", arch);
+  if (resources) *resources = std::move(out.resources);
+  return std::move(out.cubin);
+}
+
 std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src) {
   std::vector<GpuArtifactKernel> out;
   for (const CudaKernelLaunch& l : src.launches) {
@@ -68,13 +76,7 @@ GpuBuild build_gpu_artifact(const LoweredFunc& f, const Target& target, const st
   GpuBuild b;
   GpuArtifact a;
   a.arch = target.arch;
-  if (emulated_images()) {
-    a.image = emulated_gpu_image(src, out_dir);
-  } else {
-    NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", target.arch);
-    a.image = std::move(out.cubin);
-    b.resources = std::move(out.resources);
-  }
+  a.image = gpu_image(src, target.arch, out_dir, &b.resources);
   a.kernels = artifact_kernels(src);
   b.path = unique_path(out_dir, src.function);
   write_gpu_artifact(a, b.path);

@@ -28,6 +28,12 @@ struct GpuBuild {
 // emulated module built in `dir`, named after kEmulatedImagePrefix.
 std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& dir);
 
+// The image of `src` for the GPUs of architecture `arch`: NVRTC's cubin
+// (with each kernel's resources in `resources` when given), or under
+// KILN_GPU_IMAGE=emulated the stand-in's image built in `dir`.
+std::vector<char> gpu_image(const CudaSource& src, const std::string& arch, const std::string& dir,
+                            std::vector<CudaKernelResources>* resources = nullptr);
+
 // How to launch each kernel of `src` (its launch dimensions and arguments).
 std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src);
 

@@ -478,20 +478,24 @@ void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_
 
 TimeResult time_launches(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args,
                          const TimeOptions& o, int64_t l2_bytes) {
+  return time_enqueued([&] { launch(launches, args); }, o, l2_bytes);
+}
+
+TimeResult time_enqueued(const std::function<void()>& enqueue, const TimeOptions& o, int64_t l2_bytes) {
   if (o.number < 1 || o.repeat < 1 || o.warmup < 0 || o.min_repeat_ms < 0)
-    throw std::invalid_argument("time_launches: number and repeat must be at least 1, warmup and times not negative");
+    throw std::invalid_argument("cuda timing: number and repeat must be at least 1, warmup and times not negative");
   const Driver& d = driver();
   // Writing twice the L2 evicts everything the kernels left there.
   DeviceBuffer flush;
   if (o.flush_cache) flush = DeviceBuffer(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2);
-  for (int i = 0; i < o.warmup; ++i) launch(launches, args);
+  for (int i = 0; i < o.warmup; ++i) enqueue();
   check(d.ctx_synchronize(), "cuCtxSynchronize");
   Events ev;
   auto measure = [&](int number) {
     if (o.cooldown_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldown_ms));
     if (o.flush_cache) flush.fill_bytes(static_cast<unsigned char>(number));
     check(d.event_record(ev.start(), nullptr), "cuEventRecord");
-    for (int i = 0; i < number; ++i) launch(launches, args);
+    for (int i = 0; i < number; ++i) enqueue();
     check(d.event_record(ev.stop(), nullptr), "cuEventRecord");
     return ev.elapsed_ms();
   };

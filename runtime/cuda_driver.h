@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -145,5 +146,11 @@ void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_
 // options.flush_cache is set, and by options.cooldown_ms of sleep.
 TimeResult time_launches(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args,
                          const TimeOptions& options, int64_t l2_bytes);
+
+// The same protocol for any work that `enqueue` issues on the default
+// stream without waiting for it (kernels of a library such as cuBLAS, in
+// this context): what time_launches does with the launches, so that kiln's
+// kernels and a library's are timed alike.
+TimeResult time_enqueued(const std::function<void()>& enqueue, const TimeOptions& options, int64_t l2_bytes);
 
 }  // namespace kiln::rt::cuda

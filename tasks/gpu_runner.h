@@ -31,6 +31,8 @@ class GpuKernelRunner {
   void run(std::vector<rt::NDArray>& arrays, size_t first_output);
   // Times the kernels on the data on the device (rt::cuda::time_launches).
   rt::TimeResult time(const rt::TimeOptions& options);
+  // Each argument's device memory (a CUdeviceptr), in the function's order.
+  const std::vector<uint64_t>& device_pointers() const { return pointers_; }
 
  private:
   int64_t l2_bytes_;
