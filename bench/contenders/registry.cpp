@@ -19,16 +19,24 @@ namespace {
 namespace fs = std::filesystem;
 
 struct PluginInfo {
-  const char* name;           // as --baselines takes it
-  const char* library;        // what it wraps, for messages
-  const char* file;           // the plug-in's file name
-  const char* build_package;  // Debian package needed to build the plug-in
-  const char* run_package;    // Debian package needed to load it
+  const char* name;        // as --baselines takes it
+  const char* library;     // what it wraps, for messages
+  const char* file;        // the plug-in's file name
+  const char* build_hint;  // where kiln builds the plug-in
+  const char* run_hint;    // what to install when it does not load
+  bool gpu;                // a GpuContenderPlugin (kiln bench --target cuda)
 };
 
 const PluginInfo kPlugins[] = {
-    {"onednn", "oneDNN", "libkiln-contender-onednn.so", "libdnnl-dev", "libdnnl2"},
-    {"openblas", "OpenBLAS", "libkiln-contender-openblas.so", "libopenblas-dev", "libopenblas0"},
+    {"onednn", "oneDNN", "libkiln-contender-onednn.so", "where Debian's libdnnl-dev is installed",
+     "install Debian's libdnnl2", false},
+    {"openblas", "OpenBLAS", "libkiln-contender-openblas.so", "where Debian's libopenblas-dev is installed",
+     "install Debian's libopenblas0", false},
+    {"cublas", "cuBLAS", "libkiln-contender-cublas.so",
+     "where the CUDA toolkit (cuBLAS, cuBLASLt, the CUDA runtime) is installed",
+     "install the CUDA toolkit's cuBLAS and CUDA runtime libraries", true},
+    {"cudnn", "cuDNN", "libkiln-contender-cudnn.so", "where the CUDA toolkit and cuDNN 9 are installed",
+     "install cuDNN 9 and the CUDA runtime", true},
 };
 
 const PluginInfo* plugin_info(const std::string& name) {
@@ -59,6 +67,7 @@ std::vector<fs::path> plugin_dirs() {
 // used (naming the package to install).
 struct Loaded {
   const ContenderPlugin* plugin = nullptr;
+  const GpuContenderPlugin* gpu_plugin = nullptr;
   std::string error;
 };
 
@@ -81,29 +90,45 @@ const Loaded& load(const PluginInfo& info) {
     std::string searched;
     for (const fs::path& dir : plugin_dirs()) searched += (searched.empty() ? "" : ", ") + dir.string();
     l.error = std::string("this kiln has no ") + info.library + " contender (no " + info.file + " in " + searched +
-              "; kiln builds it where Debian's " + info.build_package + " is installed)";
+              "; kiln builds it " + info.build_hint + ")";
     return l;
   }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     l.error = std::string("cannot load the ") + info.library + " contender " + path.string() + " (" + dlerror() +
-              "); install Debian's " + info.run_package;
+              "); " + info.run_hint;
     return l;
   }
-  auto entry = reinterpret_cast<KilnContenderEntry>(dlsym(handle, KILN_CONTENDER_ENTRY_NAME));
+  const char* entry_name = info.gpu ? KILN_GPU_CONTENDER_ENTRY_NAME : KILN_CONTENDER_ENTRY_NAME;
+  void* entry = dlsym(handle, entry_name);
   if (!entry) {
-    l.error = path.string() + " is not a kiln contender plug-in of this version (no " KILN_CONTENDER_ENTRY_NAME ")";
+    l.error = path.string() + " is not a kiln contender plug-in of this version (no " + entry_name + ")";
     return l;
   }
-  l.plugin = entry();
-  l.error = l.plugin->unavailable_reason();
-  if (!l.error.empty()) l.plugin = nullptr;
+  // A GPU plug-in's answer initializes the CUDA runtime in GPU 0's primary
+  // context (which kiln bench --target cuda has made current).
+  if (info.gpu) {
+    l.gpu_plugin = reinterpret_cast<KilnGpuContenderEntry>(entry)();
+    l.error = l.gpu_plugin->unavailable_reason();
+    if (!l.error.empty()) l.gpu_plugin = nullptr;
+  } else {
+    l.plugin = reinterpret_cast<KilnContenderEntry>(entry)();
+    l.error = l.plugin->unavailable_reason();
+    if (!l.error.empty()) l.plugin = nullptr;
+  }
   return l;  // the handle stays open for the life of the process
 }
 
 }  // namespace
 
 std::vector<std::string> baseline_names() { return {"onednn", "openblas", "halide"}; }
+std::vector<std::string> gpu_baseline_names() { return {"cublas", "cudnn"}; }
+std::vector<std::string> all_baseline_names() { return {"onednn", "openblas", "halide", "cublas", "cudnn"}; }
+
+bool is_gpu_baseline(const std::string& name) {
+  const PluginInfo* info = plugin_info(name);
+  return info && info->gpu;
+}
 
 std::string baseline_unavailable_reason(const std::string& name) {
   if (name == "halide")
@@ -111,7 +136,8 @@ std::string baseline_unavailable_reason(const std::string& name) {
                                           "libhalide14-0-dev is installed; or set KILN_HALIDE_BASELINE to its path)"
                                         : "";
   const PluginInfo* info = plugin_info(name);
-  user_check(info != nullptr) << "unknown baseline '" << name << "' (baselines: onednn, openblas, halide)";
+  user_check(info != nullptr) << "unknown baseline '" << name
+                               << "' (baselines: onednn, openblas, halide; with --target cuda: cublas, cudnn)";
   return load(*info).error;
 }
 
@@ -120,11 +146,15 @@ bool baseline_available(const std::string& name) { return baseline_unavailable_r
 std::string baseline_version(const std::string& name) {
   if (name == "halide") return "Halide (helper " + halide_helper_path() + ")";
   const PluginInfo* info = plugin_info(name);
-  if (!info || !load(*info).plugin) return name + " (not available)";
-  return load(*info).plugin->version();
+  if (!info || !load(*info).error.empty()) return name + " (not available)";
+  return info->gpu ? load(*info).gpu_plugin->version() : load(*info).plugin->version();
 }
 
 bool baseline_supports(const std::string& name, const OpInstance& op) {
+  if (const PluginInfo* info = plugin_info(name); info && info->gpu) {
+    const Loaded& l = load(*info);
+    return l.gpu_plugin && l.gpu_plugin->supports(contender_op(op));
+  }
   static const std::vector<std::string> all = {
       "matmul",           "batch_matmul", "dense",      "conv2d",  "conv2d_nhwc", "conv2d_nchwc",
       "depthwise_conv2d", "depthwise_conv2d_nchwc", "max_pool2d",   "avg_pool2d", "max_pool2d_nchwc",
@@ -143,6 +173,7 @@ ContenderOp contender_op(const OpInstance& op) {
   c.op = op.op;
   c.ints = op.ints;
   c.f32 = op.dtype == DType::f32();
+  c.dtype = op.dtype.str();
   c.canonical = op.canonical;
   if (op.op == "conv2d_nchwc") {
     const Conv2dNchwcShape s = conv2d_nchwc_shape(op);
@@ -166,10 +197,19 @@ ContenderOp contender_op(const OpInstance& op) {
 std::unique_ptr<Contender> make_contender(const std::string& name, const OpInstance& op,
                                           const std::vector<rt::NDArray>& inputs, const rt::NDArray& out) {
   const PluginInfo* info = plugin_info(name);
-  user_check(info != nullptr) << "'" << name << "' is not an in-process baseline (onednn, openblas)";
+  user_check(info != nullptr && !info->gpu) << "'" << name << "' is not an in-process CPU baseline (onednn, openblas)";
   const Loaded& l = load(*info);
   user_check(l.plugin != nullptr) << l.error;
   return l.plugin->make(contender_op(op), inputs, out);
+}
+
+std::unique_ptr<GpuContender> make_gpu_contender(const std::string& name, const OpInstance& op,
+                                                 const std::vector<DeviceTensor>& inputs, const DeviceTensor& out) {
+  const PluginInfo* info = plugin_info(name);
+  user_check(info != nullptr && info->gpu) << "'" << name << "' is not a GPU baseline (cublas, cudnn)";
+  const Loaded& l = load(*info);
+  user_check(l.gpu_plugin != nullptr) << l.error;
+  return l.gpu_plugin->make(contender_op(op), inputs, out);
 }
 
 }  // namespace kiln::baselines

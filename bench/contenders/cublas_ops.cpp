@@ -1,0 +1,216 @@
+// cuBLAS contenders for the GEMM ops on a GPU: matmul and dense with
+// cublasGemmEx, batch_matmul with cublasGemmStridedBatchedEx, both with
+// CUBLAS_GEMM_DEFAULT (cuBLAS's own heuristic). kiln's row-major products
+// become column-major ones (gpu_mapping.h: C^T = op(B)^T . op(A)^T).
+//
+// A workload with an epilogue (bias, relu, gelu) runs as one cublasLtMatmul
+// with the matching fused epilogue (CUBLASLT_EPILOGUE_BIAS, RELU_BIAS,
+// GELU_BIAS, RELU, GELU), the algorithm cuBLASLt's heuristic ranks first
+// with a 32 MiB workspace: what a user who cares about speed calls, rather
+// than a GEMM and a separate pass. cuBLASLt's GELU is the tanh
+// approximation (within 5e-4 of the erf GELU kiln computes, inside the
+// output check's tolerance): the baseline does slightly less work there.
+//
+// f32 computes with CUBLAS_COMPUTE_32F: full f32 FMAs, no TF32 tensor cores
+// (kiln's f32 kernels compute in f32 too). f16 stores f16 and accumulates
+// in f32 (CUBLAS_COMPUTE_32F, tensor cores allowed).
+//
+// This is the cuBLAS plug-in (contender.h): it runs on device pointers kiln
+// allocated in GPU 0's primary context, on the default stream.
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include "bench/contenders/contender.h"
+#include "bench/contenders/cuda_runtime_util.h"
+#include "bench/contenders/gpu_mapping.h"
+
+namespace kiln::baselines {
+
+namespace {
+
+constexpr size_t kLtWorkspace = size_t{32} << 20;
+
+void check_cublas(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS) user_error() << call << " failed (" << cublasGetStatusName(s) << ")";
+}
+
+// The handles, created once, on first use, in the primary context kiln made
+// current; never destroyed (the process ends with them).
+struct Handles {
+  cublasHandle_t blas = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  std::string error;
+};
+
+const Handles& handles() {
+  static Handles h = [] {
+    Handles x;
+    x.error = cuda_runtime_unavailable("cuBLAS");
+    if (!x.error.empty()) return x;
+    if (cublasStatus_t s = cublasCreate(&x.blas); s != CUBLAS_STATUS_SUCCESS) {
+      x.error = std::string("cuBLAS could not initialize (cublasCreate: ") + cublasGetStatusName(s) + ")";
+      return x;
+    }
+    if (cublasStatus_t s = cublasLtCreate(&x.lt); s != CUBLAS_STATUS_SUCCESS) {
+      x.error = std::string("cuBLASLt could not initialize (cublasLtCreate: ") + cublasGetStatusName(s) + ")";
+      return x;
+    }
+    // The default stream, kiln's: its CUDA events time what cuBLAS issues.
+    if (cublasStatus_t s = cublasSetStream(x.blas, nullptr); s != CUBLAS_STATUS_SUCCESS)
+      x.error = std::string("cublasSetStream failed (") + cublasGetStatusName(s) + ")";
+    return x;
+  }();
+  return h;
+}
+
+cudaDataType_t cuda_type(const std::string& dtype) { return dtype == "f16" ? CUDA_R_16F : CUDA_R_32F; }
+
+cublasOperation_t op_of(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// cublasGemmEx, or cublasGemmStridedBatchedEx for batch_matmul.
+class CublasGemm : public GpuContender {
+ public:
+  CublasGemm(const BlasGemm& g, cudaDataType_t type, uint64_t first, uint64_t second, uint64_t c)
+      : g_(g), type_(type), first_(device_ptr(first)), second_(device_ptr(second)), c_(device_ptr(c)) {}
+  void enqueue() override {
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasHandle_t h = handles().blas;
+    if (g_.batched)
+      check_cublas(cublasGemmStridedBatchedEx(h, op_of(g_.trans_first), op_of(g_.trans_second), int(g_.m), int(g_.n),
+                                              int(g_.k), &alpha, first_, type_, int(g_.ld_first), g_.stride_first,
+                                              second_, type_, int(g_.ld_second), g_.stride_second, &beta, c_, type_,
+                                              int(g_.ldc), g_.stride_c, int(g_.batch), CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx");
+    else
+      check_cublas(cublasGemmEx(h, op_of(g_.trans_first), op_of(g_.trans_second), int(g_.m), int(g_.n), int(g_.k),
+                                &alpha, first_, type_, int(g_.ld_first), second_, type_, int(g_.ld_second), &beta, c_,
+                                type_, int(g_.ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+  }
+  std::string impl() const override {
+    return (g_.batched ? "cublasGemmStridedBatchedEx x" + std::to_string(g_.batch) : std::string("cublasGemmEx")) +
+           " CUBLAS_COMPUTE_32F CUBLAS_GEMM_DEFAULT";
+  }
+
+ private:
+  BlasGemm g_;
+  cudaDataType_t type_;
+  void *first_, *second_, *c_;
+};
+
+cublasLtEpilogue_t lt_epilogue(const BlasGemm& g) {
+  if (g.bias) return g.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : g.gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  return g.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_GELU;
+}
+
+std::string epilogue_name(const BlasGemm& g) {
+  if (g.bias) return g.relu ? "RELU_BIAS" : g.gelu ? "GELU_BIAS" : "BIAS";
+  return g.relu ? "RELU" : "GELU";
+}
+
+// One cublasLtMatmul with the epilogue fused.
+class CublasLtGemm : public GpuContender {
+ public:
+  CublasLtGemm(const BlasGemm& g, cudaDataType_t type, uint64_t first, uint64_t second, uint64_t c, uint64_t bias)
+      : g_(g), first_(device_ptr(first)), second_(device_ptr(second)), c_(device_ptr(c)), workspace_(kLtWorkspace) {
+    internal_assert(!g.batched) << "batch_matmul has no epilogue";
+    check_cublas(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cublasOperation_t ta = op_of(g.trans_first), tb = op_of(g.trans_second);
+    check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+    check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+    const cublasLtEpilogue_t ep = lt_epilogue(g);
+    check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep),
+                 "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    if (g.bias) {
+      void* b = device_ptr(bias);
+      check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b),
+                   "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+      check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof type),
+                   "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+    }
+    // The stored matrices: op(first) is m x k, op(second) k x n.
+    check_cublas(cublasLtMatrixLayoutCreate(&a_, type, g.trans_first ? g.k : g.m, g.trans_first ? g.m : g.k,
+                                            g.ld_first),
+                 "cublasLtMatrixLayoutCreate");
+    check_cublas(cublasLtMatrixLayoutCreate(&b_, type, g.trans_second ? g.n : g.k, g.trans_second ? g.k : g.n,
+                                            g.ld_second),
+                 "cublasLtMatrixLayoutCreate");
+    check_cublas(cublasLtMatrixLayoutCreate(&c_layout_, type, g.m, g.n, g.ldc), "cublasLtMatrixLayoutCreate");
+    cublasLtMatmulPreference_t pref = nullptr;
+    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    const size_t ws = workspace_.bytes();
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+                 "cublasLtMatmulPreferenceSetAttribute");
+    int found = 0;
+    const cublasStatus_t s =
+        cublasLtMatmulAlgoGetHeuristic(handles().lt, desc_, a_, b_, c_layout_, c_layout_, pref, 1, &heuristic_, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    check_cublas(s, "cublasLtMatmulAlgoGetHeuristic");
+    user_check(found > 0) << "cuBLASLt has no algorithm for this GEMM with epilogue " << epilogue_name(g);
+    int id = -1;
+    cublasLtMatmulAlgoConfigGetAttribute(&heuristic_.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, nullptr);
+    impl_ = "cublasLtMatmul CUBLAS_COMPUTE_32F epilogue " + epilogue_name(g) + ", heuristic algo " +
+            std::to_string(id) + ", workspace " + std::to_string(heuristic_.workspaceSize) + " B";
+  }
+  ~CublasLtGemm() override {
+    if (c_layout_) cublasLtMatrixLayoutDestroy(c_layout_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (desc_) cublasLtMatmulDescDestroy(desc_);
+  }
+  void enqueue() override {
+    const float alpha = 1.0f, beta = 0.0f;
+    check_cublas(cublasLtMatmul(handles().lt, desc_, &alpha, first_, a_, second_, b_, &beta, c_, c_layout_, c_,
+                                c_layout_, &heuristic_.algo, workspace_.get(), workspace_.bytes(), nullptr),
+                 "cublasLtMatmul");
+  }
+  std::string impl() const override { return impl_; }
+
+ private:
+  BlasGemm g_;
+  void *first_, *second_, *c_;
+  CudaMemory workspace_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_layout_ = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic_{};
+  std::string impl_;
+};
+
+class CublasPlugin : public GpuContenderPlugin {
+ public:
+  std::string unavailable_reason() const override { return handles().error; }
+  std::string version() const override {
+    int major = 0, minor = 0, patch = 0;
+    cublasGetProperty(MAJOR_VERSION, &major);
+    cublasGetProperty(MINOR_VERSION, &minor);
+    cublasGetProperty(PATCH_LEVEL, &patch);
+    return "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) +
+           " (cublasGemmEx / cublasGemmStridedBatchedEx; cublasLt fused epilogues; CUBLAS_COMPUTE_32F)";
+  }
+  bool supports(const ContenderOp& op) const override {
+    return (op.op == "matmul" || op.op == "dense" || op.op == "batch_matmul") &&
+           (op.dtype == "f32" || op.dtype == "f16");
+  }
+  std::unique_ptr<GpuContender> make(const ContenderOp& op, const std::vector<DeviceTensor>& inputs,
+                                     const DeviceTensor& out) const override {
+    user_check(handles().error.empty()) << handles().error;
+    gpu_element_bytes(op.dtype, "cuBLAS");
+    const BlasGemm g = blas_gemm(op);
+    for (const DeviceTensor& t : inputs) check_shared_pointer(t.ptr, "cuBLAS");
+    const cudaDataType_t type = cuda_type(op.dtype);
+    const uint64_t first = inputs.at(size_t(g.first_input)).ptr, second = inputs.at(size_t(g.second_input)).ptr;
+    if (g.has_epilogue())
+      return std::make_unique<CublasLtGemm>(g, type, first, second, out.ptr,
+                                            g.bias ? inputs.at(size_t(g.bias_input)).ptr : 0);
+    return std::make_unique<CublasGemm>(g, type, first, second, out.ptr);
+  }
+};
+
+}  // namespace
+}  // namespace kiln::baselines
+
+extern "C" const kiln::baselines::GpuContenderPlugin* KILN_GPU_CONTENDER_ENTRY() {
+  static const kiln::baselines::CublasPlugin plugin;
+  return &plugin;
+}

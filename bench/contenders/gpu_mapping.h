@@ -1,0 +1,105 @@
+// How kiln's ops map onto cuBLAS and cuDNN calls: the pure arithmetic of
+// the GPU plug-ins (cublas_ops.cpp, cudnn_ops.cpp), kept free of CUDA
+// headers so that it is unit-tested on machines without a GPU
+// (tests/test_bench_gpu_mapping.cpp).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "bench/contenders/contender.h"
+
+namespace kiln::baselines {
+
+// ---- cuBLAS: a row-major GEMM as a column-major one.
+//
+// kiln's GEMMs are row-major: C[M, N] = op(A)[M, K] . op(B)[K, N]. A
+// row-major matrix is its transpose in column-major order, so cuBLAS
+// computes C^T[N, M] (column-major, ldc = N) = op(B)^T . op(A)^T: the first
+// cuBLAS operand is B, the second A, with m = N, n = M. A row-major [K, N] B
+// is a column-major N x K matrix (ld N, no transposition); stored
+// transposed ([N, K]) it is a column-major K x N matrix (ld K) taken
+// transposed. Likewise for A.
+struct BlasGemm {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_first = false, trans_second = false;  // CUBLAS_OP_T for the operands
+  int64_t ld_first = 0, ld_second = 0, ldc = 0;
+  int first_input = 1, second_input = 0;  // which op inputs they are (B, A)
+  // batch_matmul: cublasGemmStridedBatchedEx over `batch` products, each
+  // operand's batches `stride_*` elements apart.
+  bool batched = false;
+  int64_t batch = 1;
+  int64_t stride_first = 0, stride_second = 0, stride_c = 0;
+  // The epilogue: bias[N] added to every row (a bias per row of the
+  // column-major C^T: cuBLASLt's bias vector), then relu or gelu.
+  bool bias = false, relu = false, gelu = false;
+  int bias_input = -1;
+  bool has_epilogue() const { return bias || relu || gelu; }
+};
+
+// UserError for an op that is not matmul, dense or batch_matmul.
+BlasGemm blas_gemm(const ContenderOp& op);
+
+// ---- cuDNN: convolutions.
+//
+// conv2d (NCHW data, KCRS weights), conv2d_nhwc (NHWC data, HWIO weights)
+// and depthwise_conv2d (NCHW, [C, 1, R, S] weights: groups = C). cuDNN's
+// filter formats are KCRS (CUDNN_TENSOR_NCHW) and KRSC (CUDNN_TENSOR_NHWC);
+// conv2d_nhwc's HWIO weights are reordered to KRSC once, outside timing, as
+// a framework keeping NHWC weights for cuDNN would store them.
+enum class ConvEpilogue {
+  kNone,           // cudnnConvolutionForward alone
+  kFusedBiasRelu,  // cudnnConvolutionBiasActivationForward (bias + relu in one call)
+  kSeparate,       // cudnnConvolutionForward, then cudnnAddTensor (bias) and/or
+                   // cudnnActivationForward (relu, relu6 as CLIPPED_RELU 6), inside the timed call
+};
+
+struct DnnConv {
+  bool nhwc = false;                  // data and filter layout (CUDNN_TENSOR_NHWC), else NCHW
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t k = 0, cg = 0, r = 0, s = 0;  // filter: k outputs, cg = c / groups inputs each
+  int64_t groups = 1;
+  int64_t pad = 0, stride = 1, dilation = 1;
+  int64_t oh = 0, ow = 0;  // output
+  bool weight_hwio = false;  // the op's weights are HWIO: reorder to KRSC
+  bool bias = false;
+  std::string activation;  // "", "relu", "relu6", "hswish", "hsigmoid"
+  ConvEpilogue epilogue = ConvEpilogue::kNone;
+  // Not empty when cuDNN's API has no activation for this workload: the
+  // baseline does not cover it, and says so.
+  std::string uncovered;
+  // The input, output and bias as cuDNN 4-d tensors: dimensions in NCHW
+  // order with the strides of the op's layout.
+  std::array<int64_t, 4> x_dims() const { return {n, c, h, w}; }
+  std::array<int64_t, 4> x_strides() const { return strides_of({n, c, h, w}); }
+  std::array<int64_t, 4> y_dims() const { return {n, k, oh, ow}; }
+  std::array<int64_t, 4> y_strides() const { return strides_of({n, k, oh, ow}); }
+  // The filter's dimensions in KCRS order (cudnnSetFilter4dDescriptor takes
+  // them so for either format).
+  std::array<int64_t, 4> filter_dims() const { return {k, cg, r, s}; }
+
+ private:
+  std::array<int64_t, 4> strides_of(const std::array<int64_t, 4>& d) const;
+};
+
+// UserError for an op that is not conv2d, conv2d_nhwc or depthwise_conv2d.
+DnnConv dnn_conv(const ContenderOp& op);
+
+// HWIO weights [R, S, Cg, K] to KRSC [K, R, S, Cg], elements of
+// `element_bytes` bytes.
+void hwio_to_krsc(const void* src, void* dst, int64_t R, int64_t S, int64_t Cg, int64_t K, size_t element_bytes);
+
+// ---- cuDNN: softmax over the last axis of [M, N] rows, as an
+// [M, N, 1, 1] tensor with CUDNN_SOFTMAX_MODE_INSTANCE.
+struct DnnSoftmax {
+  int64_t rows = 0, cols = 0;
+};
+DnnSoftmax dnn_softmax(const ContenderOp& op);
+
+// The element size of a dtype the GPU plug-ins take ("f32": 4, "f16": 2);
+// UserError for any other.
+size_t gpu_element_bytes(const std::string& dtype, const std::string& library);
+
+}  // namespace kiln::baselines
