@@ -12,7 +12,9 @@
 
 #include "bench/contenders/baselines.h"
 #include "bench/contenders/halide_client.h"
+#include "bench/bench_common.h"
 #include "bench/bench_suite.h"
+#include "bench/gpu_bench.h"
 #include "bench/kiln_alternatives.h"
 #include "bench/machine_probe.h"
 #include "bench/report_writer.h"
@@ -41,7 +43,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr uint64_t kCheckSeed = 7;
 // The entry name of an alternative while it is timed ("kiln:winograd_f4").
 const std::string kVariantPrefix = "kiln:";
 
@@ -54,8 +55,10 @@ std::vector<std::string> chosen_baselines(const BenchOptions& o) {
   }
   for (auto& b : o.baselines) {
     auto names = baselines::baseline_names();
+    user_check(!baselines::is_gpu_baseline(b))
+        << "baseline '" << b << "' runs on a GPU: compare with it in `kiln bench --target cuda`";
     user_check(std::find(names.begin(), names.end(), b) != names.end())
-        << "unknown baseline '" << b << "' (baselines: onednn, openblas, halide)";
+        << "unknown baseline '" << b << "' (baselines: onednn, openblas, halide; with --target cuda: cublas, cudnn)";
     const std::string why = baselines::baseline_unavailable_reason(b);
     user_check(why.empty()) << "baseline '" << b << "' is not available: " << why;
     if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
@@ -105,8 +108,6 @@ void tune_workloads(const std::vector<std::string>& workloads, const BenchOption
         workload_variants(w), o.tune_trials,
         [&](const std::string& v, int trials) { return tune_workload(v, trials, o, *db, log); }, log);
 }
-
-json check_json(const CheckResult& c) { return c.ok ? json("ok") : json("wrong: " + c.detail); }
 
 // The workloads of the unfused forms of the fused ops among `workloads`.
 std::vector<std::string> unfused_workloads(const std::vector<std::string>& workloads) {
@@ -186,13 +187,6 @@ void choose_variant(json& w, const std::vector<std::unique_ptr<AlternativeRun>>&
     }
 }
 
-struct Entry {
-  std::string name;
-  std::function<double(const rt::TimeOptions&)> time_round;
-  std::vector<double> round_ms;
-  json result;
-};
-
 json bench_workload(const std::string& workload, const BenchOptions& o, const std::vector<std::string>& names,
                     baselines::HalideHelper* halide, std::ostream& log) {
   BuiltKernel k = build_kernel(workload, "", o.db);
@@ -226,12 +220,12 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
   w["bytes"] = bytes;
   w["kiln_config"] = k.config_source;
   if (!k.config.is_null()) w["kiln_tuned_config"] = k.config;
-  std::vector<Entry> entries;
+  std::vector<BenchEntry> entries;
   entries.push_back({"kiln",
                      [&](const rt::TimeOptions& t) { return rt::time_function([&] { fn(ptrs.data()); }, t).median_ms; },
                      {},
                      {}});
-  entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {kiln_out}, kCheckSeed));
+  entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {kiln_out}, kBenchCheckSeed));
   entries.back().result["impl"] = "kiln " + k.config_source + " config";
 
   std::vector<std::unique_ptr<baselines::Contender>> contenders;
@@ -247,7 +241,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
                        [u](const rt::TimeOptions& t) { return rt::time_function([u] { u->run(); }, t).median_ms; },
                        {},
                        {{"impl", u->impl()}}});
-    entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
+    entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kBenchCheckSeed));
   }
   std::vector<std::unique_ptr<AlternativeRun>> alternatives;
   if (const OpDef& def = find_op(k.op.op); def.alternatives) {
@@ -266,7 +260,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
                          [alt](const rt::TimeOptions& t) { return rt::time_function([alt] { alt->run(); }, t).median_ms; },
                          {},
                          {{"impl", alt->impl()}}});
-      entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
+      entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kBenchCheckSeed));
     }
   }
   for (auto& name : names) {
@@ -287,7 +281,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
         entries.push_back(
             {name, [c](const rt::TimeOptions& t) { return rt::time_function([c] { c->run(); }, t).median_ms; }, {}, r});
       }
-      entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kCheckSeed));
+      entries.back().result["check"] = check_json(check_outputs(k.op, inputs, {out}, kBenchCheckSeed));
     } catch (const UserError& e) {
       w["results"][name] = {{"error", e.what()}};
       log << "  " << name << ": " << e.what() << "\n";
@@ -298,52 +292,11 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
   topt.warmup = 2;
   topt.repeat = o.repeat;
   topt.min_repeat_ms = o.min_repeat_ms;
-  for (int r = 0; r < o.rounds; ++r)
-    for (size_t i = 0; i < entries.size(); ++i) {  // a different contender starts each round
-      Entry& e = entries[(i + r) % entries.size()];
-      e.round_ms.push_back(e.time_round(topt));
-    }
-
-  for (Entry& e : entries) {
-    double best = *std::min_element(e.round_ms.begin(), e.round_ms.end());
-    e.result["median_ms"] = best;
-    e.result["gflops"] = k.op.flops / (best * 1e6);
-    e.result["gbps"] = bytes / (best * 1e6);
-    e.result["round_ms"] = e.round_ms;
-    w["results"][e.name] = e.result;
-  }
+  run_rounds(entries, o.rounds, topt);
+  record_results(w, entries, k.op.flops, bytes);
   if (!alternatives.empty()) choose_variant(w, alternatives);
-  std::string best_name;
-  double best_gflops = 0;
-  for (auto& [name, r] : w["results"].items())
-    if (name != "kiln" && name != kUnfused && r.contains("gflops") && r["check"] == "ok" &&
-        r["gflops"].get<double>() > best_gflops) {
-      best_gflops = r["gflops"].get<double>();
-      best_name = name;
-    }
-  if (!best_name.empty()) {
-    w["best_baseline"] = best_name;
-    w["ratio"] = w["results"]["kiln"]["gflops"].get<double>() / best_gflops;
-  }
+  set_best_baseline(w);
   return w;
-}
-
-json geomeans(const json& workloads, const std::vector<std::string>& names) {
-  json g = json::object();
-  for (auto& name : names) {
-    double sum = 0;
-    int n = 0;
-    for (auto& w : workloads) {
-      const json& res = w["results"];
-      if (!res.contains(name) || !res[name].contains("gflops") || res[name]["check"] != "ok" ||
-          res["kiln"]["check"] != "ok")
-        continue;
-      sum += std::log(res["kiln"]["gflops"].get<double>() / res[name]["gflops"].get<double>());
-      ++n;
-    }
-    if (n > 0) g[name] = {{"ratio", std::exp(sum / n)}, {"workloads", n}};
-  }
-  return g;
 }
 
 }  // namespace
@@ -359,6 +312,12 @@ json run_bench(const BenchOptions& o, std::ostream& log) {
   user_check(o.rounds >= 1) << "--rounds must be at least 1";
   user_check(o.tune_trials == 0 || !o.db.empty())
       << "--tune-trials needs --db F: the database the tuning records go to";
+  if (!o.target.empty()) {
+    const Target t = Target::parse(o.target);
+    if (t.is_cuda()) return run_gpu_bench(o, log);
+    user_check(t.is_host()) << "kiln bench measures on this machine: target '" << t.str()
+                            << "' is neither this CPU nor a cuda target";
+  }
   Suite suite = load_suite(o.suite);
   // Every workload must be valid before anything runs.
   std::vector<std::string> workloads;

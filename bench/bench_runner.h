@@ -32,6 +32,7 @@ inline constexpr const char* kUnfused = "kiln_unfused";
 
 struct BenchOptions {
   std::string suite;                   // name or path (bench_suite.h)
+  std::string target;                  // "" or this CPU's target; "cuda ...": GPU 0 (gpu_bench.h)
   std::string db;                      // kiln's tuned configs ("" : the templates' defaults)
   int tune_trials = 0;                 // > 0: tune every workload into db first (its alternatives share the budget)
   int tune_early_stop = 0;             // stop a tuning after N trials without improvement (0: never)
@@ -44,7 +45,9 @@ struct BenchOptions {
 
 // UserError for a bad suite, a workload that does not parse or names an op
 // kiln does not have (with the suite line), an unknown or unavailable
-// baseline, or --tune-trials without a database. Progress goes to `log`.
+// baseline, or --tune-trials without a database; for a cuda target also
+// when there is no GPU or an op has no cuda template (gpu_bench.h).
+// Progress goes to `log`.
 nlohmann::json run_bench(const BenchOptions& options, std::ostream& log);
 
 // Whether every output check of a result passed (kiln's and every contender's).

@@ -64,6 +64,15 @@ std::string check_cell(const json& results) {
 
 }  // namespace
 
+std::string bench_machine_text(const json& result) {
+  if (result.contains("gpu")) {
+    const json& g = result["gpu"];
+    return "GPU " + g.value("name", std::string("?")) + " (" + g.value("arch", std::string("?")) + ", " +
+           std::to_string(g.value("sm_count", 0)) + " SMs)";
+  }
+  return result.value("machine", std::string("?")) + ", " + std::to_string(result.value("threads", 0)) + " threads";
+}
+
 bool memory_bound(const json& w) {
   return w.contains("bytes") && w.contains("flops") && w["bytes"].is_number() && w["flops"].is_number() &&
          w["bytes"].get<double>() > w["flops"].get<double>();
@@ -83,7 +92,7 @@ std::vector<std::string> geomean_lines(const json& result) {
 
 std::vector<std::string> result_baselines(const json& result) {
   std::vector<std::string> names;
-  for (const auto& name : baselines::baseline_names())
+  for (const auto& name : baselines::all_baseline_names())
     if (result.at("baselines").contains(name)) names.push_back(name);
   return names;
 }
@@ -92,6 +101,8 @@ std::string baseline_display_name(const std::string& key) {
   if (key == "onednn") return "oneDNN";
   if (key == "openblas") return "OpenBLAS";
   if (key == "halide") return "Halide";
+  if (key == "cublas") return "cuBLAS";
+  if (key == "cudnn") return "cuDNN";
   if (key == kUnfused) return "kiln unfused";
   return key;
 }
@@ -102,8 +113,7 @@ std::string format_bench_text(const json& result) {
   size_t wl = 8;
   for (auto& w : result.at("workloads")) wl = std::max(wl, w["workload"].get<std::string>().size());
   os << "suite " << result["suite"].get<std::string>() << ", " << result["date"].get<std::string>() << ", "
-     << result["machine"].get<std::string>() << ", " << result["threads"].get<int>() << " threads, "
-     << result["rounds"].get<int>()
+     << bench_machine_text(result) << ", " << result["rounds"].get<int>()
      << " interleaved rounds (GFLOP/s of the best round's median; memory-bound workloads: GFLOP/s (GB/s))\n";
   os << std::left << std::setw(static_cast<int>(wl) + 2) << "workload" << std::right;
   for (auto& c : cols) os << std::setw(c == "kiln" ? 24 : 15) << baseline_display_name(c);
@@ -122,7 +132,7 @@ std::string format_bench_markdown(const json& result) {
   std::ostringstream os;
   auto cols = bench_columns(result);
   os << "Suite `" << result["suite"].get<std::string>() << "`, " << result["date"].get<std::string>() << ", "
-     << result["machine"].get<std::string>() << ", " << result["threads"].get<int>() << " threads";
+     << bench_machine_text(result);
   if (!result.value("command", std::string()).empty()) os << ", `" << result["command"].get<std::string>() << "`";
   os << ". GFLOP/s (best of " << result["rounds"].get<int>()
      << " interleaved rounds; memory-bound workloads: GFLOP/s (GB/s)).\n\n";

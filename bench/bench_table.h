@@ -10,13 +10,16 @@
 
 namespace kiln {
 
-// "oneDNN", "OpenBLAS", "Halide", "kiln" for the result keys.
+// "oneDNN", "OpenBLAS", "Halide", "cuBLAS", "cuDNN", "kiln" for the result keys.
 std::string baseline_display_name(const std::string& key);
 
-// The baselines of a result in display order (oneDNN, OpenBLAS, Halide).
+// The baselines of a result in display order (oneDNN, OpenBLAS, Halide, cuBLAS, cuDNN).
 std::vector<std::string> result_baselines(const nlohmann::json& result);
 // "kiln", "kiln_unfused" when present, then the baselines: a result's columns.
 std::vector<std::string> bench_columns(const nlohmann::json& result);
+// Where it ran: "AMD EPYC ..., 2 threads", or for a GPU result "GPU NVIDIA
+// H100 80GB HBM3 (sm_90, 132 SMs)".
+std::string bench_machine_text(const nlohmann::json& result);
 // Memory-bound: under one FLOP per byte that must move (pooling, ...).
 bool memory_bound(const nlohmann::json& workload);
 // "geomean kiln/oneDNN: 1.07x over 23 workloads", one per baseline.

@@ -128,8 +128,8 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
     f = it->second;
   std::vector<std::string> cols = bench_columns(bench);
   p.html << "<h3>Suite " << html_escape(bench.value("suite", "")) << "</h3>\n<p class=\"meta\">"
-         << html_escape(bench.value("date", "")) << ", " << html_escape(bench.value("machine", "")) << ", "
-         << bench.value("threads", 0) << " threads, best of " << bench.value("rounds", 0) << " interleaved rounds";
+         << html_escape(bench.value("date", "")) << ", " << html_escape(bench_machine_text(bench)) << ", best of "
+         << bench.value("rounds", 0) << " interleaved rounds";
   if (!bench.value("command", std::string()).empty())
     p.html << ", <code>" << html_escape(bench["command"]) << "</code>";
   p.html << ".</p>\n";

@@ -83,6 +83,14 @@ nlohmann::json normalized_bench(const nlohmann::json& in) {
     copy_if(m, mp, "bandwidth_gbs", &json::is_number);
     if (mp.contains("peak_gflops") && mp.contains("bandwidth_gbs")) out["machine_probe"] = mp;
   }
+  if (in.contains("gpu") && in["gpu"].is_object()) {  // kiln bench --target cuda
+    const json& g = in["gpu"];
+    json go = json::object();
+    for (const char* key : {"name", "arch", "driver"}) copy_if(g, go, key, &json::is_string);
+    for (const char* key : {"sm_count", "l2_bytes"}) copy_if(g, go, key, &json::is_number_integer);
+    copy_if(g, go, "memory_gib", &json::is_number);
+    out["gpu"] = go;
+  }
   out["workloads"] = json::array();
   for (const auto& w : in["workloads"]) {
     json o = {{"workload", w["workload"]}, {"results", json::object()}};

@@ -1,5 +1,5 @@
-// `kiln bench --suite NAME|FILE [--db F] [--tune-trials N]
-//  [--baselines onednn,openblas,halide] [--json F] [--md F] [--rounds R]`
+// `kiln bench --suite NAME|FILE [--target cuda] [--db F] [--tune-trials N]
+//  [--baselines onednn,openblas,halide|cublas,cudnn] [--json F] [--md F] [--rounds R]`
 #include "cli/bench_command.h"
 
 #include <fstream>
@@ -40,6 +40,7 @@ int run(BenchCommandOptions o) {
   user_check(o.baselines.empty() || !o.bench.baselines.empty()) << "--baselines needs a comma-separated list";
   std::ostringstream cmd;
   cmd << "kiln bench --suite " << o.bench.suite;
+  if (!o.bench.target.empty()) cmd << " --target \"" << o.bench.target << "\"";
   if (!o.bench.db.empty()) cmd << " --db " << o.bench.db;
   if (o.bench.tune_trials > 0) cmd << " --tune-trials " << o.bench.tune_trials;
   if (o.bench.tune_early_stop > 0) cmd << " --tune-early-stop " << o.bench.tune_early_stop;
@@ -62,10 +63,14 @@ int run(BenchCommandOptions o) {
 Handler add_bench_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "bench",
-      "compare kiln's kernels with oneDNN, OpenBLAS and Halide on a suite of workloads, interleaved in one run");
+      "compare kiln's kernels with oneDNN, OpenBLAS and Halide (with --target cuda: cuBLAS and cuDNN on GPU 0) on a "
+      "suite of workloads, interleaved in one run");
   auto o = std::make_shared<BenchCommandOptions>();
   sub->add_option("--suite", o->bench.suite, "suite name (resnet50, bert-base, mobilenet-v2, mobilenet-v3, smoke) or file")
       ->required();
+  sub->add_option("--target", o->bench.target,
+                  "where kernels run: this CPU (default), or 'cuda' / 'cuda -arch=sm_XX' for GPU 0 against cuBLAS and "
+                  "cuDNN");
   sub->add_option("--db", o->bench.db,
                   "tuning database: kiln runs each workload's best record (else the default config)");
   sub->add_option("--tune-trials", o->bench.tune_trials, "tune each workload into --db first, up to N trials")
@@ -73,7 +78,7 @@ Handler add_bench_command(CLI::App& app) {
   sub->add_option("--tune-early-stop", o->bench.tune_early_stop,
                   "with --tune-trials: stop tuning a workload after N trials without improvement (default 0: never)")
       ->check(CLI::Range(0, 1 << 20));
-  sub->add_option("--baselines", o->baselines, "comma-separated: onednn,openblas,halide (default: every available)");
+  sub->add_option("--baselines", o->baselines, "comma-separated: onednn,openblas,halide; with --target cuda: cublas,cudnn (default: every available)");
   sub->add_option("--json", o->json_path, "write the results as JSON (input of kiln report --bench)");
   sub->add_option("--md", o->md_path, "write the table as Markdown");
   sub->add_option("--rounds", o->bench.rounds, "interleaved rounds (default 5)")->check(CLI::Range(1, 1000));

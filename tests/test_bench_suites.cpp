@@ -9,8 +9,12 @@
 
 #include "bench/bench_suite.h"
 #include "base/error.h"
+#include "codegen/cuda_codegen.h"
 #include "kernels/op_registry.h"
+#include "support/gpu_check.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
+#include "tasks/kernel_build.h"
 
 using namespace kiln;
 using kiln::testing::TempDir;
@@ -30,7 +34,8 @@ std::string error_of(const std::string& arg) {
 
 TEST_CASE("every built-in suite names valid workloads of registered ops") {
   auto names = suite_names();
-  for (const char* want : {"resnet50", "bert-base", "mobilenet-v2", "mobilenet-v3", "smoke"})
+  for (const char* want : {"resnet50", "bert-base", "mobilenet-v2", "mobilenet-v3", "smoke", "cuda-smoke",
+                           "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
   for (auto& name : names) {
     Suite s = load_suite(name);
@@ -79,4 +84,50 @@ TEST_CASE("bad suites are user errors in the user's terms") {
   std::string empty = tmp.write("kiln_suite_empty.txt", "# nothing here\n\n");
   CHECK(error_of(empty).find("has no workloads") != std::string::npos);
   std::remove(empty.c_str());
+}
+
+// The GPU suites (`kiln bench --target cuda`): every workload has a cuda
+// template whose default config lowers for sm_90 and prints CUDA C; with
+// NVRTC here, the small suites' kernels and a sample of the large ones
+// compile for sm_90 within its limits.
+TEST_CASE("the cuda suites: every workload builds a cuda kernel for sm_90", "[bench][gpu]") {
+  CHECK(load_suite("cuda-resnet50").workloads.size() == 24);  // as resnet50, in NHWC
+  CHECK(load_suite("cuda-resnet50-b16").workloads.size() == 24);
+  CHECK(load_suite("cuda-bert-base").workloads.size() == 7);
+  CHECK(load_suite("cuda-bert-base-512").workloads.size() == 7);
+  std::set<std::string> smoke_ops;
+  for (auto& w : load_suite("cuda-smoke").workloads) smoke_ops.insert(build_workload(w.text).op);
+  for (const char* op : {"matmul", "batch_matmul", "dense", "conv2d", "conv2d_nhwc", "depthwise_conv2d", "max_pool2d",
+                         "avg_pool2d", "softmax", "layer_norm"})
+    CHECK(smoke_ops.count(op) == 1);
+  for (auto& w : load_suite("cuda-resnet50-b16").workloads) CHECK(build_workload(w.text).ints.at("N") == 16);
+  for (auto& w : load_suite("cuda-bert-base-512").workloads) CHECK(w.text.find("512") != std::string::npos);
+
+  for (const char* name : {"cuda-smoke", "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512"})
+    for (auto& w : load_suite(name).workloads) {
+      INFO(name << " line " << w.line << ": " << w.text);
+      BuiltKernel k = build_kernel(w.text, "cuda -arch=sm_90");
+      CHECK(k.gpu.arch == "sm_90");
+      const CudaSource src = emit_cuda(k.func, k.gpu);
+      CHECK(src.code.find("__global__") != std::string::npos);
+      CHECK(!src.launches.empty());
+    }
+}
+
+TEST_CASE("the cuda suites: NVRTC compiles their default kernels for sm_90", "[bench][gpu]") {
+  std::string why;
+  if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not installed: " << why);
+  for (const char* name : {"cuda-smoke", "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512"}) {
+    const Suite s = load_suite(name);
+    for (size_t i = 0; i < s.workloads.size(); ++i) {
+      // The resnet50 suites: a sample (every 6th layer and the dense);
+      // test_gpu_conv_templates compiles their layer shapes too.
+      if (std::string(name).find("resnet50") != std::string::npos && i % 6 != 0 && i + 1 != s.workloads.size())
+        continue;
+      const auto& w = s.workloads[i];
+      INFO(name << " line " << w.line << ": " << w.text);
+      BuiltKernel k = build_kernel(w.text, "cuda -arch=sm_90");
+      CHECK(kiln::testing::compile_for_gpu(emit_cuda(k.func, k.gpu), k.gpu) == "");
+    }
+  }
 }
