@@ -223,6 +223,75 @@ TEST_CASE("cuda kernels: a barrier under a thread-dependent condition is rejecte
   CHECK(count(to_string(fixed), "barrier(shared)") == 1);
 }
 
+namespace {
+
+// A block of 4 x 8 threads fills shared S[64] from global A in `rounds`
+// rounds (element r * step + ty * 8 + tx), then every thread reads S in a
+// loop of 4 and writes O.
+Stmt fill_then_read(int64_t rounds, int64_t step) {
+  BufferArg A = buffer("A", DType::f32(), {256}), O = buffer("O", DType::f32(), {128});
+  Var ty("ty"), tx("tx"), ty2("ty2"), tx2("tx2"), r("r"), k("k"), bx("bx");
+  Var S = Var::handle("S", DType::f32());
+  Stmt fill = StoreNode::make(S, LoadNode::make(DType::f32(), A.data, r * 32 + ty * 8 + tx), r * step + ty * 8 + tx);
+  fill = ForNode::make(tx, 0, 8, ForKind::kThreadBinding, fill, "threadIdx.x");
+  fill = ForNode::make(ty, 0, 4, ForKind::kThreadBinding, fill, "threadIdx.y");
+  fill = ForNode::make(r, 0, static_cast<int>(rounds), ForKind::kSerial, fill);
+  Stmt read = st(O, LoadNode::make(DType::f32(), S, k * 16 + tx2 + ty2 * 4), k * 32 + ty2 * 8 + tx2);
+  read = ForNode::make(k, 0, 4, ForKind::kSerial, read);
+  read = ForNode::make(tx2, 0, 8, ForKind::kThreadBinding, read, "threadIdx.x");
+  read = ForNode::make(ty2, 0, 4, ForKind::kThreadBinding, read, "threadIdx.y");
+  Stmt body = AllocateNode::make(S, DType::f32(), {Expr(64)}, MemScope::kShared, SeqNode::make({fill, read}));
+  return ForNode::make(bx, 0, 1, ForKind::kThreadBinding, body, "blockIdx.x");
+}
+
+// The statement a barrier precedes: "fill" (inside the rounds loop), "read"
+// (inside the read loop) or "before read" (ahead of the read loops).
+std::vector<std::string> barrier_places(const Stmt& s) {
+  std::vector<std::string> out;
+  std::string ir = to_string(s);
+  for (size_t at = ir.find("barrier(shared)"); at != std::string::npos; at = ir.find("barrier(shared)", at + 1)) {
+    const std::string after = ir.substr(at, 200);
+    out.push_back(after.find("S[") < after.find("for") ? (after.find("O[") < after.find("S[") ? "read" : "fill")
+                                                        : "before loop");
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cuda kernels: a fill in rounds writing distinct elements needs no barrier between rounds",
+          "[gpu][lower][sync]") {
+  // 4 rounds of 32 distinct elements: one barrier, before the reads' loop
+  // (not one per round, nor one per iteration of the reads).
+  Stmt distinct = passes::insert_thread_syncs(fill_then_read(2, 32));
+  CHECK(count(to_string(distinct), "barrier(shared)") == 1);
+  CHECK(barrier_places(distinct) == std::vector<std::string>{"before loop"});
+  CHECK_NOTHROW(passes::verify_thread_syncs(distinct));
+  // Rounds 16 apart overlap (ty * 8 + tx reaches 31): another thread's write
+  // of the next round may land on an element, so each round waits.
+  Stmt overlapping = passes::insert_thread_syncs(fill_then_read(2, 16));
+  CHECK(count(to_string(overlapping), "barrier(shared)") == 2);
+  CHECK_NOTHROW(passes::verify_thread_syncs(overlapping));
+  // The verifier accepts the distinct fill without per-round barriers and
+  // still wants the one before the reads.
+  CHECK_THAT(user_error_of([&] { passes::verify_thread_syncs(fill_then_read(2, 32)); }),
+             Contains("missing barrier") && Contains("'S'"));
+  // The same store every round (no round in the index): kept apart.
+  Stmt same = passes::insert_thread_syncs(fill_then_read(2, 0));
+  CHECK(count(to_string(same), "barrier(shared)") == 2);
+}
+
+TEST_CASE("cuda kernels: the GEMM template's k step has two barriers however many rounds its fills take",
+          "[gpu][lower][sync]") {
+  // 4 x 8 threads with 4 x 4 tiles: a 16 x 32 block tile; a k-tile of 32
+  // makes the A tile 512 elements, 16 rounds of 32 threads.
+  const std::string cfg = R"({"tile_y":[2,4,4],"tile_x":[2,8,4],"tile_k":[2,32],)"
+                          R"("shared":"both","vec":1,"pad":0,"unroll_k":"none"})";
+  CudaSource src = emit_cuda(gpu_matmul("matmul:M=32,N=64,K=64", cfg), kSm90);
+  CHECK(count(src.code, "__syncthreads();") == 2);
+  INFO(src.code);
+}
+
 TEST_CASE("cuda kernels: vector stores and loads when aligned, lanes otherwise", "[gpu][codegen]") {
   // N % 4 == 0 and contiguous register-tile columns: float4 stores.
   CudaSource v = emit_cuda(gpu_matmul("matmul:M=32,N=64,K=16", R"({"vec":4,"tile_x":[1,16,4]})"), kSm90);

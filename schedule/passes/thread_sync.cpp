@@ -1,13 +1,20 @@
 #include "schedule/passes/thread_sync.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
+#include "compute/simplify.h"
+#include "compute/simplify_linear.h"
 #include "schedule/gpu_kernels.h"
 
 namespace kiln {
@@ -43,7 +50,7 @@ std::string names(const std::set<const VarNode*>& bufs) {
 
 class SyncPlanner {
  public:
-  SyncPlanner(bool insert, std::array<int64_t, 3> block) : insert_(insert), block_(block) {}
+  SyncPlanner(bool insert, std::array<int64_t, 3> block) : insert_(insert), placing_(insert), block_(block) {}
 
   Stmt run(const Stmt& kernel) {
     collect_shared(kernel);
@@ -113,12 +120,21 @@ class SyncPlanner {
     if (auto* f = s.as<ForNode>()) {
       if (f->for_kind == ForKind::kThreadBinding) {
         varying_.insert(f->loop_var.node());
+        const int d = thread_index_dim(f->thread_tag);
+        if (const int64_t* e = as_const_int(f->extent); e && d >= 0) {
+          thread_extent_[f->loop_var.node()] = *e;
+          thread_dim_[f->loop_var.node()] = d;
+        }
         Stmt b = visit(f->body, p);
         return ForNode::make(f->loop_var, f->min, f->extent, f->for_kind, b, f->thread_tag);
       }
+      // When placing barriers, one before the loop orders what came before
+      // it against the whole body, instead of one in every iteration.
+      Pending entry = *p;
+      const bool barrier_before = placing_ && !conflicts(entry, accesses(f->body)).empty();
+      if (barrier_before) entry = Pending();
       // The body's end meets its next iteration's beginning: plan twice, the
       // second time with what the first left pending.
-      const Pending entry = *p;
       Pending first = entry;
       {
         const bool saved = insert_;
@@ -129,12 +145,18 @@ class SyncPlanner {
         insert_ = saved;
         check_ = saved_check;
       }
+      // Writes that no two iterations or threads make to the same element
+      // (a shared tile filled in rounds) do not conflict across iterations.
+      const Pending body = accesses(f->body);
+      for (auto it = first.writes.begin(); it != first.writes.end();)
+        it = !body.reads.count(*it) && distinct_writes(f, *it) ? first.writes.erase(it) : std::next(it);
       Pending again = entry;
       again.add(first);
       Stmt b = visit(f->body, &again);
       *p = entry;  // the loop may run no iteration
       p->add(again);
-      return ForNode::make(f->loop_var, f->min, f->extent, f->for_kind, b, f->thread_tag);
+      Stmt loop = ForNode::make(f->loop_var, f->min, f->extent, f->for_kind, b, f->thread_tag);
+      return barrier_before && insert_ ? SeqNode::make({BarrierNode::make(MemScope::kShared), loop}) : loop;
     }
     if (auto* i = s.as<IfThenElseNode>()) {
       Pending pe = *p;
@@ -193,10 +215,111 @@ class SyncPlanner {
     return insert_ ? SeqNode::make({BarrierNode::make(MemScope::kShared), s}) : s;
   }
 
+  // Whether every iteration of `loop` and every thread of the block write
+  // different elements of `buf`: one store to it in the body, its index an
+  // affine function of the loop variables inside, the thread indices and
+  // the vector lanes (anything else invariant in the loop) whose
+  // coefficients form a mixed radix (each beyond all that the smaller ones
+  // reach), and every block dimension of more than one thread in it.
+  bool distinct_writes(const ForNode* loop, const VarNode* buf) const {
+    std::unordered_map<const VarNode*, int64_t> extent = thread_extent_;
+    std::vector<const StoreNode*> stores;
+    std::unordered_set<const VarNode*> opaque;  // defined inside with values we do not follow
+    std::array<bool, 3> thread_dims{{false, false, false}};
+    auto add_loop = [&](const ForNode* f) {
+      const int64_t* e = as_const_int(f->extent);
+      if (!e || !is_zero(f->min)) {
+        opaque.insert(f->loop_var.node());
+        return;
+      }
+      extent[f->loop_var.node()] = *e;
+    };
+    add_loop(loop);
+    post_order_visit(loop->body, [&](const Ref<Object>& n) {
+      if (n->kind() == NodeKind::Store && static_cast<const StoreNode*>(n.get())->buffer.node() == buf)
+        stores.push_back(static_cast<const StoreNode*>(n.get()));
+      if (n->kind() == NodeKind::For) add_loop(static_cast<const ForNode*>(n.get()));
+      if (n->kind() == NodeKind::LetStmt) opaque.insert(static_cast<const LetStmtNode*>(n.get())->var.node());
+      if (n->kind() == NodeKind::Let) opaque.insert(static_cast<const LetNode*>(n.get())->var.node());
+    });
+    if (stores.size() != 1) return false;
+    Expr index = simplify(stores[0]->index);
+    std::vector<std::pair<int64_t, int64_t>> radix;  // |coefficient|, extent
+    if (auto* r = index.as<RampNode>()) {
+      const int64_t* stride = as_const_int(simplify(r->stride));
+      if (!stride) return false;
+      radix.emplace_back(std::llabs(*stride), r->lanes);
+      index = simplify(r->base);
+    }
+    const LinearForm lf = LinearForm::of(index);
+    if (!lf.exact()) return false;
+    std::unordered_set<const VarNode*> used;
+    for (const LinearTerm& t : lf.terms()) {
+      auto* v = t.atom.as<VarNode>();
+      if (!v || opaque.count(v)) return false;
+      auto e = extent.find(v);
+      if (e == extent.end()) {
+        if (varying_.count(v)) return false;  // derived from a thread index
+        continue;                             // invariant in the loop
+      }
+      used.insert(v);
+      radix.emplace_back(std::llabs(t.coeff), e->second);
+    }
+    // Every variable that varies in the loop or across threads is used, and
+    // each block dimension of more than one thread has its index there.
+    const std::unordered_set<const VarNode*> inner_threads = thread_vars_in(loop);
+    for (auto& [v, e] : extent) {
+      const bool thread = thread_extent_.count(v) || inner_threads.count(v);
+      if (!thread && e > 1 && !used.count(v)) return false;  // two iterations write one element
+      if (!thread || !used.count(v)) continue;
+      const int d = thread_dim_of(v, loop);
+      if (d >= 0) thread_dims[static_cast<size_t>(d)] = true;
+    }
+    for (int d = 0; d < 3; ++d)
+      if (block_[static_cast<size_t>(d)] > 1 && !thread_dims[static_cast<size_t>(d)]) return false;
+    std::sort(radix.begin(), radix.end());
+    int64_t reach = 0;  // the largest offset the smaller terms reach
+    for (auto& [c, e] : radix) {
+      if (e <= 1) continue;
+      if (c <= reach) return false;
+      reach += c * (e - 1);
+    }
+    return true;
+  }
+
+  // The thread-bound loop variables declared inside `loop`.
+  std::unordered_set<const VarNode*> thread_vars_in(const ForNode* loop) const {
+    std::unordered_set<const VarNode*> out;
+    post_order_visit(loop->body, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::For) return;
+      auto* f = static_cast<const ForNode*>(n.get());
+      if (f->for_kind == ForKind::kThreadBinding) out.insert(f->loop_var.node());
+    });
+    return out;
+  }
+
+  // The threadIdx dimension `v` is bound to (a loop enclosing or inside
+  // `loop`), or -1.
+  int thread_dim_of(const VarNode* v, const ForNode* loop) const {
+    auto it = thread_dim_.find(v);
+    if (it != thread_dim_.end()) return it->second;
+    int d = -1;
+    post_order_visit(loop->body, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::For) return;
+      auto* f = static_cast<const ForNode*>(n.get());
+      if (f->loop_var.node() == v && f->for_kind == ForKind::kThreadBinding) d = thread_index_dim(f->thread_tag);
+    });
+    return d;
+  }
+
   bool insert_;
+  const bool placing_;  // the pass inserts barriers (not only verifies), also while it simulates a loop body
   bool check_ = true;
   std::array<int64_t, 3> block_;
   std::unordered_set<const VarNode*> shared_, varying_;
+  // Thread-bound loops entered so far: their extents and threadIdx dimension.
+  std::unordered_map<const VarNode*, int64_t> thread_extent_;
+  std::unordered_map<const VarNode*, int> thread_dim_;
 };
 
 Stmt for_each_kernel(const Stmt& body, bool insert) {

@@ -13,7 +13,12 @@
 // loops and conditions that do not depend on a thread index, and thread
 // loops that span the whole block), and also at the top of a loop body whose
 // end conflicts with its beginning (the next iteration overwrites a tile the
-// previous one still reads). A statement under thread-dependent control
+// previous one still reads). A loop whose body conflicts with what came
+// before it gets its barrier before the loop, not in every iteration. Writes
+// that no two iterations or threads make to the same element (a shared tile
+// filled in rounds: one store whose index is an affine mixed radix of the
+// loop variables, the thread indices and the vector lanes) are no conflict
+// from one iteration to the next. A statement under thread-dependent control
 // (a thread loop shorter than the block, a condition on a thread index) is
 // one unit: a barrier cannot go inside it.
 //
