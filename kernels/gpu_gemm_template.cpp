@@ -17,6 +17,17 @@ const std::vector<int64_t> kKTiles{1, 2, 4, 8, 16, 32};
 // The element extent of the innermost dimension of a stored operand.
 int64_t row_length(const Tensor& t) { return *as_const_int(t.shape().back()); }
 
+// How a block of ty x tx threads (powers of two) is cut into warps of lanes
+// `cols` columns wide: each warp a lanes_y x lanes_x patch of the thread
+// grid (32 lanes when the block has them), warps_y x warps_x of them.
+struct WarpLayout {
+  int64_t warps_y, warps_x, lanes_y, lanes_x;
+};
+WarpLayout warp_layout(int64_t ty, int64_t tx, int64_t cols) {
+  const int64_t lx = std::min(cols, tx), ly = std::min(32 / lx, ty);
+  return {ty / ly, tx / lx, ly, lx};
+}
+
 }  // namespace
 
 std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, const GpuLimits&) {
@@ -30,6 +41,9 @@ std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, con
   s->define_choice("vec", {1, 2, 4});
   s->define_choice("pad", {0, 1, 4});
   s->define_annotate("unroll_k", {"unroll", "none"});
+  // 0: the block's threads row-major (a warp is 32 / tx rows of the block's
+  // tx thread columns); L: warps of lanes L columns wide (see warp_layout).
+  s->define_choice("warp_cols", {0, 1, 2, 4, 8, 16, 32}, /*added_later=*/true);
   return s;
 }
 
@@ -44,6 +58,7 @@ Config gpu_gemm_default(const GemmShape& g, DType, const GpuLimits&, const Confi
   j["vec"] = 4;
   j["pad"] = 0;
   j["unroll_k"] = "unroll";
+  j["warp_cols"] = 0;
   return space.nearest(j);
 }
 
@@ -74,8 +89,27 @@ ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Co
   if (o) so.bind(so.axis()[0], "blockIdx.z");
   so.bind(by, "blockIdx.y");
   so.bind(bx, "blockIdx.x");
-  so.bind(ty, "threadIdx.y");
-  so.bind(tx, "threadIdx.x");
+  // Threads: threadIdx.y the warp, threadIdx.x the lane, when warp_cols
+  // cuts the block into warp tiles; else the thread grid row-major.
+  int64_t block_y = fy[1], block_x = fx[1];
+  IterVar lane = tx;
+  if (const int64_t cols = cfg.choice("warp_cols"); cols > 0) {
+    const WarpLayout w = warp_layout(fy[1], fx[1], cols);
+    IterVar wy, ly, wx, lx;
+    so.split(ty, w.lanes_y, &wy, &ly);
+    so.split(tx, w.lanes_x, &wx, &lx);
+    std::vector<IterVar> lanes_order{wy, wx, ly, lx, yi, xi};
+    lanes_order.insert(lanes_order.begin(), order.begin(), order.end() - 4);
+    so.reorder(lanes_order);
+    so.bind(so.fuse(wy, wx), "threadIdx.y");
+    lane = so.fuse(ly, lx);
+    so.bind(lane, "threadIdx.x");
+    block_y = w.warps_y * w.warps_x;
+    block_x = w.lanes_y * w.lanes_x;
+  } else {
+    so.bind(ty, "threadIdx.y");
+    so.bind(tx, "threadIdx.x");
+  }
   so.unroll(yi);
   // Stores of a contiguous row of the register tile as vectors.
   if (vec > 1 && fx[2] % vec == 0 && g.N % vec == 0) {
@@ -88,7 +122,7 @@ ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Co
   }
 
   Stage sc = s[acc];
-  sc.compute_at(so, tx);
+  sc.compute_at(so, lane);
   IterVar ko, ki;
   sc.split(sc.reduce_axis()[0], fk[1], &ko, &ki);
   std::vector<IterVar> acc_order{ko, ki, sc.axis()[o], sc.axis()[o + 1]};
@@ -105,7 +139,7 @@ ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Co
     Stage st = s[cached];
     st.compute_at(sc, ko);
     const int64_t v = tile_row % vec == 0 && row_length(t) % vec == 0 ? vec : 1;
-    cooperative_fill(st, fy[1], fx[1], v);
+    cooperative_fill(st, block_y, block_x, v);
     const int dims = static_cast<int>(t.ndim());
     if (pad > 0) st.storage_align(dims - 2, 32, pad);
   };

@@ -13,6 +13,13 @@
 //   vec              vector width of the shared-memory fills and the stores
 //   pad              row padding of the shared tiles (bank conflicts)
 //   unroll_k         whether the k-tile loop is unrolled
+//   warp_cols        the warp tile: 0 keeps the threads row-major (a warp is
+//                    32 / threads_x rows of the block's thread columns); L
+//                    cuts the thread grid into warps of lanes L columns wide
+//                    and 32 / L rows high (threadIdx.x the lane, threadIdx.y
+//                    the warp), so that e.g. 16 x 16 threads become 4 x 2
+//                    warps of 4 x 8 lanes: each warp reads 4 rows of the A
+//                    tile and 8 thread columns of B per k.
 // The epilogue (bias, relu, gelu) is applied as the register tile is
 // stored. A batch axis is bound to blockIdx.z.
 #pragma once

@@ -105,8 +105,9 @@ void ConfigSpace::define_annotate(const std::string& name, const std::vector<std
   add(std::move(k));
 }
 
-void ConfigSpace::define_choice(const std::string& name, const std::vector<int64_t>& values) {
+void ConfigSpace::define_choice(const std::string& name, const std::vector<int64_t>& values, bool added_later) {
   Knob k{Knob::kChoice, name, {}, {}};
+  k.added_later = added_later;
   for (int64_t v : values) k.options.push_back({v});
   add(std::move(k));
 }

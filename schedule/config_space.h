@@ -78,7 +78,7 @@ class ConfigSpace {
   // `added_later`: see Knob::added_later (the first choice must be what the
   // template did before the knob existed).
   void define_annotate(const std::string& name, const std::vector<std::string>& choices, bool added_later = false);
-  void define_choice(const std::string& name, const std::vector<int64_t>& values);
+  void define_choice(const std::string& name, const std::vector<int64_t>& values, bool added_later = false);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   const Knob& knob(const std::string& name) const;

@@ -75,6 +75,41 @@ TEST_CASE("cuda gemm template: fixed awkward shapes, emulated against the interp
   CHECK(n == 19);
 }
 
+TEST_CASE("cuda gemm template: warp tiles cut the thread grid into warps, emulated against the interpreter",
+          "[gpu][template][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  // 16 x 16 threads: warps 8 lanes wide are 4 x 8 lanes, 4 x 2 of them; the
+  // lane is threadIdx.x, the warp threadIdx.y.
+  OpInstance op = build_workload("matmul:M=64,N=64,K=16,bias=1");
+  const GpuTemplate& t = find_op(op.op).gpu;
+  auto space = t.define_space(op, gpu);
+  Config cfg = space->from_json_string(R"({"tile_y":[1,16,4],"tile_x":[1,16,4],"tile_k":[2,8],"shared":"both",)"
+                                       R"("vec":4,"pad":0,"unroll_k":"unroll","warp_cols":8})");
+  const CudaSource src = gpu_source(op, cfg, gpu);
+  REQUIRE(src.launches.size() == 1);
+  CHECK(src.launches[0].block == std::array<int64_t, 3>{{32, 8, 1}});
+  // Without the knob (a config stored before it existed) the grid stays row-major.
+  Config plain = space->from_json_string(R"({"tile_y":[1,16,4],"tile_x":[1,16,4],"tile_k":[2,8],"shared":"both",)"
+                                         R"("vec":4,"pad":0,"unroll_k":"unroll"})");
+  CHECK(plain.choice("warp_cols") == 0);
+  CHECK(gpu_source(op, plain, gpu).launches[0].block == std::array<int64_t, 3>{{16, 16, 1}});
+  // Every warp width on awkward shapes, tails included.
+  TempDir dir("kiln_gpu_warps");
+  int n = 0;
+  const std::vector<int64_t> widths{1, 2, 4, 8, 16, 32};
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const bool mm = i % 2 == 0;
+    const std::string w = mm ? "matmul:M=37,N=45,K=19,bias=1,relu=1" : "batch_matmul:B=2,M=9,N=33,K=16,trans_b=1";
+    const std::string c =
+        std::string(mm ? R"({"tile_y":[3,8,2],"tile_x":[3,16,1],"tile_k":[3,8],)"
+                       : R"({"tile_y":[2,4,2],"tile_x":[3,8,2],"tile_k":[2,8],)") +
+        R"("shared":"both","vec":1,"pad":1,"unroll_k":"none","warp_cols":)" + std::to_string(widths[i]) + "}";
+    n += check_emulated(w, {c}, 0, 40 + i, dir.path).ran;
+  }
+  CHECK(n >= 6);
+}
+
 TEST_CASE("cuda gemm template: random shapes and configs, emulated against the interpreter",
           "[gpu][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
