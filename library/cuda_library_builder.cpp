@@ -103,7 +103,7 @@ LoweredFunc lower_record(const Selected& s, const Target& target, const std::str
 }
 
 std::string entry_name(const std::string& lib, const CudaFamily& f, const OpInstance& op) {
-  std::string e = lib + "_" + f.name + "_f32";
+  std::string e = lib + "_" + f.name + "_" + op.dtype.str();
   for (size_t i = 0; i < f.sizes.size(); ++i) e += "_" + f.sizes[i] + std::to_string(op.ints.at(f.size_params[i]));
   return e;
 }
@@ -186,6 +186,7 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
 
     CudaLibraryKernel k;
     k.family = s.family;
+    k.dtype = s.op.dtype.str();
     k.shape = s.op.ints;
     k.entry = entry_name(o.name, f, s.op);
     k.workload = s.op.canonical;
@@ -208,11 +209,12 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
     }
     src.images.push_back(image.bytes);
     src.kernels.push_back(k);
-    result.kernels.push_back({s.op.canonical, k.entry, o.name + "_" + s.family + "_f32", s.record});
+    const std::string dispatcher = o.name + "_" + s.family + "_" + k.dtype;
+    result.kernels.push_back({s.op.canonical, k.entry, dispatcher, s.record});
     const Database::Record& r = s.record;
     kernels_json.push_back({{"workload", k.workload},
                             {"entry", k.entry},
-                            {"dispatcher", o.name + "_" + s.family + "_f32"},
+                            {"dispatcher", dispatcher},
                             {"config", r.config},
                             {"gflops", r.gflops},
                             {"median_ms", r.median_ms},

@@ -353,6 +353,47 @@ static UNUSED int check_buffers(const char* fn, const void* const* buffers, cons
   return 1;
 }
 
+/* The sizes of a convolution or pool (K = C for depthwise convolutions and pools): N, C, H, W, K >= 0;
+ * R, S, stride, dilation >= 1; pad >= 0; none above INT32_MAX; the (dilated) window inside the padded
+ * input, and for pools pad < R and pad < S. Sets the output extents *OH, *OW. */
+static UNUSED int check_window(const char* fn, int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R,
+                               int64_t S, int64_t stride, int64_t pad, int64_t dilation, int pool, int64_t* OH,
+                               int64_t* OW) {
+  const int64_t v[10] = {N, C, H, W, K, R, S, stride, pad, dilation};
+  static const char* const names[10] = {"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"};
+  for (int i = 0; i < 10; ++i) {
+    const int64_t least = i < 5 || i == 8 ? 0 : 1;
+    if (v[i] < least) {
+      set_error("%s: %s is %lld; it must be >= %lld", fn, names[i], (long long)v[i], (long long)least);
+      return 0;
+    }
+    if (v[i] > INT32_MAX) {
+      set_error("%s: %s is %lld, too large (at most %d)", fn, names[i], (long long)v[i], INT32_MAX);
+      return 0;
+    }
+  }
+  if (pool && (pad >= R || pad >= S)) {
+    set_error("%s: pad (%lld) must be smaller than the window (%lldx%lld)", fn, (long long)pad, (long long)R,
+              (long long)S);
+    return 0;
+  }
+  if (H + 2 * pad < dilation * (R - 1) + 1 || W + 2 * pad < dilation * (S - 1) + 1) {
+    set_error("%s: the window (%lldx%lld, dilation %lld) does not fit the padded input (%lldx%lld)", fn,
+              (long long)R, (long long)S, (long long)dilation, (long long)(H + 2 * pad), (long long)(W + 2 * pad));
+    return 0;
+  }
+  *OH = (H + 2 * pad - dilation * (R - 1) - 1) / stride + 1;
+  *OW = (W + 2 * pad - dilation * (S - 1) - 1) / stride + 1;
+  int64_t a, b, c;
+  if (__builtin_mul_overflow(N, C, &a) || __builtin_mul_overflow(a, H, &a) || __builtin_mul_overflow(a, W, &a) ||
+      __builtin_mul_overflow(K, C, &b) || __builtin_mul_overflow(b, R, &b) || __builtin_mul_overflow(b, S, &b) ||
+      __builtin_mul_overflow(N, K, &c) || __builtin_mul_overflow(c, *OH, &c) || __builtin_mul_overflow(c, *OW, &c)) {
+    set_error("%s: the sizes are too large (a buffer's element count overflows int64_t)", fn);
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- launches ---- */
 
 static int launch_failed(const char* fn, int function, CUresult r) {
@@ -390,30 +431,54 @@ static UNUSED int launch_fallback(const char* fn, int function, int64_t items, v
   return r == 0 ? @N@_OK : launch_failed(fn, function, r);
 }
 
-static UNUSED int fallback_gemm(const char* fn, void* stream, int64_t batch, int64_t M, int64_t N, int64_t K,
-                                const float* A, const float* B, const float* bias, float* C, int trans_b, int act) {
+/* The fallback kernels' launches; `function` picks the element type's kernel (FALLBACK_GEMM_F32, ...). */
+static UNUSED int fallback_gemm(const char* fn, int function, void* stream, int64_t batch, int64_t M, int64_t N,
+                                int64_t K, const void* A, const void* B, const void* bias, void* C, int trans_b, int act) {
   if (batch * M * N == 0) return @N@_OK;
   long long b = batch, m = M, n = N, k = K;
   CUdeviceptr a = (uintptr_t)A, w = (uintptr_t)B, s = (uintptr_t)bias, c = (uintptr_t)C;
   void* params[] = {&b, &m, &n, &k, &a, &w, &s, &c, &trans_b, &act};
-  return launch_fallback(fn, FALLBACK_GEMM, batch * M * N, params, stream);
+  return launch_fallback(fn, function, batch * M * N, params, stream);
 }
 
-static UNUSED int fallback_softmax(const char* fn, void* stream, int64_t M, int64_t N, const float* x, float* y) {
+static UNUSED int fallback_conv2d(const char* fn, int function, void* stream, int64_t N, int64_t C, int64_t H,
+                                  int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride, int64_t pad,
+                                  int64_t dilation, int64_t groups, int64_t OH, int64_t OW, const void* data,
+                                  const void* weight, const void* bias, void* out, int nhwc, int act) {
+  if (N * K * OH * OW == 0) return @N@_OK;
+  long long v[13] = {N, C, H, W, K, R, S, stride, pad, dilation, groups, OH, OW};
+  CUdeviceptr d = (uintptr_t)data, w = (uintptr_t)weight, b = (uintptr_t)bias, o = (uintptr_t)out;
+  void* params[] = {&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10],
+                    &v[11], &v[12], &d, &w, &b, &o, &nhwc, &act};
+  return launch_fallback(fn, function, N * K * OH * OW, params, stream);
+}
+
+static UNUSED int fallback_pool2d(const char* fn, int function, void* stream, int64_t N, int64_t C, int64_t H,
+                                  int64_t W, int64_t R, int64_t S, int64_t stride, int64_t pad, int64_t OH,
+                                  int64_t OW, const void* data, void* out, int average) {
+  if (N * C * OH * OW == 0) return @N@_OK;
+  long long v[10] = {N, C, H, W, R, S, stride, pad, OH, OW};
+  CUdeviceptr d = (uintptr_t)data, o = (uintptr_t)out;
+  void* params[] = {&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &d, &o, &average};
+  return launch_fallback(fn, function, N * C * OH * OW, params, stream);
+}
+
+static UNUSED int fallback_softmax(const char* fn, int function, void* stream, int64_t M, int64_t N, const void* x,
+                                   void* y) {
   if (M * N == 0) return @N@_OK;
   long long m = M, n = N;
   CUdeviceptr in = (uintptr_t)x, out = (uintptr_t)y;
   void* params[] = {&m, &n, &in, &out};
-  return launch_fallback(fn, FALLBACK_SOFTMAX, M, params, stream);
+  return launch_fallback(fn, function, M, params, stream);
 }
 
-static UNUSED int fallback_layer_norm(const char* fn, void* stream, int64_t M, int64_t N, const float* x,
-                                      const float* gamma, const float* beta, float* y) {
+static UNUSED int fallback_layer_norm(const char* fn, int function, void* stream, int64_t M, int64_t N, const void* x,
+                                      const void* gamma, const void* beta, void* y) {
   if (M * N == 0) return @N@_OK;
   long long m = M, n = N;
   CUdeviceptr in = (uintptr_t)x, g = (uintptr_t)gamma, b = (uintptr_t)beta, out = (uintptr_t)y;
   void* params[] = {&m, &n, &in, &g, &b, &out};
-  return launch_fallback(fn, FALLBACK_LAYER_NORM, M, params, stream);
+  return launch_fallback(fn, function, M, params, stream);
 }
 )C";
 

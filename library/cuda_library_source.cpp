@@ -9,78 +9,53 @@
 #include "base/error.h"
 #include "library/cuda_fallback_kernels.h"
 #include "library/cuda_library_runtime_c.h"
+#include "library/source_text.h"
 
 namespace kiln {
 
 namespace {
 
-bool flag(const OpInstance& op, const char* name) {
-  auto it = op.ints.find(name);
-  return it != op.ints.end() && it->second != 0;
-}
-
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-bool has(const std::string& family, const std::string& part) { return family.find(part) != std::string::npos; }
+// A (family, dtype) pair: one dispatcher.
+using FamilyKey = std::pair<std::string, std::string>;
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
-    s.replace(pos, from.size(), to);
-  return s;
-}
+// The C element type of a dtype's buffers: 16-bit patterns for f16 and bf16.
+std::string c_type(const std::string& dtype) { return dtype == "f32" ? "float" : "uint16_t"; }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// "epilogue" flags of the gemm families: the activation code of the fallback.
-int activation(const std::string& family) { return has(family, "_relu") ? 1 : has(family, "_gelu") ? 2 : 0; }
-
-std::string epilogue_text(const std::string& family) {
-  std::string s;
-  if (has(family, "_bias")) s += " + bias (per column)";
-  if (has(family, "_relu")) s = "relu(..." + s + ")";
-  if (has(family, "_gelu")) s = "gelu(..." + s + ")";
-  return s;
-}
-
-std::vector<std::string> buffer_params(const CudaFamily& f) {
+std::vector<std::string> buffer_params(const CudaFamily& f, const std::string& dtype) {
   std::vector<std::string> p;
   for (size_t i = 0; i < f.buffers.size(); ++i)
-    p.push_back((i + 1 == f.buffers.size() ? "float* " : "const float* ") + f.buffers[i]);
+    p.push_back((i + 1 == f.buffers.size() ? "" : "const ") + c_type(dtype) + "* " + f.buffers[i]);
   p.push_back("void* stream");
   return p;
 }
 
-std::string dispatcher_name(const CudaLibrarySource& lib, const std::string& family) {
-  return lib.name + "_" + family + "_f32";
+std::string dispatcher_name(const CudaLibrarySource& lib, const FamilyKey& key) {
+  return lib.name + "_" + key.first + "_" + key.second;
 }
 
-std::string dispatcher_params(const CudaFamily& f) {
+std::string dispatcher_params(const CudaFamily& f, const std::string& dtype) {
   std::vector<std::string> p;
   for (const std::string& s : f.sizes) p.push_back("int64_t " + s);
-  for (const std::string& b : buffer_params(f)) p.push_back(b);
+  for (const std::string& b : buffer_params(f, dtype)) p.push_back(b);
   return join(p, ", ");
 }
 
-std::vector<std::string> families(const CudaLibrarySource& lib) {
-  std::vector<std::string> out;
-  for (const auto& k : lib.kernels)
-    if (std::find(out.begin(), out.end(), k.family) == out.end()) out.push_back(k.family);
+// (family, dtype) pairs in first-seen order.
+std::vector<FamilyKey> families(const CudaLibrarySource& lib) {
+  std::vector<FamilyKey> out;
+  for (const auto& k : lib.kernels) {
+    const FamilyKey key{k.family, k.dtype};
+    if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+  }
   return out;
 }
 
-std::vector<const CudaLibraryKernel*> kernels_of(const CudaLibrarySource& lib, const std::string& family) {
+std::vector<const CudaLibraryKernel*> kernels_of(const CudaLibrarySource& lib, const FamilyKey& key) {
   std::vector<const CudaLibraryKernel*> out;
   for (const auto& k : lib.kernels)
-    if (k.family == family) out.push_back(&k);
+    if (k.family == key.first && k.dtype == key.second) out.push_back(&k);
   return out;
 }
 
@@ -89,19 +64,6 @@ std::string shape_text(const CudaFamily& f, const CudaLibraryKernel& k) {
   for (size_t i = 0; i < f.sizes.size(); ++i)
     parts.push_back(f.sizes[i] + "=" + std::to_string(k.shape.at(f.size_params[i])));
   return join(parts, ",");
-}
-
-// The fallback call of a family's dispatcher.
-std::string fallback_call(const CudaFamily& f) {
-  const std::string act = std::to_string(activation(f.name));
-  const std::string bias = has(f.name, "_bias") ? "bias" : "NULL";
-  if (f.op == "matmul") return "fallback_gemm(__func__, stream, 1, M, N, K, A, B, " + bias + ", C, 0, " + act + ")";
-  if (f.op == "dense")
-    return "fallback_gemm(__func__, stream, 1, N, OUT, IN, data, weight, " + bias + ", out, 1, " + act + ")";
-  if (f.op == "batch_matmul") return "fallback_gemm(__func__, stream, batch, M, N, K, A, B, NULL, C, 0, 0)";
-  if (f.op == "softmax") return "fallback_softmax(__func__, stream, M, N, data, out)";
-  internal_assert(f.op == "layer_norm") << "no fallback for family " << f.name;
-  return "fallback_layer_norm(__func__, stream, M, N, data, gamma, beta, out)";
 }
 
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -118,30 +80,27 @@ std::string buffer_checks(const CudaFamily& f) {
   return os.str();
 }
 
-std::string dispatcher(const CudaLibrarySource& lib, const std::string& family) {
-  const CudaFamily f = cuda_family(family);
+std::string dispatcher(const CudaLibrarySource& lib, const FamilyKey& key) {
+  const CudaFamily f = cuda_family(key.first);
   std::ostringstream os;
-  os << "API int " << dispatcher_name(lib, family) << "(" << dispatcher_params(f) << ") {\n";
-  os << "  const int64_t sizes[" << f.sizes.size() << "] = {" << join(f.sizes, ", ") << "};\n"
-     << "  static const char* const size_names[" << f.sizes.size() << "] = {" << quoted_list(f.sizes) << "};\n"
-     << "  if (!check_sizes(__func__, sizes, size_names, " << f.sizes.size() << ")) return ERROR_ARGUMENT;\n"
-     << buffer_checks(f);
+  os << "API int " << dispatcher_name(lib, key) << "(" << dispatcher_params(f, key.second) << ") {\n"
+     << cuda_family_checks(f) << buffer_checks(f);
   std::vector<std::string> args = f.buffers;
   args.push_back("stream");
-  for (const CudaLibraryKernel* k : kernels_of(lib, family)) {
+  for (const CudaLibraryKernel* k : kernels_of(lib, key)) {
     std::vector<std::string> conds;
     for (size_t i = 0; i < f.sizes.size(); ++i)
       conds.push_back(f.sizes[i] + " == " + std::to_string(k->shape.at(f.size_params[i])));
     os << "  if (" << join(conds, " && ") << ") return " << k->entry << "(" << join(args, ", ") << ");\n";
   }
-  os << "  return " << fallback_call(f) << ";\n}\n";
+  os << "  return " << cuda_fallback_call(f, key.second) << ";\n}\n";
   return os.str();
 }
 
 std::string entry_point(const CudaLibraryKernel& k) {
   const CudaFamily f = cuda_family(k.family);
   std::ostringstream os;
-  os << "API int " << k.entry << "(" << join(buffer_params(f), ", ") << ") {\n" << buffer_checks(f);
+  os << "API int " << k.entry << "(" << join(buffer_params(f, k.dtype), ", ") << ") {\n" << buffer_checks(f);
   os << "  static const struct launch launches[" << k.launches.size() << "] = {\n";
   for (const CudaLibraryLaunch& l : k.launches) {
     internal_assert(l.args.size() <= 8) << k.entry << ": a launch with " << l.args.size() << " arguments";
@@ -172,69 +131,6 @@ std::string image_array(size_t index, const std::vector<char>& image) {
 
 }  // namespace
 
-std::string cuda_library_supported_text() {
-  return "kiln lib --target cuda supports matmul and dense (with bias, relu or gelu epilogues, operands not "
-         "transposed), batch_matmul (not transposed), softmax and layer_norm, all f32";
-}
-
-std::string cuda_family_name(const OpInstance& op, std::string* why) {
-  auto no = [&](const std::string& reason) {
-    *why = reason + " (" + cuda_library_supported_text() + ")";
-    return std::string();
-  };
-  const bool known = op.op == "matmul" || op.op == "dense" || op.op == "batch_matmul" || op.op == "softmax" ||
-                     op.op == "layer_norm";
-  if (!known) return no(op.op + " has no fallback kernel in cuda libraries yet");
-  if (op.dtype.str() != "f32") return no("cuda libraries are f32 only, this is " + op.dtype.str());
-  if (flag(op, "trans_a") || flag(op, "trans_b")) return no("transposed operands are not in cuda libraries yet");
-  std::string f = op.op;
-  if (op.op == "matmul" || op.op == "dense") {
-    if (flag(op, "bias")) f += "_bias";
-    if (flag(op, "relu")) f += "_relu";
-    if (flag(op, "gelu")) f += "_gelu";
-  }
-  return f;
-}
-
-CudaFamily cuda_family(const std::string& name) {
-  CudaFamily f;
-  f.name = name;
-  const std::string epi = epilogue_text(name);
-  if (starts_with(name, "batch_matmul")) {
-    f.op = "batch_matmul";
-    f.sizes = {"batch", "M", "N", "K"};
-    f.size_params = {"B", "M", "N", "K"};
-    f.buffers = {"A", "B", "C"};
-    f.summary = "C[batch,M,N] = A[batch,M,K] . B[batch,K,N]";
-  } else if (starts_with(name, "layer_norm")) {
-    f.op = "layer_norm";
-    f.sizes = f.size_params = {"M", "N"};
-    f.buffers = {"data", "gamma", "beta", "out"};
-    f.summary = "out[M,N] = (data - row mean) / sqrt(row variance + 1e-5) * gamma[N] + beta[N]";
-  } else if (starts_with(name, "softmax")) {
-    f.op = "softmax";
-    f.sizes = f.size_params = {"M", "N"};
-    f.buffers = {"data", "out"};
-    f.summary = "out[M,N] = softmax of each row of data[M,N] (max-subtracted)";
-  } else if (starts_with(name, "dense")) {
-    f.op = "dense";
-    f.sizes = f.size_params = {"N", "IN", "OUT"};
-    f.buffers = {"data", "weight"};
-    if (has(name, "_bias")) f.buffers.push_back("bias");
-    f.buffers.push_back("out");
-    f.summary = "out[N,OUT] = data[N,IN] . weight[OUT,IN]^T" + epi;
-  } else {
-    internal_assert(starts_with(name, "matmul")) << "cuda library family " << name;
-    f.op = "matmul";
-    f.sizes = f.size_params = {"M", "N", "K"};
-    f.buffers = {"A", "B"};
-    if (has(name, "_bias")) f.buffers.push_back("bias");
-    f.buffers.push_back("C");
-    f.summary = "C[M,N] = A[M,K] . B[K,N]" + epi;
-  }
-  return f;
-}
-
 std::string cuda_library_header(const CudaLibrarySource& lib) {
   std::ostringstream os;
   const std::string& N = lib.name;
@@ -250,7 +146,9 @@ std::string cuda_library_header(const CudaLibrarySource& lib) {
      << " *\n"
      << " * Every function returns " << N << "_OK (0) on success, else an " << N << "_ERROR_* code, and then\n"
      << " * " << N << "_last_error() says what failed (per thread). Buffers are device pointers (cudaMalloc,\n"
-     << " * cuMemAlloc or " << N << "_device_alloc) to dense row-major float arrays; `stream` is a CUstream\n"
+     << " * cuMemAlloc or " << N << "_device_alloc) to dense row-major arrays: float for _f32 functions,\n"
+     << " * 16-bit patterns (uint16_t: IEEE half, or bfloat16) for _f16 and _bf16 ones, whose kernels compute\n"
+     << " * in f32 and round each result to nearest even. `stream` is a CUstream\n"
      << " * (a cudaStream_t), NULL for the default stream. Kernels are launched asynchronously on the\n"
      << " * stream: a kernel's own failure shows at the next synchronization (" << N << "_synchronize).\n"
      << " * The output must not overlap an input.\n"
@@ -263,11 +161,11 @@ std::string cuda_library_header(const CudaLibrarySource& lib) {
      << " * Each op family has a dispatcher that runs the tuned kernel when the shape equals a tuned shape\n"
      << " * exactly, and otherwise a simple generic CUDA kernel (correct for every shape, not fast).\n"
      << " * Each tuned kernel also has its own entry point (fixed shape, same buffers).\n"
-     << " * " << N << "_HAVE_<family>_f32 is defined (to 1) for each dispatcher the library has.\n"
+     << " * " << N << "_HAVE_<family>_<type> is defined (to 1) for each dispatcher the library has.\n"
      << " *\n"
      << " * Dispatchers:\n";
-  for (const std::string& family : families(lib))
-    os << " *   " << dispatcher_name(lib, family) << ": " << cuda_family(family).summary << "\n";
+  for (const FamilyKey& key : families(lib))
+    os << " *   " << dispatcher_name(lib, key) << ": " << cuda_family(key.first).summary << "\n";
   os << " * Tuned kernels (measured GFLOP/s, and the target they were tuned on):\n";
   for (const auto& k : lib.kernels)
     os << " *   " << k.entry << ": " << k.workload << ", " << static_cast<int64_t>(k.gflops * 10 + 0.5) / 10.0
@@ -294,15 +192,15 @@ std::string cuda_library_header(const CudaLibrarySource& lib) {
      << "int " << N << "_copy_to_device(void* device_dst, const void* host_src, size_t bytes);\n"
      << "int " << N << "_copy_to_host(void* host_dst, const void* device_src, size_t bytes);\n"
      << "int " << N << "_synchronize(void* stream);\n\n";
-  for (const std::string& family : families(lib)) {
-    const CudaFamily f = cuda_family(family);
+  for (const FamilyKey& key : families(lib)) {
+    const CudaFamily f = cuda_family(key.first);
     std::vector<std::string> shapes;
-    for (const CudaLibraryKernel* k : kernels_of(lib, family)) shapes.push_back(shape_text(f, *k));
+    for (const CudaLibraryKernel* k : kernels_of(lib, key)) shapes.push_back(shape_text(f, *k));
     os << "/* " << f.summary << "; tuned for: " << join(shapes, "; ") << " */\n"
-       << "#define " << N << "_HAVE_" << family << "_f32 1\n"
-       << "int " << dispatcher_name(lib, family) << "(" << dispatcher_params(f) << ");\n";
-    for (const CudaLibraryKernel* k : kernels_of(lib, family))
-      os << "int " << k->entry << "(" << join(buffer_params(f), ", ") << ");\n";
+       << "#define " << N << "_HAVE_" << key.first << "_" << key.second << " 1\n"
+       << "int " << dispatcher_name(lib, key) << "(" << dispatcher_params(f, key.second) << ");\n";
+    for (const CudaLibraryKernel* k : kernels_of(lib, key))
+      os << "int " << k->entry << "(" << join(buffer_params(f, key.second), ", ") << ");\n";
     os << "\n";
   }
   os << "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif /* " << guard << " */\n";
@@ -348,7 +246,7 @@ std::string cuda_library_c_source(const CudaLibrarySource& lib) {
   os << "\n/* ---- entry points of the tuned kernels ---- */\n\n";
   for (const auto& k : lib.kernels) os << entry_point(k) << "\n";
   os << "/* ---- dispatchers ---- */\n\n";
-  for (const std::string& family : families(lib)) os << dispatcher(lib, family) << "\n";
+  for (const FamilyKey& key : families(lib)) os << dispatcher(lib, key) << "\n";
   return os.str();
 }
 

@@ -7,13 +7,9 @@
 //             with) and one dispatcher per op family: the tuned kernel for
 //             an exact shape, else a fallback kernel (cuda_fallback_kernels.h).
 //
-// Op families (f32; device pointers; `stream` is a CUstream, NULL for the
-// default stream; the epilogue flags bias, relu and gelu name the family):
-//   NAME_matmul[_bias][_relu|_gelu]_f32(M, N, K, A, B, [bias,] C, stream)
-//   NAME_dense[_bias][_relu|_gelu]_f32(N, IN, OUT, data, weight, [bias,] out, stream)
-//   NAME_batch_matmul_f32(batch, M, N, K, A, B, C, stream)
-//   NAME_softmax_f32(M, N, data, out, stream)
-//   NAME_layer_norm_f32(M, N, data, gamma, beta, out, stream)
+// The op families and their dispatchers: cuda_library_families.h (f32,
+// f16, bf16; device pointers; `stream` is a CUstream, NULL for the default
+// stream).
 #pragma once
 
 #include <array>
@@ -22,26 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/op_registry.h"
+#include "library/cuda_library_families.h"
 
 namespace kiln {
-
-// An op family of cuda libraries, as the header declares it.
-struct CudaFamily {
-  std::string name;                      // "matmul_bias_gelu": the dispatcher is NAME_<name>_f32
-  std::string op;                        // "matmul"
-  std::vector<std::string> sizes;        // the dispatcher's size parameters, e.g. {"batch", "M", "N", "K"}
-  std::vector<std::string> size_params;  // the op parameter of each, e.g. {"B", "M", "N", "K"}
-  std::vector<std::string> buffers;      // inputs then the output, in the kernel's argument order
-  std::string summary;                   // what it computes, for the header
-};
-
-// The family of a built op, or "" with *why set when cuda libraries do not
-// cover it (an op without a fallback, another dtype, transposed operands).
-std::string cuda_family_name(const OpInstance& op, std::string* why);
-CudaFamily cuda_family(const std::string& name);
-// What cuda libraries cover, for messages.
-std::string cuda_library_supported_text();
 
 struct CudaLibraryLaunch {
   int function = 0;  // index into CudaLibrarySource::functions
@@ -52,6 +31,7 @@ struct CudaLibraryLaunch {
 
 struct CudaLibraryKernel {
   std::string family;
+  std::string dtype;                     // f32, f16, bf16
   std::map<std::string, int64_t> shape;  // the op's integer parameters
   std::string entry;                     // NAME_matmul_f32_M32_N48_K40
   std::vector<CudaLibraryLaunch> launches;

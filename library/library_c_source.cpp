@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "library/library_runtime_c.h"
+#include "library/source_text.h"
 #include "base/error.h"
 
 namespace kiln {
@@ -31,17 +32,6 @@ const TypeInfo& type_info(const std::string& dtype) {
   return kTypes[0];
 }
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
-    s.replace(pos, from.size(), to);
-  return s;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 const char* const kConvParams[] = {"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"};
 
 bool has_bias(const std::string& family) { return family.find("_bias") != std::string::npos; }
@@ -58,12 +48,6 @@ std::vector<std::string> buffer_params(const std::string& family, const TypeInfo
 }
 
 std::string buffer_name(const std::string& param) { return param.substr(param.rfind(' ') + 1); }
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
 
 std::string dispatcher_name(const LibrarySource& lib, const std::string& family, const std::string& dtype) {
   return lib.name + "_" + family + "_" + dtype;

@@ -16,14 +16,18 @@
 #include "base/error.h"
 #include "codegen/cuda_emulation.h"
 #include "codegen/nvrtc.h"
+#include "library/cuda_fallback_kernels.h"
 #include "library/library_builder.h"
 #include "schedule/gpu_limits.h"
 #include "support/skip.h"
+#include "tests/lib_cuda_test_util.h"
 #include "tests/lib_test_util.h"
 
 namespace kiln {
 namespace {
 
+using test::add_cuda_record;
+using test::ImageKind;
 using test::shell;
 
 // The workloads tests/lib_cuda_check.c expects in the library kc.
@@ -33,29 +37,6 @@ const std::vector<std::string> kWorkloads = {
 };
 
 const std::string kTestsDir = std::string(KILN_GOLDEN_DIR) + "/..";
-
-// Stores a measurement of `workload` on the cuda `target` with the template's
-// default config (a random one of the space when seed >= 0).
-void add_cuda_record(Database& db, const std::string& workload, const std::string& target, double median_ms,
-                     int seed = -1) {
-  const Target t = Target::parse(target);
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  const GpuLimits limits = gpu_limits_for_arch(t.arch);
-  auto space = def.gpu.define_space(op, limits);
-  Task task;
-  task.workload = op.canonical;
-  task.op = op.op;
-  task.target = t.str();
-  task.flops = op.flops;
-  task.space = space;
-  std::mt19937_64 rng(static_cast<uint64_t>(seed));
-  Config cfg = seed >= 0 ? space->random(rng) : def.gpu.default_config(op, limits, *space);
-  MeasureResult res;
-  res.device = "kiln fake H100";
-  res.samples_ms = {median_ms, median_ms};
-  db.add_records(task, {cfg}, {res});
-}
 
 std::string cuda_database(const test::TempDir& dir, const std::string& target) {
   const std::string path = dir / "cuda.db";
@@ -74,17 +55,6 @@ LibraryResult build(const std::string& db, const std::string& out, const std::st
   o.workloads = std::move(workloads);
   return build_library(o);
 }
-
-// KILN_GPU_IMAGE for one scope.
-struct ImageKind {
-  explicit ImageKind(const char* kind) {
-    if (kind)
-      setenv("KILN_GPU_IMAGE", kind, 1);
-    else
-      unsetenv("KILN_GPU_IMAGE");
-  }
-  ~ImageKind() { unsetenv("KILN_GPU_IMAGE"); }
-};
 
 // Compiles and links tests/lib_cuda_check.c against the library in `out`
 // (static, or the .so with an rpath); returns the program's path.
@@ -124,7 +94,7 @@ TEST_CASE("lib_cuda: an emulated library runs tuned kernels and fallbacks under 
   CHECK(manifest.at("arch") == "sm_90");
   CHECK(manifest.at("image").get<std::string>().rfind("emulated", 0) == 0);
   CHECK(manifest.at("kernels").size() == kWorkloads.size());
-  CHECK(manifest.at("fallback_kernels").size() == 3);
+  CHECK(manifest.at("fallback_kernels").size() == cuda_fallback_kernels().size());
   for (const auto& k : manifest.at("kernels")) {
     CHECK(k.at("tuned_on") == "cuda -arch=sm_90");
     CHECK(!k.at("launches").empty());
@@ -206,12 +176,18 @@ TEST_CASE("lib_cuda: user errors", "[lib]") {
   require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"softmax:M=8,N=65"},
                 "has no error-free cuda record of 'softmax:M=8,N=65,dtype=f32' (workloads tuned for cuda: "
                 "softmax:M=8,N=64,dtype=f32)");
-  require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"conv2d:C=3,H=8,W=8,K=4,R=3,S=3"},
-                "conv2d has no fallback kernel in cuda libraries yet (kiln lib --target cuda supports matmul");
+  require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"conv2d_nchwc:C=16,H=8,W=8,K=16,R=3,S=3"},
+                "conv2d_nchwc has no cuda template, so it cannot be in a cuda library (kiln lib --target cuda "
+                "supports matmul");
+  require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"conv2d:C=4,H=8,W=8,K=4,R=3,S=3,groups=2"},
+                "grouped convolutions (groups=2) are not in cuda libraries: the cuda conv2d template takes groups=1 "
+                "only");
   require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"matmul:M=8,N=8,K=8,trans_b=1"},
-                "transposed operands are not in cuda libraries yet");
+                "transposed operands are not in cuda libraries (their dispatchers take row-major operands");
+  require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"batch_matmul:B=2,M=8,N=8,K=8,trans_a=1"},
+                "transposed operands are not in cuda libraries");
   require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"softmax:M=8,N=64,dtype=f64"},
-                "cuda libraries are f32 only, this is f64");
+                "cuda libraries take f32, f16 and bf16, this is f64");
   require_error(gpu_db, dir / "out", "cuda -arch=sm_61", {}, "unknown CUDA architecture 'sm_61'");
   {
     ImageKind bad("fatbin");

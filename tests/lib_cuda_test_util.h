@@ -1,0 +1,53 @@
+// Helpers of the cuda library tests (test_lib_cuda*.cpp): cuda records
+// written straight into a tuning database, and KILN_GPU_IMAGE for a scope.
+#pragma once
+
+#include <stdlib.h>
+
+#include <random>
+#include <string>
+
+#include "codegen/target.h"
+#include "kernels/op_registry.h"
+#include "schedule/gpu_limits.h"
+#include "tuner/database.h"
+
+namespace kiln::test {
+
+// Stores a measurement of `workload` on the cuda `target` with the template's
+// default config (a random one of the space when seed >= 0).
+inline void add_cuda_record(Database& db, const std::string& workload, const std::string& target, double median_ms,
+                            int seed = -1) {
+  const Target t = Target::parse(target);
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  const GpuLimits limits = gpu_limits_for_arch(t.arch);
+  auto space = def.gpu.define_space(op, limits);
+  Task task;
+  task.workload = op.canonical;
+  task.op = op.op;
+  task.target = t.str();
+  task.flops = op.flops;
+  task.space = space;
+  std::mt19937_64 rng(static_cast<uint64_t>(seed));
+  Config cfg = seed >= 0 ? space->random(rng) : def.gpu.default_config(op, limits, *space);
+  MeasureResult res;
+  res.device = "kiln fake H100";
+  res.samples_ms = {median_ms, median_ms};
+  db.add_records(task, {cfg}, {res});
+}
+
+// KILN_GPU_IMAGE for one scope.
+struct ImageKind {
+  explicit ImageKind(const char* kind) {
+    if (kind)
+      setenv("KILN_GPU_IMAGE", kind, 1);
+    else
+      unsetenv("KILN_GPU_IMAGE");
+  }
+  ~ImageKind() { unsetenv("KILN_GPU_IMAGE"); }
+  ImageKind(const ImageKind&) = delete;
+  ImageKind& operator=(const ImageKind&) = delete;
+};
+
+}  // namespace kiln::test
