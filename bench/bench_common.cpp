@@ -9,6 +9,19 @@ namespace kiln {
 
 using nlohmann::json;
 
+json workload_json(const BuiltKernel& k, const std::vector<rt::NDArray>& arguments) {
+  json w;
+  w["workload"] = k.op.canonical;
+  w["op"] = k.op.op;
+  w["flops"] = k.op.flops;
+  double bytes = 0;
+  for (const rt::NDArray& a : arguments) bytes += static_cast<double>(a.nbytes());
+  w["bytes"] = bytes;
+  w["kiln_config"] = k.config_source;
+  if (!k.config.is_null()) w["kiln_tuned_config"] = k.config;
+  return w;
+}
+
 json check_json(const CheckResult& c) { return c.ok ? json("ok") : json("wrong: " + c.detail); }
 
 void run_rounds(std::vector<BenchEntry>& entries, int rounds, const rt::TimeOptions& options) {

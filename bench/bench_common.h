@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ndarray.h"
 #include "runtime/time_evaluator.h"
+#include "tasks/kernel_build.h"
 #include "tasks/reference_check.h"
 
 namespace kiln {
@@ -27,6 +29,12 @@ struct BenchEntry {
 };
 
 nlohmann::json check_json(const CheckResult& c);
+
+// The result JSON of a workload before any contender ran: workload, op,
+// flops, the bytes every implementation must move at least (its arguments
+// read or written once: for memory-bound ops GB/s says more than GFLOP/s)
+// and where kiln's config came from.
+nlohmann::json workload_json(const BuiltKernel& k, const std::vector<rt::NDArray>& arguments);
 
 // `rounds` rounds, each timing every entry once, a different one first each round.
 void run_rounds(std::vector<BenchEntry>& entries, int rounds, const rt::TimeOptions& options);

@@ -208,18 +208,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
   const rt::NDArray& kiln_out = arrays.back();
   fn(ptrs.data());
 
-  json w;
-  w["workload"] = k.op.canonical;
-  w["op"] = k.op.op;
-  w["flops"] = k.op.flops;
-  // The bytes every implementation must move at least: inputs read once,
-  // the output written once. For memory-bound ops (pooling) GB/s says more
-  // than GFLOP/s.
-  double bytes = 0;
-  for (const rt::NDArray& a : arrays) bytes += static_cast<double>(a.nbytes());
-  w["bytes"] = bytes;
-  w["kiln_config"] = k.config_source;
-  if (!k.config.is_null()) w["kiln_tuned_config"] = k.config;
+  json w = workload_json(k, arrays);
   std::vector<BenchEntry> entries;
   entries.push_back({"kiln",
                      [&](const rt::TimeOptions& t) { return rt::time_function([&] { fn(ptrs.data()); }, t).median_ms; },
@@ -293,7 +282,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
   topt.repeat = o.repeat;
   topt.min_repeat_ms = o.min_repeat_ms;
   run_rounds(entries, o.rounds, topt);
-  record_results(w, entries, k.op.flops, bytes);
+  record_results(w, entries, k.op.flops, w["bytes"].get<double>());
   if (!alternatives.empty()) choose_variant(w, alternatives);
   set_best_baseline(w);
   return w;

@@ -94,15 +94,7 @@ json bench_gpu_workload(const std::string& workload, const Target& target, const
   const std::vector<rt::NDArray> inputs(arrays.begin(), arrays.begin() + static_cast<std::ptrdiff_t>(n_in));
   const rt::NDArray& kiln_out = arrays.back();
 
-  json w;
-  w["workload"] = k.op.canonical;
-  w["op"] = k.op.op;
-  w["flops"] = k.op.flops;
-  double bytes = 0;
-  for (const rt::NDArray& a : arrays) bytes += static_cast<double>(a.nbytes());
-  w["bytes"] = bytes;
-  w["kiln_config"] = k.config_source;
-  if (!k.config.is_null()) w["kiln_tuned_config"] = k.config;
+  json w = workload_json(k, arrays);
 
   std::vector<BenchEntry> entries;
   entries.push_back({"kiln", [&runner](const rt::TimeOptions& t) { return runner.time(t).median_ms; }, {}, {}});
@@ -147,7 +139,7 @@ json bench_gpu_workload(const std::string& workload, const Target& target, const
   topt.min_repeat_ms = o.min_repeat_ms;
   topt.flush_cache = true;
   run_rounds(entries, o.rounds, topt);
-  record_results(w, entries, k.op.flops, bytes);
+  record_results(w, entries, k.op.flops, w["bytes"].get<double>());
   set_best_baseline(w);
   return w;
 }
