@@ -45,6 +45,8 @@ struct GpuStats {
   // 32-byte sectors a warp's request touches (the bank conflict degree).
   double sector_sum = 0, sector_weight = 0;
   double conflict_sum = 0, conflict_weight = 0;
+  // Vector lanes per thread and access (float4: 4), global and shared.
+  double global_lanes_sum = 0, shared_lanes_sum = 0;
 };
 
 // One buffer access: its flat index as sum(coef[level] * loop var) + rest.
@@ -229,11 +231,13 @@ class Collector {
         const double degree = words == 0 ? 1 : static_cast<double>(std::gcd(words, 32));
         gpu.conflict_sum += degree * executions;
         gpu.conflict_weight += executions;
+        gpu.shared_lanes_sum += lanes * executions;
       } else if (!on_chip_.count(a.buffer)) {
         const double span = 31 * stride + bytes;
         const double sectors = std::min(std::ceil(span / 32), 32 * std::ceil(bytes / 32));
         gpu.sector_sum += sectors * executions;
         gpu.sector_weight += executions;
+        gpu.global_lanes_sum += lanes * executions;
       }
     }
   }
@@ -637,6 +641,8 @@ void fill_gpu(const PathSummary& s, const Collector& c, float* g) {
   g[7] = static_cast<float>(c.gpu.allreduces);
   g[8] = c.gpu.sector_weight > 0 ? feature_log(c.gpu.sector_sum / c.gpu.sector_weight) : 0.0f;
   g[9] = c.gpu.conflict_weight > 0 ? feature_log(c.gpu.conflict_sum / c.gpu.conflict_weight) : 0.0f;
+  g[10] = c.gpu.sector_weight > 0 ? feature_log(c.gpu.global_lanes_sum / c.gpu.sector_weight) : 0.0f;
+  g[11] = c.gpu.conflict_weight > 0 ? feature_log(c.gpu.shared_lanes_sum / c.gpu.conflict_weight) : 0.0f;
 }
 
 FeatureVector extract_features(const LoweredFunc& f) {

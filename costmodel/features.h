@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 202 floats):
+// Layout (kFeatureLength = 204 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -117,6 +117,8 @@
 //         global access of every store weighted by executions
 //         (coalescing: 4 for adjacent floats, 32 for scattered ones)
 //     +9  log mean bank conflict degree of shared accesses, likewise
+//     +10 log mean vector lanes of global accesses (float4: 4), likewise
+//     +11 log mean vector lanes of shared accesses, likewise
 #pragma once
 
 #include "compute/function.h"
@@ -135,9 +137,9 @@ constexpr int kGlobalBufferOffset = 32;
 constexpr int kGlobalBufferStride = 9;
 constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStride;
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
-constexpr int kGpuCount = 10;
+constexpr int kGpuCount = 12;
 constexpr int kFeatureLength = kGpuOffset + kGpuCount;
-static_assert(kFeatureLength == 202, "update the layout comment");
+static_assert(kFeatureLength == 204, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

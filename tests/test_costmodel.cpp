@@ -467,4 +467,12 @@ TEST_CASE("features: the GPU block describes launch, occupancy, coalescing and b
   CHECK(s1[9] == Approx(feature_log(1)));
   CHECK(s4[9] > s1[9]);
   CHECK(s1[7] == 2.0f);
+
+  // Vector widths: softmax's shared row is read 4 lanes at a time with vec 4,
+  // one with vec 1; the plain copy moves one float per access.
+  CHECK(s1[11] == Approx(feature_log(1)));
+  CHECK(s4[11] > s1[11]);
+  CHECK(s4[10] > s1[10]);
+  CHECK(gpu_block(gpu_copy(true))[10] == Approx(feature_log(1)));
+  CHECK(gpu_block(gpu_copy(true))[11] == 0.0f);
 }
