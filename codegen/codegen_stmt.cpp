@@ -40,10 +40,11 @@ void CodeGenLLVM::emit(const Stmt& s) {
       user_error() << "a reduction across threads (an axis bound to "
                    << s.as<ThreadAllReduceNode>()->thread_tag << ") needs a cuda target; the llvm backend runs on the CPU";
     case NodeKind::TensorIntrinCall:
-      user_error() << "tensor intrinsic '" << s.as<TensorIntrinCallNode>()->intrin
-                   << "' has no implementation in the llvm backend";
+      emit_tensor_intrin(s.as<TensorIntrinCallNode>());
+      return;
     case NodeKind::Provide:
     case NodeKind::Realize:
+    case NodeKind::Tensorize:
       internal_error() << node_kind_name(s->kind()) << " must be flattened away before codegen";
     default:
       internal_error() << "codegen: unexpected statement " << node_kind_name(s->kind());

@@ -105,6 +105,9 @@ class CodeGenLLVM {
   // ---- codegen_memory.cpp: loads, stores, alignment
   llvm::Value* emit_load(const LoadNode* op);
   void emit_store(const StoreNode* op);
+  // A hardware instruction call (compute/hw_instructions.h): the x86 ones,
+  // for targets with their feature (codegen_intrin.cpp).
+  void emit_tensor_intrin(const TensorIntrinCallNode* op);
   // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.
   llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);
   // Alignment in bytes of element `index` of a 64-byte-aligned buffer.

@@ -186,6 +186,12 @@ int Target::vector_bits() const {
   return 128;
 }
 
+bool Target::has_feature(const std::string& feature) const {
+  if (kind != "llvm" || !is_x86(triple)) return false;  // kiln knows x86 features only
+  auto sti = llvm_support::create_subtarget_info(triple, cpu == "generic" ? "" : cpu, attrs);
+  return sti->checkFeatures("+" + feature);
+}
+
 bool Target::is_host() const {
   if (kind != "llvm") return false;
   llvm::Triple mine(triple), host(host_triple());

@@ -32,6 +32,9 @@ struct Target {
   std::string str() const;
   // Widest natural SIMD width in bits: 512 with avx512f, 256 with avx2, else 128.
   int vector_bits() const;
+  // Whether an llvm target has the CPU feature (an LLVM feature name such as
+  // "avx512vnni"), implied by its CPU or listed in its -mattr.
+  bool has_feature(const std::string& feature) const;
   // Whether code for this target runs in this process (llvm, host arch and OS).
   bool is_host() const;
   bool is_cuda() const { return kind == "cuda"; }

@@ -129,9 +129,14 @@ void IRVisitor::visit_TensorIntrinCall(const TensorIntrinCallNode* op) {
   for (auto& o : op->operands) {
     visit(o.buffer);
     visit(o.offset);
+    visit(o.extent);
     visit(o.stride);
   }
   for (auto& s : op->scalars) visit(s);
+}
+void IRVisitor::visit_Tensorize(const TensorizeNode* op) {
+  for (auto& r : op->regions)
+    for (auto& b : r.base) visit(b);
 }
 void IRVisitor::visit_Provide(const ProvideNode* op) {
   visit(op->value);
@@ -335,8 +340,8 @@ Stmt IRMutator::mutate_TensorIntrinCall(const TensorIntrinCallNode* op, const St
   bool changed = false;
   std::vector<TensorIntrinCallNode::Operand> ops;
   for (auto& o : op->operands) {
-    TensorIntrinCallNode::Operand n{o.buffer, mutate(o.offset), mutate(o.stride)};
-    changed |= !n.offset.same_as(o.offset) || !n.stride.same_as(o.stride);
+    TensorIntrinCallNode::Operand n{o.buffer, mutate(o.offset), mutate(o.extent), mutate(o.stride)};
+    changed |= !n.offset.same_as(o.offset) || !n.extent.same_as(o.extent) || !n.stride.same_as(o.stride);
     ops.push_back(n);
   }
   std::vector<Expr> sc;
@@ -345,6 +350,19 @@ Stmt IRMutator::mutate_TensorIntrinCall(const TensorIntrinCallNode* op, const St
     changed |= !sc.back().same_as(s);
   }
   return changed ? TensorIntrinCallNode::make(op->intrin, ops, sc) : self;
+}
+Stmt IRMutator::mutate_Tensorize(const TensorizeNode* op, const Stmt& self) {
+  bool changed = false;
+  std::vector<TensorizeNode::Region> regions;
+  for (auto& r : op->regions) {
+    TensorizeNode::Region n{r.tensor, {}, r.dims};
+    for (auto& b : r.base) {
+      n.base.push_back(mutate(b));
+      changed |= !n.base.back().same_as(b);
+    }
+    regions.push_back(std::move(n));
+  }
+  return changed ? TensorizeNode::make(op->intrin, op->phase, std::move(regions)) : self;
 }
 Stmt IRMutator::mutate_Provide(const ProvideNode* op, const Stmt& self) {
   Expr v = mutate(op->value);

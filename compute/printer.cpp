@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "compute/tensor.h"
+#include "compute/tensor_intrin.h"
 
 namespace kiln {
 
@@ -292,6 +293,8 @@ class IRPrinter {
           first = false;
           os_ << name_of(o.buffer.node()) << "[";
           print(o.offset);
+          os_ << ", extent=";
+          print(o.extent);
           os_ << ", stride=";
           print(o.stride);
           os_ << "]";
@@ -300,6 +303,25 @@ class IRPrinter {
           if (!first) os_ << ", ";
           first = false;
           print(x);
+        }
+        os_ << ")\n";
+        return;
+      }
+      case NodeKind::Tensorize: {
+        auto* op = s.as<TensorizeNode>();
+        indent();
+        os_ << "tensorize " << op->intrin->name << "." << intrin_phase_name(op->phase) << "(";
+        for (size_t r = 0; r < op->regions.size(); ++r) {
+          const TensorizeNode::Region& region = op->regions[r];
+          if (r > 0) os_ << ", ";
+          os_ << region.tensor->op->name << "[";
+          for (size_t d = 0; d < region.base.size(); ++d) {
+            if (d > 0) os_ << ", ";
+            print(region.base[d]);
+          }
+          os_ << "] along (";
+          for (size_t d = 0; d < region.dims.size(); ++d) os_ << (d > 0 ? ", " : "") << region.dims[d];
+          os_ << ")";
         }
         os_ << ")\n";
         return;

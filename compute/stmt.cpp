@@ -102,6 +102,14 @@ Stmt TensorIntrinCallNode::make(std::string intrin, std::vector<Operand> operand
   return Stmt(new TensorIntrinCallNode(std::move(intrin), std::move(operands), std::move(scalars)));
 }
 
+Stmt TensorizeNode::make(TensorIntrin intrin, IntrinPhase phase, std::vector<Region> regions) {
+  internal_assert(intrin) << "tensorize without an intrinsic";
+  for (auto& r : regions)
+    internal_assert(r.tensor.defined() && static_cast<int>(r.base.size()) == Tensor(r.tensor).ndim())
+        << "tensorize region of '" << (r.tensor.defined() ? r.tensor->op->name : "?") << "' needs one base index per dimension";
+  return Stmt(new TensorizeNode(std::move(intrin), phase, std::move(regions)));
+}
+
 Stmt ProvideNode::make(Ref<TensorNode> t, Expr value, std::vector<Expr> indices) {
   return Stmt(new ProvideNode(std::move(t), std::move(value), std::move(indices)));
 }

@@ -5,6 +5,7 @@
 // backend consumes the IR today.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -167,14 +168,18 @@ class AttrStmtNode : public StmtNode {
   static Stmt make(Ref<Object> node, std::string key, Expr value, Stmt body);
 };
 
-// A call to a hardware tensor intrinsic (tensorize): `intrin` names it, and
-// each operand is a buffer pointer plus element offset and row stride.
+// A call to a hardware instruction (compute/hw_instructions.h lists them,
+// with what each operand holds): `intrin` names it, and each operand is a
+// buffer access pointer, the `extent` elements from `offset` on, with a row
+// stride for operands of several rows. Tensor intrinsics' lowerings emit
+// them (after flattening).
 class TensorIntrinCallNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::TensorIntrinCall;
   struct Operand {
     Var buffer;
     Expr offset;
+    Expr extent;
     Expr stride;
   };
   TensorIntrinCallNode(std::string name, std::vector<Operand> ops, std::vector<Expr> sc)
@@ -183,6 +188,33 @@ class TensorIntrinCallNode : public StmtNode {
   const std::vector<Operand> operands;
   const std::vector<Expr> scalars;
   static Stmt make(std::string intrin, std::vector<Operand> operands, std::vector<Expr> scalars);
+};
+
+struct TensorIntrinDecl;
+using TensorIntrin = std::shared_ptr<const TensorIntrinDecl>;
+enum class IntrinPhase : uint8_t;
+
+// A tensorized loop nest (before flattening): one phase of the tensor
+// intrinsic (compute/tensor_intrin.h) on regions of tensors. Each region is
+// the element `base` (one index per tensor dimension) and, per dimension of
+// the declared operand, the tensor dimension it runs along. storage_flatten
+// replaces it by the intrinsic's lowering of that phase.
+class TensorizeNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Tensorize;
+  struct Region {
+    Ref<TensorNode> tensor;
+    std::vector<Expr> base;
+    std::vector<int> dims;
+  };
+  TensorizeNode(TensorIntrin in, IntrinPhase p, std::vector<Region> r)
+      : StmtNode(kKind), intrin(std::move(in)), phase(p), regions(std::move(r)) {}
+  const TensorIntrin intrin;
+  const IntrinPhase phase;
+  // The operands in the lowering's order: the inputs then the output (the
+  // output alone for a reset).
+  const std::vector<Region> regions;
+  static Stmt make(TensorIntrin intrin, IntrinPhase phase, std::vector<Region> regions);
 };
 
 // tensor[indices] = value (multi-dimensional, before flattening).

@@ -21,6 +21,9 @@ namespace kiln {
 struct CpuInfo {
   int vector_bits = 512;  // widest native vector register
   int num_threads = 2;    // cores the parallel loops run on
+  // Instructions tensor intrinsics need (kernels/tensor_intrinsics.h).
+  bool avx512_vnni = false;
+  bool avx512_bf16 = false;
 };
 
 struct OpParam {

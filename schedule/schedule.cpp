@@ -455,6 +455,19 @@ Stage& Stage::pragma(const IterVar& iv, const std::string& pname, Expr value) {
   return *this;
 }
 
+Stage& Stage::tensorize(const IterVar& iv, const TensorIntrin& intrin) {
+  check_not_placeholder(node_, "tensorize");
+  check_leaf(node_, iv, "tensorize");
+  user_check(intrin != nullptr) << "tensorize: no intrinsic given for axis '" << axis_name(iv) << "' of stage '"
+                                << name() << "'";
+  for (auto& [leaf, attr] : node_->iter_attrs)
+    user_check(!attr.tensor_intrin || leaf == iv.get())
+        << "tensorize: stage '" << name() << "' is already tensorized at axis '" << leaf->var->name
+        << "' (one tensorized nest per stage)";
+  node_->iter_attrs[iv.get()].tensor_intrin = intrin;
+  return *this;
+}
+
 Stage& Stage::storage_align(int axis, int64_t factor, int64_t offset) {
   check_not_placeholder(node_, "storage_align");
   int nd = static_cast<int>(node_->storage_align.size());

@@ -12,6 +12,7 @@
 
 #include "compute/stmt.h"
 #include "compute/tensor.h"
+#include "compute/tensor_intrin.h"
 
 namespace kiln {
 
@@ -31,6 +32,9 @@ struct IterVarAttr {
   ForKind for_kind = ForKind::kSerial;
   std::string thread_tag;  // for ForKind::kThreadBinding
   std::vector<std::pair<std::string, Expr>> pragmas;
+  // Set by tensorize: the loops from this axis inward are replaced by the
+  // intrinsic (compute/tensor_intrin.h, matched in schedule/tensorize.h).
+  TensorIntrin tensor_intrin;
 };
 
 enum class AttachType { kRoot, kInline, kScope };
@@ -71,6 +75,12 @@ class Stage {
   // GPU: binds the axis to a thread index ("blockIdx.x", "threadIdx.y", ...).
   Stage& bind(const IterVar& iv, const std::string& thread_tag);
   Stage& pragma(const IterVar& iv, const std::string& name, Expr value = Expr(1));
+  // Replaces the loop nest from `iv` inward by the tensor intrinsic, which
+  // must compute what those loops compute (checked when lowering, with a
+  // user error that says what differs). A reduction whose loops also run
+  // outside `iv` is split into the intrinsic's reset (before them) and
+  // update (the call).
+  Stage& tensorize(const IterVar& iv, const TensorIntrin& intrin);
   // Pads the row pitch of dimension `axis` of this stage's buffer so that
   // pitch % factor == offset (avoids bank/set conflicts).
   Stage& storage_align(int axis, int64_t factor, int64_t offset);

@@ -8,6 +8,7 @@
 #include "compute/expr_ops.h"
 #include "compute/printer.h"
 #include "schedule/passes/storage_flatten.h"
+#include "schedule/tensorize.h"
 
 namespace kiln {
 
@@ -116,6 +117,8 @@ class NestBuilder {
     std::vector<Expr> idx;
     for (auto& iv : c->axis) idx.push_back(values.at(iv->var.node()));
     Expr body = CanonicalizeReads(sch_).mutate(substitute(b.body, values));
+    const int tensorized = tensorized_leaf(s);
+    if (tensorized >= 0) return build_tensorized(s, body, values, guards, tensorized, ana);
     if (auto* red = body.as<ReduceNode>()) {
       const int across = thread_reduce_leaf(s);
       if (across >= 0) return build_cross_thread(s, red, self, idx, guards, across, ana);
@@ -154,6 +157,72 @@ class NestBuilder {
     }
     stmt = wrap_guards(stmt, guards, -1, false);
     return stmt;
+  }
+
+  // The position of the stage's tensorized leaf, or -1.
+  static int tensorized_leaf(const StageNode* s) {
+    int pos = -1;
+    for (auto& [iv, attr] : s->iter_attrs) {
+      if (!attr.tensor_intrin) continue;
+      for (size_t i = 0; i < s->leaf_iter_vars.size(); ++i)
+        if (s->leaf_iter_vars[i].get() == iv) pos = static_cast<int>(i);
+      user_check(pos >= 0) << "stage '" << s->op->name << "' is tensorized at axis '" << iv->var->name
+                           << "', which was split or fused afterwards: tensorize a leaf axis of the final loop nest";
+    }
+    return pos;
+  }
+
+  // The nest of a stage tensorized at leaf `pos`: its loops outside `pos`,
+  // around the intrinsic's body, or, when reduction loops also run outside
+  // `pos`, its update, with its reset where the reduction's init goes.
+  Stmt build_tensorized(const StageNode* s, const Expr& body, const VarMap& values, const std::vector<Guard>& guards,
+                        int pos, Analyzer& ana) {
+    const auto& leaves = s->leaf_iter_vars;
+    const int n = static_cast<int>(leaves.size());
+    const TensorIntrin& intrin = s->iter_attrs.at(leaves[pos].get()).tensor_intrin;
+    const std::string where =
+        "tensorize(stage '" + s->op->name + "' at '" + leaves[pos]->var->name + "', intrinsic '" + intrin->name + "')";
+    for (auto& g : guards)
+      user_check(g.level < pos) << where << ": the loops below the tensorized axis have a tail (the guard `"
+                                << to_string(g.cond) << "`); a tensorized nest covers whole tiles, so choose "
+                                << "factors that divide the axes";
+    for (auto& [key, children] : attached_)
+      user_check(key.first != s || key.second < pos)
+          << where << ": stage '" << children.front()->op->name << "' is computed at loop '"
+          << leaves[key.second]->var->name << "', inside the tensorized loops";
+    user_check(thread_reduce_leaf(s) < 0) << where << ": a reduction across threads cannot be tensorized";
+    const TensorizeMatch m = match_tensorize(s, pos, intrin, bm_.at(s), values, body, ana);
+    std::vector<TensorizeNode::Region> operands = m.inputs;
+    operands.push_back(m.output);
+
+    int first_reduce = n;
+    for (int i = 0; i < n; ++i)
+      if (leaves[i]->iter_kind == IterKind::kReduce) {
+        first_reduce = i;
+        break;
+      }
+    const bool split = first_reduce < pos;
+    Stmt init;
+    if (split) {
+      user_check(intrin->lowering.reset && intrin->lowering.update)
+          << where << ": reduction loop '" << leaves[first_reduce]->var->name
+          << "' runs outside the tensorized axis, so the reduction is split into steps, but the intrinsic has no "
+          << "reset and update lowerings (only a body): put every reduction loop below the tensorized axis";
+      init = TensorizeNode::make(intrin, IntrinPhase::kReset, {m.output});
+      for (int i = pos - 1; i > first_reduce; --i) {
+        if (leaves[i]->iter_kind == IterKind::kReduce) continue;
+        init = wrap_guards(init, guards, i, /*data_par_only=*/true);
+        init = make_loop(s, leaves[i], init);
+      }
+    }
+    Stmt stmt = TensorizeNode::make(intrin, split ? IntrinPhase::kUpdate : IntrinPhase::kBody, operands);
+    for (int i = pos - 1; i >= 0; --i) {
+      stmt = wrap_guards(stmt, guards, i, false);
+      stmt = inject_attached(s, i, stmt);
+      stmt = make_loop(s, leaves[i], stmt);
+      if (i == first_reduce) stmt = SeqNode::make({init, stmt});
+    }
+    return wrap_guards(stmt, guards, -1, false);
   }
 
   // The position of the stage's reduction leaf bound to a thread index, or

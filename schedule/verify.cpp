@@ -5,9 +5,11 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/tensor.h"
+#include "compute/tensor_intrin.h"
 #include "schedule/passes/storage_flatten.h"
 
 namespace kiln {
@@ -34,6 +36,7 @@ class Verifier : public IRVisitor {
     NodeKind k = s->kind();
     bool leaf =
         k == NodeKind::Store || k == NodeKind::Provide || k == NodeKind::Evaluate || k == NodeKind::TensorIntrinCall ||
+        k == NodeKind::Tensorize ||
         k == NodeKind::ThreadAllReduce;
     if (!leaf) return IRVisitor::visit(s);
     leaf_ = s;
@@ -214,6 +217,17 @@ class Verifier : public IRVisitor {
     if (op->value.dtype() != Tensor(op->tensor).dtype())
       KILN_VERIFY_FAIL << "Provide of " << op->value.dtype().str() << " to '" << op->tensor->op->name << "' of type "
                        << Tensor(op->tensor).dtype().str();
+  }
+
+  void visit_TensorIntrinCall(const TensorIntrinCallNode* op) override {
+    IRVisitor::visit_TensorIntrinCall(op);
+    const std::string problem = hw_call_problem(*op);
+    if (!problem.empty()) KILN_VERIFY_FAIL << problem;
+  }
+
+  void visit_Tensorize(const TensorizeNode* op) override {
+    if (opt_.flattened) KILN_VERIFY_FAIL << "tensorize of '" << op->intrin->name << "' remains after flattening";
+    IRVisitor::visit_Tensorize(op);
   }
 
   void visit_Realize(const RealizeNode* op) override {

@@ -115,10 +115,12 @@ TEST_CASE("printer: statements", "[printer]") {
   CHECK(to_string(let) == "let t = (i*2)\nC[t if (i < 5)] = 0f\n");
 
   Var A = Var::handle("A", DType::i8());
-  Stmt intrin = TensorIntrinCallNode::make("dot_4x4", {{C, i * 16, Expr(16)}, {A, Expr(0), Expr(4)}}, {Expr(1.5f)});
-  CHECK(to_string(intrin) == "tensor_intrin dot_4x4(C[(i*16), stride=16], A[0, stride=4], 1.5f)\n");
+  Stmt intrin = TensorIntrinCallNode::make("dot_4x4", {{C, i * 16, Expr(64), Expr(16)}, {A, Expr(0), Expr(4), Expr(4)}},
+                                           {Expr(1.5f)});
+  CHECK(to_string(intrin) == "tensor_intrin dot_4x4(C[(i*16), extent=64, stride=16], A[0, extent=4, stride=4], 1.5f)\n");
   CHECK(to_string(AttrStmtNode::make(Ref<Object>(), "double_buffer", Expr(1), intrin)) ==
-        "// attr double_buffer = 1\ntensor_intrin dot_4x4(C[(i*16), stride=16], A[0, stride=4], 1.5f)\n");
+        "// attr double_buffer = 1\ntensor_intrin dot_4x4(C[(i*16), extent=64, stride=16], A[0, extent=4, stride=4], "
+        "1.5f)\n");
 }
 
 TEST_CASE("printer: lowered function", "[printer]") {

@@ -4,9 +4,12 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "compute/analyzer.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
+#include "compute/printer.h"
 #include "compute/tensor.h"
+#include "compute/tensor_intrin.h"
 #include "schedule/passes/pass_util.h"
 
 namespace kiln {
@@ -21,6 +24,7 @@ struct FlatBuffer {
 
   std::vector<Expr> mins;     // per dimension, subtracted from the index
   std::vector<Expr> strides;  // per dimension, in elements
+  MemScope scope = MemScope::kGlobal;
 };
 
 // The type flat indices into a buffer are computed in: i32 while the whole
@@ -73,6 +77,49 @@ const char* scope_suffix(MemScope s) {
       return ".local";
   }
   return "";
+}
+
+// What the intrinsic's operand `operand` asks of the buffer bound to it
+// (IntrinRequirement): a user error in schedule terms otherwise.
+void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const Tensor& t, const IntrinBuffer& b) {
+  const IntrinRequirement& req = in.requirements.at(operand);
+  const std::string declared = operand < in.inputs.size() ? in.inputs[operand].name() : in.output.name();
+  const std::string who = "tensorize with '" + in.name + "': '" + t.name() + "', bound to the intrinsic's '" +
+                          declared + "',";
+  user_check(!req.scope || *req.scope == b.scope)
+      << who << " lives in " << mem_scope_name(b.scope) << " memory; the intrinsic needs it in "
+      << mem_scope_name(*req.scope) << " memory (cache it there first)";
+  Analyzer ana;
+  if (req.offset_factor > 1) {
+    const ModularSet m = ana.modular_set(b.offset);
+    user_check(m.coeff % req.offset_factor == 0 && m.base % req.offset_factor == 0)
+        << who << " starts at element `" << to_string(ana.simplify(b.offset))
+        << "`, which kiln cannot prove is a multiple of " << req.offset_factor
+        << " (the alignment the intrinsic needs): tile so that each call starts at a multiple";
+  }
+  auto stride = [&](size_t d) -> int64_t {
+    const int64_t* v = as_const_int(ana.simplify(b.strides[d]));
+    return v ? *v : -1;
+  };
+  std::string strides;
+  for (size_t d = 0; d < b.strides.size(); ++d) strides += (d ? ", " : "") + to_string(ana.simplify(b.strides[d]));
+  if (req.unit_inner && !b.shape.empty() && b.shape.back() > 1)
+    user_check(stride(b.shape.size() - 1) == 1)
+        << who << " is accessed with strides (" << strides
+        << ") in the intrinsic's dimensions; the intrinsic needs the innermost one to be 1";
+  if (req.dense) {
+    int64_t want = 1;
+    std::string dense;
+    bool ok = true;
+    for (size_t d = b.shape.size(); d-- > 0;) {
+      ok = ok && (b.shape[d] == 1 || stride(d) == want);
+      dense = std::to_string(want) + (dense.empty() ? "" : ", ") + dense;
+      want *= b.shape[d];
+    }
+    user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
+                   << "intrinsic needs one dense block, strides (" << dense
+                   << "): pack or cache the data in that layout first";
+  }
 }
 
 class Flattener : public IRMutator {
@@ -128,6 +175,7 @@ class Flattener : public IRMutator {
     bool has_suffix =
         name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     fb.handle = Var::handle(has_suffix ? name : name + suffix, fb.dtype);
+    fb.scope = op->scope;
     Stmt body = with_buffer(t->op.get(), fb, op->body);
     if (!body.defined()) return body;
     return AllocateNode::make(fb.handle, fb.dtype, {size}, op->scope, body);
@@ -142,6 +190,27 @@ class Flattener : public IRMutator {
   Expr mutate_TensorRead(const TensorReadNode* op, const Expr&) override {
     const FlatBuffer& fb = lookup(op->tensor, "read");
     return LoadNode::make(fb.dtype, fb.handle, flat_index(fb, op->indices));
+  }
+
+  // The intrinsic's lowering of the phase, on its operands' flat buffers.
+  Stmt mutate_Tensorize(const TensorizeNode* op, const Stmt&) override {
+    const TensorIntrinDecl& in = *op->intrin;
+    std::vector<IntrinBuffer> operands;
+    for (size_t k = 0; k < op->regions.size(); ++k) {
+      const TensorizeNode::Region& r = op->regions[k];
+      const size_t operand = op->phase == IntrinPhase::kReset ? in.inputs.size() : k;
+      const FlatBuffer& fb = lookup(r.tensor, "used by a tensor intrinsic");
+      IntrinBuffer b;
+      b.data = fb.handle;
+      b.dtype = fb.dtype;
+      b.scope = fb.scope;
+      b.offset = flat_index(fb, r.base);
+      b.shape = in.shape_of(operand);
+      for (int d : r.dims) b.strides.push_back(d < 0 ? make_zero(fb.index_type) : fb.strides[static_cast<size_t>(d)]);
+      check_intrin_requirement(in, operand, Tensor(r.tensor), b);
+      operands.push_back(std::move(b));
+    }
+    return in.lower(op->phase, operands);
   }
 
  private:

@@ -1,0 +1,41 @@
+// The hardware instructions tensor intrinsics' lowerings may call
+// (TensorIntrinCallNode), listed explicitly per target. Each entry says
+// what its operands hold; the IR verifier checks calls against it, and the
+// backends (codegen/) emit each for the targets that have the feature.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compute/dtype.h"
+#include "compute/stmt.h"
+#include "compute/tensor.h"
+
+namespace kiln {
+
+struct HwOperand {
+  std::string role;    // "acc", "a", "b"
+  DType dtype;         // the element type of the buffer it points into
+  int64_t extent;      // elements read (and written) from its offset on
+  bool written;        // the instruction writes it (read-modify-write)
+};
+
+struct HwInstruction {
+  std::string name;     // "x86.vpdpbusd.512"
+  std::string backend;  // "llvm" or "cuda"
+  std::string feature;  // what the target must have: an LLVM CPU feature ("avx512vnni") or a cuda arch ("sm_80")
+  std::vector<HwOperand> operands;
+  std::string semantics;  // what it computes, in terms of the operands
+};
+
+// Every instruction, in a fixed order.
+const std::vector<HwInstruction>& hw_instructions();
+// The instruction of that name; user_error listing the known ones otherwise.
+const HwInstruction& find_hw_instruction(const std::string& name);
+
+// What is wrong with a call of an instruction (an unknown name, the number
+// of operands, an operand's element type or a non-constant or different
+// extent), or "" when it matches the instruction's entry.
+std::string hw_call_problem(const TensorIntrinCallNode& call);
+
+}  // namespace kiln

@@ -1,0 +1,43 @@
+// Matching a stage's loop nest against a tensor intrinsic (the tensorize
+// primitive, compute/tensor_intrin.h), as schedule_ops builds the nest.
+//
+// The loops from the tensorized axis inward (the inner loops) must be plain
+// loops of constant extent, one per axis of the intrinsic: each inner loop
+// runs along one root axis of the stage with unit step (a split's inner
+// part, or a whole axis), the data-parallel ones matched to the
+// intrinsic's axes and the reduction ones to its reduction axes, in the
+// stage's root-axis order, extent for extent. With every inner loop
+// variable replaced by the matching intrinsic axis, the stage's expression
+// must then be the intrinsic's: the same operations, constants, dtypes and
+// reduction, where each tensor read corresponds to a read of one of the
+// intrinsic's inputs with the same index pattern (the same coefficient of
+// each intrinsic axis in the tensor dimensions that move, constant
+// dimensions elsewhere). The result is, per operand, the region the call
+// binds to it: its first element and the tensor dimension each declared
+// dimension runs along. Every mismatch is a user error that says what
+// differs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compute/analyzer.h"
+#include "compute/tensor_intrin.h"
+#include "schedule/bound.h"
+#include "schedule/schedule.h"
+
+namespace kiln {
+
+struct TensorizeMatch {
+  std::vector<TensorizeNode::Region> inputs;  // one per intrinsic input
+  TensorizeNode::Region output;
+};
+
+// Matches stage `s`'s nest below its leaf at `pos` (tensorized with
+// `intrin`) against the intrinsic. `body` is the stage's expression over
+// its leaf variables (root axes substituted), `values` the root axes'
+// values, and `ana` knows the ranges of every leaf and enclosing loop.
+TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& intrin, const StageBounds& bounds,
+                               const VarMap& values, const Expr& body, Analyzer& ana);
+
+}  // namespace kiln

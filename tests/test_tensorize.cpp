@@ -1,0 +1,469 @@
+// tensorize: matching a loop nest against a declared tensor intrinsic, the
+// reset / update / body split, the operands' requirements, and the
+// kernels the x86 intrinsics give, against the reference interpreter
+// (integers exactly). The matching and its messages need no special CPU;
+// running VNNI or BF16 kernels needs the instructions (skipped elsewhere).
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "base/error.h"
+#include "codegen/build.h"
+#include "codegen/target.h"
+#include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
+#include "compute/interpreter.h"
+#include "compute/printer.h"
+#include "kernels/tensor_intrinsics.h"
+#include "schedule/lower.h"
+#include "support/kernel_check.h"
+#include "support/skip.h"
+#include "support/test_seed.h"
+
+using namespace kiln;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// C[i, j] = sum_k i32(A[i, k]) * i32(Bp[j / 16, k / 4, j % 16, k % 4]): a
+// matmul whose B is given in the blocked layout VNNI reads (16 columns by
+// 4 steps of k in one 64-byte block).
+struct BlockedMatmul {
+  int64_t M, N, K;
+  Tensor A, Bp, C;
+  IterVar k;
+};
+
+BlockedMatmul blocked_matmul(int64_t M, int64_t N, int64_t K, DType a_type = DType::u8(), DType b_type = DType::i8(),
+                             int lanes = 16, int steps = 4, DType acc = DType::i32()) {
+  BlockedMatmul m{M, N, K, {}, {}, {}, {}};
+  m.A = placeholder({Expr(static_cast<int>(M)), Expr(static_cast<int>(K))}, a_type, "A");
+  m.Bp = placeholder({Expr(static_cast<int>(N / lanes)), Expr(static_cast<int>(K / steps)), Expr(lanes), Expr(steps)},
+                     b_type, "Bp");
+  m.k = reduce_axis(static_cast<int>(K), "k");
+  IterVar k = m.k;
+  Tensor A = m.A, Bp = m.Bp;
+  m.C = compute(
+      {Expr(static_cast<int>(M)), Expr(static_cast<int>(N))},
+      [&](Var i, Var j) {
+        return sum(cast(acc, A(i, k->var)) *
+                       cast(acc, Bp(floordiv(j, lanes), floordiv(k->var, steps), floormod(j, lanes), floormod(k->var, steps))),
+                   {k});
+      },
+      "C");
+  return m;
+}
+
+// The plain tiling: j in 16s, k in 4s, the intrinsic over (j.inner, k.inner).
+void schedule_plain(Schedule& s, const BlockedMatmul& m, const TensorIntrin& intrin, int steps = 4) {
+  Stage c = s[m.C];
+  IterVar jo, ji, ko, ki;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.split(c.reduce_axis()[0], steps, &ko, &ki);
+  c.reorder({c.axis()[0], jo, ko, ji, ki});
+  c.tensorize(ji, intrin);
+}
+
+// A register tile of `rows` x `16 * vecs` accumulated in a local stage
+// (as the GEMM templates do), k in steps outside the tile.
+void schedule_tiled(Schedule& s, const BlockedMatmul& m, const TensorIntrin& intrin, int64_t rows, int64_t vecs,
+                    bool parallel, int steps = 4) {
+  Tensor cc = s.cache_write(m.C, MemScope::kLocal);
+  Stage c = s[m.C];
+  IterVar io, ii, jo, ji;
+  c.split(c.axis()[0], rows, &io, &ii);
+  c.split(c.axis()[1], 16 * vecs, &jo, &ji);
+  c.reorder({io, jo, ii, ji});
+  if (parallel) c.parallel(io);
+  Stage a = s[cc];
+  a.compute_at(c, jo);
+  IterVar cjo, cji, cko, cki;
+  a.split(a.axis()[1], 16, &cjo, &cji);
+  a.split(a.reduce_axis()[0], steps, &cko, &cki);
+  a.reorder({cko, a.axis()[0], cjo, cji, cki});
+  a.unroll(a.axis()[0]);
+  a.unroll(cjo);
+  a.tensorize(cji, intrin);
+}
+
+HostTensor random_tensor(const Tensor& t, uint64_t seed) {
+  std::vector<int64_t> shape;
+  for (const Expr& e : t.shape()) shape.push_back(*as_const_int(e));
+  HostTensor h(t.dtype(), shape);
+  h.fill_random(seed, t.dtype().is_float() ? -2.0 : -1e9, t.dtype().is_float() ? 2.0 : 1e9);  // ints: their whole range
+  return h;
+}
+
+// Runs the schedule on random inputs over the whole range of their types
+// and compares with the interpreter: "" when equal (within `tol` for floats).
+std::string run_against_interpreter(const Schedule& s, const BlockedMatmul& m, uint64_t seed, double tol = 0) {
+  HostTensor a = random_tensor(m.A, seed), b = random_tensor(m.Bp, seed + 1);
+  HostTensor got = kiln::testing::run_schedule(s, {m.A, m.Bp, m.C}, {a, b});
+  HostTensor want = interpret({m.C}, {{m.A, a}, {m.Bp, b}})[0];
+  return compare_tensors(want, got, tol, tol);
+}
+
+std::string lowered(const Schedule& s, const BlockedMatmul& m) {
+  return to_string(lower(s, {m.A, m.Bp, m.C}, "f"));
+}
+
+bool host_has(const char* feature) { return Target::host().has_feature(feature); }
+
+}  // namespace
+
+TEST_CASE("tensorize: a blocked u8 x i8 matmul lowers to vpdpbusd calls, reset before the k loop", "[tensorize]") {
+  BlockedMatmul m = blocked_matmul(3, 32, 8);
+  Schedule s({m.C});
+  schedule_plain(s, m, x86_vnni_dot_16x4());
+  const std::string ir = lowered(s, m);
+  CHECK_THAT(ir, Contains("tensor_intrin x86.vpdpbusd.512(C["));
+  CHECK_THAT(ir, Contains("extent=16"));
+  CHECK_THAT(ir, Contains("extent=64"));
+  // The reset (a zero vector) comes before the k.outer loop, the call inside it.
+  const size_t reset = ir.find("x16(0)");
+  const size_t k_loop = ir.find("k.outer");
+  const size_t call = ir.find("tensor_intrin");
+  REQUIRE(reset != std::string::npos);
+  CHECK(reset < k_loop);
+  CHECK(k_loop < call);
+}
+
+TEST_CASE("tensorize: with every reduction loop inside, the intrinsic's body replaces the nest", "[tensorize]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 4);
+  Schedule s({m.C});
+  Stage c = s[m.C];
+  IterVar jo, ji;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
+  c.tensorize(ji, x86_vnni_dot_16x4());
+  const std::string ir = lowered(s, m);
+  CHECK_THAT(ir, Contains("tensor_intrin x86.vpdpbusd.512"));
+  CHECK(ir.find("for (k") == std::string::npos);
+}
+
+TEST_CASE("tensorize: VNNI kernels equal the interpreter exactly on random shapes and tilings", "[tensorize][vnni]") {
+  if (!host_has("avx512vnni")) KILN_SKIP("this CPU has no AVX512-VNNI");
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<int64_t> rows = {1, 2, 3, 5, 7, 13};
+  for (int trial = 0; trial < 12; ++trial) {
+    const int64_t M = rows[rng() % rows.size()];
+    const int64_t N = 16 * static_cast<int64_t>(1 + rng() % 3);
+    const int64_t K = 4 * static_cast<int64_t>(1 + rng() % 5);
+    BlockedMatmul m = blocked_matmul(M, N, K);
+    Schedule s({m.C});
+    const int variant = static_cast<int>(rng() % 3);
+    std::string what = "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K);
+    if (variant == 0) {
+      schedule_plain(s, m, x86_vnni_dot_16x4());
+      what += " plain";
+    } else {
+      std::vector<int64_t> row_tiles, vec_tiles;
+      for (int64_t r = 1; r <= M; ++r)
+        if (M % r == 0) row_tiles.push_back(r);
+      for (int64_t v = 1; v <= N / 16; ++v)
+        if ((N / 16) % v == 0) vec_tiles.push_back(v);
+      const int64_t r = row_tiles[rng() % row_tiles.size()], v = vec_tiles[rng() % vec_tiles.size()];
+      schedule_tiled(s, m, x86_vnni_dot_16x4(), r, v, variant == 2);
+      what += " tile " + std::to_string(r) + "x" + std::to_string(16 * v) + (variant == 2 ? " parallel" : "");
+    }
+    INFO(what);
+    CHECK(run_against_interpreter(s, m, 100 + static_cast<uint64_t>(trial)) == "");
+  }
+}
+
+TEST_CASE("tensorize: BF16 kernels agree with the interpreter", "[tensorize][bf16]") {
+  if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16");
+  for (int64_t M : {1, 4, 7}) {
+    BlockedMatmul m = blocked_matmul(M, 32, 10, DType::bf16(), DType::bf16(), 16, 2, DType::f32());
+    Schedule s({m.C});
+    schedule_tiled(s, m, x86_bf16_dot_16x2(), 1, 2, false, 2);
+    INFO("M=" << M);
+    // Products of bf16 values are exact in f32; only the order of the sums
+    // (and subnormal flushing) differs from the interpreter's.
+    CHECK(run_against_interpreter(s, m, 7, 1e-5) == "");
+  }
+}
+
+TEST_CASE("tensorize: the loops below the axis must have the intrinsic's shape", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 32, 8);
+  Schedule s({m.C});
+  Stage c = s[m.C];
+  IterVar jo, ji;
+  c.split(c.axis()[1], 32, &jo, &ji);  // 32 columns where the intrinsic takes 16
+  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
+  c.tensorize(ji, x86_vnni_dot_16x4());
+  CHECK_THROWS_WITH(lowered(s, m), Contains("the loops below the tensorized axis run over [C.j.inner (32)] and reduce "
+                                            "over [k (8)], but the intrinsic computes over [c.i (16)] and reduces "
+                                            "over [k (4)]"));
+}
+
+TEST_CASE("tensorize: an annotated loop below the axis is refused", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 4);
+  Schedule s({m.C});
+  Stage c = s[m.C];
+  c.tensorize(c.axis()[1], x86_vnni_dot_16x4());
+  c.unroll(c.reduce_axis()[0]);
+  CHECK_THROWS_WITH(lowered(s, m), Contains("loop 'k' below the tensorized axis is unrolled; the intrinsic replaces "
+                                            "these loops, so leave them plain"));
+}
+
+TEST_CASE("tensorize: a fused loop, or two loops of one axis, below the axis are refused", "[tensorize][errors]") {
+  {
+    BlockedMatmul m = blocked_matmul(1, 16, 4);
+    Schedule s({m.C});
+    Stage c = s[m.C];
+    IterVar f = c.fuse(c.axis()[0], c.axis()[1]);
+    c.tensorize(f, x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(lowered(s, m), Contains("runs along both 'C.i' and 'C.j' (a fused loop)"));
+  }
+  {
+    BlockedMatmul m = blocked_matmul(1, 16, 4);
+    Schedule s({m.C});
+    Stage c = s[m.C];
+    IterVar jo, ji;
+    c.split(c.axis()[1], 8, &jo, &ji);
+    c.tensorize(jo, x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(lowered(s, m), Contains("axis 'C.j' runs along two loops below the tensorized axis ('C.j.outer' "
+                                              "and 'C.j.inner')"));
+  }
+}
+
+TEST_CASE("tensorize: a tail below the axis is refused", "[tensorize][errors]") {
+  // 40 columns in tiles of 16: the last tile would be guarded.
+  Tensor A = placeholder({2, 8}, DType::u8(), "A");
+  Tensor B = placeholder({40, 8}, DType::i8(), "B");
+  IterVar k = reduce_axis(8, "k");
+  Tensor C = compute(
+      {2, 40}, [&](Var i, Var j) { return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), B(j, k->var)), {k}); },
+      "C");
+  Schedule s({C});
+  Stage c = s[C];
+  IterVar jo, ji, ko, ki;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.split(k, 4, &ko, &ki);
+  c.reorder({c.axis()[0], jo, ko, ji, ki});
+  c.tensorize(ji, x86_vnni_dot_16x4());
+  CHECK_THROWS_WITH(to_string(lower(s, {A, B, C}, "f")),
+                    Contains("the loops below the tensorized axis have a tail (the guard `") &&
+                        Contains("a tensorized nest covers whole tiles"));
+}
+
+TEST_CASE("tensorize: a stage computed inside the tensorized loops is refused", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 8);
+  Schedule s({m.C});
+  Tensor ac = s.cache_read(m.A, MemScope::kLocal, {s[m.C]->op});
+  Stage c = s[m.C];
+  IterVar ko, ki;
+  c.split(c.reduce_axis()[0], 4, &ko, &ki);
+  c.reorder({c.axis()[0], ko, c.axis()[1], ki});
+  s[ac].compute_at(c, ki);
+  c.tensorize(c.axis()[1], x86_vnni_dot_16x4());
+  CHECK_THROWS_WITH(lowered(s, m), Contains("stage 'A.local' is computed at loop 'k.inner', inside the tensorized loops"));
+}
+
+TEST_CASE("tensorize: a different computation says what differs", "[tensorize][errors]") {
+  SECTION("an operand's type") {
+    BlockedMatmul m = blocked_matmul(2, 16, 4, DType::i8(), DType::i8());
+    Schedule s({m.C});
+    schedule_plain(s, m, x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(lowered(s, m), Contains("'A' holds i8, the intrinsic's 'a' u8"));
+  }
+  SECTION("the accumulator's type") {
+    BlockedMatmul m = blocked_matmul(2, 16, 4, DType::u8(), DType::i8(), 16, 4, DType::i64());
+    Schedule s({m.C});
+    schedule_plain(s, m, x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(lowered(s, m), Contains("the stage reduces in i64 where the intrinsic reduces in i32"));
+  }
+  SECTION("an operation") {
+    Tensor A = placeholder({2, 4}, DType::u8(), "A");
+    Tensor Bp = placeholder({1, 1, 16, 4}, DType::i8(), "Bp");
+    IterVar k = reduce_axis(4, "k");
+    Tensor C = compute(
+        {2, 16},
+        [&](Var i, Var j) {
+          return sum(cast(DType::i32(), A(i, k->var)) + cast(DType::i32(), Bp(0, 0, j, k->var)), {k});
+        },
+        "C");
+    Schedule s({C});
+    s[C].tensorize(s[C].axis()[1], x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(to_string(lower(s, {A, Bp, C}, "f")), Contains("where the intrinsic computes") &&
+                                                                  Contains("the operations differ"));
+  }
+  SECTION("the reduction's combiner") {
+    Tensor A = placeholder({2, 4}, DType::u8(), "A");
+    Tensor Bp = placeholder({1, 1, 16, 4}, DType::i8(), "Bp");
+    IterVar k = reduce_axis(4, "k");
+    Tensor C = compute(
+        {2, 16},
+        [&](Var i, Var j) {
+          return max_reduce(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(0, 0, j, k->var)), {k});
+        },
+        "C");
+    Schedule s({C});
+    s[C].tensorize(s[C].axis()[1], x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(to_string(lower(s, {A, Bp, C}, "f")),
+                      Contains("the stage reduces with max where the intrinsic reduces with sum"));
+  }
+  SECTION("no reduction") {
+    Tensor A = placeholder({2, 16}, DType::i32(), "A");
+    Tensor C = compute({2, 16}, [&](Var i, Var j) { return A(i, j) * 2; }, "C");
+    Schedule s({C});
+    s[C].tensorize(s[C].axis()[1], x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(to_string(lower(s, {A, C}, "f")),
+                      Contains("reduce over [], but the intrinsic computes over [c.i (16)] and reduces over [k (4)]"));
+  }
+}
+
+TEST_CASE("tensorize: an index pattern the intrinsic does not have is refused", "[tensorize][errors]") {
+  // B read as Bp[.., k % 4, j % 16]: the 4 steps of k run along the block's
+  // rows, where the intrinsic's b has them along its columns... and here
+  // every dimension still moves alike, so the strides decide (below); a
+  // read along a diagonal has no matching dimension at all.
+  Tensor A = placeholder({2, 4}, DType::u8(), "A");
+  Tensor Bd = placeholder({32, 4}, DType::i8(), "Bd");
+  IterVar k = reduce_axis(4, "k");
+  Tensor C = compute(
+      {2, 16},
+      [&](Var i, Var j) { return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bd(j + k->var, k->var)), {k}); },
+      "C");
+  Schedule s({C});
+  s[C].tensorize(s[C].axis()[1], x86_vnni_dot_16x4());
+  CHECK_THROWS_WITH(to_string(lower(s, {A, Bd, C}, "f")),
+                    Contains("the stage reads 'Bd' with the index pattern [1*c.i + 1*k, 1*k] where the intrinsic's "
+                             "'b' has [1*c.i, 1*k] (in the intrinsic's axes): no dimension of 'Bd' moves as the "
+                             "intrinsic's dimension 0"));
+}
+
+TEST_CASE("tensorize: an operand that misses the intrinsic's requirements is refused", "[tensorize][errors]") {
+  SECTION("a block that is not dense") {
+    // B stored [K, N]: the 16 x 4 block has strides (1, 16), not (4, 1).
+    Tensor A = placeholder({2, 4}, DType::u8(), "A");
+    Tensor B = placeholder({4, 16}, DType::i8(), "B");
+    IterVar k = reduce_axis(4, "k");
+    Tensor C = compute(
+        {2, 16},
+        [&](Var i, Var j) { return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), B(k->var, j)), {k}); },
+        "C");
+    Schedule s({C});
+    s[C].tensorize(s[C].axis()[1], x86_vnni_dot_16x4());
+    CHECK_THROWS_WITH(to_string(lower(s, {A, B, C}, "f")),
+                      Contains("'B', bound to the intrinsic's 'b', is accessed with strides (1, 16) in the "
+                               "intrinsic's dimensions; the intrinsic needs one dense block, strides (4, 1)"));
+  }
+  SECTION("a memory scope") {
+    Tensor a = placeholder({4}, DType::u8(), "a");
+    Tensor b = placeholder({16, 4}, DType::i8(), "b");
+    IterVar k = reduce_axis(4, "k");
+    Tensor c = compute(
+        {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
+    IntrinRequirement local;
+    local.scope = MemScope::kLocal;
+    TensorIntrinLowering l;
+    l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
+    TensorIntrin in = decl_tensor_intrin("needs_local", c, {a, b}, l, {local, {}, {}});
+    BlockedMatmul m = blocked_matmul(2, 16, 4);
+    Schedule s({m.C});
+    s[m.C].tensorize(s[m.C].axis()[1], in);
+    CHECK_THROWS_WITH(lowered(s, m), Contains("'A', bound to the intrinsic's 'a', lives in global memory; the "
+                                              "intrinsic needs it in local memory"));
+  }
+  SECTION("an alignment") {
+    Tensor a = placeholder({4}, DType::u8(), "a");
+    Tensor b = placeholder({16, 4}, DType::i8(), "b");
+    IterVar k = reduce_axis(4, "k");
+    Tensor c = compute(
+        {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
+    IntrinRequirement aligned;
+    aligned.offset_factor = 8;
+    TensorIntrinLowering l;
+    l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
+    TensorIntrin in = decl_tensor_intrin("needs_8", c, {a, b}, l, {aligned, {}, {}});
+    BlockedMatmul m = blocked_matmul(2, 16, 4);  // A's rows start every 4 elements
+    Schedule s({m.C});
+    s[m.C].tensorize(s[m.C].axis()[1], in);
+    CHECK_THROWS_WITH(lowered(s, m), Contains("which kiln cannot prove is a multiple of 8"));
+  }
+}
+
+TEST_CASE("tensorize: a split reduction needs the intrinsic's reset and update", "[tensorize][errors]") {
+  Tensor a = placeholder({4}, DType::u8(), "a");
+  Tensor b = placeholder({16, 4}, DType::i8(), "b");
+  IterVar k = reduce_axis(4, "k");
+  Tensor c = compute(
+      {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
+  TensorIntrinLowering l;
+  l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
+  TensorIntrin body_only = decl_tensor_intrin("body_only", c, {a, b}, l);
+  BlockedMatmul m = blocked_matmul(2, 16, 8);
+  Schedule s({m.C});
+  schedule_plain(s, m, body_only);
+  CHECK_THROWS_WITH(lowered(s, m), Contains("reduction loop 'k.outer' runs outside the tensorized axis, so the "
+                                            "reduction is split into steps, but the intrinsic has no reset and update "
+                                            "lowerings"));
+}
+
+TEST_CASE("tensorize: primitive misuse", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 32, 8);
+  Schedule s({m.C});
+  Stage c = s[m.C];
+  IterVar jo, ji;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  CHECK_THROWS_WITH(c.tensorize(c.axis()[1], x86_vnni_dot_16x4()), Contains("is not a leaf axis"));
+  CHECK_THROWS_WITH(c.tensorize(ji, nullptr), Contains("tensorize: no intrinsic given"));
+  c.tensorize(ji, x86_vnni_dot_16x4());
+  CHECK_THROWS_WITH(c.tensorize(jo, x86_vnni_dot_16x4()), Contains("is already tensorized at axis 'C.j.inner'"));
+  CHECK_THROWS_WITH(s[m.A].tensorize(s[m.A]->leaf_iter_vars.empty() ? ji : s[m.A]->leaf_iter_vars[0], x86_vnni_dot_16x4()),
+                    Contains("tensorize"));
+  // Splitting the tensorized axis afterwards leaves no leaf to tensorize.
+  IterVar a, b;
+  c.split(ji, 4, &a, &b);
+  CHECK_THROWS_WITH(lowered(s, m), Contains("is tensorized at axis 'C.j.inner', which was split or fused afterwards"));
+}
+
+TEST_CASE("tensorize: declaring an intrinsic checks what it is given", "[tensorize][errors]") {
+  Tensor a = placeholder({4}, DType::u8(), "a");
+  Tensor x = placeholder({4}, DType::u8(), "x");
+  IterVar k = reduce_axis(4, "k");
+  Tensor c = compute({1}, [&](Var) { return sum(cast(DType::i32(), a(k->var)), {k}); }, "c");
+  TensorIntrinLowering body;
+  body.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
+  CHECK_THROWS_WITH(decl_tensor_intrin("t", a, {}, body), Contains("must be a compute op"));
+  CHECK_THROWS_WITH(decl_tensor_intrin("t", c, {a, x}, body), Contains("input 'x' is not read by 'c'"));
+  CHECK_THROWS_WITH(decl_tensor_intrin("t", c, {}, body), Contains("'c' reads 'a', which is not among its inputs"));
+  CHECK_THROWS_WITH(decl_tensor_intrin("t", c, {a}, body, {IntrinRequirement{}}),
+                    Contains("1 operand requirements for 2 operands"));
+  CHECK_THROWS_WITH(decl_tensor_intrin("t", c, {a}, TensorIntrinLowering{}),
+                    Contains("it needs a body lowering, or reset and update lowerings"));
+  IterVar from_one = reduce_axis(Range(1, 3), "r");
+  Tensor d = compute({1}, [&](Var) { return sum(cast(DType::i32(), a(from_one->var)), {from_one}); }, "d");
+  CHECK_THROWS_WITH(decl_tensor_intrin("t", d, {a}, body), Contains("reduction axis 'r' needs a constant range from 0"));
+}
+
+TEST_CASE("tensorize: instruction calls are checked against the instruction list", "[tensorize][errors]") {
+  Var acc = Var::handle("acc", DType::i32()), a = Var::handle("a", DType::u8()), b = Var::handle("b", DType::u8());
+  auto op = [](const Var& v, int64_t n) { return TensorIntrinCallNode::Operand{v, Expr(0), Expr(static_cast<int>(n)), Expr(1)}; };
+  Stmt wrong_type = TensorIntrinCallNode::make("x86.vpdpbusd.512", {op(acc, 16), op(a, 4), op(b, 64)}, {});
+  CHECK(hw_call_problem(*wrong_type.as<TensorIntrinCallNode>()) ==
+        "x86.vpdpbusd.512 operand 2 (b) points into 'b' of u8, it needs i8");
+  Stmt wrong_extent = TensorIntrinCallNode::make("x86.vpdpbusd.512", {op(acc, 8), op(a, 4), op(b, 64)}, {});
+  CHECK(hw_call_problem(*wrong_extent.as<TensorIntrinCallNode>()) ==
+        "x86.vpdpbusd.512 operand 0 (acc) covers 8 elements, it needs 16");
+  Stmt unknown = TensorIntrinCallNode::make("x86.nope", {}, {});
+  CHECK(hw_call_problem(*unknown.as<TensorIntrinCallNode>()) == "'x86.nope' is not a hardware instruction kiln knows");
+  CHECK_THROWS_WITH(find_hw_instruction("x86.nope"), Contains("kiln knows x86.vpdpbusd.512, x86.vdpbf16ps.512"));
+}
+
+TEST_CASE("tensorize: a target without the instruction's feature gets a message", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 4);
+  Schedule s({m.C});
+  schedule_plain(s, m, x86_vnni_dot_16x4());
+  LoweredFunc f = lower(s, {m.A, m.Bp, m.C}, "f");
+  const Target t = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512");
+  CHECK_FALSE(t.has_feature("avx512vnni"));
+  CHECK(Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=cascadelake").has_feature("avx512vnni"));
+  CHECK_THROWS_WITH(emit_object({f}, t), Contains("x86.vpdpbusd.512 needs the CPU feature 'avx512vnni', which "
+                                                     "target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=skylake-avx512' "
+                                                     "does not have"));
+}
