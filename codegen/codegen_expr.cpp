@@ -255,6 +255,8 @@ llvm::Value* CodeGenLLVM::emit_math(MathOp op, DType t, const std::vector<llvm::
       return unary(llvm::Intrinsic::ceil);
     case MathOp::kRound:
       return unary(llvm::Intrinsic::round);  // halfway cases away from zero, like C round()
+    case MathOp::kRoundEven:
+      return unary(llvm::Intrinsic::roundeven);
     case MathOp::kPow:
       return builder_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]);
     case MathOp::kTanh:

@@ -157,6 +157,8 @@ const char* math_op_name(MathOp op) {
       return "ceil";
     case MathOp::kRound:
       return "round";
+    case MathOp::kRoundEven:
+      return "round_even";
   }
   return "?";
 }

@@ -178,7 +178,7 @@ class CastNode : public ExprNode {
 };
 
 // Pure math intrinsics. Elementwise over lanes.
-enum class MathOp : uint8_t { kExp, kLog, kSqrt, kTanh, kSigmoid, kErf, kPow, kFabs, kFloor, kCeil, kRound };
+enum class MathOp : uint8_t { kExp, kLog, kSqrt, kTanh, kSigmoid, kErf, kPow, kFabs, kFloor, kCeil, kRound, kRoundEven };
 const char* math_op_name(MathOp op);
 int math_op_arity(MathOp op);
 

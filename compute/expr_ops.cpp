@@ -296,6 +296,7 @@ Expr sigmoid(Expr x) { return math1(MathOp::kSigmoid, x); }
 Expr erf(Expr x) { return math1(MathOp::kErf, x); }
 Expr floor(Expr x) { return math1(MathOp::kFloor, x); }
 Expr ceil(Expr x) { return math1(MathOp::kCeil, x); }
+Expr round_even(Expr x) { return math1(MathOp::kRoundEven, x); }
 Expr pow(Expr x, Expr y) {
   promote_binary(&x, &y);
   return CallNode::make(MathOp::kPow, {x, y});

@@ -41,6 +41,9 @@ Expr pow(Expr x, Expr y);
 Expr abs(Expr x);  // fabs for floats, |x| via select for integers
 Expr floor(Expr x);
 Expr ceil(Expr x);
+// Rounds to the nearest integer, halfway cases to even (C nearbyint in the
+// default rounding mode): what requantization rounds with.
+Expr round_even(Expr x);
 
 // Reductions over `axes` (created with reduce_axis), optionally conditioned.
 Expr sum(Expr source, std::vector<IterVar> axes, Expr condition = Expr());

@@ -18,7 +18,8 @@
 //   select     evaluates only the chosen branch.
 //   math       exp log sqrt tanh erf pow fabs floor ceil in the argument's
 //              precision (float functions for f32/f16/bf16); round is C's
-//              round (halfway cases away from zero); sigmoid(x) = 1/(1+exp(-x)).
+//              round (halfway cases away from zero), round_even rounds them
+//              to even (nearbyint); sigmoid(x) = 1/(1+exp(-x)).
 //   reduce     folds the points of its axes in order (first axis outermost),
 //              starting from combiner_identity, skipping points where the
 //              condition is false.

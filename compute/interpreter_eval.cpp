@@ -569,6 +569,9 @@ Val OpEvaluator::math(const CNode& n) {
       case MathOp::kRound:
         r.f = std::round(a);
         break;
+      case MathOp::kRoundEven:
+        r.f = std::nearbyint(a);  // the default rounding mode: halfway cases to even
+        break;
     }
     return r;
   }
@@ -609,6 +612,9 @@ Val OpEvaluator::math(const CNode& n) {
       break;
     case MathOp::kRound:
       v = std::round(a);
+      break;
+    case MathOp::kRoundEven:
+      v = std::nearbyint(a);
       break;
   }
   r.f = v;

@@ -219,6 +219,7 @@ TEST_CASE("interpreter: math functions match <cmath> in the argument's precision
       {[](Expr x) { return floor(x); }, [](float x) { return std::floor(x); }},
       {[](Expr x) { return ceil(x); }, [](float x) { return std::ceil(x); }},
       {[](Expr x) { return CallNode::make(MathOp::kRound, {x}); }, [](float x) { return std::round(x); }},
+      {[](Expr x) { return round_even(x); }, [](float x) { return std::nearbyint(x); }},
       {[](Expr x) { return sigmoid(x); }, [](float x) { return 1.0f / (1.0f + std::exp(-x)); }},
   };
   for (size_t c = 0; c < cases.size(); ++c) {
@@ -231,6 +232,9 @@ TEST_CASE("interpreter: math functions match <cmath> in the argument's precision
   // round: halfway cases away from zero.
   HostTensor r = unary(DType::f32(), DType::f32(), a, [](Expr x) { return CallNode::make(MathOp::kRound, {x}); });
   CHECK(floats(r) == std::vector<double>{-3, -1, 0, 1, 2, 3, 4});
+  // round_even: halfway cases to even.
+  HostTensor re = unary(DType::f32(), DType::f32(), a, [](Expr x) { return round_even(x); });
+  CHECK(floats(re) == std::vector<double>{-2, 0, 0, 0, 2, 2, 4});
   HostTensor d(DType::f64(), {1});
   d.set_float(0, 0.3);
   CHECK(unary(DType::f64(), DType::f64(), d, [](Expr x) { return exp(x); }).get_float(0) == std::exp(0.3));
