@@ -138,6 +138,8 @@ const char* math_name(MathOp op, bool f32) {
       return f32 ? "ceilf" : "ceil";
     case MathOp::kRound:
       return f32 ? "roundf" : "round";
+    case MathOp::kRoundEven:
+      return f32 ? "rintf" : "rint";  // the default rounding mode: to nearest even
     case MathOp::kSigmoid:
       return "";
   }
@@ -392,6 +394,11 @@ class KernelPrinter {
         const std::string v = expr(e.as<BroadcastNode>()->value);
         return "make_" + vt + "(" + v + ", " + v + (e.dtype().lanes == 4 ? ", " + v + ", " + v : "") + ")";
       }
+      case NodeKind::Cast: {
+        // f16/bf16 values live in f32 registers: their cast to f32 changes nothing.
+        const Expr& v = e.as<CastNode>()->value;
+        return is_narrow_float(v.dtype()) ? vec_expr(v) : "";
+      }
       case NodeKind::Load: {
         auto* op = e.as<LoadNode>();
         Expr base;
@@ -560,11 +567,16 @@ class KernelPrinter {
     auto stored = [&](const std::string& v) {
       return narrow ? "kiln_f32_to_" + narrow_suffix(t) + "(" + v + ")" : v;
     };
+    // Storing into 16-bit memory rounds: a cast to that format just before
+    // (an epilogue's rounding) is the same rounding, done once.
+    Expr value = op->value;
+    if (auto* c = value.as<CastNode>(); narrow && c && c->value.dtype() == DType::f32().with_lanes(t.lanes))
+      value = c->value;
     // A copy between 16-bit memories (a shared tile's fill) moves the bits.
-    const LoadNode* copied = op->value.as<LoadNode>();
+    const LoadNode* copied = value.as<LoadNode>();
     if (!narrow || !copied || !stored_narrow(copied->buffer, copied->dtype)) copied = nullptr;
     if (t.lanes == 1) {
-      const std::string v = copied ? raw_load(copied, -1) : stored(expr(op->value));
+      const std::string v = copied ? raw_load(copied, -1) : stored(expr(value));
       line() << buf << "[" << expr(op->index) << "] = " << v << ";\n";
       return;
     }
@@ -576,7 +588,7 @@ class KernelPrinter {
                << name_of(copied->buffer.node()) << ", " << expr(from) << "));\n";
         return;
       }
-      std::string v = vec_expr(op->value);
+      std::string v = vec_expr(value);
       if (!v.empty()) {
         if (narrow) v = packed_conv(t, false) + "(" + v + ")";
         line() << "kiln_st(" << buf << ", " << expr(base) << ", " << v << ");\n";
@@ -591,7 +603,7 @@ class KernelPrinter {
     const std::string ct = c_type(t.element_of());
     const std::string lt = copied ? storage_type(t.element_of()) : ct;
     for (int l = 0; l < t.lanes; ++l)
-      line() << "const " << lt << " lane" << l << " = " << (copied ? raw_load(copied, l) : expr(op->value, l)) << ";\n";
+      line() << "const " << lt << " lane" << l << " = " << (copied ? raw_load(copied, l) : expr(value, l)) << ";\n";
     for (int l = 0; l < t.lanes; ++l) {
       const std::string v = "lane" + std::to_string(l);
       std::string st = buf + "[" + expr(op->index, l) + "] = " + (copied ? v : stored(v)) + ";";

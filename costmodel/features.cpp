@@ -14,6 +14,7 @@
 #include "compute/analyzer.h"
 #include "base/error.h"
 #include "compute/ir_functor.h"
+#include "compute/hw_instructions.h"
 #include "schedule/gpu_kernels.h"
 
 namespace kiln {
@@ -170,7 +171,10 @@ class Collector {
       case NodeKind::ThreadAllReduce:
         ++gpu.allreduces;
         return;
-      default:  // Evaluate, Barrier, TensorIntrinCall, Provide: nothing to count
+      case NodeKind::TensorIntrinCall:
+        intrinsic_call(s.as<TensorIntrinCallNode>());
+        return;
+      default:  // Evaluate, Barrier, Provide: nothing to count
         return;
     }
   }
@@ -190,6 +194,40 @@ class Collector {
     return it != elem_bytes_.end() ? it->second : fallback.bytes();
   }
 
+  // A hardware instruction (a tensorized nest) counts as a vector store of
+  // its written operand (its accumulator, one execution per element)
+  // reading the others: its multiply-adds per element as its arithmetic.
+  void intrinsic_call(const TensorIntrinCallNode* op) {
+    const HwInstruction* h = nullptr;
+    for (const HwInstruction& i : hw_instructions())
+      if (i.name == op->intrin) h = &i;
+    if (!h || op->operands.empty()) return;
+    ++num_stores;
+    double executions = 1;
+    for (auto& l : path_) executions *= static_cast<double>(l.extent);
+    all_executions += executions;
+    StoreRecord r;
+    r.executions = executions;
+    int64_t acc_extent = 1, read_extent = 1;
+    for (size_t k = 0; k < op->operands.size() && k < h->operands.size(); ++k) {
+      const auto& o = op->operands[k];
+      if (h->operands[k].written) {
+        r.accesses.insert(r.accesses.begin(), access(o.buffer, bytes_of(o.buffer, h->operands[k].dtype), o.offset));
+        acc_extent = h->operands[k].extent;
+      } else {
+        ++r.loads;
+        r.accesses.push_back(access(o.buffer, bytes_of(o.buffer, h->operands[k].dtype), o.offset));
+        read_extent = std::max(read_extent, h->operands[k].extent);
+      }
+    }
+    r.arith_ops = static_cast<int>(2 * std::max<int64_t>(1, read_extent / std::max<int64_t>(1, acc_extent)));
+    // Counted per accumulator element, as a vectorized store counts lanes.
+    executions *= static_cast<double>(acc_extent);
+    all_executions += executions - r.executions;
+    r.executions = executions;
+    consider(std::move(r), executions);
+  }
+
   void store(const StoreNode* op) {
     ++num_stores;
     double executions = 1;
@@ -199,6 +237,12 @@ class Collector {
     r.executions = executions;
     r.accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->value.dtype()), op->index));
     scan(op->value, &r);
+    consider(std::move(r), executions);
+  }
+
+  // A store (or instruction call) on the current path: GPU access figures,
+  // and the hottest so far (most executions, then most loads).
+  void consider(StoreRecord r, double executions) {
     if (gpu.gpu) warp_access_stats(r, executions);
     bool better =
         !found || executions > hottest.executions || (executions == hottest.executions && r.loads > hottest.loads);

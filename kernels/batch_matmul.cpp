@@ -37,7 +37,7 @@ OpDef batch_matmul_op_def() {
       {OpParam::kDType, "dtype", "input element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return gemm_define(batch_matmul_shape(p), t); };
-  set_gemm_template(d, batch_matmul_shape);
+  set_gemm_template(d, [](const OpInstance& op) { return batch_matmul_shape(op.ints); });
   set_gpu_gemm_template(d, [](const OpInstance& op) { return batch_matmul_shape(op.ints); });
   return d;
 }

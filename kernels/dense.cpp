@@ -41,7 +41,7 @@ OpDef dense_op_def() {
       {OpParam::kDType, "dtype", "input element type (f32, f64, i8, u8, i32; integers accumulate in i32)", "f32"},
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType t) { return gemm_define(dense_shape(p), t); };
-  set_gemm_template(d, dense_shape);
+  set_gemm_template(d, [](const OpInstance& op) { return dense_shape(op.ints); });
   // The weights packed once into panels, as a network packs them at load.
   d.alternatives = [](const OpInstance& op) { return packed_b_alternatives(dense_shape(op.ints), op.dtype); };
   set_gpu_gemm_template(d, [](const OpInstance& op) { return dense_shape(op.ints); });

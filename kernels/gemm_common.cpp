@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/template_util.h"
+#include "kernels/tensor_intrinsics.h"
 
 namespace kiln {
 
@@ -25,6 +26,32 @@ const std::vector<std::vector<int64_t>>& band_orders() {
 }
 
 const std::vector<int64_t> kTileRows = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
+
+// The x86 intrinsics compute 16 lanes (columns) per call.
+constexpr int64_t kIntrinsicLanes = 16;
+
+DType gemm_a_type(const GemmShape& g, DType dtype) { return g.quantized ? DType::u8() : dtype; }
+DType gemm_b_type(const GemmShape& g, DType dtype) { return g.quantized ? DType::i8() : dtype; }
+
+// The k steps one call of the intrinsic takes.
+int64_t intrinsic_steps(const std::string& name) { return name == "vnni" ? 4 : 2; }
+
+TensorIntrin intrinsic_named(const std::string& name) {
+  if (name == "vnni") return x86_vnni_dot_16x4();
+  if (name == "bf16") return x86_bf16_dot_16x2();
+  user_error() << "matmul template: unknown tensorize option '" << name << "' (none, vnni or bf16)";
+}
+
+// The tensor intrinsic the CPU offers for this GEMM ("vnni": u8 x i8 on
+// AVX512-VNNI, "bf16": bf16 on AVX512-BF16), or "" for none: whole blocks
+// of 16 columns and the intrinsic's k steps, A's rows contiguous along k,
+// and B not given in another packed layout.
+std::string gemm_intrinsic(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
+  if (g.b_panel > 0 || g.trans_a || g.N % kIntrinsicLanes != 0) return "";
+  if (g.quantized && cpu.avx512_vnni && g.K % 4 == 0) return "vnni";
+  if (!g.quantized && dtype == DType::bf16() && cpu.avx512_bf16 && g.K % 2 == 0) return "bf16";
+  return "";
+}
 
 // Shapes and element reads with the optional batch axis in front.
 std::vector<Expr> dims(const GemmShape& g, int64_t rows, int64_t cols) {
@@ -68,17 +95,41 @@ std::vector<Expr> b_dims(const GemmShape& g) {
   return d;
 }
 
-// The epilogue stage over the product C.
-Tensor epilogue(const GemmShape& g, const Tensor& C, const Tensor* bias, DType acc) {
+// f16 and bf16: summed in f32, rounded to 16 bits by the epilogue.
+bool narrow_float(DType t) { return t.is_float() && t.bits == 16; }
+
+// Whether C is followed by an epilogue stage.
+bool has_epilogue(const GemmShape& g, DType dtype) {
+  return g.bias || g.relu || g.gelu || g.quantized || narrow_float(dtype);
+}
+
+// The quantized epilogue of an i32 sum at column j: requantized (or
+// dequantized) by scale[j] into g.out_type.
+Expr requantize(const GemmShape& g, Expr acc, const Tensor* scale, const Expr& j) {
+  const DType t = g.out_type;
+  if (t == DType::i32()) return g.relu ? max(acc, make_zero(acc.dtype())) : acc;
+  Expr f = cast(DType::f32(), acc) * (*scale)(j);
+  if (t == DType::f32()) return g.relu ? max(f, make_zero(f.dtype())) : f;
+  const double lo = g.relu || t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits - 1);
+  const double hi = t.is_uint() ? std::ldexp(1.0, t.bits) - 1 : std::ldexp(1.0, t.bits - 1) - 1;
+  Expr r = round_even(f);
+  return cast(t, min(max(r, make_const(DType::f32(), lo)), make_const(DType::f32(), hi)));
+}
+
+// The epilogue stage over the product C (in `acc`): bias, activation,
+// requantization, and the rounding of 16-bit floats to `dtype`.
+Tensor epilogue(const GemmShape& g, const Tensor& C, const Tensor* bias, const Tensor* scale, DType dtype) {
+  const DType acc = C.dtype();
   return compute(
       dims(g, g.M, g.N),
       [&](const std::vector<Var>& v) {
         const size_t o = g.batch > 0 ? 1 : 0;
         Expr e = C(std::vector<Expr>(v.begin(), v.end()));
-        if (bias) e = e + (*bias)(v[o + 1]);
+        if (bias) e = e + cast(acc, (*bias)(v[o + 1]));
+        if (g.quantized) return requantize(g, e, scale, v[o + 1]);
         if (g.relu) e = max(e, make_zero(acc));
         if (g.gelu) e = gelu(e);
-        return e;
+        return narrow_float(dtype) ? cast(dtype, e) : e;
       },
       "out", "epilogue");
 }
@@ -113,14 +164,14 @@ void schedule_dot_products(Schedule& s, Stage so, const Tensor& acc_t, const Ite
 
 }  // namespace
 
-void set_gemm_template(OpDef& d, std::function<GemmShape(const std::map<std::string, int64_t>&)> shape) {
-  d.define_space = [shape](const OpInstance& op, const CpuInfo& cpu) { return gemm_space(shape(op.ints), op.dtype, cpu); };
+void set_gemm_template(OpDef& d, std::function<GemmShape(const OpInstance&)> shape) {
+  d.define_space = [shape](const OpInstance& op, const CpuInfo& cpu) { return gemm_space(shape(op), op.dtype, cpu); };
   d.default_config = [shape](const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
-    return gemm_default(shape(op.ints), op.dtype, cpu, space);
+    return gemm_default(shape(op), op.dtype, cpu, space);
   };
   d.apply_config = [shape, name = d.name](const OpInstance& op, const Config& cfg) {
     user_check(op.op == name) << "the " << name << " template cannot schedule op '" << op.op << "'";
-    return gemm_schedule(op, shape(op.ints), gemm_decode(cfg));
+    return gemm_schedule(op, shape(op), gemm_decode(cfg));
   };
 }
 
@@ -129,15 +180,24 @@ Expr gelu(Expr x) {
   return make_const(t, 0.5) * x * (make_const(t, 1.0) + erf(x * make_const(t, 1.0 / std::sqrt(2.0))));
 }
 
+DType gemm_accumulator(DType input) {
+  return narrow_float(input) ? DType::f32() : accumulator_type(input);
+}
+
 OpInstance gemm_define(const GemmShape& g, DType dtype) {
   user_check(!(g.relu && g.gelu)) << "relu and gelu are exclusive epilogues: set at most one of them";
-  user_check(!g.gelu || dtype.is_float()) << "gelu needs a float dtype (f32 or f64), got " << dtype.str();
+  user_check(!g.gelu || (dtype.is_float() && !g.quantized))
+      << "gelu needs a float dtype (f32 or f64), got " << dtype.str();
   user_check(g.b_panel >= 0 && !(g.b_panel > 0 && g.trans_b))
       << "a packed B has panels of nb > 0 columns and is never transposed";
+  user_check(!g.quantized || g.out_type == DType::u8() || g.out_type == DType::i8() || g.out_type == DType::i32() ||
+             g.out_type == DType::f32())
+      << "a quantized GEMM's output is u8 or i8 (requantized), i32 (the sums) or f32 (dequantized), not "
+      << g.out_type.str();
   OpInstance op;
-  DType acc = accumulator_type(dtype);
-  Tensor A = placeholder(g.trans_a ? dims(g, g.K, g.M) : dims(g, g.M, g.K), dtype, g.a_name);
-  Tensor B = placeholder(b_dims(g), dtype, g.b_name);
+  DType acc = gemm_accumulator(gemm_a_type(g, dtype));
+  Tensor A = placeholder(g.trans_a ? dims(g, g.K, g.M) : dims(g, g.M, g.K), gemm_a_type(g, dtype), g.a_name);
+  Tensor B = placeholder(b_dims(g), gemm_b_type(g, dtype), g.b_name);
   IterVar k = reduce_axis(static_cast<int>(g.K), "k");
   const size_t o = g.batch > 0 ? 1 : 0;
   Tensor C = compute(
@@ -148,13 +208,18 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
       "C", "matmul");
   op.inputs = {A, B};
   Tensor out = C;
-  if (g.bias || g.relu || g.gelu) {
-    Tensor bias;
+  if (has_epilogue(g, dtype)) {
+    Tensor bias, scale;
     if (g.bias) {
-      bias = placeholder({g.N}, acc, g.bias_name);
+      // 16-bit floats keep their bias in 16 bits too.
+      bias = placeholder({g.N}, g.quantized ? DType::i32() : accumulator_type(dtype), g.bias_name);
       op.inputs.push_back(bias);
     }
-    out = epilogue(g, C, g.bias ? &bias : nullptr, acc);
+    if (g.quantized && g.out_type != DType::i32()) {
+      scale = placeholder({g.N}, DType::f32(), "scale");
+      op.inputs.push_back(scale);
+    }
+    out = epilogue(g, C, g.bias ? &bias : nullptr, scale.defined() ? &scale : nullptr, dtype);
     op.parts["matmul"] = C;
   }
   op.outputs = {out};
@@ -165,15 +230,26 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
 
 std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
   const int64_t M = g.M, N = g.N, K = g.K;
-  int lanes = vector_lanes(cpu, accumulator_type(dtype));
+  int lanes = vector_lanes(cpu, gemm_accumulator(gemm_a_type(g, dtype)));
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_y", M, {block_candidates(M, M), capped_candidates(M, kTileRows)});
   // A packed B fixes the register tile's width to its panels' (or to N,
   // when N is narrower), so that a tile never straddles two panels.
   std::vector<int64_t> widths = g.b_panel > 0 ? std::vector<int64_t>{std::min(N, g.b_panel)}
                                               : vector_tile_candidates(N, lanes);
+  std::vector<int64_t> k_tiles = block_candidates(K, K);
+  // With a tensor intrinsic on offer, every register tile is whole blocks
+  // of it: 16 columns by its k steps.
+  const std::string intrin = gemm_intrinsic(g, dtype, cpu);
+  if (!intrin.empty()) {
+    const int64_t steps = intrinsic_steps(intrin);
+    widths.erase(std::remove_if(widths.begin(), widths.end(), [](int64_t w) { return w % kIntrinsicLanes != 0; }),
+                 widths.end());
+    k_tiles.erase(std::remove_if(k_tiles.begin(), k_tiles.end(), [&](int64_t k) { return k % steps != 0; }),
+                  k_tiles.end());
+  }
   s->define_split_levels("tile_x", N, {block_candidates(N, N), widths});
-  s->define_split_levels("tile_k", K, {block_candidates(K, K)});
+  s->define_split_levels("tile_k", K, {k_tiles});
   s->define_reorder("order", band_orders());
   s->define_choice("acc_at", {0, 1, 2, 3});
   s->define_choice("k_outer", {0, 1});
@@ -188,11 +264,12 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
     for (int64_t v : capped_candidates(K, {lanes, 2 * int64_t{lanes}})) rv.push_back(v);
     s->define_choice("reduce_vector", rv);
   }
+  if (!intrin.empty()) s->define_annotate("tensorize", {"none", intrin});
   return s;
 }
 
 Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const ConfigSpace& space) {
-  int lanes = vector_lanes(cpu, accumulator_type(dtype));
+  int lanes = vector_lanes(cpu, gemm_accumulator(gemm_a_type(g, dtype)));
   nlohmann::json j;
   // Six rows of two (16 registers) or four (32 registers) vectors: the
   // accumulators, the B vectors and a broadcast A value fit the registers.
@@ -212,6 +289,10 @@ Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const C
     const auto& rv = space.knob("reduce_vector").options;
     j["reduce_vector"] = g.M == 1 ? rv.back()[0] : 0;
   }
+  // The instruction does 4 (VNNI) or 2 (BF16) multiply-adds per lane where
+  // the plain kernel does one.
+  const std::string intrin = gemm_intrinsic(g, dtype, cpu);
+  if (!intrin.empty()) j["tensorize"] = intrin;
   return space.make(j);
 }
 
@@ -231,6 +312,7 @@ MatmulParams gemm_decode(const Config& c) {
     for (const Knob& k : c.space()->knobs()) {
       if (k.name == "reduce_vector") p.reduce_vector = c.choice("reduce_vector");
       if (k.name == "pack_b") p.pack_b = static_cast<int>(c.choice("pack_b"));
+      if (k.name == "tensorize") p.tensorize = c.annotate("tensorize");
     }
   return p;
 }
@@ -242,7 +324,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   user_check(ym > 0 && yi > 0 && xm > 0 && xi > 0 && kin > 0 && p.unroll_k > 0)
       << "matmul template: tile sizes and unroll factors must be positive";
   const int64_t N = g.N, K = g.K;
-  DType acc = accumulator_type(op.dtype);
+  DType acc = gemm_accumulator(gemm_a_type(g, op.dtype));
   const Tensor& A = op.inputs[0];
   const Tensor& B = op.inputs[1];
   user_check(p.reduce_vector == 0 || g.trans_b) << "matmul template: reduce_vector needs B stored transposed";
@@ -250,16 +332,40 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   user_check(g.b_panel == 0 || (p.pack_b == -2 && (xi == g.b_panel || xi == N)))
       << "matmul template: with B packed in panels of " << g.b_panel
       << " columns, the register tile is one panel wide and nothing is packed again";
-  const bool pack = p.pack_b != -2 && !dot;
+  // A tensorized register tile: B always packed, in the intrinsic's blocks
+  // of 16 columns by `steps` of k.
+  const bool tensorized = p.tensorize != "none" && !dot;
+  TensorIntrin intrin;
+  int64_t steps = 1;
+  if (tensorized) {
+    intrin = intrinsic_named(p.tensorize);
+    steps = intrinsic_steps(p.tensorize);
+    user_check(xi % kIntrinsicLanes == 0 && kin % steps == 0 && N % kIntrinsicLanes == 0 && K % steps == 0)
+        << "matmul template: tensorize=" << p.tensorize << " needs a register tile of whole " << kIntrinsicLanes
+        << "-column blocks (got " << xi << ") and k tiles of whole " << steps << "-step blocks (got " << kin << ")";
+  }
+  const bool pack = (p.pack_b != -2 || tensorized) && !dot;
   const bool batched = g.batch > 0;
   const size_t o = batched ? 1 : 0;
-  const int nb = static_cast<int>(xi);
+  const int nb = static_cast<int>(tensorized ? kIntrinsicLanes : xi);
+  const int ks = static_cast<int>(steps);
 
   // B packed into panels of xi columns: PB[.., jo, k, ji] = B[.., k, jo*xi + ji]
   // (zero past N), so each register tile reads its B rows contiguously
-  // whatever B's layout (the packing also undoes trans_b).
+  // whatever B's layout (the packing also undoes trans_b). Tensorized: in
+  // the intrinsic's blocks, PB[.., jo, ko, ji, ki] = B[.., ko*steps + ki, jo*16 + ji].
   Tensor PB;
-  if (pack) {
+  if (pack && tensorized) {
+    std::vector<Expr> shape;
+    if (batched) shape.push_back(Expr(static_cast<int>(g.batch)));
+    for (int64_t e : {N / nb, K / steps, int64_t{nb}, steps}) shape.push_back(Expr(static_cast<int>(e)));
+    PB = compute(
+        shape,
+        [&](const std::vector<Var>& v) {
+          return read_b(g, B, v, v[o + 1] * ks + v[o + 3], v[o] * nb + v[o + 2]);
+        },
+        "PB", "pack");
+  } else if (pack) {
     std::vector<Expr> shape;
     if (batched) shape.push_back(Expr(static_cast<int>(g.batch)));
     for (int64_t e : {(N + xi - 1) / xi, K, xi}) shape.push_back(Expr(static_cast<int>(e)));
@@ -268,7 +374,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
         [&](const std::vector<Var>& v) {
           Expr j = v[o] * nb + v[o + 2];
           Expr e = read_b(g, B, v, v[o + 1], min(j, static_cast<int>(N - 1)));
-          return (N % nb == 0) ? e : select(j < static_cast<int>(N), e, make_zero(op.dtype));
+          return (N % nb == 0) ? e : select(j < static_cast<int>(N), e, make_zero(B.dtype()));
         },
         "PB", "pack");
   }
@@ -279,13 +385,21 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
         const Var& j = v[o + 1];
         std::vector<Expr> pb_idx;
         if (batched) pb_idx.push_back(v[0]);
-        for (Expr e : {floordiv(j, nb), Expr(k->var), floormod(j, nb)}) pb_idx.push_back(e);
+        if (tensorized) {
+          for (Expr e : {floordiv(j, nb), floordiv(k->var, ks), floormod(j, nb), floormod(k->var, ks)}) pb_idx.push_back(e);
+        } else {
+          for (Expr e : {floordiv(j, nb), Expr(k->var), floormod(j, nb)}) pb_idx.push_back(e);
+        }
         Expr b = pack ? PB(pb_idx) : read_b(g, B, v, k->var, j);
         return sum(cast(acc, read_a(g, A, v, v[o], k->var)) * cast(acc, b), {k});
       },
       "C", "matmul");
   Tensor out = C;
-  if (g.bias || g.relu || g.gelu) out = epilogue(g, C, g.bias ? &op.inputs[2] : nullptr, acc);
+  if (has_epilogue(g, op.dtype)) {
+    const Tensor* bias = g.bias ? &op.inputs[2] : nullptr;
+    const Tensor* scale = g.quantized && g.out_type != DType::i32() ? &op.inputs[g.bias ? 3 : 2] : nullptr;
+    out = epilogue(g, C, bias, scale, op.dtype);
+  }
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& s = *sch;
   // The accumulator: the matmul stage itself when an epilogue stage writes
@@ -327,10 +441,21 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   sc.split(sc.axis()[o], yi, &cyo, &cyi);
   sc.split(sc.axis()[o + 1], xi, &cxo, &cxi);
   sc.split(sc.reduce_axis()[0], kin, &cko, &cki);
-  std::vector<IterVar> k_inner{cki};
-  if (p.unroll_k > 1) {
+  // Tensorized: the register tile's columns in blocks of 16 and k in the
+  // intrinsic's steps, both below the call.
+  IterVar cxb, cxl, ckq = cki, ckl;
+  if (tensorized) {
+    sc.split(cxi, nb, &cxb, &cxl);
+    sc.split(cki, steps, &ckq, &ckl);
+  }
+  std::vector<IterVar> k_inner{ckq};
+  // Tensorized, the unrolled k steps divide the tile's (a tail would guard
+  // the intrinsic's own loop).
+  int64_t unroll_k = p.unroll_k;
+  while (tensorized && (kin / steps) % unroll_k != 0) --unroll_k;
+  if (unroll_k > 1) {
     IterVar ckm, cku;
-    sc.split(cki, p.unroll_k, &ckm, &cku);
+    sc.split(ckq, unroll_k, &ckm, &cku);
     sc.unroll(cku);
     k_inner = {ckm, cku};
   }
@@ -338,19 +463,37 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
       p.k_outer ? std::vector<IterVar>{cko, cyo, cxo} : std::vector<IterVar>{cyo, cxo, cko};
   acc_order.insert(acc_order.end(), k_inner.begin(), k_inner.end());
   acc_order.push_back(cyi);
-  acc_order.push_back(cxi);
+  if (tensorized) {
+    for (const IterVar& iv : {cxb, cxl, ckl}) acc_order.push_back(iv);
+  } else {
+    acc_order.push_back(cxi);
+  }
   sc.reorder(acc_order);
   if (p.unroll_y) sc.unroll(cyi);
-  sc.vectorize(cxi);
+  if (tensorized) {
+    sc.unroll(cxb);
+    sc.tensorize(cxl, intrin);
+  } else {
+    sc.vectorize(cxi);
+  }
 
   if (pack) {
     Stage sp = s[PB];
-    if (p.pack_b < 0) {
+    const int pack_at = p.pack_b == -2 ? -1 : p.pack_b;
+    if (pack_at < 0) {
       if (p.parallel > 0) sp.parallel(sp.axis()[0]);
     } else {
-      sp.compute_at(so, band.at(std::min(p.pack_b, acc_pos) + static_cast<int>(o)));
+      sp.compute_at(so, band.at(std::min(pack_at, acc_pos) + static_cast<int>(o)));
     }
-    sp.vectorize(sp.axis()[o + 2]);
+    if (!tensorized) {
+      sp.vectorize(sp.axis()[o + 2]);
+    } else if (g.trans_b) {
+      sp.vectorize(sp.axis()[o + 3]);  // B's rows run along k: a block row is contiguous
+    } else {
+      // B's rows run along the columns: copy 16 columns at a time.
+      sp.reorder({sp.axis()[o + 3], sp.axis()[o + 2]});
+      sp.vectorize(sp.axis()[o + 2]);
+    }
   }
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);

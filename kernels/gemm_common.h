@@ -30,8 +30,20 @@ struct GemmShape {
   // PB[.., ceil(N / b_panel), K, b_panel] (zero past N; see
   // kernels/matmul_packed_b.h), and never transposed.
   int64_t b_panel = 0;
+  // Quantized (qmatmul, qdense): A holds u8 and B i8 whatever the dtype; the
+  // i32 sums (plus an i32 bias) are multiplied by a per-column f32 scale
+  // (input "scale") and requantized into out_type: u8 or i8 rounded to
+  // nearest even and saturated (relu: at 0), f32 as they are (relu: max 0),
+  // or i32 without the scale.
+  bool quantized = false;
+  DType out_type = DType::u8();
   std::string a_name = "A", b_name = "B", bias_name = "bias";
 };
+
+// The type a GEMM sums its products in: i32 for integers, f32 for 16-bit
+// floats (stored in 16 bits, computed and accumulated in f32), else the
+// input type.
+DType gemm_accumulator(DType input);
 
 // A config's values, decoded (also what the legacy MatmulSchedule maps to).
 struct MatmulParams {
@@ -47,10 +59,16 @@ struct MatmulParams {
   // element reduces k in vectors of this many lanes, combined at the end
   // (a dot product per element; for few rows, e.g. dense with N=1).
   int64_t reduce_vector = 0;
+  // The tensor intrinsic the register tile is computed with: "none", "vnni"
+  // (u8 x i8, kernels/tensor_intrinsics.h) or "bf16". B is then packed in the
+  // intrinsic's blocked layout, 16 columns by its k steps per block.
+  std::string tensorize = "none";
 };
 
-// The plain definition: inputs A, B (and bias), output C (or "out" when an
-// epilogue stage follows C). user_error for relu with gelu, or gelu on
+// The plain definition: inputs A, B (and bias, and scale when quantized to
+// another type than i32), output C (or "out" when an epilogue stage follows
+// C: an epilogue, a quantized op, or 16-bit floats, whose f32 sums are
+// rounded to 16 bits there). user_error for relu with gelu, or gelu on
 // integers.
 OpInstance gemm_define(const GemmShape& g, DType dtype);
 
@@ -63,7 +81,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
 // Sets d's template (space, default config, schedule) to the GEMM
 // template over the shape `shape` reads from an instance's parameters; the
 // schedule is a user_error for an instance of another op.
-void set_gemm_template(OpDef& d, std::function<GemmShape(const std::map<std::string, int64_t>&)> shape);
+void set_gemm_template(OpDef& d, std::function<GemmShape(const OpInstance&)> shape);
 
 // Erf-based GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
 Expr gelu(Expr x);

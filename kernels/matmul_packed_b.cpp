@@ -107,7 +107,7 @@ OpDef matmul_packed_b_op_def() {
     op.ints = p;
     return op;
   };
-  set_gemm_template(d, packed_shape);
+  set_gemm_template(d, [](const OpInstance& op) { return packed_shape(op.ints); });
   return d;
 }
 

@@ -20,6 +20,7 @@
 #include "kernels/matmul_packed_b.h"
 #include "kernels/pool2d.h"
 #include "kernels/pool2d_nchwc.h"
+#include "kernels/qgemm.h"
 #include "kernels/softmax.h"
 #include "kernels/winograd_weight_nchwc.h"
 
@@ -47,6 +48,7 @@ const std::vector<OpDef>& op_registry() {
       max_pool2d_nchwc_op_def(), avg_pool2d_nchwc_op_def(), global_avg_pool2d_nchwc_op_def(),
       batch_matmul_op_def(),
       dense_op_def(),
+      qmatmul_op_def(), qdense_op_def(),
       matmul_packed_b_op_def(), pack_matmul_b_op_def(),
       softmax_op_def(),
       layer_norm_op_def(),

@@ -182,10 +182,24 @@ class NestBuilder {
     const TensorIntrin& intrin = s->iter_attrs.at(leaves[pos].get()).tensor_intrin;
     const std::string where =
         "tensorize(stage '" + s->op->name + "' at '" + leaves[pos]->var->name + "', intrinsic '" + intrin->name + "')";
-    for (auto& g : guards)
-      user_check(g.level < pos) << where << ": the loops below the tensorized axis have a tail (the guard `"
-                                << to_string(g.cond) << "`); a tensorized nest covers whole tiles, so choose "
-                                << "factors that divide the axes";
+    // A guard on the inner loops that holds for whole blocks of the
+    // intrinsic or none moves outside them; any other is a tail.
+    std::vector<Guard> outer_guards = guards;
+    for (auto& g : outer_guards) {
+      if (g.level < pos) continue;
+      const Expr moved = guard_outside(s, pos, bm_.at(s), g.cond, ana);
+      user_check(moved.defined()) << where << ": the loops below the tensorized axis have a tail (the guard `"
+                                  << to_string(g.cond) << "`); a tensorized nest covers whole tiles, so choose "
+                                  << "factors that divide the axes";
+      g.cond = moved;
+      g.level = -1;
+      g.uses_reduce_leaf = false;
+      for (int i = 0; i < pos; ++i)
+        if (uses_var(moved, leaves[i]->var.node())) {
+          g.level = i;
+          g.uses_reduce_leaf |= leaves[i]->iter_kind == IterKind::kReduce;
+        }
+    }
     for (auto& [key, children] : attached_)
       user_check(key.first != s || key.second < pos)
           << where << ": stage '" << children.front()->op->name << "' is computed at loop '"
@@ -211,18 +225,18 @@ class NestBuilder {
       init = TensorizeNode::make(intrin, IntrinPhase::kReset, {m.output});
       for (int i = pos - 1; i > first_reduce; --i) {
         if (leaves[i]->iter_kind == IterKind::kReduce) continue;
-        init = wrap_guards(init, guards, i, /*data_par_only=*/true);
+        init = wrap_guards(init, outer_guards, i, /*data_par_only=*/true);
         init = make_loop(s, leaves[i], init);
       }
     }
     Stmt stmt = TensorizeNode::make(intrin, split ? IntrinPhase::kUpdate : IntrinPhase::kBody, operands);
     for (int i = pos - 1; i >= 0; --i) {
-      stmt = wrap_guards(stmt, guards, i, false);
+      stmt = wrap_guards(stmt, outer_guards, i, false);
       stmt = inject_attached(s, i, stmt);
       stmt = make_loop(s, leaves[i], stmt);
       if (i == first_reduce) stmt = SeqNode::make({init, stmt});
     }
-    return wrap_guards(stmt, guards, -1, false);
+    return wrap_guards(stmt, outer_guards, -1, false);
   }
 
   // The position of the stage's reduction leaf bound to a thread index, or

@@ -1,6 +1,7 @@
 #include "schedule/tensorize.h"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include "base/error.h"
@@ -255,6 +256,43 @@ std::string loops_text(const std::vector<std::pair<std::string, int64_t>>& loops
 
 }  // namespace
 
+Expr guard_outside(const StageNode* s, int pos, const StageBounds& bounds, const Expr& cond, Analyzer& ana) {
+  auto* lt = cond.as<LTNode>();
+  if (!lt) return Expr();
+  const Expr lhs = ana.simplify(lt->a);
+  const auto& leaves = s->leaf_iter_vars;
+  VarMap zero;
+  for (size_t l = static_cast<size_t>(pos); l < leaves.size(); ++l)
+    zero[leaves[l]->var.node()] = make_const(leaves[l]->var.dtype(), int64_t{0});
+  const Expr rest = ana.simplify(substitute(lhs, zero));
+  int64_t block = 1;  // F: one more than the inner part's largest value
+  Expr rebuilt = rest;
+  for (size_t l = static_cast<size_t>(pos); l < leaves.size(); ++l) {
+    const Var& v = leaves[l]->var;
+    VarMap unit = zero;
+    unit[v.node()] = make_const(v.dtype(), int64_t{1});
+    int64_t c = 0, e = 0, m = 0;
+    if (!as_const_int(ana.simplify(substitute(lhs, unit) - rest), &c) || c < 0) return Expr();
+    if (c == 0) continue;
+    if (!as_const_int(ana.simplify(loop_range(bounds, leaves[l]).extent), &e) ||
+        !as_const_int(ana.simplify(loop_range(bounds, leaves[l]).min), &m) || m != 0)
+      return Expr();
+    block += c * (e - 1);
+    rebuilt = rebuilt + cast(rest.dtype(), v) * make_const(rest.dtype(), c);
+  }
+  if (!is_zero(ana.simplify(lhs - rebuilt))) return Expr();  // not linear in the inner loops
+  // A min or max of multiples is a multiple (the analyzer's modular sets do
+  // not look through them).
+  std::function<bool(const Expr&)> multiple = [&](const Expr& e) {
+    if (auto* mn = e.as<MinNode>()) return multiple(mn->a) && multiple(mn->b);
+    if (auto* mx = e.as<MaxNode>()) return multiple(mx->a) && multiple(mx->b);
+    const ModularSet m = ana.modular_set(e);
+    return m.coeff % block == 0 && m.base % block == 0;
+  };
+  if (!multiple(rest) || !multiple(lt->b)) return Expr();
+  return rest < lt->b;
+}
+
 TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& intrin, const StageBounds& bounds,
                                const VarMap& values, const Expr& body, Analyzer& ana) {
   Matcher m(s, pos, intrin, ana);
@@ -276,9 +314,8 @@ TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& 
              (it->second.for_kind != ForKind::kSerial ? std::string(for_kind_name(it->second.for_kind))
                                                       : std::string("annotated with a pragma")) +
              "; the intrinsic replaces these loops, so leave them plain");
-    const int64_t* e = as_const_int(ana.simplify(loop_range(bounds, leaf).extent));
-    if (!e) m.fail("loop '" + leaf->var->name + "' below the tensorized axis has no constant extent");
-    extent[l] = *e;
+    if (!as_const_int(ana.simplify(loop_range(bounds, leaf).extent), &extent[l]))
+      m.fail("loop '" + leaf->var->name + "' below the tensorized axis has no constant extent");
     for (size_t r = 0; r < s->root_iter_vars.size(); ++r) {
       if (!uses_var(values.at(s->root_iter_vars[r]->var.node()), leaf->var.node())) continue;
       if (owner[l] >= 0)

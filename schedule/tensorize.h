@@ -33,6 +33,13 @@ struct TensorizeMatch {
   TensorizeNode::Region output;
 };
 
+// A guard `rest + inner < bound` on the loops from `pos` inward, as a guard
+// on the loops outside them when the inner part covers whole blocks:
+// inner = sum(c * l) over the inner loops (c >= 0) ranges over [0, F), and
+// rest and bound are multiples of F, so the condition holds for a whole
+// block or for none of it. Undefined when it cannot be shown.
+Expr guard_outside(const StageNode* s, int pos, const StageBounds& bounds, const Expr& cond, Analyzer& ana);
+
 // Matches stage `s`'s nest below its leaf at `pos` (tensorized with
 // `intrin`) against the intrinsic. `body` is the stage's expression over
 // its leaf variables (root axes substituted), `values` the root axes'

@@ -476,3 +476,24 @@ TEST_CASE("features: the GPU block describes launch, occupancy, coalescing and b
   CHECK(gpu_block(gpu_copy(true))[10] == Approx(feature_log(1)));
   CHECK(gpu_block(gpu_copy(true))[11] == 0.0f);
 }
+
+TEST_CASE("features: a tensorized nest's instruction call is its hottest store", "[costmodel]") {
+  // qmatmul with VNNI: the vpdpbusd call (8 operations per accumulator lane,
+  // two operands read) is what runs most often, not the reset or the epilogue.
+  CpuInfo cpu;
+  cpu.avx512_vnni = true;
+  const OpInstance op = build_workload("qmatmul:M=64,N=64,K=64");
+  const OpDef& def = find_op("qmatmul");
+  auto space = def.define_space(op, cpu);
+  nlohmann::json j = def.default_config(op, cpu, *space).to_json();
+  REQUIRE(j["tensorize"] == "vnni");
+  auto features_of = [&](const nlohmann::json& cfg) {
+    const ScheduledOp so = def.apply_config(op, space->from_json(cfg));
+    return extract_features(lower(*so.schedule, so.args, "q", LowerDepth::kAnnotatedLoops));
+  };
+  const FeatureVector v = features_of(j);
+  CHECK(v[ft::kGlobalOffset + 17] == 8.0f);
+  CHECK(v[ft::kGlobalOffset + 18] == 2.0f);
+  j["tensorize"] = "none";
+  CHECK(features_of(j) != v);
+}

@@ -98,8 +98,8 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
         << " (the alignment the intrinsic needs): tile so that each call starts at a multiple";
   }
   auto stride = [&](size_t d) -> int64_t {
-    const int64_t* v = as_const_int(ana.simplify(b.strides[d]));
-    return v ? *v : -1;
+    int64_t v = -1;
+    return as_const_int(ana.simplify(b.strides[d]), &v) ? v : -1;
   };
   std::string strides;
   for (size_t d = 0; d < b.strides.size(); ++d) strides += (d ? ", " : "") + to_string(ana.simplify(b.strides[d]));

@@ -246,9 +246,9 @@ class SyncPlanner {
     Expr index = simplify(stores[0]->index);
     std::vector<std::pair<int64_t, int64_t>> radix;  // |coefficient|, extent
     if (auto* r = index.as<RampNode>()) {
-      const int64_t* stride = as_const_int(simplify(r->stride));
-      if (!stride) return false;
-      radix.emplace_back(std::llabs(*stride), r->lanes);
+      int64_t stride = 0;
+      if (!as_const_int(simplify(r->stride), &stride)) return false;
+      radix.emplace_back(std::llabs(stride), r->lanes);
       index = simplify(r->base);
     }
     const LinearForm lf = LinearForm::of(index);

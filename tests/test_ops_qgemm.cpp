@@ -1,0 +1,234 @@
+// Quantized GEMMs (qmatmul, qdense) and bf16 GEMMs: the requantization's
+// rounding and saturation, the tensorize knob offered only where the CPU has
+// the instruction, and random configs of the template (tensorized with VNNI
+// or not) on random shapes against the interpreter: integers and the
+// dequantized f32 exactly, over the whole range of u8 and i8 inputs.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "base/error.h"
+#include "codegen/target.h"
+#include "compute/interpreter.h"
+#include "kernels/gemm_common.h"
+#include "kernels/op_registry.h"
+#include "support/kernel_check.h"
+#include "support/skip.h"
+#include "support/template_check.h"
+#include "support/test_seed.h"
+
+using namespace kiln;
+using Catch::Contains;
+
+namespace {
+
+CpuInfo cpu_with(bool vnni, bool bf16) {
+  CpuInfo cpu = kiln::testing::avx512_cpu();
+  cpu.avx512_vnni = vnni;
+  cpu.avx512_bf16 = bf16;
+  return cpu;
+}
+
+bool host_has(const char* feature) { return Target::host().has_feature(feature); }
+
+// Inputs by role: u8 / i8 over their whole range, the bias in
+// [-2^15, 2^15], scales of 2^-14 .. 2^-10 (every other one a power of two,
+// so that f32(sum) * scale hits halfway cases), bf16 in [-2, 2].
+std::vector<HostTensor> quantized_inputs(const OpInstance& op, uint64_t seed) {
+  std::vector<HostTensor> in;
+  for (const Tensor& t : op.inputs) {
+    std::vector<int64_t> shape;
+    for (const Expr& e : t.shape()) shape.push_back(*as_const_int(e));
+    HostTensor h(t.dtype(), shape);
+    if (t.name() == "scale") {
+      std::mt19937_64 rng(seed);
+      for (int64_t i = 0; i < h.num_elements(); ++i)
+        h.set_float(i, std::ldexp(i % 2 == 0 ? 1.0 : 1.0 + static_cast<double>(rng() % 1000) / 1000.0,
+                                  -10 - static_cast<int>(rng() % 5)));
+    } else if (t.dtype() == DType::i32()) {
+      h.fill_random(seed, -32768, 32768);
+    } else if (t.dtype().is_float()) {
+      h.fill_random(seed, -2.0, 2.0);
+    } else {
+      h.fill_random(seed, -1e9, 1e9);  // the whole range of u8 / i8
+    }
+    in.push_back(std::move(h));
+    ++seed;
+  }
+  return in;
+}
+
+// The config's kernel against the interpreter: "" when they agree.
+std::string check_config(const OpInstance& op, const Config& cfg, uint64_t seed, double tol) {
+  const OpDef& def = find_op(op.op);
+  ScheduledOp so = def.apply_config(op, cfg);
+  std::vector<HostTensor> in = quantized_inputs(op, seed);
+  HostTensor got = kiln::testing::run_schedule(*so.schedule, so.args, in);
+  std::vector<std::pair<Tensor, HostTensor>> bound;
+  for (size_t i = 0; i < op.inputs.size(); ++i) bound.emplace_back(op.inputs[i], in[i]);
+  HostTensor want = interpret(op.outputs, bound)[0];
+  return compare_tensors(want, got, tol, tol);
+}
+
+// The default config, then random ones; with `pin` set, the tensorize knob
+// takes that value in every config. Returns the number checked.
+int check_random_configs(const std::string& workload, const CpuInfo& cpu, const std::string& pin, int count,
+                         std::mt19937_64& rng, double tol = 0) {
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, cpu);
+  for (int c = 0; c < count; ++c) {
+    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
+    if (!pin.empty()) {
+      nlohmann::json j = cfg.to_json();
+      j["tensorize"] = pin;
+      cfg = space->from_json(j);
+    }
+    std::string err;
+    try {
+      err = check_config(op, cfg, rng(), tol);
+    } catch (const std::exception& e) {
+      err = std::string("exception: ") + e.what();
+    }
+    INFO(workload << " config " << cfg.str());
+    CHECK(err == "");
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("qgemm: requantization rounds halfway cases to even and saturates", "[ops][qgemm]") {
+  // qmatmul with K=1: out = sat(round_even(A*B*scale)).
+  for (const char* out : {"u8", "i8"}) {
+    OpInstance op = build_workload(std::string("qmatmul:M=1,N=8,K=1,out=") + out);
+    HostTensor a(DType::u8(), {1, 1}), b(DType::i8(), {1, 8}), scale(DType::f32(), {8});
+    a.set_int(0, 1);
+    const int64_t bs[] = {5, 7, -5, -3, 127, -128, 1, 3};
+    const double ss[] = {0.5, 0.5, 0.5, 0.5, 4.0, 4.0, 0.5, 0.5};  // 2.5, 3.5, -2.5, -1.5, 508, -512, 0.5, 1.5
+    for (int j = 0; j < 8; ++j) {
+      b.set_int(j, bs[j]);
+      scale.set_float(j, ss[j]);
+    }
+    HostTensor r = interpret(op.outputs, {{op.inputs[0], a}, {op.inputs[1], b}, {op.inputs[2], scale}})[0];
+    std::vector<int64_t> got;
+    for (int j = 0; j < 8; ++j) got.push_back(r.get_int(j));
+    if (std::string(out) == "u8") {
+      CHECK(got == std::vector<int64_t>{2, 4, 0, 0, 255, 0, 0, 2});
+    } else {
+      CHECK(got == std::vector<int64_t>{2, 4, -2, -2, 127, -128, 0, 2});
+    }
+  }
+  // relu clamps i8 at 0; f32 output is dequantized as is; i32 has no scale.
+  OpInstance relu = build_workload("qmatmul:M=1,N=2,K=1,out=i8,relu=1");
+  CHECK(relu.inputs.size() == 3);
+  OpInstance f = build_workload("qmatmul:M=1,N=2,K=1,out=f32");
+  CHECK(f.outputs[0].dtype() == DType::f32());
+  OpInstance i = build_workload("qdense:N=1,IN=4,OUT=2,out=i32,bias=1");
+  CHECK(i.inputs.size() == 3);
+  CHECK(i.inputs[2].dtype() == DType::i32());
+  CHECK(i.outputs[0].dtype() == DType::i32());
+  CHECK(build_workload("qdense:N=1,IN=4,OUT=2").canonical == "qdense:N=1,IN=4,OUT=2,bias=0,relu=0,out=u8");
+}
+
+TEST_CASE("qgemm: a bad output type is a user error", "[ops][qgemm][errors]") {
+  CHECK_THROWS_WITH(build_workload("qmatmul:M=1,N=2,K=1,out=f16"),
+                    Contains("a quantized GEMM's output is u8 or i8 (requantized), i32 (the sums) or f32 "
+                             "(dequantized), not f16"));
+}
+
+TEST_CASE("qgemm: the tensorize knob is offered where the CPU has the instruction and the shape its blocks",
+          "[ops][qgemm]") {
+  auto has_knob = [](const std::string& w, const CpuInfo& cpu) {
+    OpInstance op = build_workload(w);
+    for (const Knob& k : find_op(op.op).define_space(op, cpu)->knobs())
+      if (k.name == "tensorize") return true;
+    return false;
+  };
+  CHECK(has_knob("qmatmul:M=4,N=32,K=8", cpu_with(true, false)));
+  CHECK_FALSE(has_knob("qmatmul:M=4,N=32,K=8", cpu_with(false, true)));
+  CHECK_FALSE(has_knob("qmatmul:M=4,N=20,K=8", cpu_with(true, true)));  // N not whole 16-column blocks
+  CHECK_FALSE(has_knob("qdense:N=4,IN=6,OUT=32", cpu_with(true, true)));  // K not whole 4-step blocks
+  CHECK(has_knob("matmul:M=4,N=32,K=8,dtype=bf16", cpu_with(false, true)));
+  CHECK_FALSE(has_knob("matmul:M=4,N=32,K=8,dtype=bf16", cpu_with(true, false)));
+  CHECK_FALSE(has_knob("matmul:M=4,N=32,K=8", cpu_with(true, true)));  // f32: nothing to tensorize with
+  // The default config uses it.
+  OpInstance op = build_workload("qmatmul:M=4,N=32,K=8");
+  const OpDef& def = find_op("qmatmul");
+  auto space = def.define_space(op, cpu_with(true, false));
+  CHECK(def.default_config(op, cpu_with(true, false), *space).annotate("tensorize") == "vnni");
+}
+
+TEST_CASE("qgemm: random configs on random shapes equal the interpreter exactly", "[ops][qgemm]") {
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<int64_t> rows = {1, 2, 3, 7, 13};
+  const std::vector<int64_t> cols = {16, 32, 48, 5, 20};
+  const std::vector<int64_t> depth = {4, 8, 12, 20, 7};
+  const std::vector<std::string> outs = {"u8", "i8", "i32", "f32"};
+  // Without the instruction: the plain template only.
+  for (int w = 0; w < 6; ++w) {
+    std::string wl = std::string(rng() % 2 ? "qmatmul:M=" : "qdense:N=") + std::to_string(rows[rng() % rows.size()]);
+    const bool dense = wl[1] == 'd';
+    wl += std::string(dense ? ",IN=" : ",N=") + std::to_string(cols[rng() % cols.size()]);
+    wl += std::string(dense ? ",OUT=" : ",K=") + std::to_string(depth[rng() % depth.size()]);
+    wl += ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
+    check_random_configs(wl, cpu_with(false, false), "", 3, rng);
+  }
+}
+
+TEST_CASE("qgemm: VNNI-tensorized configs equal the interpreter exactly", "[ops][qgemm][vnni]") {
+  if (!host_has("avx512vnni")) KILN_SKIP("this CPU has no AVX512-VNNI");
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 1);
+  const std::vector<int64_t> rows = {1, 2, 3, 7, 13, 29};
+  const std::vector<std::string> outs = {"u8", "i8", "i32", "f32"};
+  for (int w = 0; w < 8; ++w) {
+    const int64_t m = rows[rng() % rows.size()], n = 16 * static_cast<int64_t>(1 + rng() % 4),
+                  k = 4 * static_cast<int64_t>(1 + rng() % 6);
+    const bool dense = rng() % 2;
+    std::string wl = dense ? "qdense:N=" + std::to_string(m) + ",IN=" + std::to_string(k) + ",OUT=" + std::to_string(n)
+                           : "qmatmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k);
+    wl += ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
+    check_random_configs(wl, cpu_with(true, false), "vnni", 3, rng);
+  }
+}
+
+TEST_CASE("bf16 GEMMs sum in f32 and round once, tensorized with AVX512-BF16 or not", "[ops][gemm][bf16]") {
+  // The definition: C in f32, the epilogue rounds to bf16.
+  OpInstance op = build_workload("matmul:M=3,N=16,K=4,dtype=bf16");
+  REQUIRE(op.parts.count("matmul"));
+  CHECK(op.parts.at("matmul").dtype() == DType::f32());
+  CHECK(op.outputs[0].dtype() == DType::bf16());
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 2);
+  // Sums of bf16 products in another order: within a few bf16 ulps.
+  check_random_configs("matmul:M=5,N=32,K=10,dtype=bf16,bias=1", cpu_with(false, false), "", 3, rng, 2e-2);
+  check_random_configs("dense:N=3,IN=6,OUT=16,dtype=bf16,relu=1", cpu_with(false, false), "", 2, rng, 2e-2);
+  if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16 (the plain bf16 configs passed)");
+  check_random_configs("matmul:M=5,N=32,K=10,dtype=bf16,bias=1", cpu_with(false, true), "bf16", 4, rng, 2e-2);
+  check_random_configs("batch_matmul:B=2,M=3,N=16,K=4,dtype=bf16", cpu_with(false, true), "bf16", 3, rng, 2e-2);
+}
+
+TEST_CASE("qgemm: a tensorized schedule with tiles that are not whole blocks says so", "[ops][qgemm][errors]") {
+  // The space offers whole blocks only; the template's parameters checked directly.
+  OpInstance op = build_workload("qmatmul:M=4,N=32,K=8");
+  GemmShape g;
+  g.M = 4;
+  g.N = 32;
+  g.K = 8;
+  g.quantized = true;
+  g.out_type = DType::u8();
+  MatmulParams p;
+  p.tile_y = {1, 1, 4};
+  p.tile_x = {1, 4, 8};
+  p.tile_k = {1, 8};
+  p.tensorize = "vnni";
+  CHECK_THROWS_WITH(gemm_schedule(op, g, p), Contains("tensorize=vnni needs a register tile of whole 16-column blocks "
+                                                      "(got 8) and k tiles of whole 4-step blocks (got 8)"));
+  p.tensorize = "amx";
+  CHECK_THROWS_WITH(gemm_schedule(op, g, p), Contains("unknown tensorize option 'amx' (none, vnni or bf16)"));
+}
