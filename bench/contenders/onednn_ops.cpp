@@ -22,14 +22,25 @@ using dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-dnnl::memory::desc strided(const dims& d, const dims& strides) { return dnnl::memory::desc(d, dt::f32, strides); }
+dnnl::memory::desc strided(const dims& d, const dims& strides, dt t = dt::f32) { return dnnl::memory::desc(d, t, strides); }
 // Row-major (dense, last dimension contiguous).
-dnnl::memory::desc plain(const dims& d) {
+dnnl::memory::desc plain(const dims& d, dt t = dt::f32) {
   dims s(d.size(), 1);
   for (size_t i = d.size() - 1; i-- > 0;) s[i] = s[i + 1] * d[i + 1];
-  return strided(d, s);
+  return strided(d, s, t);
 }
-dnnl::memory::desc any(const dims& d) { return dnnl::memory::desc(d, dt::f32, tag::any); }
+dnnl::memory::desc any(const dims& d, dt t = dt::f32) { return dnnl::memory::desc(d, t, tag::any); }
+
+// kiln's dtype names as oneDNN data types.
+dt data_type(const std::string& name) {
+  if (name == "f32") return dt::f32;
+  if (name == "bf16") return dt::bf16;
+  if (name == "f16") return dt::f16;
+  if (name == "u8") return dt::u8;
+  if (name == "i8") return dt::s8;
+  if (name == "i32") return dt::s32;
+  user_error() << "oneDNN has no data type for kiln's " << name;
+}
 
 dims shape_of(const rt::NDArray& a) { return dims(a.shape().begin(), a.shape().end()); }
 
@@ -110,20 +121,22 @@ dnnl::primitive_attr activation_attr(const ContenderOp& op, const std::string& p
   return attr;
 }
 
-// matmul, batch_matmul and dense: src [.., M, K] x weights [.., K, N] (+ bias [1, N]).
+// matmul, batch_matmul and dense: src [.., M, K] x weights [.., K, N] (+ bias [1, N]),
+// in the op's dtype (f32, or bf16 summed in f32).
 std::unique_ptr<Contender> gemm_like(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
                                      const dnnl::memory::desc& src_md, const dnnl::memory::desc& wei_md,
                                      bool weights_constant, bool bias, bool relu, bool gelu) {
   auto p = std::make_unique<Primitive>();
+  const dt t = data_type(op.dtype);
   dims dst_dims = shape_of(out);
-  dnnl::memory::desc dst_md = plain(dst_dims);
+  dnnl::memory::desc dst_md = plain(dst_dims, t);
   dnnl::memory::desc bias_md;
   if (bias) {
     dims bd(dst_dims.size(), 1);
     bd.back() = dst_dims.back();
-    bias_md = plain(bd);
+    bias_md = plain(bd, t);
   }
-  dnnl::memory::desc wei_want = weights_constant ? any(wei_md.dims()) : wei_md;
+  dnnl::memory::desc wei_want = weights_constant ? any(wei_md.dims(), t) : wei_md;
   dnnl::matmul::desc d =
       bias ? dnnl::matmul::desc(src_md, wei_want, bias_md, dst_md) : dnnl::matmul::desc(src_md, wei_want, dst_md);
   dnnl::matmul::primitive_desc pd(d, eltwise_attr(relu, gelu), p->engine());
@@ -139,8 +152,9 @@ std::unique_ptr<Contender> gemm_like(const ContenderOp& op, const std::vector<rt
 std::unique_ptr<Contender> matmul(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
   int64_t M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
   bool ta = param_or(op, "trans_a", 0), tb = param_or(op, "trans_b", 0);
-  auto a = strided({M, K}, ta ? dims{1, M} : dims{K, 1});
-  auto b = strided({K, N}, tb ? dims{1, K} : dims{N, 1});
+  const dt t = data_type(op.dtype);
+  auto a = strided({M, K}, ta ? dims{1, M} : dims{K, 1}, t);
+  auto b = strided({K, N}, tb ? dims{1, K} : dims{N, 1}, t);
   return gemm_like(op, in, out, a, b, true, param_or(op, "bias", 0), param_or(op, "relu", 0), param_or(op, "gelu", 0));
 }
 
@@ -148,16 +162,52 @@ std::unique_ptr<Contender> batch_matmul(const ContenderOp& op, const std::vector
                                         const rt::NDArray& out) {
   int64_t B = op.ints.at("B"), M = op.ints.at("M"), N = op.ints.at("N"), K = op.ints.at("K");
   bool ta = param_or(op, "trans_a", 0), tb = param_or(op, "trans_b", 0);
-  auto a = strided({B, M, K}, ta ? dims{M * K, 1, M} : dims{M * K, K, 1});
-  auto b = strided({B, K, N}, tb ? dims{K * N, 1, K} : dims{K * N, N, 1});
+  const dt t = data_type(op.dtype);
+  auto a = strided({B, M, K}, ta ? dims{M * K, 1, M} : dims{M * K, K, 1}, t);
+  auto b = strided({B, K, N}, tb ? dims{K * N, 1, K} : dims{K * N, N, 1}, t);
   return gemm_like(op, in, out, a, b, false, false, false, false);
 }
 
 std::unique_ptr<Contender> dense(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out) {
   int64_t N = op.ints.at("N"), IN = op.ints.at("IN"), OUT = op.ints.at("OUT");
-  auto x = strided({N, IN}, {IN, 1});
-  auto w = strided({IN, OUT}, {1, IN});  // W[OUT, IN] seen as its transpose
+  const dt t = data_type(op.dtype);
+  auto x = strided({N, IN}, {IN, 1}, t);
+  auto w = strided({IN, OUT}, {1, IN}, t);  // W[OUT, IN] seen as its transpose
   return gemm_like(op, in, out, x, w, true, param_or(op, "bias", 0), param_or(op, "relu", 0), param_or(op, "gelu", 0));
+}
+
+// qmatmul and qdense (kernels/qgemm.h): u8 src x s8 weights summed in s32,
+// an s32 bias, the per-column scales as oneDNN's output scales (constants
+// of the primitive, as a network's are; mask: dimension 1), relu as a
+// post-op, saturated into the out type; oneDNN computes scale * (f32(sum) +
+// bias), kiln f32(sum + bias) * scale, the same unless |sum| passes 2^24.
+std::unique_ptr<Contender> qgemm(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out,
+                                 bool dense) {
+  const int64_t M = op.ints.at(dense ? "N" : "M"), N = op.ints.at(dense ? "OUT" : "N"),
+                K = op.ints.at(dense ? "IN" : "K");
+  const bool bias = param_or(op, "bias", 0) != 0, relu = param_or(op, "relu", 0) != 0;
+  const dt out_t = data_type(op.dtype);
+  auto src = strided({M, K}, {K, 1}, dt::u8);
+  auto wei = dense ? strided({K, N}, {1, K}, dt::s8) : strided({K, N}, {N, 1}, dt::s8);
+  auto dst = plain({M, N}, out_t);
+  auto bias_md = plain({1, N}, dt::s32);
+  dnnl::primitive_attr attr = eltwise_attr(relu, false);
+  const bool scaled = out_t != dt::s32;
+  if (scaled) {
+    const rt::NDArray& s = in[bias ? 3 : 2];
+    const float* f = static_cast<const float*>(s.data());
+    attr.set_output_scales(1 << 1, std::vector<float>(f, f + N));
+  }
+  auto p = std::make_unique<Primitive>();
+  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(src, any({K, N}, dt::s8), bias_md, dst)
+                              : dnnl::matmul::desc(src, any({K, N}, dt::s8), dst);
+  dnnl::matmul::primitive_desc pd(d, attr, p->engine());
+  p->input(DNNL_ARG_SRC, in[0], src, pd.src_desc());
+  p->input(DNNL_ARG_WEIGHTS, in[1], wei, pd.weights_desc());
+  if (bias) p->input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
+  p->output(out, dst, pd.dst_desc());
+  p->set(dnnl::matmul(pd), pd.impl_info_str());
+  return p;
 }
 
 // conv2d (NCHW or NHWC), grouped and depthwise convolutions.
@@ -384,8 +434,12 @@ std::unique_ptr<Contender> layer_norm(const std::vector<rt::NDArray>& in, const 
 
 std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const std::vector<rt::NDArray>& inputs,
                                                  const rt::NDArray& out) {
-  user_check(op.f32) << "the oneDNN contender compares f32 ops only";
+  const bool gemm = op.op == "matmul" || op.op == "batch_matmul" || op.op == "dense";
+  user_check(op.f32 || (gemm && op.dtype == "bf16") || op.op == "qmatmul" || op.op == "qdense")
+      << "the oneDNN contender compares f32 ops, bf16 GEMMs and the int8 qmatmul and qdense only";
   try {
+    if (op.op == "qmatmul") return qgemm(op, inputs, out, false);
+    if (op.op == "qdense") return qgemm(op, inputs, out, true);
     if (op.op == "matmul") return matmul(op, inputs, out);
     if (op.op == "batch_matmul") return batch_matmul(op, inputs, out);
     if (op.op == "dense") return dense(op, inputs, out);

@@ -162,6 +162,10 @@ bool baseline_supports(const std::string& name, const OpInstance& op) {
   static const std::vector<std::string> gemm = {"matmul", "batch_matmul", "dense"};
   const auto& ops = name == "openblas" ? gemm : all;
   if (name == "halide" && op.op == "dwsep_nchwc") return false;  // no fused pipeline in the helper
+  // oneDNN also runs kiln's int8 GEMMs and bf16 GEMMs.
+  if (name == "onednn" && (op.op == "qmatmul" || op.op == "qdense")) return true;
+  if (name == "onednn" && op.dtype == DType::bf16() && (op.op == "matmul" || op.op == "batch_matmul" || op.op == "dense"))
+    return true;
   if (op.dtype != DType::f32()) return false;
   for (auto& o : ops)
     if (o == op.op) return true;
