@@ -150,12 +150,12 @@ std::vector<OpAlternative> flat_alternative(const OpInstance& op) {
     w << sep << name << "=" << (name == "H" ? 1 : name == "W" ? at("H") * at("W") : value);
     sep = ",";
   }
-  w << ",dtype=" << op.dtype.str();
+  for (const OpParam& p : find_op(op.op).params)
+    if (p.kind == OpParam::kDType) w << "," << p.name << "=" << op.dtype.str();
   OpAlternative a;
   a.name = "flat";
   a.kernel.workload = w.str();
-  a.kernel.inputs = {0, 1};
-  if (at("bias") != 0) a.kernel.inputs.push_back(2);
+  for (size_t i = 0; i < op.inputs.size(); ++i) a.kernel.inputs.push_back(static_cast<int>(i));
   return {a};
 }
 

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "kernels/quantize.h"
 #include "kernels/template_util.h"
 #include "kernels/tensor_intrinsics.h"
 
@@ -103,19 +104,6 @@ bool has_epilogue(const GemmShape& g, DType dtype) {
   return g.bias || g.relu || g.gelu || g.quantized || narrow_float(dtype);
 }
 
-// The quantized epilogue of an i32 sum at column j: requantized (or
-// dequantized) by scale[j] into g.out_type.
-Expr requantize(const GemmShape& g, Expr acc, const Tensor* scale, const Expr& j) {
-  const DType t = g.out_type;
-  if (t == DType::i32()) return g.relu ? max(acc, make_zero(acc.dtype())) : acc;
-  Expr f = cast(DType::f32(), acc) * (*scale)(j);
-  if (t == DType::f32()) return g.relu ? max(f, make_zero(f.dtype())) : f;
-  const double lo = g.relu || t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits - 1);
-  const double hi = t.is_uint() ? std::ldexp(1.0, t.bits) - 1 : std::ldexp(1.0, t.bits - 1) - 1;
-  Expr r = round_even(f);
-  return cast(t, min(max(r, make_const(DType::f32(), lo)), make_const(DType::f32(), hi)));
-}
-
 // The epilogue stage over the product C (in `acc`): bias, activation,
 // requantization, and the rounding of 16-bit floats to `dtype`.
 Tensor epilogue(const GemmShape& g, const Tensor& C, const Tensor* bias, const Tensor* scale, DType dtype) {
@@ -126,7 +114,7 @@ Tensor epilogue(const GemmShape& g, const Tensor& C, const Tensor* bias, const T
         const size_t o = g.batch > 0 ? 1 : 0;
         Expr e = C(std::vector<Expr>(v.begin(), v.end()));
         if (bias) e = e + cast(acc, (*bias)(v[o + 1]));
-        if (g.quantized) return requantize(g, e, scale, v[o + 1]);
+        if (g.quantized) return requantize(e, scale ? (*scale)(v[o + 1]) : Expr(), g.out_type, g.relu);
         if (g.relu) e = max(e, make_zero(acc));
         if (g.gelu) e = gelu(e);
         return narrow_float(dtype) ? cast(dtype, e) : e;
@@ -190,10 +178,7 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
       << "gelu needs a float dtype (f32 or f64), got " << dtype.str();
   user_check(g.b_panel >= 0 && !(g.b_panel > 0 && g.trans_b))
       << "a packed B has panels of nb > 0 columns and is never transposed";
-  user_check(!g.quantized || g.out_type == DType::u8() || g.out_type == DType::i8() || g.out_type == DType::i32() ||
-             g.out_type == DType::f32())
-      << "a quantized GEMM's output is u8 or i8 (requantized), i32 (the sums) or f32 (dequantized), not "
-      << g.out_type.str();
+  if (g.quantized) check_quantized_output("a quantized GEMM", g.out_type);
   OpInstance op;
   DType acc = gemm_accumulator(gemm_a_type(g, dtype));
   Tensor A = placeholder(g.trans_a ? dims(g, g.K, g.M) : dims(g, g.M, g.K), gemm_a_type(g, dtype), g.a_name);

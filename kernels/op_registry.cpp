@@ -20,6 +20,7 @@
 #include "kernels/matmul_packed_b.h"
 #include "kernels/pool2d.h"
 #include "kernels/pool2d_nchwc.h"
+#include "kernels/qconv2d_nchwc.h"
 #include "kernels/qgemm.h"
 #include "kernels/softmax.h"
 #include "kernels/winograd_weight_nchwc.h"
@@ -39,6 +40,7 @@ const std::vector<OpDef>& op_registry() {
       conv2d_op_def(),
       conv2d_nhwc_op_def(),
       conv2d_nchwc_op_def(),
+      qconv2d_nchwc_op_def(),
       conv2d_winograd_nchwc_op_def(), winograd_weight_nchwc_op_def(),
       conv2d_winograd_nhwc_op_def(), winograd_weight_nhwc_op_def(),
       depthwise_conv2d_op_def(),

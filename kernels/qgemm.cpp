@@ -1,14 +1,11 @@
 #include "kernels/qgemm.h"
 
 #include "kernels/gemm_common.h"
+#include "kernels/quantize.h"
 
 namespace kiln {
 
 namespace {
-
-const char* kOutMeaning =
-    "output type: u8 or i8 (requantized by scale, rounded to nearest even, saturated), f32 (dequantized), i32 (the "
-    "sums)";
 
 GemmShape qmatmul_shape(const std::map<std::string, int64_t>& p, DType out) {
   GemmShape g;
@@ -51,7 +48,7 @@ OpDef qmatmul_op_def() {
       {OpParam::kInt, "K", "columns of A, rows of B (the reduction)", ""},
       {OpParam::kFlag, "bias", "1: add an i32 bias[N] to the sums", "0"},
       {OpParam::kFlag, "relu", "1: clamp the result at 0", "0"},
-      {OpParam::kDType, "out", kOutMeaning, "u8"},
+      quantized_out_param(),
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType out) {
     return gemm_define(qmatmul_shape(p, out), out);
@@ -72,7 +69,7 @@ OpDef qdense_op_def() {
       {OpParam::kInt, "OUT", "output features: rows of W, columns of y", ""},
       {OpParam::kFlag, "bias", "1: add an i32 bias[OUT] to the sums", "0"},
       {OpParam::kFlag, "relu", "1: clamp the result at 0", "0"},
-      {OpParam::kDType, "out", kOutMeaning, "u8"},
+      quantized_out_param(),
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType out) { return gemm_define(qdense_shape(p, out), out); };
   set_gemm_template(d, [](const OpInstance& op) { return qdense_shape(op.ints, op.dtype); });

@@ -13,90 +13,14 @@
 #include "kernels/gemm_common.h"
 #include "kernels/op_registry.h"
 #include "support/kernel_check.h"
+#include "support/quantized_check.h"
 #include "support/skip.h"
 #include "support/template_check.h"
 #include "support/test_seed.h"
 
 using namespace kiln;
 using Catch::Contains;
-
-namespace {
-
-CpuInfo cpu_with(bool vnni, bool bf16) {
-  CpuInfo cpu = kiln::testing::avx512_cpu();
-  cpu.avx512_vnni = vnni;
-  cpu.avx512_bf16 = bf16;
-  return cpu;
-}
-
-bool host_has(const char* feature) { return Target::host().has_feature(feature); }
-
-// Inputs by role: u8 / i8 over their whole range, the bias in
-// [-2^15, 2^15], scales of 2^-14 .. 2^-10 (every other one a power of two,
-// so that f32(sum) * scale hits halfway cases), bf16 in [-2, 2].
-std::vector<HostTensor> quantized_inputs(const OpInstance& op, uint64_t seed) {
-  std::vector<HostTensor> in;
-  for (const Tensor& t : op.inputs) {
-    std::vector<int64_t> shape;
-    for (const Expr& e : t.shape()) shape.push_back(*as_const_int(e));
-    HostTensor h(t.dtype(), shape);
-    if (t.name() == "scale") {
-      std::mt19937_64 rng(seed);
-      for (int64_t i = 0; i < h.num_elements(); ++i)
-        h.set_float(i, std::ldexp(i % 2 == 0 ? 1.0 : 1.0 + static_cast<double>(rng() % 1000) / 1000.0,
-                                  -10 - static_cast<int>(rng() % 5)));
-    } else if (t.dtype() == DType::i32()) {
-      h.fill_random(seed, -32768, 32768);
-    } else if (t.dtype().is_float()) {
-      h.fill_random(seed, -2.0, 2.0);
-    } else {
-      h.fill_random(seed, -1e9, 1e9);  // the whole range of u8 / i8
-    }
-    in.push_back(std::move(h));
-    ++seed;
-  }
-  return in;
-}
-
-// The config's kernel against the interpreter: "" when they agree.
-std::string check_config(const OpInstance& op, const Config& cfg, uint64_t seed, double tol) {
-  const OpDef& def = find_op(op.op);
-  ScheduledOp so = def.apply_config(op, cfg);
-  std::vector<HostTensor> in = quantized_inputs(op, seed);
-  HostTensor got = kiln::testing::run_schedule(*so.schedule, so.args, in);
-  std::vector<std::pair<Tensor, HostTensor>> bound;
-  for (size_t i = 0; i < op.inputs.size(); ++i) bound.emplace_back(op.inputs[i], in[i]);
-  HostTensor want = interpret(op.outputs, bound)[0];
-  return compare_tensors(want, got, tol, tol);
-}
-
-// The default config, then random ones; with `pin` set, the tensorize knob
-// takes that value in every config. Returns the number checked.
-int check_random_configs(const std::string& workload, const CpuInfo& cpu, const std::string& pin, int count,
-                         std::mt19937_64& rng, double tol = 0) {
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  auto space = def.define_space(op, cpu);
-  for (int c = 0; c < count; ++c) {
-    Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
-    if (!pin.empty()) {
-      nlohmann::json j = cfg.to_json();
-      j["tensorize"] = pin;
-      cfg = space->from_json(j);
-    }
-    std::string err;
-    try {
-      err = check_config(op, cfg, rng(), tol);
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str());
-    CHECK(err == "");
-  }
-  return count;
-}
-
-}  // namespace
+using namespace kiln::testing;
 
 TEST_CASE("qgemm: requantization rounds halfway cases to even and saturates", "[ops][qgemm]") {
   // qmatmul with K=1: out = sat(round_even(A*B*scale)).
@@ -133,7 +57,7 @@ TEST_CASE("qgemm: requantization rounds halfway cases to even and saturates", "[
 
 TEST_CASE("qgemm: a bad output type is a user error", "[ops][qgemm][errors]") {
   CHECK_THROWS_WITH(build_workload("qmatmul:M=1,N=2,K=1,out=f16"),
-                    Contains("a quantized GEMM's output is u8 or i8 (requantized), i32 (the sums) or f32 "
+                    Contains("a quantized GEMM: the output is u8 or i8 (requantized), i32 (the sums) or f32 "
                              "(dequantized), not f16"));
 }
 

@@ -278,6 +278,57 @@ class BlockedConv : public Contender {
   std::unique_ptr<Contender> conv_;
 };
 
+// qconv2d_nchwc: the u8 data and the i8 weights (VNNI blocks) are unblocked
+// at set-up into NCHW / KCRS and reordered into the layouts oneDNN picks for
+// its int8 convolution (s32 bias, per-channel output scales as constants,
+// relu as a post-op, saturated into the out type); finish() blocks the
+// output again.
+class QBlockedConv : public Contender {
+ public:
+  QBlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+      : shape_(op.blocked), out_(out) {
+    const BlockedConvShape& s = shape_;
+    const bool bias = param_or(op, "bias", 0) != 0, relu = param_or(op, "relu", 0) != 0;
+    const dt out_t = data_type(op.dtype);
+    plain_out_ = rt::NDArray::empty({s.N, s.K, s.OH, s.OW}, out.dtype());
+    plain_in_ = {unblock_data(s, in[0]), unblock_vnni_weight(s, in[1])};
+    const int64_t G = s.C / s.Cg, stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0),
+                  dil = param_or(op, "dilation", 1);
+    const dims src_d{s.N, s.C, s.H, s.W}, dst_d{s.N, s.K, s.OH, s.OW};
+    const dims wd = G > 1 ? dims{G, s.K / G, s.Cg, s.R, s.S} : dims{s.K, s.C, s.R, s.S};
+    dnnl::primitive_attr attr = eltwise_attr(relu, false);
+    if (out_t != dt::s32) {
+      const float* f = static_cast<const float*>(in[bias ? 3 : 2].data());
+      attr.set_output_scales(1 << 1, std::vector<float>(f, f + s.K));
+    }
+    using cf = dnnl::convolution_forward;
+    const dims st{stride, stride}, dl{dil - 1, dil - 1}, pd_{pad, pad};
+    const auto bias_md = plain({s.K}, dt::s32);
+    cf::desc d = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                 any(src_d, dt::u8), any(wd, dt::s8), bias_md, any(dst_d, out_t), st, dl, pd_, pd_)
+                      : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                 any(src_d, dt::u8), any(wd, dt::s8), any(dst_d, out_t), st, dl, pd_, pd_);
+    cf::primitive_desc pd(d, attr, prim_.engine());
+    prim_.input(DNNL_ARG_SRC, plain_in_[0], plain(src_d, dt::u8), pd.src_desc());
+    prim_.input(DNNL_ARG_WEIGHTS, plain_in_[1], plain(wd, dt::s8), pd.weights_desc());
+    if (bias) prim_.input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
+    prim_.output(plain_out_, plain(dst_d, out_t), pd.dst_desc());
+    prim_.set(cf(pd), pd.impl_info_str());
+  }
+  void run() override { prim_.run(); }
+  void finish() override {
+    prim_.finish();
+    block_output(shape_, plain_out_, out_);
+  }
+  std::string impl() const override { return prim_.impl(); }
+
+ private:
+  BlockedConvShape shape_;
+  rt::NDArray out_, plain_out_;
+  std::vector<rt::NDArray> plain_in_;  // referenced by the primitive's memories
+  Primitive prim_;
+};
+
 // dwsep_nchwc: oneDNN's two primitives, the depthwise convolution and then
 // the 1x1 one, chained through the layout oneDNN picks for the depthwise
 // output (a reorder between them runs inside the timed call only if the
@@ -435,9 +486,11 @@ std::unique_ptr<Contender> layer_norm(const std::vector<rt::NDArray>& in, const 
 std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const std::vector<rt::NDArray>& inputs,
                                                  const rt::NDArray& out) {
   const bool gemm = op.op == "matmul" || op.op == "batch_matmul" || op.op == "dense";
-  user_check(op.f32 || (gemm && op.dtype == "bf16") || op.op == "qmatmul" || op.op == "qdense")
-      << "the oneDNN contender compares f32 ops, bf16 GEMMs and the int8 qmatmul and qdense only";
+  user_check(op.f32 || (gemm && op.dtype == "bf16") || op.op == "qmatmul" || op.op == "qdense" ||
+             op.op == "qconv2d_nchwc")
+      << "the oneDNN contender compares f32 ops, bf16 GEMMs and the int8 qmatmul, qdense and qconv2d_nchwc only";
   try {
+    if (op.op == "qconv2d_nchwc") return std::make_unique<QBlockedConv>(op, inputs, out);
     if (op.op == "qmatmul") return qgemm(op, inputs, out, false);
     if (op.op == "qdense") return qgemm(op, inputs, out, true);
     if (op.op == "matmul") return matmul(op, inputs, out);
