@@ -86,9 +86,6 @@ ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Co
   std::vector<IterVar> order{by, bx, ty, tx, yi, xi};
   if (o) order.insert(order.begin(), so.axis()[0]);
   so.reorder(order);
-  if (o) so.bind(so.axis()[0], "blockIdx.z");
-  so.bind(by, "blockIdx.y");
-  so.bind(bx, "blockIdx.x");
   // Threads: threadIdx.y the warp, threadIdx.x the lane, when warp_cols
   // cuts the block into warp tiles; else the thread grid row-major.
   int64_t block_y = fy[1], block_x = fx[1];
@@ -109,6 +106,20 @@ ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Co
   } else {
     so.bind(ty, "threadIdx.y");
     so.bind(tx, "threadIdx.x");
+  }
+  // The grid: blockIdx.x the block's columns, .y its rows, .z the batch;
+  // when the rows or the batch count more blocks than y and z allow, every
+  // block loop is fused into blockIdx.x instead (rows outer, columns
+  // inner, so that neighbouring blocks still share rows of A).
+  const int64_t row_blocks = (g.M + fy[1] * fy[2] - 1) / (fy[1] * fy[2]);
+  if (row_blocks > kGpuMaxGridYZ || (o && g.batch > kGpuMaxGridYZ)) {
+    std::vector<IterVar> blocks{by, bx};
+    if (o) blocks.insert(blocks.begin(), so.axis()[0]);
+    so.bind(so.fuse(blocks), "blockIdx.x");
+  } else {
+    if (o) so.bind(so.axis()[0], "blockIdx.z");
+    so.bind(by, "blockIdx.y");
+    so.bind(bx, "blockIdx.x");
   }
   so.unroll(yi);
   // Stores of a contiguous row of the register tile as vectors.

@@ -21,7 +21,11 @@
 //                    warps of 4 x 8 lanes: each warp reads 4 rows of the A
 //                    tile and 8 thread columns of B per k.
 // The epilogue (bias, relu, gelu) is applied as the register tile is
-// stored. A batch axis is bound to blockIdx.z.
+// stored. The grid: blockIdx.x the block's columns, .y its rows, .z the
+// batch; a shape with more row blocks or batches than y and z allow (65535:
+// M = 20000000 with one row per block, B = 65536) has every block loop
+// fused into blockIdx.x instead, so that every config of the space can
+// launch.
 #pragma once
 
 #include <memory>

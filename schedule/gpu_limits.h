@@ -11,13 +11,18 @@
 
 namespace kiln {
 
+// The most blocks a grid has along y and along z on every NVIDIA
+// architecture (x allows 2^31 - 1). A template that binds block loops to
+// blockIdx.y or .z folds them into blockIdx.x when they count more.
+constexpr int64_t kGpuMaxGridYZ = 65535;
+
 struct GpuLimits {
   std::string arch = "sm_90";  // -arch of the target ("sm_90a" keeps its suffix)
   int sm_version = 90;         // 70, 75, 80, 86, 89, 90
   int warp_size = 32;
   int64_t max_threads_per_block = 1024;
   std::array<int64_t, 3> max_block_dim{{1024, 1024, 64}};
-  std::array<int64_t, 3> max_grid_dim{{2147483647, 65535, 65535}};
+  std::array<int64_t, 3> max_grid_dim{{2147483647, kGpuMaxGridYZ, kGpuMaxGridYZ}};
   // Statically declared shared memory (what kiln emits) is limited to 48 KiB
   // per block on every architecture; larger tiles need the opt-in limit and
   // dynamic shared memory.

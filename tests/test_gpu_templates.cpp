@@ -160,3 +160,78 @@ TEST_CASE("cuda gemm template: NVRTC compiles random configs for sm_80 and sm_90
   }
   CHECK(compiled > 0);
 }
+
+TEST_CASE("cuda gemm template: more row blocks or batches than blockIdx.y and .z allow fold into blockIdx.x",
+          "[gpu][template][emulation]") {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  // M = 20000000 rows: even 256 rows per block make 78125 blocks, over y's
+  // 65535, so the default config folds.
+  {
+    OpInstance op = build_workload("matmul:M=20000000,N=1,K=1");
+    const GpuTemplate& t = find_op(op.op).gpu;
+    auto space = t.define_space(op, gpu);
+    CudaSource src;
+    REQUIRE_NOTHROW(src = gpu_source(op, t.default_config(op, gpu, *space), gpu));
+    CHECK(src.launches.at(0).grid[1] == 1);
+    CHECK(src.launches.at(0).grid[0] > kGpuMaxGridYZ);
+  }
+  // M = 1000000: every row split of the space lowers to a launchable grid;
+  // those of more than 65535 blocks use blockIdx.x alone, the others keep
+  // the rows on blockIdx.y.
+  OpInstance tall = build_workload("matmul:M=1000000,N=1,K=1");
+  const GpuTemplate& t = find_op(tall.op).gpu;
+  auto space = t.define_space(tall, gpu);
+  const Config def = t.default_config(tall, gpu, *space);
+  int folded = 0, unfolded = 0;
+  for (const auto& rows : space->knob("tile_y").options) {
+    nlohmann::json j = def.to_json();
+    j["tile_y"] = rows;
+    const Config cfg = space->from_json(j);
+    INFO("config " << cfg.str());
+    CudaSource src;
+    REQUIRE_NOTHROW(src = gpu_source(tall, cfg, gpu));
+    REQUIRE(src.launches.size() == 1);
+    const auto& grid = src.launches[0].grid;
+    CHECK(grid[0] * grid[1] * grid[2] == rows[0]);
+    CHECK(grid[1] <= kGpuMaxGridYZ);
+    if (rows[0] > kGpuMaxGridYZ) {
+      CHECK(grid == std::array<int64_t, 3>{{rows[0], 1, 1}});
+      ++folded;
+    } else {
+      CHECK(grid == std::array<int64_t, 3>{{1, rows[0], 1}});
+      ++unfolded;
+    }
+  }
+  CHECK(folded > 0);
+  CHECK(unfolded > 0);
+  // 65536 batches: every config folds the batch into blockIdx.x.
+  OpInstance wide = build_workload("batch_matmul:B=65536,M=1,N=1,K=1");
+  auto wide_space = find_op(wide.op).gpu.define_space(wide, gpu);
+  std::mt19937_64 rng(5);
+  for (int c = 0; c < 16; ++c) {
+    const Config cfg = wide_space->random(rng);
+    INFO("config " << cfg.str());
+    CudaSource src;
+    REQUIRE_NOTHROW(src = gpu_source(wide, cfg, gpu));
+    CHECK(src.launches.at(0).grid == std::array<int64_t, 3>{{65536, 1, 1}});
+  }
+}
+
+TEST_CASE("cuda gemm template: grids folded into blockIdx.x, emulated against the interpreter",
+          "[gpu][template][emulation]") {
+  // Cheap: N = K = 1, one or two threads per block.
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_gpu_fold");
+  const std::string one_row = R"({"tile_y":[70001,1,1],"tile_x":[1,1,1],"tile_k":[1,1],"shared":"both",)"
+                              R"("vec":1,"pad":0,"unroll_k":"none","warp_cols":0})";
+  const std::string warps = R"({"tile_y":[70001,1,1],"tile_x":[1,1,1],"tile_k":[1,1],"shared":"a",)"
+                            R"("vec":4,"pad":1,"unroll_k":"unroll","warp_cols":8})";
+  Tally tally = check_emulated("matmul:M=70001,N=1,K=1,bias=1,relu=1", {one_row, warps}, 0, 61, dir.path);
+  tally.add(check_emulated("batch_matmul:B=65536,M=1,N=1,K=1", {}, 1, 62, dir.path));
+  tally.add(check_emulated("batch_matmul:B=65537,M=2,N=1,K=1,trans_a=1",
+                           {R"({"tile_y":[2,1,1],"tile_x":[1,1,1],"tile_k":[1,1],"shared":"b","vec":1,"pad":4,)"
+                            R"("unroll_k":"none","warp_cols":0})"},
+                           0, 63, dir.path));
+  CHECK(tally.ran == 7);  // every config launched: none over the grid's limits
+  CHECK(tally.rejected == 0);
+}
