@@ -18,7 +18,7 @@ constexpr int64_t kGpuMaxGridYZ = 65535;
 
 struct GpuLimits {
   std::string arch = "sm_90";  // -arch of the target ("sm_90a" keeps its suffix)
-  int sm_version = 90;         // 70, 75, 80, 86, 89, 90
+  int sm_version = 90;         // 70, 72, 75, 80, 86, 87, 89, 90
   int warp_size = 32;
   int64_t max_threads_per_block = 1024;
   std::array<int64_t, 3> max_block_dim{{1024, 1024, 64}};
@@ -39,11 +39,12 @@ struct GpuLimits {
 
 // The limits of `arch` ("sm_70" ... "sm_90a") from kiln's table: the
 // architecture's documented limits and the SM count of its flagship data
-// centre part (V100, T4, A100, A10, L4, H100 SXM). user_error for an arch
-// outside sm_70..sm_90a.
+// centre part (V100, T4, A100, A10, L4, H100 SXM; for the embedded sm_72 and
+// sm_87, Jetson AGX Xavier and AGX Orin). user_error for an arch kiln does
+// not know (outside sm_70..sm_90a, or one of the table's gaps such as sm_71).
 GpuLimits gpu_limits_for_arch(const std::string& arch);
 
-// "sm_70, sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a".
+// "sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a".
 std::string known_gpu_archs();
 
 }  // namespace kiln

@@ -76,6 +76,25 @@ TEST_CASE("cuda targets: sm_70 to sm_90a with their limits", "[gpu][target]") {
   CHECK(gpu_limits_for_arch("sm_75").max_threads_per_sm == 1024);
   CHECK_THAT(user_error_of([] { gpu_limits_for_arch("sm_61"); }),
              Contains("unknown CUDA architecture 'sm_61'") && Contains("sm_70"));
+  // Every compute capability of sm_70..sm_90a, the embedded ones included.
+  CHECK(known_gpu_archs() == "sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a");
+  const GpuLimits xavier = gpu_limits_for_arch("sm_72");  // Volta's SM
+  CHECK(xavier.sm_version == 72);
+  CHECK(xavier.max_shared_optin_per_block == 96 * 1024);
+  CHECK(xavier.max_shared_per_sm == 96 * 1024);
+  CHECK(xavier.max_threads_per_sm == 2048);
+  CHECK(xavier.max_blocks_per_sm == 32);
+  CHECK(xavier.registers_per_sm == 65536);
+  const GpuLimits orin = gpu_limits_for_arch("sm_87");  // A100's shared memory, sm_86's threads
+  CHECK(orin.sm_version == 87);
+  CHECK(orin.max_shared_optin_per_block == 163 * 1024);
+  CHECK(orin.max_shared_per_sm == 164 * 1024);
+  CHECK(orin.max_threads_per_sm == 1536);
+  CHECK(orin.max_blocks_per_sm == 16);
+  CHECK(orin.registers_per_sm == 65536);
+  CHECK(Target::parse("cuda -arch=sm_72").arch == "sm_72");
+  CHECK(Target::parse("cuda -arch=sm_87").str() == "cuda -arch=sm_87");
+  CHECK_THAT(user_error_of([] { gpu_limits_for_arch("sm_71"); }), Contains("unknown CUDA architecture 'sm_71'"));
 }
 
 TEST_CASE("cuda kernels: launch dimensions from the bound loops", "[gpu][lower]") {

@@ -160,10 +160,10 @@ TEST_CASE("NVRTC is loaded once and KILN_NVRTC leads the search", "[codegen][nvr
 TEST_CASE("NVRTC compiles a shared-memory kernel for several architectures", "[codegen][nvrtc]") {
   std::string why;
   if (!nvrtc_available(&why)) KILN_SKIP("NVRTC not found: " << why);
-  for (const char* arch : {"sm_70", "sm_80", "sm_90", "sm_90a"}) {
+  for (const char* arch : {"sm_70", "sm_72", "sm_80", "sm_87", "sm_90", "sm_90a"}) {
     CAPTURE(arch);
     int number = std::stoi(std::string(arch).substr(3, 2));
-    if (!supports(number)) {  // CUDA 13 dropped Volta (sm_70)
+    if (!supports(number)) {  // CUDA 13 dropped Volta (sm_70, sm_72)
       auto [major, minor] = nvrtc_version();
       WARN("NVRTC " << major << "." << minor << " does not support " << arch);
       REQUIRE_THROWS_WITH(nvrtc_compile(kTileSum, "tile_sum.cu", arch),
