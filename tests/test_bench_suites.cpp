@@ -133,7 +133,8 @@ TEST_CASE("the cuda suites: NVRTC compiles their default kernels for sm_90", "[b
       const auto& w = s.workloads[i];
       INFO(name << " line " << w.line << ": " << w.text);
       BuiltKernel k = build_kernel(w.text, "cuda -arch=sm_90");
-      CHECK(kiln::testing::compile_for_gpu(emit_cuda(k.func, k.gpu), k.gpu) == "");
+      CHECK(kiln::testing::compile_for_gpu(emit_cuda(k.func, k.gpu), k.gpu, kiln::testing::kDefaultConfigSpillBytes) ==
+            "");
     }
   }
 }

@@ -148,7 +148,8 @@ TEST_CASE("cuda gemm template: NVRTC compiles random configs for sm_80 and sm_90
         Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
         std::string err;
         try {
-          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu);
+          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu,
+                                c == 0 ? kDefaultConfigSpillBytes : kRandomConfigSpillBytes);
           ++compiled;
         } catch (const UserError& e) {
           err = std::string(e.what()).find("allows at most") != std::string::npos ? "" : e.what();
@@ -234,4 +235,36 @@ TEST_CASE("cuda gemm template: grids folded into blockIdx.x, emulated against th
                            0, 63, dir.path));
   CHECK(tally.ran == 7);  // every config launched: none over the grid's limits
   CHECK(tally.rejected == 0);
+}
+
+TEST_CASE("compile_for_gpu checks ptxas's spills against the bound it is given", "[gpu][nvrtc]") {
+  std::string why;
+  if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
+  // 128 live floats per thread, with __launch_bounds__(1024) leaving each
+  // thread 64 registers: ptxas must spill.
+  CudaSource src;
+  src.function = "spills";
+  src.code = R"(
+extern "C" __global__ void __launch_bounds__(1024) spills_kernel0(const float* in, float* out) {
+  float acc[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = in[threadIdx.x * 128 + i];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = acc[i] * acc[(i + r + 1) % 128] + 1.0f;
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) s += acc[i] * (i + 1);
+  out[threadIdx.x] = s;
+}
+)";
+  src.launches.resize(1);
+  src.launches[0].kernel = "spills_kernel0";
+  src.launches[0].block = {1024, 1, 1};
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  CHECK_THAT(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes),
+             Catch::Contains("spills_kernel0: ") && Catch::Contains("bytes of spill stores") &&
+                 Catch::Contains("over the bound of 32 (64 registers)"));
+  CHECK(compile_for_gpu(src, gpu, int64_t{1} << 20) == "");
 }

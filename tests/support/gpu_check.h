@@ -62,9 +62,31 @@ inline std::string run_emulated_and_check(const OpInstance& op, const CudaSource
   return cr.ok ? "" : "wrong result: " + cr.detail;
 }
 
+// How much ptxas may spill (bytes of spill stores, and of spill loads, per
+// kernel) in the configs the tests compile with NVRTC.
+//
+// A template's default config (what kiln runs untuned and tuning starts
+// from) spills at most a few bytes: ptxas keeps a couple of values of
+// conv2d's unrolled window loops in local memory (12 to 16 bytes on
+// resnet50's layers); the other templates' defaults do not spill.
+constexpr int64_t kDefaultConfigSpillBytes = 32;
+// A random config may legitimately spill much more: its register tile can
+// need more registers than __launch_bounds__ leaves each thread of its block
+// (65536 / threads: 64 at 1024 threads), and ptxas spills around conv2d's
+// fully unrolled windows on large tiles (up to 1008 bytes of stores and 1296
+// of loads seen on resnet50's layers for sm_80). Such a config is correct
+// and slow, and the tuner measures it so; the bound catches a change that
+// makes spilling explode.
+constexpr int64_t kRandomConfigSpillBytes = 4096;
+// A thread's local memory (its stack frame, spills included) on sm_70 and
+// newer.
+constexpr int64_t kLocalMemoryPerThread = 512 * 1024;
+
 // NVRTC-compiles `src` for `gpu`'s architecture; "" when it compiles within
-// the limits (registers, no spills beyond a few bytes, shared memory).
-inline std::string compile_for_gpu(const CudaSource& src, const GpuLimits& gpu) {
+// the limits: every kernel's registers, static shared memory and stack
+// frame, and at most `max_spill_bytes` of spill stores and of spill loads
+// (ptxas's report).
+inline std::string compile_for_gpu(const CudaSource& src, const GpuLimits& gpu, int64_t max_spill_bytes) {
   NvrtcOutput out;
   try {
     out = nvrtc_compile(src.code, src.function + ".cu", gpu.arch);
@@ -78,6 +100,11 @@ inline std::string compile_for_gpu(const CudaSource& src, const GpuLimits& gpu) 
   for (auto& r : out.resources) {
     if (r.registers > gpu.max_registers_per_thread) return r.kernel + ": too many registers";
     if (r.shared_bytes > gpu.max_shared_static_per_block) return r.kernel + ": too much shared memory";
+    if (r.stack_bytes > kLocalMemoryPerThread) return r.kernel + ": a stack frame over the local memory limit";
+    if (r.spill_store_bytes > max_spill_bytes || r.spill_load_bytes > max_spill_bytes)
+      return r.kernel + ": " + std::to_string(r.spill_store_bytes) + " bytes of spill stores and " +
+             std::to_string(r.spill_load_bytes) + " of spill loads, over the bound of " +
+             std::to_string(max_spill_bytes) + " (" + std::to_string(r.registers) + " registers)";
   }
   return "";
 }
@@ -153,7 +180,8 @@ inline Tally check_nvrtc(const std::vector<std::string>& workloads, int random, 
         Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
         std::string err;
         try {
-          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu);
+          err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu,
+                                c == 0 ? kDefaultConfigSpillBytes : kRandomConfigSpillBytes);
           ++tally.ran;
         } catch (const UserError& e) {
           err = e.what();
