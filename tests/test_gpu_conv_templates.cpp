@@ -2,8 +2,9 @@
 // random configs and random small shapes (1, primes, odd sizes, strides,
 // padding, 1x1 and 3x3 windows, bias and activations), without a GPU: every
 // kernel's CUDA C runs on the CPU through the emulation header and is
-// compared with the reference interpreter, and compiles with NVRTC for
-// sm_80 and sm_90 within their limits on resnet50's layer shapes.
+// compared with the reference interpreter and compiles with NVRTC for sm_80
+// and sm_90 within their limits (support/gpu_check.h); NVRTC also compiles
+// random configs of resnet50's layer shapes.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -111,6 +112,7 @@ TEST_CASE("cuda conv2d templates: random shapes and configs, emulated against th
           "[gpu][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_gpu_conv_rand");
+  const EmulatedNvrtcCounts nvrtc_before = emulated_nvrtc_counts();
   const uint64_t run = run_seed();
   INFO(seed_note(run));
   std::mt19937_64 rng(run);
@@ -120,6 +122,7 @@ TEST_CASE("cuda conv2d templates: random shapes and configs, emulated against th
     all.add(check_emulated(w, {}, 1, run + static_cast<uint64_t>(i), dir.path));
   }
   CHECK(all.ran + all.rejected == 8);
+  check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 
 TEST_CASE("cuda conv2d templates: a longer random sweep", "[gpu][template][emulation][.slow]") {

@@ -3,7 +3,8 @@
 // padding, dilation), without a GPU: every kernel's CUDA C runs on the CPU
 // through the emulation header and is compared with the reference
 // interpreter, and compiles with NVRTC for sm_80 and sm_90 within their
-// limits.
+// limits (each emulated config: support/gpu_check.h), as do random configs
+// of common CNN shapes.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -119,6 +120,7 @@ TEST_CASE("cuda pool2d and depthwise_conv2d templates: random shapes and configs
           "[gpu][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_gpu_direct_rand");
+  const EmulatedNvrtcCounts nvrtc_before = emulated_nvrtc_counts();
   const uint64_t run = run_seed();
   INFO(seed_note(run));
   std::mt19937_64 rng(run);
@@ -132,6 +134,7 @@ TEST_CASE("cuda pool2d and depthwise_conv2d templates: random shapes and configs
     }
   }
   CHECK(all.ran + all.rejected == 12);
+  check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 
 TEST_CASE("cuda pool2d and depthwise_conv2d templates: a longer random sweep", "[gpu][template][emulation][.slow]") {

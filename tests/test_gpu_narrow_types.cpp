@@ -155,6 +155,7 @@ TEST_CASE("cuda f16/bf16: GEMM, conv2d and depthwise templates emulated against 
           "[gpu][narrow][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_narrow_gemm");
+  const EmulatedNvrtcCounts nvrtc_before = emulated_nvrtc_counts();
   const uint64_t run = run_seed();
   INFO(seed_note(run));
   Tally t;
@@ -167,12 +168,14 @@ TEST_CASE("cuda f16/bf16: GEMM, conv2d and depthwise templates emulated against 
   t.add(check_emulated("depthwise_conv2d:C=5,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=f16", {}, 1, run + 6, dir.path));
   CHECK(t.ran + t.rejected == 14);
   CHECK(t.ran >= 7);
+  check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 
 TEST_CASE("cuda f16/bf16: pool, softmax and layer_norm templates emulated against the interpreter",
           "[gpu][narrow][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_narrow_rows");
+  const EmulatedNvrtcCounts nvrtc_before = emulated_nvrtc_counts();
   const uint64_t run = run_seed();
   INFO(seed_note(run));
   Tally t;
@@ -182,6 +185,7 @@ TEST_CASE("cuda f16/bf16: pool, softmax and layer_norm templates emulated agains
   t.add(check_emulated("layer_norm:M=3,N=96,dtype=bf16", {}, 1, run + 3, dir.path));
   CHECK(t.ran + t.rejected == 8);
   CHECK(t.ran >= 4);
+  check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 
 TEST_CASE("cuda f16/bf16: NVRTC compiles every template family for sm_80 and sm_90 within limits",

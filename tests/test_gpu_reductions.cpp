@@ -274,6 +274,7 @@ TEST_CASE("cuda softmax and layer_norm templates: fixed shapes, emulated against
 TEST_CASE("cuda softmax and layer_norm templates: random shapes and configs, emulated", "[gpu][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_gpu_rows_rand");
+  const EmulatedNvrtcCounts nvrtc_before = emulated_nvrtc_counts();
   const uint64_t run = run_seed();
   INFO(seed_note(run));
   std::mt19937_64 rng(run);
@@ -282,6 +283,7 @@ TEST_CASE("cuda softmax and layer_norm templates: random shapes and configs, emu
                           std::to_string(pick(rng, kSizes)) + ",N=" + std::to_string(pick(rng, kSizes));
     check_row_template(w, 1, run + static_cast<uint64_t>(i), dir.path);
   }
+  check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 
 TEST_CASE("cuda softmax and layer_norm templates: a longer random sweep", "[gpu][template][emulation][.slow]") {

@@ -1,7 +1,9 @@
 // The cuda templates on random configs and random small shapes (1, primes,
 // odd sizes), without a GPU: every kernel's CUDA C runs on the CPU through
 // the emulation header and is compared with the reference interpreter, and
-// compiles with NVRTC for sm_80 and sm_90 within their limits.
+// compiles with NVRTC for sm_80 and sm_90 within their limits (each
+// emulated config: support/gpu_check.h), as do random configs of realistic
+// shapes.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -35,29 +37,11 @@ std::string random_gemm_workload(std::mt19937_64& rng) {
 }
 
 // The default config and `random` random configs of a workload, emulated
-// and checked. Returns how many ran.
+// and checked (and some compiled by NVRTC: support/gpu_check.h). Returns
+// how many there were, launched or over the launch limits.
 int check_emulated(const std::string& workload, int random, uint64_t seed, const std::string& dir) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  OpInstance op = build_workload(workload);
-  const GpuTemplate& t = find_op(op.op).gpu;
-  auto space = t.define_space(op, gpu);
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c <= random; ++c) {
-    Config cfg = c == 0 ? t.default_config(op, gpu, *space) : space->random(rng);
-    std::string err;
-    try {
-      err = run_emulated_and_check(op, gpu_source(op, cfg, gpu), dir, seed + static_cast<uint64_t>(c));
-    } catch (const UserError& e) {
-      // A config whose block the architecture cannot launch is rejected as a
-      // user error (the tuner records it); anything else is a failure.
-      err = std::string(e.what()).find("allows at most") != std::string::npos ? "" : e.what();
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str());
-    CHECK(err == "");
-  }
-  return random + 1;
+  const Tally t = kiln::testing::check_emulated(workload, {}, random, seed, dir);
+  return t.ran + t.rejected;
 }
 
 }  // namespace
@@ -114,10 +98,12 @@ TEST_CASE("cuda gemm template: random shapes and configs, emulated against the i
           "[gpu][template][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_gpu_rand");
+  const EmulatedNvrtcCounts nvrtc_before = emulated_nvrtc_counts();
   const uint64_t run = run_seed();
   INFO(seed_note(run));
   std::mt19937_64 rng(run);
   for (int i = 0; i < 6; ++i) check_emulated(random_gemm_workload(rng), 1, run + static_cast<uint64_t>(i), dir.path);
+  check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 
 TEST_CASE("cuda gemm template: a longer random sweep", "[gpu][template][emulation][.slow]") {

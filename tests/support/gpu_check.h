@@ -1,11 +1,14 @@
 // Checking GPU schedules without a GPU: a config of an op's cuda template
 // is lowered, printed as CUDA C, compiled by the host C++ compiler against
 // the emulation header and run on the CPU on random inputs, then compared
-// with the reference interpreter (tasks/reference_check.h). Optionally the
-// same source is compiled by NVRTC for real architectures and its resource
-// use checked against their limits.
+// with the reference interpreter (tasks/reference_check.h). Every config so
+// emulated is also compiled by NVRTC for sm_80 and sm_90 and its resource
+// use checked against their limits (below: "NVRTC for the emulated
+// configs"); check_nvrtc compiles configs of larger, realistic shapes.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -126,14 +129,111 @@ struct Tally {
   }
 };
 
+// ---- NVRTC for the emulated configs
+//
+// The configs the emulation checks (each template's default, given and
+// random configs on the test files' fixed and random small shapes: 1,
+// primes, odd sizes) are also compiled by NVRTC for sm_80 and sm_90, and
+// their resources checked against those architectures' limits
+// (compile_for_gpu), where NVRTC is available: a config that emulates
+// correctly then also compiles for a real GPU. Every emulated config is
+// compiled: an NVRTC compile of these small kernels takes 50 to 500 ms
+// (conv2d's the longest), and the 164 configs the five test files emulate
+// add about 25 s to `ctest -j2` on 2 cores (53 s of summed test time).
+// KILN_NVRTC_EVERY=n compiles only every n-th emulated config of a test
+// process (its first always; 0: none) on a slower machine. Without NVRTC
+// only the emulation runs, and the files' own NVRTC cases show as skipped.
+// Each process prints its counts on exit ("kiln-test-note: ...").
+constexpr int kNvrtcEvery = 1;
+
+struct EmulatedNvrtcCounts {
+  int emulated = 0;          // configs emulated and checked
+  int sampled = 0;           // of those, chosen for NVRTC
+  int compiled[2] = {0, 0};  // compiled within the limits: sm_80, sm_90
+  int rejected[2] = {0, 0};  // over that architecture's launch limits (not compiled)
+};
+
+// This process's counts, printed when it exits.
+inline EmulatedNvrtcCounts& emulated_nvrtc_counts() {
+  static struct Report {
+    EmulatedNvrtcCounts counts;
+    ~Report() {
+      if (counts.emulated == 0) return;
+      std::printf(
+          "kiln-test-note: %d configs emulated; NVRTC compiled %d of them for sm_80 (%d more over its launch "
+          "limits) and %d for sm_90 (%d more over)\n",
+          counts.emulated, counts.compiled[0], counts.rejected[0], counts.compiled[1], counts.rejected[1]);
+    }
+  } report;
+  return report.counts;
+}
+
+inline int nvrtc_every() {
+  static const int every = [] {
+    const char* env = std::getenv("KILN_NVRTC_EVERY");
+    return env && *env ? std::atoi(env) : kNvrtcEvery;
+  }();
+  return every;
+}
+
+// Whether the next emulated config is also compiled by NVRTC.
+inline bool nvrtc_for_next_emulated() {
+  EmulatedNvrtcCounts& counts = emulated_nvrtc_counts();
+  const bool chosen = nvrtc_every() > 0 && (counts.emulated - 1) % nvrtc_every() == 0 && nvrtc_available();
+  if (chosen) ++counts.sampled;
+  return chosen;
+}
+
+// CHECKs that NVRTC compiled for sm_80 and sm_90 (or found over their
+// launch limits) every config emulated since `before` was taken, when NVRTC
+// is available and every config is compiled.
+inline void check_nvrtc_covered(const EmulatedNvrtcCounts& before) {
+  if (!nvrtc_available() || nvrtc_every() != 1) return;
+  const EmulatedNvrtcCounts& now = emulated_nvrtc_counts();
+  const int emulated = now.emulated - before.emulated;
+  CHECK(emulated > 0);
+  for (int a = 0; a < 2; ++a) {
+    INFO((a == 0 ? "sm_80" : "sm_90") << ": configs emulated and NVRTC-compiled (or over the limits)");
+    CHECK(now.compiled[a] - before.compiled[a] + now.rejected[a] - before.rejected[a] == emulated);
+  }
+}
+
+// NVRTC-compiles an emulated config for sm_80 and sm_90 (a CHECK per
+// architecture; a config over that architecture's launch limits is not
+// compiled).
+inline void compile_emulated_config(const OpInstance& op, const Config& cfg, int64_t max_spill_bytes) {
+  EmulatedNvrtcCounts& counts = emulated_nvrtc_counts();
+  const char* archs[2] = {"sm_80", "sm_90"};
+  for (int a = 0; a < 2; ++a) {
+    const GpuLimits gpu = gpu_limits_for_arch(archs[a]);
+    std::string err;
+    try {
+      err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu, max_spill_bytes);
+      if (err.empty()) ++counts.compiled[a];
+    } catch (const UserError& e) {
+      err = e.what();
+      if (is_launch_limit(err)) {
+        err = "";
+        ++counts.rejected[a];
+      }
+    }
+    INFO("NVRTC for " << archs[a] << ": " << op.canonical << " config " << cfg.str());
+    CHECK(err == "");
+  }
+}
+
 // Emulates one config of the op's cuda template for sm_90 and checks it
-// against the interpreter (a CHECK per config).
-inline void check_config(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed, Tally* tally) {
+// against the interpreter (a CHECK per config); every kNvrtcEvery-th one is
+// also compiled by NVRTC (above), with `max_spill_bytes` the spill bound.
+inline void check_config(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed, Tally* tally,
+                         int64_t max_spill_bytes = kRandomConfigSpillBytes) {
   const GpuLimits gpu = gpu_limits_for_arch("sm_90");
   std::string err;
+  bool emulated = false;
   try {
     err = run_emulated_and_check(op, gpu_source(op, cfg, gpu), dir, seed);
     ++tally->ran;
+    emulated = true;
   } catch (const UserError& e) {
     err = e.what();
     if (is_launch_limit(err)) {
@@ -143,12 +243,17 @@ inline void check_config(const OpInstance& op, const Config& cfg, const std::str
   } catch (const std::exception& e) {
     err = std::string("exception: ") + e.what();
   }
-  INFO(op.canonical << " config " << cfg.str());
-  CHECK(err == "");
+  {
+    INFO(op.canonical << " config " << cfg.str());
+    CHECK(err == "");
+  }
+  if (!emulated || !err.empty()) return;
+  ++emulated_nvrtc_counts().emulated;
+  if (nvrtc_for_next_emulated()) compile_emulated_config(op, cfg, max_spill_bytes);
 }
 
 // The default config, `configs` (JSON, may be empty) and `random` random
-// configs of a workload, emulated and checked.
+// configs of a workload, emulated and checked (and some compiled by NVRTC).
 inline Tally check_emulated(const std::string& workload, const std::vector<std::string>& configs, int random,
                             uint64_t seed, const std::string& dir) {
   const GpuLimits gpu = gpu_limits_for_arch("sm_90");
@@ -158,7 +263,7 @@ inline Tally check_emulated(const std::string& workload, const std::vector<std::
   auto space = t.define_space(op, gpu);
   std::mt19937_64 rng(seed);
   Tally tally;
-  check_config(op, t.default_config(op, gpu, *space), dir, seed, &tally);
+  check_config(op, t.default_config(op, gpu, *space), dir, seed, &tally, kDefaultConfigSpillBytes);
   for (const std::string& c : configs) check_config(op, space->from_json_string(c), dir, seed, &tally);
   for (int c = 0; c < random; ++c)
     check_config(op, space->random(rng), dir, seed + 1 + static_cast<uint64_t>(c), &tally);
