@@ -32,6 +32,7 @@ struct Nvrtc {
   std::string path;         // the library that loaded
   std::string include_dir;  // the toolkit's include folder (cuda_fp16.h), or empty
   std::string why;          // when handle is null: every path tried and why it failed
+  std::string env_path;     // $KILN_NVRTC when it was set: the only path tried
   // The entry points, with nvrtc.h's signatures.
   const char* (*get_error_string)(NvrtcResult) = nullptr;
   NvrtcResult (*version)(int* major, int* minor) = nullptr;
@@ -95,7 +96,7 @@ std::string find_include_dir(const std::string& so) {
 Nvrtc load_nvrtc() {
   Nvrtc lib;
   std::ostringstream tried;
-  const char* env = std::getenv("KILN_NVRTC");
+  if (const char* env = std::getenv("KILN_NVRTC"); env && *env) lib.env_path = env;
   for (const std::string& path : nvrtc_search_paths()) {
     lib.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib.handle) {
@@ -115,12 +116,14 @@ Nvrtc load_nvrtc() {
     bool located = dladdr(reinterpret_cast<void*>(lib.version), &info) && info.dli_fname && *info.dli_fname;
     lib.path = located ? info.dli_fname : path;
     lib.include_dir = find_include_dir(lib.path);
-    if (env && *env && path != env)
-      spdlog::warn("KILN_NVRTC={} could not be loaded; using {}{}", env, path, tried.str());
     spdlog::debug("NVRTC: loaded {}, CUDA headers in '{}'", lib.path, lib.include_dir);
     return lib;
   }
-  lib.why = "tried:" + tried.str();
+  // KILN_NVRTC names the one library to use: a path that does not load is
+  // an error, not a reason to quietly take another NVRTC.
+  lib.why = lib.env_path.empty()
+                ? "tried:" + tried.str()
+                : "KILN_NVRTC=" + lib.env_path + " could not be loaded (" + tried.str().substr(3) + ")";
   return lib;
 }
 
@@ -131,6 +134,10 @@ const Nvrtc& nvrtc() {
 
 const Nvrtc& loaded_nvrtc() {
   const Nvrtc& lib = nvrtc();
+  if (!lib.handle && !lib.env_path.empty())
+    user_error() << "NVRTC: " << lib.why
+                 << "\nSet KILN_NVRTC to the path of libnvrtc.so from the CUDA toolkit, or unset it to search the "
+                    "usual places.";
   if (!lib.handle)
     user_error() << "NVRTC (libnvrtc.so from the CUDA toolkit) was not found; " << lib.why
                  << "\nInstall the CUDA toolkit, or set KILN_NVRTC to the path of libnvrtc.so.";
@@ -203,7 +210,7 @@ void apply_items(const std::string& line, CudaKernelResources* k) {
 
 std::vector<std::string> nvrtc_search_paths() {
   std::vector<std::string> paths;
-  if (const char* env = std::getenv("KILN_NVRTC"); env && *env) paths.push_back(env);
+  if (const char* env = std::getenv("KILN_NVRTC"); env && *env) return {env};
   for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) paths.push_back(name);
   paths.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
   paths.push_back("/usr/local/cuda/lib64/libnvrtc.so");

@@ -4,9 +4,11 @@
 // linked, so kiln builds and runs (without the CUDA backend) where the CUDA
 // toolkit is missing; nvrtc_available() says whether it is there.
 //
-// Library search order: $KILN_NVRTC (a path to libnvrtc.so), then
-// libnvrtc.so.13, libnvrtc.so.12 and libnvrtc.so through the dynamic loader,
-// then /usr/local/cuda/lib64 (and /usr/local/cuda-*/lib64). The first library
+// Library search: $KILN_NVRTC (a path to libnvrtc.so) when it is set, and
+// nothing else (a KILN_NVRTC that does not load is a user error naming it,
+// as KILN_LIBCUDA is for the driver); otherwise libnvrtc.so.13,
+// libnvrtc.so.12 and libnvrtc.so through the dynamic loader, then
+// /usr/local/cuda/lib64 (and /usr/local/cuda-*/lib64). The first library
 // that loads is kept for the whole process; the search runs once.
 #pragma once
 
@@ -46,8 +48,8 @@ std::pair<int, int> nvrtc_version();
 // user_error when unavailable.
 std::vector<int> nvrtc_supported_archs();
 
-// The libraries tried, in order, for the current environment (the first is
-// $KILN_NVRTC when set). Loading happens once; changing the environment
+// The libraries tried, in order, for the current environment ($KILN_NVRTC
+// alone when set). Loading happens once; changing the environment
 // afterwards changes this list but not the library already loaded.
 std::vector<std::string> nvrtc_search_paths();
 

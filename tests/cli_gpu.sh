@@ -61,6 +61,12 @@ else
 fi
 expect 2 "--emulate is for cuda targets" -- run "$W" --emulate
 
+# KILN_NVRTC names the one NVRTC to use: one that does not load is an error
+# naming it, not a quiet fallback to another.
+KILN_NVRTC=/nonexistent/libnvrtc.so expect 2 \
+  "NVRTC: KILN_NVRTC=/nonexistent/libnvrtc.so could not be loaded (/nonexistent/libnvrtc.so: cannot open" -- \
+  source "$W" --target cuda --ptx
+
 if out=$("$KILN" source "$W" --target cuda --ptx 2>&1); then
   grep -q "registers" <<<"$out" && grep -q ".entry kiln_matmul_kernel0" <<<"$out" && ok || fail "--ptx: $out"
 elif grep -q "NVRTC (libnvrtc.so from the CUDA toolkit) was not found" <<<"$out"; then
