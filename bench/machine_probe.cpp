@@ -255,6 +255,7 @@ Database::Machine machine_record(const Target& target, const MachineFigures& m) 
 }
 
 std::optional<Database::Machine> ensure_machine_figures(Database& db, const Target& target, std::ostream& log) {
+  if (target.is_cuda()) return db.machine(target.str());  // `kiln probe` measures CPUs, not GPUs
   // Figures of another thread count (KILN_NUM_THREADS) are measured again.
   if (auto m = db.machine(target.str()); m && (!target.is_host() || m->threads == rt::default_num_threads())) return m;
   if (!target.is_host()) {

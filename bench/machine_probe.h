@@ -43,7 +43,8 @@ MachineFigures probe_machine(const Target& target);
 // The figures of `target` stored in `db`; when missing (or, for this
 // machine, measured with another thread count) probes and stores them. nullopt (with a line in
 // `log`) when they are missing and cannot be measured: another machine, or a
-// process that already runs threads.
+// process that already runs threads. A cuda target gets what `db` holds and
+// no line: the probe measures CPUs only, so there is nothing to suggest.
 std::optional<Database::Machine> ensure_machine_figures(Database& db, const Target& target, std::ostream& log);
 
 // The stored form of a probe.
