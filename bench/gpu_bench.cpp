@@ -171,8 +171,7 @@ json run_gpu_bench(const BenchOptions& o, std::ostream& log) {
   const Target target = Target::parse(o.target);
   rt::cuda::Context ctx(0);
   const rt::cuda::DeviceInfo& dev = ctx.device();
-  user_check(dev.arch() == target.arch || dev.arch() + "a" == target.arch)
-      << "target '" << target.str() << "' is not the architecture of GPU 0 (" << dev.name << ", " << dev.arch() << ")";
+  check_target_runs_on(dev, target);
   // kiln's context is current: the GPU plug-ins' CUDA runtime binds to it.
   const std::vector<std::string> names = chosen_gpu_baselines(o, log);
 

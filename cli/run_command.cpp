@@ -88,9 +88,7 @@ int run_on_gpu(const RunOptions& o, const BuiltKernel& k) {
                                         << "; --emulate runs its CUDA C on this CPU instead (correctness, not "
                                            "GPU timings)";
   rt::cuda::Context ctx(0);
-  user_check(ctx.device().arch() == k.gpu.arch || ctx.device().arch() + "a" == k.gpu.arch)
-      << "target '" << k.target.str() << "' is not the architecture of GPU 0 (" << ctx.device().name << ", "
-      << ctx.device().arch() << ")";
+  check_target_runs_on(ctx.device(), k.target);
   const CudaSource src = emit_cuda(k.func, k.gpu);
   const NvrtcOutput compiled = nvrtc_compile(src.code, src.function + ".cu", k.gpu.arch);
   GpuKernelRunner runner(ctx, src, k.func.args, compiled.cubin);

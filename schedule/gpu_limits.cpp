@@ -42,6 +42,12 @@ std::string known_gpu_archs() {
   return s;
 }
 
+bool is_known_gpu_arch(const std::string& arch) {
+  for (auto& r : arch_table())
+    if (arch == r.arch) return true;
+  return false;
+}
+
 GpuLimits gpu_limits_for_arch(const std::string& arch) {
   for (auto& r : arch_table()) {
     if (arch != r.arch) continue;

@@ -47,4 +47,7 @@ GpuLimits gpu_limits_for_arch(const std::string& arch);
 // "sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a".
 std::string known_gpu_archs();
 
+// Whether `arch` is one of known_gpu_archs().
+bool is_known_gpu_arch(const std::string& arch);
+
 }  // namespace kiln

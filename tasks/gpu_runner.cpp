@@ -23,6 +23,19 @@ GpuLimits gpu_limits_from_device(const rt::cuda::DeviceInfo& d, const std::strin
   return g;
 }
 
+void check_target_runs_on(const rt::cuda::DeviceInfo& d, const Target& target) {
+  internal_assert(target.is_cuda()) << "check_target_runs_on(" << target.str() << ")";
+  const std::string gpu = "GPU " + std::to_string(d.ordinal) + " (" + d.name;
+  user_check(is_known_gpu_arch(d.arch()))
+      << gpu << ") is " << d.arch() << ", an architecture kiln does not support (kiln supports " << known_gpu_archs()
+      << "), so kiln cannot build kernels that run on it; use a GPU of one of those "
+      << "architectures, here or on a device pool (kiln tune --pool), or run a workload's CUDA C on this CPU with "
+         "`kiln run WORKLOAD --target cuda --emulate --check`";
+  user_check(d.arch() == target.arch || d.arch() + "a" == target.arch)
+      << "target '" << target.str() << "' is not the architecture of " << gpu << ", " << d.arch()
+      << "); give --target \"cuda -arch=" << d.arch() << "\" or plain cuda (the first GPU's architecture)";
+}
+
 GpuKernelRunner::GpuKernelRunner(const rt::cuda::Context& ctx, const CudaSource& src,
                                  const std::vector<BufferArg>& args, const std::vector<char>& image)
     : l2_bytes_(ctx.device().l2_bytes), module_(image), launches_(kernel_launches(module_, artifact_kernels(src))) {

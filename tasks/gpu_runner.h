@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/cuda_module.h"
+#include "codegen/target.h"
 #include "compute/function.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/ndarray.h"
@@ -17,6 +18,15 @@ namespace kiln {
 // The limits of the device, for its architecture `arch` (the target's: the
 // device's own when they agree); source "device".
 GpuLimits gpu_limits_from_device(const rt::cuda::DeviceInfo& device, const std::string& arch);
+
+// user_error unless kernels built for the cuda `target` run on `device`:
+// the same architecture (sm_90a on an sm_90 GPU too). A GPU whose
+// architecture kiln does not support is refused as such ("GPU 0 (name) is
+// sm_100, an architecture kiln does not support (kiln supports ...)"),
+// whatever the target; otherwise a mismatch says "target '...' is not the
+// architecture of GPU 0 (name, sm_XX)" and which target to give. What kiln
+// run, bench and a local tune check before they build anything.
+void check_target_runs_on(const rt::cuda::DeviceInfo& device, const Target& target);
 
 class GpuKernelRunner {
  public:

@@ -44,6 +44,8 @@ KILN_FAKE_CUDA_DEVICES=0 expect 2 "reports no GPU" -- bench --suite cuda-smoke -
 export KILN_FAKE_CUDA_DEVICES=1
 expect 2 "is not the architecture of GPU 0 (kiln fake H100, sm_90)" -- \
   bench --suite "$SUITE" --target "cuda -arch=sm_80"
+KILN_FAKE_CUDA_CC=100 expect 2 "GPU 0 (kiln fake H100) is sm_100, an architecture kiln does not support" -- \
+  bench --suite "$SUITE" --target cuda
 expect 2 "baseline 'onednn' runs on the CPU; kiln bench --target cuda compares with cublas and cudnn" -- \
   bench --suite "$SUITE" --target cuda --baselines onednn
 expect 2 "unknown baseline 'mkl' (with --target cuda: cublas, cudnn)" -- \

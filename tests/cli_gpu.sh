@@ -45,6 +45,17 @@ if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; the
   if "$KILN" source "$W" --target cuda --ptx >/dev/null 2>&1; then
     expect 1 "the GPU failed: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE" -- run "$W" --target cuda
   fi
+  # A GPU of an architecture kiln does not support: said so (with what kiln
+  # supports), not as a mismatch with the sm_90 that plain cuda falls back to.
+  out=$(KILN_FAKE_CUDA_CC=100 "$KILN" run softmax:M=4,N=8 --target cuda 2>&1)
+  rc=$?
+  if [ $rc -eq 2 ] && ! grep -q "is not the architecture" <<<"$out" && grep -qF \
+    "GPU 0 (kiln fake H100) is sm_100, an architecture kiln does not support (kiln supports sm_70, sm_72, sm_75" \
+    <<<"$out" && grep -qF "kiln run WORKLOAD --target cuda --emulate --check" <<<"$out"; then
+    ok
+  else
+    fail "kiln run on an sm_100 GPU -> exit $rc: $out"
+  fi
   # Tuning on the stand-in: parallel builds of GPU artifacts (emulated
   # images), measured by a worker process through the driver API.
   if command -v c++ >/dev/null || [ -n "${KILN_HOST_CXX:-}" ]; then
