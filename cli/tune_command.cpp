@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "runtime/cuda_driver.h"
 #include "cli/pool_commands.h"
+#include "tasks/gpu_runner.h"
 #include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
 #include "tasks/variant_tuning.h"
@@ -136,6 +137,10 @@ int run_tune(const TuneCommandOptions& o) {
           << "tuning for '" << target.str() << "' measures candidates on a GPU, and " << why
           << "; --pool measures them on a device server with a GPU, and `kiln run --target cuda --emulate --check` "
              "runs a workload's CUDA C on this CPU";
+      // The candidates run on GPU 0: refuse another architecture's target
+      // up front, as kiln run and bench do (asking a child process: this
+      // one forks the builder and must not initialize CUDA).
+      check_target_runs_on(rt::cuda::devices().at(0), target);
     } else {
       user_check(target.is_host()) << "kiln tune measures on this machine; target '" << target.str()
                                    << "' is not this machine's (remote devices come with --pool)";

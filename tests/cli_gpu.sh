@@ -56,10 +56,21 @@ if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; the
   else
     fail "kiln run on an sm_100 GPU -> exit $rc: $out"
   fi
+  DB="$(mktemp -u).db"
+  KILN_FAKE_CUDA_CC=100 expect 2 "is sm_100, an architecture kiln does not support" -- \
+    tune softmax:M=8,N=32 --target cuda --trials 2 --db "$DB"
+  # A target of another architecture than the local GPU's: kiln tune refuses
+  # it up front, as kiln run does, before the database is opened.
+  MISMATCH="target 'cuda -arch=sm_90' is not the architecture of GPU 0 (kiln fake H100, sm_80); give --target \"cuda -arch=sm_80\""
+  KILN_FAKE_CUDA_CC=80 expect 2 "$MISMATCH" -- tune softmax:M=8,N=32 --target "cuda -arch=sm_90" --trials 2 --db "$DB"
+  [ ! -e "$DB" ] && ok || fail "the refused tune created $DB"
+  KILN_FAKE_CUDA_CC=80 expect 2 "$MISMATCH" -- run softmax:M=4,N=8 --target "cuda -arch=sm_90"
   # Tuning on the stand-in: parallel builds of GPU artifacts (emulated
   # images), measured by a worker process through the driver API.
   if command -v c++ >/dev/null || [ -n "${KILN_HOST_CXX:-}" ]; then
-    DB="$(mktemp -u).db"
+    KILN_FAKE_CUDA_CC=80 KILN_GPU_IMAGE=emulated expect 0 "trials 2 (2 new), errors 0" -- \
+      tune softmax:M=8,N=32 --target "cuda -arch=sm_80" --trials 2 --db "$DB"
+    rm -f "$DB"
     # No hint to `kiln probe` (which measures CPUs) for a cuda target.
     out=$(KILN_GPU_IMAGE=emulated "$KILN" tune softmax:M=8,N=64 --target cuda --trials 6 --db "$DB" 2>&1)
     rc=$?
