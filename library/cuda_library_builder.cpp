@@ -157,6 +157,11 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
     if (std::find(wanted.begin(), wanted.end(), op.canonical) == wanted.end()) wanted.push_back(op.canonical);
   }
 
+  // The database and its records are checked before the output directory
+  // exists; a later failure removes a directory this command created.
+  auto db = Database::open_for_reading(o.db_path);
+  std::vector<Selected> selected = select(o, *db, target, wanted, &result.warnings);
+
   const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
   ScratchDir scratch(out_dir);
   const std::string emu_dir = out_dir + "/" + o.name + "_emulated";
@@ -164,9 +169,6 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
     std::error_code ec;
     fs::remove_all(emu_dir, ec);
   }
-
-  auto db = Database::open_for_reading(o.db_path);
-  std::vector<Selected> selected = select(o, *db, target, wanted, &result.warnings);
 
   CudaLibrarySource src;
   src.name = o.name;
@@ -274,6 +276,7 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
   const std::string pc_path = out_dir + "/" + o.name + ".pc";
   write_library_file(pc_path, pkg_config(o.name, "tuned CUDA kernels for " + target.arch, "-lpthread -ldl"));
   result.files = {archive, shared, header, json_path, cmake_path, pc_path};
+  scratch.keep();
   return result;
 }
 

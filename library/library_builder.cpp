@@ -145,11 +145,13 @@ LibraryResult build_library(const LibraryOptions& o) {
     if (std::find(wanted.begin(), wanted.end(), op.canonical) == wanted.end()) wanted.push_back(op.canonical);
   }
 
-  const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
-  ScratchDir scratch(out_dir);
-
+  // The database and its records are checked before the output directory
+  // exists; a later failure removes a directory this command created.
   auto db = Database::open_for_reading(o.db_path);
   std::vector<Selected> selected = select_records(o, *db, target, wanted, &result.warnings);
+
+  const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
+  ScratchDir scratch(out_dir);
 
   // Kernels -> one object.
   LibrarySource src;
@@ -231,6 +233,7 @@ LibraryResult build_library(const LibraryOptions& o) {
   const std::string pc_path = out_dir + "/" + o.name + ".pc";
   write_library_file(pc_path, pkg_config(o.name, "tuned tensor kernels for " + target.str(), "-lpthread -lm"));
   result.files = {archive, shared, header, json_path, cmake_path, pc_path};
+  scratch.keep();
   return result;
 }
 

@@ -48,18 +48,32 @@ std::string list_text(const std::vector<std::string>& items, size_t max_items) {
 
 ScratchDir::ScratchDir(const std::string& out_dir) {
   std::error_code ec;
+  // The outermost missing directory of out_dir (absolute): what a failed
+  // command removes again.
+  for (fs::path p = fs::path(out_dir).lexically_normal(); !p.empty() && !fs::exists(p, ec) && !ec;
+       p = p.parent_path()) {
+    created_ = p.string();
+    if (p == p.parent_path()) break;
+  }
+  ec.clear();
+  auto fail = [&](const std::string& message) {
+    std::error_code ignored;
+    if (!created_.empty()) fs::remove_all(created_, ignored);
+    user_error() << message;
+  };
   fs::create_directories(out_dir, ec);
-  user_check(!ec && fs::is_directory(out_dir)) << "cannot create the output directory '" << out_dir
-                                               << "': " << (ec ? ec.message() : "a file of that name exists");
+  if (ec || !fs::is_directory(out_dir))
+    fail("cannot create the output directory '" + out_dir + "': " + (ec ? ec.message() : "a file of that name exists"));
   path_ = out_dir + "/.kiln_lib_" + std::to_string(::getpid());
   fs::remove_all(path_, ec);
   fs::create_directory(path_, ec);
-  user_check(!ec) << "cannot write to the output directory '" << out_dir << "': " << ec.message();
+  if (ec) fail("cannot write to the output directory '" + out_dir + "': " + ec.message());
 }
 
 ScratchDir::~ScratchDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+  if (!keep_ && !created_.empty()) fs::remove_all(created_, ec);
 }
 
 std::vector<std::string> needed_libraries(const Target& target) {

@@ -20,8 +20,11 @@ void write_library_file(const std::string& path, const std::string& text);
 // "a, b, c" (at most max_items, then the count), or "none".
 std::string list_text(const std::vector<std::string>& items, size_t max_items = 8);
 
-// A scratch directory inside the output directory (created first: a
-// user_error when it cannot be), removed on scope exit.
+// A scratch directory inside the output directory (created first, with
+// any missing parents: a user_error when it cannot be), removed on scope
+// exit. Unless keep() was called (the library was written), the output
+// directory is removed too when this object created it, with the parents
+// it created; a directory that existed before is left, with its files.
 class ScratchDir {
  public:
   explicit ScratchDir(const std::string& out_dir);
@@ -29,9 +32,13 @@ class ScratchDir {
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
   const std::string& path() const { return path_; }
+  // The command succeeded: the output directory stays.
+  void keep() { keep_ = true; }
 
  private:
   std::string path_;
+  std::string created_;  // the outermost directory the constructor created, or ""
+  bool keep_ = false;
 };
 
 // Shared libraries the .so records as DT_NEEDED, so that it resolves the C
