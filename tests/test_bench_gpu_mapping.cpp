@@ -62,6 +62,38 @@ void emulate_cublas(const BlasGemm& g, const float* first, const float* second, 
   }
 }
 
+// cuBLAS's definition of cublasGemmBatchedEx: product i reads Aarray[i]
+// and Barray[i] and writes Carray[i], with the one set of sizes, leading
+// dimensions and transpositions (here the pointers are host addresses).
+void emulate_cublas_pointer_arrays(const BlasGemm& g, const BatchPointers& p) {
+  REQUIRE(p.first.size() == size_t(g.batch));
+  REQUIRE(p.second.size() == size_t(g.batch));
+  REQUIRE(p.c.size() == size_t(g.batch));
+  for (int64_t b = 0; b < g.batch; ++b) {
+    BlasGemm one = g;
+    one.batched = false;
+    one.batch = 1;
+    emulate_cublas(one, reinterpret_cast<const float*>(p.first[size_t(b)]),
+                   reinterpret_cast<const float*>(p.second[size_t(b)]), reinterpret_cast<float*>(p.c[size_t(b)]),
+                   nullptr);
+  }
+}
+
+void run_gemm_pointer_arrays(const std::string& workload) {
+  INFO(workload);
+  Instance i = instance(workload);
+  const BlasGemm g = blas_gemm(i.op);
+  REQUIRE(g.batched);
+  auto address = [](const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
+  const BatchPointers p =
+      batch_pointers(g, address(i.inputs.at(size_t(g.first_input)).data()),
+                     address(i.inputs.at(size_t(g.second_input)).data()), address(i.out.data()), sizeof(float));
+  emulate_cublas_pointer_arrays(g, p);
+  const CheckResult r = check(i);
+  INFO(r.detail);
+  CHECK(r.ok);
+}
+
 void run_gemm(const std::string& workload) {
   INFO(workload);
   Instance i = instance(workload);
@@ -145,6 +177,19 @@ TEST_CASE("cuBLAS mapping: batch_matmul strides for cublasGemmStridedBatchedEx",
   CHECK(g.stride_first == 7 * 12);
   CHECK(g.stride_second == 8 * 7);
   CHECK(g.stride_c == 8 * 12);
+}
+
+TEST_CASE("cuBLAS mapping: batch_matmul pointer arrays for cublasGemmBatchedEx", "[bench][gpu]") {
+  for (const char* w : {"batch_matmul:B=3,M=8,N=12,K=7,trans_b=1", "batch_matmul:B=2,M=9,N=5,K=11,trans_a=1",
+                        "batch_matmul:B=4,M=3,N=4,K=5", "batch_matmul:B=5,M=1,N=7,K=3,trans_a=1,trans_b=1",
+                        "batch_matmul:B=1,M=6,N=1,K=2"})
+    run_gemm_pointer_arrays(w);
+  // Byte addresses: batch i at base + i * stride elements of the dtype.
+  const BlasGemm g = blas_gemm(instance("batch_matmul:B=3,M=8,N=12,K=7,trans_b=1").op);
+  const BatchPointers p = batch_pointers(g, 0x10000, 0x20000, 0x30000, 2);
+  CHECK(p.first == std::vector<uint64_t>{0x10000, 0x10000 + 7 * 12 * 2, 0x10000 + 2 * 7 * 12 * 2});
+  CHECK(p.second == std::vector<uint64_t>{0x20000, 0x20000 + 8 * 7 * 2, 0x20000 + 2 * 8 * 7 * 2});
+  CHECK(p.c == std::vector<uint64_t>{0x30000, 0x30000 + 8 * 12 * 2, 0x30000 + 2 * 8 * 12 * 2});
 }
 
 TEST_CASE("cuBLAS mapping: bias, relu and gelu as cuBLASLt epilogues on C^T's rows", "[bench][gpu]") {

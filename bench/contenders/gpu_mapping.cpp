@@ -52,6 +52,19 @@ BlasGemm blas_gemm(const ContenderOp& op) {
   return g;
 }
 
+BatchPointers batch_pointers(const BlasGemm& g, uint64_t first, uint64_t second, uint64_t c, size_t element_bytes) {
+  internal_assert(g.batched && g.batch >= 1) << "batch_pointers of a GEMM that is not batched";
+  BatchPointers p;
+  const uint64_t bytes = element_bytes;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    const uint64_t b = static_cast<uint64_t>(i);
+    p.first.push_back(first + b * static_cast<uint64_t>(g.stride_first) * bytes);
+    p.second.push_back(second + b * static_cast<uint64_t>(g.stride_second) * bytes);
+    p.c.push_back(c + b * static_cast<uint64_t>(g.stride_c) * bytes);
+  }
+  return p;
+}
+
 std::array<int64_t, 4> DnnConv::strides_of(const std::array<int64_t, 4>& d) const {
   // d = {N, C, H, W}
   if (nhwc) return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};

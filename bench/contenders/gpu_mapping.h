@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/contenders/contender.h"
 
@@ -28,7 +29,8 @@ struct BlasGemm {
   int64_t ld_first = 0, ld_second = 0, ldc = 0;
   int first_input = 1, second_input = 0;  // which op inputs they are (B, A)
   // batch_matmul: cublasGemmStridedBatchedEx over `batch` products, each
-  // operand's batches `stride_*` elements apart.
+  // operand's batches `stride_*` elements apart; or cublasGemmBatchedEx,
+  // the pointer-array form, with the pointers of batch_pointers().
   bool batched = false;
   int64_t batch = 1;
   int64_t stride_first = 0, stride_second = 0, stride_c = 0;
@@ -41,6 +43,16 @@ struct BlasGemm {
 
 // UserError for an op that is not matmul, dense or batch_matmul.
 BlasGemm blas_gemm(const ContenderOp& op);
+
+// The pointer arrays of cublasGemmBatchedEx (Aarray, Barray, Carray) for a
+// batched GEMM whose operands start at `first`, `second` and `c` (device
+// addresses, or host ones in the tests), elements of `element_bytes` bytes:
+// batch i of each at its start + i * stride_* elements. The leading
+// dimensions, transpositions and sizes are the strided form's.
+struct BatchPointers {
+  std::vector<uint64_t> first, second, c;
+};
+BatchPointers batch_pointers(const BlasGemm& g, uint64_t first, uint64_t second, uint64_t c, size_t element_bytes);
 
 // ---- cuDNN: convolutions.
 //
