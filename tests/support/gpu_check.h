@@ -139,7 +139,8 @@ struct Tally {
 // correctly then also compiles for a real GPU. Every emulated config is
 // compiled: an NVRTC compile of these small kernels takes 50 to 500 ms
 // (conv2d's the longest), and the 164 configs the five test files emulate
-// add about 25 s to `ctest -j2` on 2 cores (53 s of summed test time).
+// add 12 s to `ctest -j2` of those files on 2 idle cores (24 s of summed
+// test time; 25 s and 53 s on a loaded machine).
 // KILN_NVRTC_EVERY=n compiles only every n-th emulated config of a test
 // process (its first always; 0: none) on a slower machine. Without NVRTC
 // only the emulation runs, and the files' own NVRTC cases show as skipped.
