@@ -245,6 +245,21 @@ ChannelTiles schedule_channel_tiles(Stage out, Stage acc, int64_t ohi, int64_t o
   return t;
 }
 
+ChannelTiles tile_nchwc_output(Stage out, int64_t kbi, int64_t ohm, int64_t ohi, int64_t owi, const Config& cfg) {
+  auto ax = out.axis();
+  IterVar kbo, kbi_l, oho, ohr, ohm_l, ohi_l, owo, owi_l;
+  out.split(ax[1], kbi, &kbo, &kbi_l);
+  out.split(ax[2], ohm * ohi, &oho, &ohr);
+  out.split(ohr, ohi, &ohm_l, &ohi_l);
+  out.split(ax[3], owi, &owo, &owi_l);
+  ChannelTiles t{LoopBand(out, {ax[0], kbo, oho, ohm_l, owo}, cfg.reorder("order"), {kbi_l, ohi_l, owi_l, ax[4]},
+                          static_cast<int>(cfg.choice("parallel")), true),
+                 0};
+  out.vectorize(ax[4]);
+  t.acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), t.band.size() - 1));
+  return t;
+}
+
 void place_stage(Stage stage, Stage consumer, const LoopBand& band, int at, int limit, bool parallel, int vec_axis) {
   if (at < 0) {
     auto ax = stage.axis();

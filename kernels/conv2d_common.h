@@ -129,6 +129,13 @@ struct ChannelTiles {
 };
 ChannelTiles schedule_channel_tiles(Stage out, Stage acc, int64_t ohi, int64_t owi, const Config& cfg);
 
+// The output tiling of the NCHW[x]c convolution templates (conv2d_nchwc,
+// qconv2d_nchwc): the output [N, K/kb, OH, OW, kb] cut into kbi blocks x
+// ohi rows (ohm tiles of them per row block) x owi columns, the band {n,
+// kbo, oho, ohm, owo} in the config's "order" with its first "parallel"
+// loops fused into a parallel loop, and the kb lanes vectorized; acc_pos
+// is the config's "acc_at" clamped to the band.
+ChannelTiles tile_nchwc_output(Stage out, int64_t kbi, int64_t ohm, int64_t ohi, int64_t owi, const Config& cfg);
 // Places a producer stage: at the root (`at` < 0; its first two loops
 // fused, parallel when `parallel`), else inside band position
 // min(at, limit). `vec_axis` >= 0 vectorizes that axis of the stage.

@@ -112,9 +112,7 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
   return op;
 }
 
-std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuInfo& cpu) {
-  Conv2dNchwcShape c = conv2d_nchwc_shape(op);
-  int lanes = vector_lanes(cpu, accumulator_type(op.dtype));
+std::shared_ptr<ConfigSpace> nchwc_tile_space(const Conv2dNchwcShape& c, int lanes) {
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_kb", c.K / c.kb, {block_tile_candidates(c.K / c.kb, c.kb, lanes)});
   s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, conv2d_tile_rows())});
@@ -127,13 +125,17 @@ std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuI
                      c.S > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
   s->define_choice("parallel", {0, 1, 2, 3});
   s->define_choice("data_at", c.pad > 0 ? std::vector<int64_t>{-1, 0, 1, 2} : std::vector<int64_t>{-1});
+  return s;
+}
+
+std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuInfo& cpu) {
+  Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  auto s = nchwc_tile_space(c, vector_lanes(cpu, accumulator_type(op.dtype)));
   s->define_annotate("border", border_options(c.pad), true);  // configs stored before it: pad
   return s;
 }
 
-Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
-  Conv2dNchwcShape c = conv2d_nchwc_shape(op);
-  DType acc = accumulator_type(op.dtype);
+nlohmann::json nchwc_tile_default(const Conv2dNchwcShape& c, DType acc, const CpuInfo& cpu, const ConfigSpace& space) {
   const int lanes = vector_lanes(cpu, acc);
   // Two vector registers of output channels per register tile (oneDNN's choice on AVX-512).
   const int64_t per_block = vectors_per_block(c.kb, lanes);
@@ -149,6 +151,11 @@ Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const Conf
   j["unroll_kw"] = "none";
   j["parallel"] = cpu.num_threads > 1 ? 3 : 0;
   j["data_at"] = -1;
+  return j;
+}
+
+Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+  nlohmann::json j = nchwc_tile_default(conv2d_nchwc_shape(op), accumulator_type(op.dtype), cpu, space);
   j["border"] = "pad";
   return space.make(j);
 }
@@ -171,15 +178,9 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
   Stage so = sc[out];
-  auto ax = so.axis();
-  IterVar kbo, kbi_l, oho, ohr, ohm_l, ohi_l, owo, owi_l;
-  so.split(ax[1], kbi, &kbo, &kbi_l);
-  so.split(ax[2], ohm * ohi, &oho, &ohr);
-  so.split(ohr, ohi, &ohm_l, &ohi_l);
-  so.split(ax[3], owi, &owo, &owi_l);
-  LoopBand band(so, {ax[0], kbo, oho, ohm_l, owo}, cfg.reorder("order"), {kbi_l, ohi_l, owi_l, ax[4]}, parallel, true);
-  so.vectorize(ax[4]);
-  const int acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), band.size() - 1));
+  const ChannelTiles tiles = tile_nchwc_output(so, kbi, ohm, ohi, owi, cfg);
+  const LoopBand& band = tiles.band;
+  const int acc_pos = tiles.acc_pos;
 
   // The accumulator: register tiles of kbi blocks x ohi x owi, kb lanes each.
   Stage sb = sc[conv_acc];

@@ -51,6 +51,11 @@ Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op);
 OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype);
 
 std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuInfo& cpu);
+// The register-tile knobs conv2d_nchwc's template shares with
+// qconv2d_nchwc's (everything but "border"), and their hand-tuned values,
+// for `lanes` accumulators of type `acc` per vector.
+std::shared_ptr<ConfigSpace> nchwc_tile_space(const Conv2dNchwcShape& c, int lanes);
+nlohmann::json nchwc_tile_default(const Conv2dNchwcShape& c, DType acc, const CpuInfo& cpu, const ConfigSpace& space);
 Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);
 ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg);
 

@@ -1,7 +1,13 @@
-// The GPU template of conv2d (NCHW) and conv2d_nhwc (f32): an implicit
-// GEMM. The output is a GEMM whose rows are the output positions
-// (n, oh, ow) and whose columns are the output channels k, reduced over
-// the input channels and the taps (c, r, s).
+// The GPU template of conv2d (NCHW) and conv2d_nhwc (f32, f16, bf16): both
+// formulations of a GPU convolution in one space, chosen by the "taps"
+// knob below. The output is viewed as a GEMM whose rows are the output
+// positions (n, oh, ow) and whose columns are the output channels k,
+// reduced over the input channels and the taps (c, r, s).
+//   taps=inner: the direct convolution (TVM's conv2d_direct schedule): a
+//     block stages the input box its outputs read, halo included, for a
+//     step of input channels, and every tap reads it there;
+//   taps=outer: the implicit GEMM (CUTLASS's, with the tap loops outside):
+//     each step is an exact GEMM tile, the input shifted by one tap.
 //
 // A block computes the output of one image over a TH x TW box of output
 // positions (the GEMM rows, kept two-dimensional so that the input the

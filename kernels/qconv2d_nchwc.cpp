@@ -19,31 +19,6 @@ namespace {
 constexpr int64_t kSteps = 4;
 constexpr int64_t kLanes = 16;
 
-Conv2dNchwcShape qconv_shape(const OpInstance& op) {
-  const auto& p = op.ints;
-  Conv2dNchwcShape s{};
-  s.N = p.at("N");
-  s.C = p.at("C");
-  s.H = p.at("H");
-  s.W = p.at("W");
-  s.K = p.at("K");
-  s.R = p.at("R");
-  s.S = p.at("S");
-  s.stride = p.at("stride");
-  s.pad = p.at("pad");
-  s.dil = p.at("dilation");
-  s.cb = p.at("cb");
-  s.kb = p.at("kb");
-  s.G = std::max<int64_t>(1, p.at("groups"));
-  s.bias = p.at("bias") != 0;
-  s.act = p.at("relu") != 0 ? Activation::kRelu : Activation::kNone;
-  s.Cg = s.C / s.G;
-  s.Kg = s.K / s.G;
-  s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
-  s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
-  return s;
-}
-
 // The i32 sums over the (zero-)padded u8 data and the blocked i8 weights.
 Tensor qconv_sums(const Conv2dNchwcShape& s, const Tensor& padded, const Tensor& weight, const std::string& name) {
   IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
@@ -84,7 +59,7 @@ OpInstance qconv_define(const std::map<std::string, int64_t>& params, DType out)
   op.op = "qconv2d_nchwc";
   op.dtype = out;
   op.ints = params;
-  const Conv2dNchwcShape s = qconv_shape(op);
+  const Conv2dNchwcShape s = conv2d_nchwc_shape(op);
   check_quantized_output("qconv2d_nchwc", out);
   check_groups("qconv2d_nchwc", s.C, s.K, s.G);
   check_window("qconv2d_nchwc", s.H, s.W, s.R, s.S, s.pad, s.dil);
@@ -116,45 +91,22 @@ OpInstance qconv_define(const std::map<std::string, int64_t>& params, DType out)
 }
 
 std::shared_ptr<ConfigSpace> qconv_space(const OpInstance& op, const CpuInfo& cpu) {
-  const Conv2dNchwcShape c = qconv_shape(op);
-  const int lanes = vector_lanes(cpu, DType::i32());
-  auto s = std::make_shared<ConfigSpace>();
-  s->define_split_levels("tile_kb", c.K / c.kb, {block_tile_candidates(c.K / c.kb, c.kb, lanes)});
-  s->define_split_levels("tile_oh", c.OH, {block_candidates(c.OH, c.OH), capped_candidates(c.OH, conv2d_tile_rows())});
-  s->define_split_levels("tile_ow", c.OW, {row_tile_candidates(c.OW)});
-  s->define_reorder("order", conv2d_band_orders());
-  s->define_choice("acc_at", {1, 2, 3, 4});
-  s->define_reorder("reduce_order", conv2d_reduce_orders());
-  s->define_annotate("unroll_kw",
-                     c.S > 1 ? std::vector<std::string>{"none", "unroll"} : std::vector<std::string>{"none"});
-  s->define_choice("parallel", {0, 1, 2, 3});
-  s->define_choice("data_at", c.pad > 0 ? std::vector<int64_t>{-1, 0, 1, 2} : std::vector<int64_t>{-1});
+  const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  auto s = nchwc_tile_space(c, vector_lanes(cpu, DType::i32()));
   if (vnni_offered(c, cpu)) s->define_annotate("tensorize", {"none", "vnni"});
   return s;
 }
 
 Config qconv_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
-  const Conv2dNchwcShape c = qconv_shape(op);
-  const int lanes = vector_lanes(cpu, DType::i32());
-  const int64_t per_block = vectors_per_block(c.kb, lanes);
-  nlohmann::json j;
-  j["tile_kb"] = nearest_split(space, "tile_kb", {std::max<int64_t>(1, 2 / per_block)});
-  const int64_t kbi = j["tile_kb"][1].get<int64_t>();
-  j["tile_oh"] = nearest_split(space, "tile_oh", {1, 1});
-  j["tile_ow"] = nearest_split(space, "tile_ow", {register_tile_cols(c.OW, kbi * per_block * lanes, cpu, DType::i32())});
-  j["order"] = conv2d_band_orders()[0];
-  j["acc_at"] = 4;
-  j["reduce_order"] = conv2d_reduce_orders()[0];
-  j["unroll_kw"] = "none";
-  j["parallel"] = cpu.num_threads > 1 ? 3 : 0;
-  j["data_at"] = -1;
+  const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  nlohmann::json j = nchwc_tile_default(c, DType::i32(), cpu, space);
   if (vnni_offered(c, cpu)) j["tensorize"] = "vnni";
   return space.make(j);
 }
 
 ScheduledOp qconv_apply(const OpInstance& op, const Config& cfg) {
   user_check(op.op == "qconv2d_nchwc") << "the qconv2d_nchwc template cannot schedule op '" << op.op << "'";
-  const Conv2dNchwcShape s = qconv_shape(op);
+  const Conv2dNchwcShape s = conv2d_nchwc_shape(op);
   const int64_t kbi = cfg.split("tile_kb")[1];
   const std::vector<int64_t>& toh = cfg.split("tile_oh");
   const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];
@@ -177,15 +129,9 @@ ScheduledOp qconv_apply(const OpInstance& op, const Config& cfg) {
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
   Stage so = sc[out];
-  auto ax = so.axis();
-  IterVar kbo, kbi_l, oho, ohr, ohm_l, ohi_l, owo, owi_l;
-  so.split(ax[1], kbi, &kbo, &kbi_l);
-  so.split(ax[2], ohm * ohi, &oho, &ohr);
-  so.split(ohr, ohi, &ohm_l, &ohi_l);
-  so.split(ax[3], owi, &owo, &owi_l);
-  LoopBand band(so, {ax[0], kbo, oho, ohm_l, owo}, cfg.reorder("order"), {kbi_l, ohi_l, owi_l, ax[4]}, parallel, true);
-  so.vectorize(ax[4]);
-  const int acc_pos = std::max(0, std::min(static_cast<int>(cfg.choice("acc_at")), band.size() - 1));
+  const ChannelTiles tiles = tile_nchwc_output(so, kbi, ohm, ohi, owi, cfg);
+  const LoopBand& band = tiles.band;
+  const int acc_pos = tiles.acc_pos;
 
   // The accumulator: register tiles of kbi blocks x ohi x owi, kb lanes each.
   Stage sb = sc[sums];

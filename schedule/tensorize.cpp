@@ -88,8 +88,8 @@ class Matcher {
       default:
         break;
     }
-    if (auto* a = dynamic_binary(e)) {
-      auto* b = dynamic_binary(i);
+    if (is_binary_kind(e->kind())) {
+      auto *a = static_cast<const BinaryNode*>(e.get()), *b = static_cast<const BinaryNode*>(i.get());
       match(a->a, b->a);
       return match(a->b, b->b);
     }
@@ -120,31 +120,6 @@ class Matcher {
   [[noreturn]] void fail(const std::string& what) const { user_error() << where_ << ": " << what; }
 
  private:
-  static const BinaryNode* dynamic_binary(const Expr& e) {
-    switch (e->kind()) {
-      case NodeKind::Add:
-      case NodeKind::Sub:
-      case NodeKind::Mul:
-      case NodeKind::Div:
-      case NodeKind::Mod:
-      case NodeKind::FloorDiv:
-      case NodeKind::FloorMod:
-      case NodeKind::Min:
-      case NodeKind::Max:
-      case NodeKind::EQ:
-      case NodeKind::NE:
-      case NodeKind::LT:
-      case NodeKind::LE:
-      case NodeKind::GT:
-      case NodeKind::GE:
-      case NodeKind::And:
-      case NodeKind::Or:
-        return static_cast<const BinaryNode*>(e.get());
-      default:
-        return nullptr;
-    }
-  }
-
   [[noreturn]] void mismatch(const Expr& e, const Expr& i, const std::string& why) const {
     fail("the stage computes `" + to_string(e) + "` where the intrinsic computes `" + to_string(i) + "`: " + why);
   }

@@ -109,6 +109,19 @@ std::string lowered(const Schedule& s, const BlockedMatmul& m) {
 
 bool host_has(const char* feature) { return Target::host().has_feature(feature); }
 
+// An intrinsic of VNNI's shape (c[16] += a[4] . b[16, 4]) with a body
+// lowering that emits nothing: for checks that fail before any code runs.
+TensorIntrin body_only_vnni_shape(const std::string& name, std::vector<IntrinRequirement> requirements) {
+  Tensor a = placeholder({4}, DType::u8(), "a");
+  Tensor b = placeholder({16, 4}, DType::i8(), "b");
+  IterVar k = reduce_axis(4, "k");
+  Tensor c = compute(
+      {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
+  TensorIntrinLowering l;
+  l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
+  return decl_tensor_intrin(name, c, {a, b}, l, std::move(requirements));
+}
+
 }  // namespace
 
 TEST_CASE("tensorize: a blocked u8 x i8 matmul lowers to vpdpbusd calls, reset before the k loop", "[tensorize]") {
@@ -353,16 +366,9 @@ TEST_CASE("tensorize: an operand that misses the intrinsic's requirements is ref
                                "intrinsic's dimensions; the intrinsic needs one dense block, strides (4, 1)"));
   }
   SECTION("a memory scope") {
-    Tensor a = placeholder({4}, DType::u8(), "a");
-    Tensor b = placeholder({16, 4}, DType::i8(), "b");
-    IterVar k = reduce_axis(4, "k");
-    Tensor c = compute(
-        {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
     IntrinRequirement local;
     local.scope = MemScope::kLocal;
-    TensorIntrinLowering l;
-    l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
-    TensorIntrin in = decl_tensor_intrin("needs_local", c, {a, b}, l, {local, {}, {}});
+    TensorIntrin in = body_only_vnni_shape("needs_local", {local, {}, {}});
     BlockedMatmul m = blocked_matmul(2, 16, 4);
     Schedule s({m.C});
     s[m.C].tensorize(s[m.C].axis()[1], in);
@@ -370,16 +376,9 @@ TEST_CASE("tensorize: an operand that misses the intrinsic's requirements is ref
                                               "intrinsic needs it in local memory"));
   }
   SECTION("an alignment") {
-    Tensor a = placeholder({4}, DType::u8(), "a");
-    Tensor b = placeholder({16, 4}, DType::i8(), "b");
-    IterVar k = reduce_axis(4, "k");
-    Tensor c = compute(
-        {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
     IntrinRequirement aligned;
     aligned.offset_factor = 8;
-    TensorIntrinLowering l;
-    l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
-    TensorIntrin in = decl_tensor_intrin("needs_8", c, {a, b}, l, {aligned, {}, {}});
+    TensorIntrin in = body_only_vnni_shape("needs_8", {aligned, {}, {}});
     BlockedMatmul m = blocked_matmul(2, 16, 4);  // A's rows start every 4 elements
     Schedule s({m.C});
     s[m.C].tensorize(s[m.C].axis()[1], in);
@@ -388,14 +387,7 @@ TEST_CASE("tensorize: an operand that misses the intrinsic's requirements is ref
 }
 
 TEST_CASE("tensorize: a split reduction needs the intrinsic's reset and update", "[tensorize][errors]") {
-  Tensor a = placeholder({4}, DType::u8(), "a");
-  Tensor b = placeholder({16, 4}, DType::i8(), "b");
-  IterVar k = reduce_axis(4, "k");
-  Tensor c = compute(
-      {16}, [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}); }, "c");
-  TensorIntrinLowering l;
-  l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
-  TensorIntrin body_only = decl_tensor_intrin("body_only", c, {a, b}, l);
+  TensorIntrin body_only = body_only_vnni_shape("body_only", {});
   BlockedMatmul m = blocked_matmul(2, 16, 8);
   Schedule s({m.C});
   schedule_plain(s, m, body_only);
