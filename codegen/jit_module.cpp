@@ -13,6 +13,7 @@
 #include "codegen/llvm_codegen.h"
 #include "codegen/llvm_support.h"
 #include "base/error.h"
+#include "runtime/amx.h"
 #include "runtime/workspace.h"
 
 namespace kiln {
@@ -44,6 +45,7 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<LoweredFunc>& fu
       << "the JIT runs code in this process, so it needs a host target; '" << target.str()
       << "' is not (use build_shared_object to cross-compile)";
   llvm_support::initialize_llvm();
+  rt::request_amx_tiles();  // AMX-tensorized kernels run in this process
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto tm = llvm_support::create_target_machine(target);

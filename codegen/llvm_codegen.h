@@ -25,6 +25,7 @@
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
@@ -108,6 +109,7 @@ class CodeGenLLVM {
   // A hardware instruction call (compute/hw_instructions.h): the x86 ones,
   // for targets with their feature (codegen_intrin.cpp).
   void emit_tensor_intrin(const TensorIntrinCallNode* op);
+  void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps);
   // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.
   llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);
   // Alignment in bytes of element `index` of a 64-byte-aligned buffer.

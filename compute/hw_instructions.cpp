@@ -18,6 +18,23 @@ const std::vector<HwInstruction>& hw_instructions() {
        {{"acc", DType::f32(), 16, true}, {"a", DType::bf16(), 2, false}, {"b", DType::bf16(), 32, false}},
        "acc[i] = (acc[i] + a[1]*b[2i+1]) + a[0]*b[2i] for i < 16: the products exact in f32, each sum rounded to "
        "nearest even with subnormal inputs and results flushed to zero (AVX512-BF16 vdpbf16ps, a broadcast)"},
+      // AMX: a 32 x 32 product in four tile registers over `steps` k steps;
+      // acc's rows are `stride` apart (the call's row stride), a's rows its
+      // own stride apart, b dense rows of 32 columns x 4 (or 2) k.
+      {"x86.amx.dpbusd.32x32",
+       "llvm",
+       "amx-int8",
+       {{"acc", DType::i32(), 32 * 32, true}, {"a", DType::u8(), 32 * 64, false, true},
+        {"b", DType::i8(), 16 * 32 * 4, false, true}},
+       "acc[i][j] += sum over k < 64*steps of a[i][k] * b[k/4][j][k%4] for i, j < 32, in i32 (wrapping): four "
+       "AMX tdpbusd tiles of 16 x 16 per k step of 64, the accumulators kept in tile registers across the steps"},
+      {"x86.amx.dpbf16ps.32x32",
+       "llvm",
+       "amx-bf16",
+       {{"acc", DType::f32(), 32 * 32, true}, {"a", DType::bf16(), 32 * 32, false, true},
+        {"b", DType::bf16(), 16 * 32 * 2, false, true}},
+       "acc[i][j] += sum over k < 32*steps of a[i][k] * b[k/2][j][k%2] for i, j < 32, summed in f32 by AMX "
+       "tdpbf16ps (its own order and rounding) over tiles of 16 x 16 per k step of 32"},
   };
   return list;
 }
@@ -47,12 +64,29 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
     if (o.buffer->pointee != want.dtype)
       return which + " points into '" + o.buffer->name + "' of " + o.buffer->pointee.str() + ", it needs " +
              want.dtype.str();
-    const int64_t* e = as_const_int(o.extent);
-    if (!e || *e != want.extent)
-      return which + " covers " + (e ? std::to_string(*e) : std::string("a non-constant number of")) +
+    int64_t e = 0;
+    const bool constant = as_const_int(o.extent, &e);
+    if (want.steps) {
+      if (!constant || e <= 0 || e % want.extent != 0)
+        return which + " covers " + (constant ? std::to_string(e) : std::string("a non-constant number of")) +
+               " elements, it needs a positive multiple of " + std::to_string(want.extent);
+      if (e / want.extent != h->steps_of(call))
+        return which + " covers " + std::to_string(e / want.extent) + " k steps, another operand " +
+               std::to_string(h->steps_of(call));
+    } else if (!constant || e != want.extent) {
+      return which + " covers " + (constant ? std::to_string(e) : std::string("a non-constant number of")) +
              " elements, it needs " + std::to_string(want.extent);
+    }
   }
   return "";
+}
+
+int64_t HwInstruction::steps_of(const TensorIntrinCallNode& call) const {
+  for (size_t k = 0; k < operands.size() && k < call.operands.size(); ++k) {
+    int64_t e = 0;
+    if (operands[k].steps && as_const_int(call.operands[k].extent, &e)) return e / operands[k].extent;
+  }
+  return 1;
 }
 
 }  // namespace kiln

@@ -18,6 +18,10 @@ struct HwOperand {
   DType dtype;         // the element type of the buffer it points into
   int64_t extent;      // elements read (and written) from its offset on
   bool written;        // the instruction writes it (read-modify-write)
+  // The call covers a positive multiple of `extent` (a loop of steps the
+  // instruction runs inside, e.g. the k steps of an AMX tile product), the
+  // same multiple for every such operand of the call.
+  bool steps = false;
 };
 
 struct HwInstruction {
@@ -26,6 +30,8 @@ struct HwInstruction {
   std::string feature;  // what the target must have: an LLVM CPU feature ("avx512vnni") or a cuda arch ("sm_80")
   std::vector<HwOperand> operands;
   std::string semantics;  // what it computes, in terms of the operands
+  // The number of k steps a call covers (1 without `steps` operands).
+  int64_t steps_of(const TensorIntrinCallNode& call) const;
 };
 
 // Every instruction, in a fixed order.

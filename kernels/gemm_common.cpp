@@ -28,30 +28,36 @@ const std::vector<std::vector<int64_t>>& band_orders() {
 
 const std::vector<int64_t> kTileRows = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
 
-// The x86 intrinsics compute 16 lanes (columns) per call.
+// The broadcast-dot intrinsics (VNNI, BF16) compute 16 columns per call,
+// AMX's 32 x 32 blocks.
 constexpr int64_t kIntrinsicLanes = 16;
+constexpr int64_t kAmxBlock = 32;
 
 DType gemm_a_type(const GemmShape& g, DType dtype) { return g.quantized ? DType::u8() : dtype; }
 DType gemm_b_type(const GemmShape& g, DType dtype) { return g.quantized ? DType::i8() : dtype; }
 
-// The k steps one call of the intrinsic takes.
-int64_t intrinsic_steps(const std::string& name) { return name == "vnni" ? 4 : 2; }
-
-TensorIntrin intrinsic_named(const std::string& name) {
-  if (name == "vnni") return x86_vnni_dot_16x4();
-  if (name == "bf16") return x86_bf16_dot_16x2();
-  user_error() << "matmul template: unknown tensorize option '" << name << "' (none, vnni or bf16)";
+// The k elements one step of the intrinsic takes: 4 for int8 (VNNI, AMX
+// int8), 2 for bf16.
+int64_t intrinsic_steps(const std::string& name, const GemmShape& g) {
+  return name == "vnni" || (name == "amx" && g.quantized) ? 4 : 2;
 }
 
-// The tensor intrinsic the CPU offers for this GEMM ("vnni": u8 x i8 on
-// AVX512-VNNI, "bf16": bf16 on AVX512-BF16), or "" for none: whole blocks
-// of 16 columns and the intrinsic's k steps, A's rows contiguous along k,
-// and B not given in another packed layout.
-std::string gemm_intrinsic(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
-  if (g.b_panel > 0 || g.trans_a || g.N % kIntrinsicLanes != 0) return "";
-  if (g.quantized && cpu.avx512_vnni && g.K % 4 == 0) return "vnni";
-  if (!g.quantized && dtype == DType::bf16() && cpu.avx512_bf16 && g.K % 2 == 0) return "bf16";
-  return "";
+// The tensor intrinsics the CPU offers for this GEMM, in the order the knob
+// lists them: "vnni" (u8 x i8 on AVX512-VNNI) or "bf16" (bf16 on
+// AVX512-BF16), for whole blocks of 16 columns and k steps; "amx" (AMX int8
+// or bf16) for whole 32 x 32 blocks and k tiles of 64 (int8) or 32 (bf16).
+// A's rows must be contiguous along k, and B not given in another packed
+// layout.
+std::vector<std::string> gemm_intrinsics(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
+  std::vector<std::string> out;
+  if (g.b_panel > 0 || g.trans_a || g.N % kIntrinsicLanes != 0) return out;
+  const bool bf16 = !g.quantized && dtype == DType::bf16();
+  if (g.quantized && cpu.avx512_vnni && g.K % 4 == 0) out.push_back("vnni");
+  if (bf16 && cpu.avx512_bf16 && g.K % 2 == 0) out.push_back("bf16");
+  const bool blocks = g.M % kAmxBlock == 0 && g.N % kAmxBlock == 0;
+  if (blocks && ((g.quantized && cpu.amx_int8 && g.K % 64 == 0) || (bf16 && cpu.amx_bf16 && g.K % 32 == 0)))
+    out.push_back("amx");
+  return out;
 }
 
 // Shapes and element reads with the optional batch axis in front.
@@ -224,10 +230,10 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
                                               : vector_tile_candidates(N, lanes);
   std::vector<int64_t> k_tiles = block_candidates(K, K);
   // With a tensor intrinsic on offer, every register tile is whole blocks
-  // of it: 16 columns by its k steps.
-  const std::string intrin = gemm_intrinsic(g, dtype, cpu);
-  if (!intrin.empty()) {
-    const int64_t steps = intrinsic_steps(intrin);
+  // of it: 16 columns by its k steps (AMX rounds them up to its blocks).
+  const std::vector<std::string> intrins = gemm_intrinsics(g, dtype, cpu);
+  if (!intrins.empty()) {
+    const int64_t steps = intrinsic_steps(intrins.front(), g);
     widths.erase(std::remove_if(widths.begin(), widths.end(), [](int64_t w) { return w % kIntrinsicLanes != 0; }),
                  widths.end());
     k_tiles.erase(std::remove_if(k_tiles.begin(), k_tiles.end(), [&](int64_t k) { return k % steps != 0; }),
@@ -249,7 +255,11 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
     for (int64_t v : capped_candidates(K, {lanes, 2 * int64_t{lanes}})) rv.push_back(v);
     s->define_choice("reduce_vector", rv);
   }
-  if (!intrin.empty()) s->define_annotate("tensorize", {"none", intrin});
+  if (!intrins.empty()) {
+    std::vector<std::string> options{"none"};
+    options.insert(options.end(), intrins.begin(), intrins.end());
+    s->define_annotate("tensorize", options);
+  }
   return s;
 }
 
@@ -275,9 +285,9 @@ Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const C
     j["reduce_vector"] = g.M == 1 ? rv.back()[0] : 0;
   }
   // The instruction does 4 (VNNI) or 2 (BF16) multiply-adds per lane where
-  // the plain kernel does one.
-  const std::string intrin = gemm_intrinsic(g, dtype, cpu);
-  if (!intrin.empty()) j["tensorize"] = intrin;
+  // the plain kernel does one; AMX's tiles many more.
+  const std::vector<std::string> intrins = gemm_intrinsics(g, dtype, cpu);
+  if (!intrins.empty()) j["tensorize"] = intrins.back();
   return space.make(j);
 }
 
@@ -305,7 +315,8 @@ MatmulParams gemm_decode(const Config& c) {
 ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const MatmulParams& p) {
   user_check(p.tile_y.size() == 3 && p.tile_x.size() == 3 && p.tile_k.size() == 2 && p.order.size() == 4)
       << "matmul template: tile_y and tile_x need 3 factors, tile_k 2, order 4 loops";
-  const int64_t ym = p.tile_y[1], yi = p.tile_y[2], xm = p.tile_x[1], xi = p.tile_x[2], kin = p.tile_k[1];
+  const int64_t ym = p.tile_y[1], xm = p.tile_x[1];
+  int64_t yi = p.tile_y[2], xi = p.tile_x[2], kin = p.tile_k[1];
   user_check(ym > 0 && yi > 0 && xm > 0 && xi > 0 && kin > 0 && p.unroll_k > 0)
       << "matmul template: tile sizes and unroll factors must be positive";
   const int64_t N = g.N, K = g.K;
@@ -318,13 +329,30 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
       << "matmul template: with B packed in panels of " << g.b_panel
       << " columns, the register tile is one panel wide and nothing is packed again";
   // A tensorized register tile: B always packed, in the intrinsic's blocks
-  // of 16 columns by `steps` of k.
+  // of 16 columns (32 for AMX) by `steps` of k.
   const bool tensorized = p.tensorize != "none" && !dot;
+  const bool amx = tensorized && p.tensorize == "amx";
   TensorIntrin intrin;
   int64_t steps = 1;
   if (tensorized) {
-    intrin = intrinsic_named(p.tensorize);
-    steps = intrinsic_steps(p.tensorize);
+    user_check(p.tensorize == "vnni" || p.tensorize == "bf16" || amx)
+        << "matmul template: unknown tensorize option '" << p.tensorize << "' (none, vnni, bf16 or amx)";
+    steps = intrinsic_steps(p.tensorize, g);
+    if (amx) {
+      // AMX computes 32 x 32 blocks over k tiles of 16 steps: the register
+      // tile is one block high and whole blocks wide, the k tile the
+      // largest multiple of 16 steps within the knob's that divides K.
+      user_check(g.M % kAmxBlock == 0 && N % kAmxBlock == 0 && K % (16 * steps) == 0)
+          << "matmul template: tensorize=amx needs M and N multiples of 32 and K of " << 16 * steps;
+      yi = kAmxBlock;
+      xi = kAmxBlock * std::max<int64_t>(1, xi / kAmxBlock);
+      int64_t kt = std::max<int64_t>(16 * steps, kin - kin % (16 * steps));
+      while (K % kt != 0) kt -= 16 * steps;
+      kin = kt;
+      intrin = g.quantized ? x86_amx_int8_32x32(kin) : x86_amx_bf16_32x32(kin);
+    } else {
+      intrin = p.tensorize == "vnni" ? x86_vnni_dot_16x4() : x86_bf16_dot_16x2();
+    }
     user_check(xi % kIntrinsicLanes == 0 && kin % steps == 0 && N % kIntrinsicLanes == 0 && K % steps == 0)
         << "matmul template: tensorize=" << p.tensorize << " needs a register tile of whole " << kIntrinsicLanes
         << "-column blocks (got " << xi << ") and k tiles of whole " << steps << "-step blocks (got " << kin << ")";
@@ -332,7 +360,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   const bool pack = (p.pack_b != -2 || tensorized) && !dot;
   const bool batched = g.batch > 0;
   const size_t o = batched ? 1 : 0;
-  const int nb = static_cast<int>(tensorized ? kIntrinsicLanes : xi);
+  const int nb = static_cast<int>(amx ? kAmxBlock : tensorized ? kIntrinsicLanes : xi);
   const int ks = static_cast<int>(steps);
 
   // B packed into panels of xi columns: PB[.., jo, k, ji] = B[.., k, jo*xi + ji]
@@ -435,8 +463,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   }
   std::vector<IterVar> k_inner{ckq};
   // Tensorized, the unrolled k steps divide the tile's (a tail would guard
-  // the intrinsic's own loop).
-  int64_t unroll_k = p.unroll_k;
+  // the intrinsic's own loop); AMX runs the tile's k steps itself.
+  int64_t unroll_k = amx ? 1 : p.unroll_k;
   while (tensorized && (kin / steps) % unroll_k != 0) --unroll_k;
   if (unroll_k > 1) {
     IterVar ckm, cku;
@@ -446,20 +474,28 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   }
   std::vector<IterVar> acc_order =
       p.k_outer ? std::vector<IterVar>{cko, cyo, cxo} : std::vector<IterVar>{cyo, cxo, cko};
-  acc_order.insert(acc_order.end(), k_inner.begin(), k_inner.end());
-  acc_order.push_back(cyi);
-  if (tensorized) {
-    for (const IterVar& iv : {cxb, cxl, ckl}) acc_order.push_back(iv);
-  } else {
-    acc_order.push_back(cxi);
-  }
-  sc.reorder(acc_order);
-  if (p.unroll_y) sc.unroll(cyi);
-  if (tensorized) {
+  if (amx) {
+    // The tile's 32-column blocks, then one call over its rows, columns and k.
+    for (const IterVar& iv : {cxb, cyi, cxl, ckq, ckl}) acc_order.push_back(iv);
+    sc.reorder(acc_order);
     sc.unroll(cxb);
-    sc.tensorize(cxl, intrin);
+    sc.tensorize(cyi, intrin);
   } else {
-    sc.vectorize(cxi);
+    acc_order.insert(acc_order.end(), k_inner.begin(), k_inner.end());
+    acc_order.push_back(cyi);
+    if (tensorized) {
+      for (const IterVar& iv : {cxb, cxl, ckl}) acc_order.push_back(iv);
+    } else {
+      acc_order.push_back(cxi);
+    }
+    sc.reorder(acc_order);
+    if (p.unroll_y) sc.unroll(cyi);
+    if (tensorized) {
+      sc.unroll(cxb);
+      sc.tensorize(cxl, intrin);
+    } else {
+      sc.vectorize(cxi);
+    }
   }
 
   if (pack) {

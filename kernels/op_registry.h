@@ -24,6 +24,8 @@ struct CpuInfo {
   // Instructions tensor intrinsics need (kernels/tensor_intrinsics.h).
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
+  bool amx_int8 = false;
+  bool amx_bf16 = false;
 };
 
 struct OpParam {

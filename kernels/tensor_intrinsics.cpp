@@ -1,5 +1,9 @@
 #include "kernels/tensor_intrinsics.h"
 
+#include <map>
+#include <mutex>
+
+#include "base/error.h"
 #include "compute/expr_ops.h"
 
 namespace kiln {
@@ -34,7 +38,65 @@ TensorIntrin broadcast_dot(const std::string& name, const std::string& instructi
   return decl_tensor_intrin(name, c, {a, b}, lower, {contiguous, block, contiguous});
 }
 
+// c[32, 32] (+)= a[32, kt] . b[kt/s, 32, s], one AMX call per update;
+// reset stores zeros row by row.
+TensorIntrin amx_block(const std::string& name, const std::string& instruction, int64_t kt, int64_t s, DType in_a,
+                       DType in_b, DType acc) {
+  const int steps = static_cast<int>(s);
+  Tensor a = placeholder({Expr(32), Expr(static_cast<int>(kt))}, in_a, "a");
+  Tensor b = placeholder({Expr(static_cast<int>(kt / s)), Expr(32), Expr(steps)}, in_b, "b");
+  IterVar kq = reduce_axis(static_cast<int>(kt / s), "kq"), kk = reduce_axis(steps, "kk");
+  Tensor c = compute(
+      {Expr(32), Expr(32)},
+      [&](Var i, Var j) {
+        return sum(cast(acc, a(i, kq->var * steps + kk->var)) * cast(acc, b(kq->var, j, kk->var)), {kq, kk});
+      },
+      "c");
+  TensorIntrinLowering lower;
+  lower.reset = [acc](const IntrinBuffer& out) {
+    Var r("r"), h("h");
+    const DType t = out.offset.dtype();
+    Expr first = out.index({r, h * 16});
+    return ForNode::make(r, Expr(0), Expr(32), ForKind::kSerial,
+                         ForNode::make(h, Expr(0), Expr(2), ForKind::kSerial,
+                                       StoreNode::make(out.data, BroadcastNode::make(make_zero(acc), 16),
+                                                       RampNode::make(first, make_const(t, int64_t{1}), 16))));
+  };
+  lower.update = [instruction, kt](const std::vector<IntrinBuffer>& ops) {
+    const Expr zero = make_zero(ops[0].offset.dtype());
+    return TensorIntrinCallNode::make(
+        instruction, {ops[2].at({zero, zero}, 32 * 32, 0), ops[0].at({zero, zero}, 32 * kt, 0), ops[1].at({zero, zero, zero}, 32 * kt)},
+        {});
+  };
+  IntrinRequirement rows;
+  rows.unit_inner = true;
+  IntrinRequirement block;
+  block.dense = true;
+  return decl_tensor_intrin(name, c, {a, b}, lower, {rows, block, rows});
+}
+
+// One declaration per k tile, made on first use.
+TensorIntrin amx_for(int64_t kt, bool bf16) {
+  static std::mutex mu;
+  static std::map<std::pair<int64_t, bool>, TensorIntrin> made;
+  std::lock_guard<std::mutex> lock(mu);
+  TensorIntrin& t = made[{kt, bf16}];
+  if (!t) {
+    const int64_t s = bf16 ? 2 : 4;
+    user_check(kt > 0 && kt % (16 * s) == 0) << "AMX " << (bf16 ? "bf16" : "int8") << " k tiles are multiples of "
+                                             << 16 * s << ", got " << kt;
+    t = bf16 ? amx_block("x86_amx_bf16_32x32_k" + std::to_string(kt), "x86.amx.dpbf16ps.32x32", kt, s, DType::bf16(),
+                         DType::bf16(), DType::f32())
+             : amx_block("x86_amx_int8_32x32_k" + std::to_string(kt), "x86.amx.dpbusd.32x32", kt, s, DType::u8(),
+                         DType::i8(), DType::i32());
+  }
+  return t;
+}
+
 }  // namespace
+
+TensorIntrin x86_amx_int8_32x32(int64_t kt) { return amx_for(kt, false); }
+TensorIntrin x86_amx_bf16_32x32(int64_t kt) { return amx_for(kt, true); }
 
 TensorIntrin x86_vnni_dot_16x4() {
   static const TensorIntrin t =

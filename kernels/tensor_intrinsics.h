@@ -22,8 +22,18 @@ TensorIntrin x86_vnni_dot_16x4();
 // a plain f32 loop in the last bits, as any reordered float sum does.
 TensorIntrin x86_bf16_dot_16x2();
 
+// AMX (tdpbusd / tdpbf16ps over four tile registers): a 32 x 32 block of
+// sums over `kt` k (a multiple of 64 for int8, of 32 for bf16),
+//   c[i, j] (+)= sum_{kq, kk} acc(a[i, kq*s + kk]) * acc(b[kq, j, kk])
+// with s = 4 (u8 a x i8 b into i32 c) or 2 (bf16 a and b into f32 c): a's
+// rows contiguous along k (any row pitch), b one dense block [kt/s, 32, s],
+// c's rows contiguous. One call runs the whole k range with the sums in
+// tile registers. bf16 sums in the instruction's own order.
+TensorIntrin x86_amx_int8_32x32(int64_t kt);
+TensorIntrin x86_amx_bf16_32x32(int64_t kt);
+
 // The intrinsics a CPU target offers: VNNI where it has avx512vnni, BF16
-// where it has avx512bf16.
+// where it has avx512bf16 (the AMX ones are made per k tile).
 std::vector<TensorIntrin> cpu_tensor_intrinsics(const CpuInfo& cpu);
 
 }  // namespace kiln

@@ -36,6 +36,18 @@ typedef int32_t (*task_fn)(int64_t task, int64_t num_tasks, void* closure);
 typedef int32_t (*parallel_for_fn)(task_fn fn, void* closure, int64_t num_tasks);
 typedef int32_t (*packed_kernel_fn)(void** args);
 
+/* ---- AMX ---- */
+
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+long syscall(long number, ...);
+/* Tuned kernels may use AMX tiles, whose data Linux (5.16+) lets a process
+   use only once it asks (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA);
+   asked when the library loads. On a CPU without AMX the request fails and
+   no kernel uses it. */
+__attribute__((constructor)) static void request_amx_tiles(void) { syscall(SYS_arch_prctl, 0x1023, 18); }
+#endif
+
 /* ---- thread pool ---- */
 
 struct job {

@@ -3,12 +3,14 @@
 
 #include <dlfcn.h>
 
+#include "runtime/amx.h"
 #include "runtime/thread_pool.h"
 #include "runtime/workspace.h"
 
 namespace kiln::rt {
 
 std::shared_ptr<Module> Module::load(const std::string& path) {
+  request_amx_tiles();  // its kernels may be tensorized with AMX
   dlerror();  // clear any stale error
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

@@ -277,9 +277,11 @@ TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& 
   auto* sc = s->op.as<ComputeOpNode>();
   internal_assert(ic && sc) << m.where();
 
-  // The inner loops: plain, constant extents, each along one root axis.
+  // The inner loops: plain, constant extents, each along one root axis (a
+  // root axis may run along several, each matched to an axis of the
+  // intrinsic: a k split into k steps and the elements of a step).
   std::vector<int> owner(static_cast<size_t>(n), -1);  // root index of each inner leaf
-  std::vector<int> inner_of(s->root_iter_vars.size(), -1);
+  std::vector<std::vector<int>> inner_of(s->root_iter_vars.size());
   std::vector<int64_t> extent(static_cast<size_t>(n), 0);
   for (int l = pos; l < n; ++l) {
     const IterVar& leaf = leaves[l];
@@ -297,20 +299,17 @@ TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& 
         m.fail("loop '" + leaf->var->name + "' runs along both '" + s->root_iter_vars[owner[l]]->var->name +
                "' and '" + s->root_iter_vars[r]->var->name + "' (a fused loop); the intrinsic needs one loop per axis");
       owner[l] = static_cast<int>(r);
-      if (inner_of[r] >= 0)
-        m.fail("axis '" + s->root_iter_vars[r]->var->name + "' runs along two loops below the tensorized axis ('" +
-               leaves[inner_of[r]]->var->name + "' and '" + leaf->var->name + "'); the intrinsic needs one loop per axis");
-      inner_of[r] = l;
+      inner_of[r].push_back(l);
     }
     if (owner[l] < 0) m.fail("loop '" + leaf->var->name + "' below the tensorized axis runs along no axis of the stage");
   }
 
-  // Data-parallel and reduction loops, in root-axis order, against the
-  // intrinsic's axes and reduction axes.
+  // Data-parallel and reduction loops, in root-axis order (and loop order
+  // within an axis), against the intrinsic's axes and reduction axes.
   std::vector<int> data, reduce;
   for (size_t r = 0; r < s->root_iter_vars.size(); ++r) {
-    if (inner_of[r] < 0) continue;
-    (s->root_iter_vars[r]->iter_kind == IterKind::kReduce ? reduce : data).push_back(inner_of[r]);
+    auto& into = s->root_iter_vars[r]->iter_kind == IterKind::kReduce ? reduce : data;
+    into.insert(into.end(), inner_of[r].begin(), inner_of[r].end());
   }
   auto described = [&](const std::vector<int>& ls) {
     std::vector<std::pair<std::string, int64_t>> v;

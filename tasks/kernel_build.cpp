@@ -21,6 +21,8 @@ CpuInfo cpu_info_for(const Target& target) {
   cpu.vector_bits = target.vector_bits();
   cpu.avx512_vnni = target.has_feature("avx512vnni");
   cpu.avx512_bf16 = target.has_feature("avx512bf16");
+  cpu.amx_int8 = target.has_feature("amx-int8");
+  cpu.amx_bf16 = target.has_feature("amx-bf16");
   // The configured thread count, without starting the pool (tuning
   // processes fork and must stay single-threaded).
   cpu.num_threads = target.is_host() ? rt::default_num_threads() : 1;

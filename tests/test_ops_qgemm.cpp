@@ -120,6 +120,34 @@ TEST_CASE("qgemm: VNNI-tensorized configs equal the interpreter exactly", "[ops]
   }
 }
 
+TEST_CASE("qgemm: AMX-tensorized configs equal the interpreter exactly", "[ops][qgemm][amx]") {
+  if (!host_has("amx-int8")) KILN_SKIP("this CPU has no AMX-INT8");
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 3);
+  CpuInfo cpu = cpu_with(true, false);
+  cpu.amx_int8 = true;
+  // M and N whole 32 x 32 blocks, K whole 64-element steps; the random
+  // configs' k tiles round to the steps that divide K.
+  const std::vector<std::string> outs = {"u8", "i8", "i32", "f32"};
+  for (int w = 0; w < 5; ++w) {
+    const int64_t m = 32 * static_cast<int64_t>(1 + rng() % 3), n = 32 * static_cast<int64_t>(1 + rng() % 3),
+                  k = 64 * static_cast<int64_t>(1 + rng() % 4);
+    const bool dense = rng() % 2;
+    std::string wl = dense ? "qdense:N=" + std::to_string(m) + ",IN=" + std::to_string(k) + ",OUT=" + std::to_string(n)
+                           : "qmatmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k);
+    wl += ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
+    check_random_configs(wl, cpu, "amx", 3, rng);
+  }
+  // The knob offers amx only for whole blocks.
+  auto options = [&](const std::string& wl) {
+    OpInstance op = build_workload(wl);
+    return find_op(op.op).define_space(op, cpu)->knob("tensorize").options.size();
+  };
+  CHECK(options("qmatmul:M=64,N=64,K=128") == 3);  // none, vnni, amx
+  CHECK(options("qmatmul:M=48,N=64,K=128") == 2);  // M not whole 32-row blocks
+}
+
 TEST_CASE("bf16 GEMMs sum in f32 and round once, tensorized with AVX512-BF16 or not", "[ops][gemm][bf16]") {
   // The definition: C in f32, the epilogue rounds to bf16.
   OpInstance op = build_workload("matmul:M=3,N=16,K=4,dtype=bf16");
@@ -135,6 +163,12 @@ TEST_CASE("bf16 GEMMs sum in f32 and round once, tensorized with AVX512-BF16 or 
   if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16 (the plain bf16 configs passed)");
   check_random_configs("matmul:M=5,N=32,K=10,dtype=bf16,bias=1", cpu_with(false, true), "bf16", 4, rng, 2e-2);
   check_random_configs("batch_matmul:B=2,M=3,N=16,K=4,dtype=bf16", cpu_with(false, true), "bf16", 3, rng, 2e-2);
+  if (!host_has("amx-bf16")) KILN_SKIP("this CPU has no AMX-BF16 (the AVX512-BF16 configs passed)");
+  CpuInfo amx = cpu_with(false, true);
+  amx.amx_bf16 = true;
+  check_random_configs("matmul:M=64,N=32,K=96,dtype=bf16,bias=1", amx, "amx", 4, rng, 2e-2);
+  check_random_configs("dense:N=32,IN=64,OUT=64,dtype=bf16,gelu=1", amx, "amx", 3, rng, 2e-2);
+  check_random_configs("batch_matmul:B=2,M=32,N=32,K=32,dtype=bf16", amx, "amx", 3, rng, 2e-2);
 }
 
 TEST_CASE("qgemm: a tensorized schedule with tiles that are not whole blocks says so", "[ops][qgemm][errors]") {
@@ -153,6 +187,8 @@ TEST_CASE("qgemm: a tensorized schedule with tiles that are not whole blocks say
   p.tensorize = "vnni";
   CHECK_THROWS_WITH(gemm_schedule(op, g, p), Contains("tensorize=vnni needs a register tile of whole 16-column blocks "
                                                       "(got 8) and k tiles of whole 4-step blocks (got 8)"));
-  p.tensorize = "amx";
-  CHECK_THROWS_WITH(gemm_schedule(op, g, p), Contains("unknown tensorize option 'amx' (none, vnni or bf16)"));
+  p.tensorize = "amx";  // M = 4 is not a whole 32-row block
+  CHECK_THROWS_WITH(gemm_schedule(op, g, p), Contains("tensorize=amx needs M and N multiples of 32 and K of 64"));
+  p.tensorize = "sme";
+  CHECK_THROWS_WITH(gemm_schedule(op, g, p), Contains("unknown tensorize option 'sme' (none, vnni, bf16 or amx)"));
 }

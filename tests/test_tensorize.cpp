@@ -222,7 +222,8 @@ TEST_CASE("tensorize: an annotated loop below the axis is refused", "[tensorize]
                                             "these loops, so leave them plain"));
 }
 
-TEST_CASE("tensorize: a fused loop, or two loops of one axis, below the axis are refused", "[tensorize][errors]") {
+TEST_CASE("tensorize: a fused loop below the axis is refused, and two loops of one axis are two axes",
+          "[tensorize][errors]") {
   {
     BlockedMatmul m = blocked_matmul(1, 16, 4);
     Schedule s({m.C});
@@ -238,8 +239,8 @@ TEST_CASE("tensorize: a fused loop, or two loops of one axis, below the axis are
     IterVar jo, ji;
     c.split(c.axis()[1], 8, &jo, &ji);
     c.tensorize(jo, x86_vnni_dot_16x4());
-    CHECK_THROWS_WITH(lowered(s, m), Contains("axis 'C.j' runs along two loops below the tensorized axis ('C.j.outer' "
-                                              "and 'C.j.inner')"));
+    CHECK_THROWS_WITH(lowered(s, m), Contains("run over [C.j.outer (2), C.j.inner (8)] and reduce over [k (4)], but the "
+                                              "intrinsic computes over [c.i (16)]"));
   }
 }
 
@@ -444,7 +445,23 @@ TEST_CASE("tensorize: instruction calls are checked against the instruction list
         "x86.vpdpbusd.512 operand 0 (acc) covers 8 elements, it needs 16");
   Stmt unknown = TensorIntrinCallNode::make("x86.nope", {}, {});
   CHECK(hw_call_problem(*unknown.as<TensorIntrinCallNode>()) == "'x86.nope' is not a hardware instruction kiln knows");
-  CHECK_THROWS_WITH(find_hw_instruction("x86.nope"), Contains("kiln knows x86.vpdpbusd.512, x86.vdpbf16ps.512"));
+  CHECK_THROWS_WITH(find_hw_instruction("x86.nope"),
+                    Contains("kiln knows x86.vpdpbusd.512, x86.vdpbf16ps.512, x86.amx.dpbusd.32x32"));
+}
+
+TEST_CASE("tensorize: AMX calls cover whole k steps, the same number in every operand", "[tensorize][errors]") {
+  Var acc = Var::handle("acc", DType::i32()), a = Var::handle("a", DType::u8()), b = Var::handle("b", DType::i8());
+  auto op = [](const Var& v, int64_t n) { return TensorIntrinCallNode::Operand{v, Expr(0), Expr(static_cast<int>(n)), Expr(32)}; };
+  Stmt ok = TensorIntrinCallNode::make("x86.amx.dpbusd.32x32", {op(acc, 1024), op(a, 32 * 128), op(b, 32 * 128)}, {});
+  CHECK(hw_call_problem(*ok.as<TensorIntrinCallNode>()) == "");
+  CHECK(find_hw_instruction("x86.amx.dpbusd.32x32").steps_of(*ok.as<TensorIntrinCallNode>()) == 2);
+  Stmt partial = TensorIntrinCallNode::make("x86.amx.dpbusd.32x32", {op(acc, 1024), op(a, 32 * 100), op(b, 32 * 128)}, {});
+  CHECK(hw_call_problem(*partial.as<TensorIntrinCallNode>()) ==
+        "x86.amx.dpbusd.32x32 operand 1 (a) covers 3200 elements, it needs a positive multiple of 2048");
+  Stmt uneven = TensorIntrinCallNode::make("x86.amx.dpbusd.32x32", {op(acc, 1024), op(a, 32 * 64), op(b, 32 * 128)}, {});
+  CHECK(hw_call_problem(*uneven.as<TensorIntrinCallNode>()) ==
+        "x86.amx.dpbusd.32x32 operand 2 (b) covers 2 k steps, another operand 1");
+  CHECK_THROWS_WITH(x86_amx_int8_32x32(48), Contains("AMX int8 k tiles are multiples of 64, got 48"));
 }
 
 TEST_CASE("tensorize: a target without the instruction's feature gets a message", "[tensorize][errors]") {
