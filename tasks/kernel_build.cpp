@@ -1,6 +1,7 @@
 #include "tasks/kernel_build.h"
 
 #include "codegen/runtime_dtype.h"
+#include "runtime/amx.h"
 #include "runtime/cuda_driver.h"
 #include "tasks/gpu_runner.h"
 
@@ -21,8 +22,10 @@ CpuInfo cpu_info_for(const Target& target) {
   cpu.vector_bits = target.vector_bits();
   cpu.avx512_vnni = target.has_feature("avx512vnni");
   cpu.avx512_bf16 = target.has_feature("avx512bf16");
-  cpu.amx_int8 = target.has_feature("amx-int8");
-  cpu.amx_bf16 = target.has_feature("amx-bf16");
+  // AMX also needs the OS's leave (Linux 5.16+) where the kernels run here.
+  const bool amx_allowed = !target.is_host() || rt::request_amx_tiles();
+  cpu.amx_int8 = amx_allowed && target.has_feature("amx-int8");
+  cpu.amx_bf16 = amx_allowed && target.has_feature("amx-bf16");
   // The configured thread count, without starting the pool (tuning
   // processes fork and must stay single-threaded).
   cpu.num_threads = target.is_host() ? rt::default_num_threads() : 1;
