@@ -202,12 +202,7 @@ class Collector {
     for (const HwInstruction& i : hw_instructions())
       if (i.name == op->intrin) h = &i;
     if (!h || op->operands.empty()) return;
-    ++num_stores;
-    double executions = 1;
-    for (auto& l : path_) executions *= static_cast<double>(l.extent);
-    all_executions += executions;
     StoreRecord r;
-    r.executions = executions;
     int64_t acc_extent = 1, read_extent = 1;
     for (size_t k = 0; k < op->operands.size() && k < h->operands.size(); ++k) {
       const auto& o = op->operands[k];
@@ -222,18 +217,24 @@ class Collector {
     }
     r.arith_ops = static_cast<int>(2 * std::max<int64_t>(1, read_extent / std::max<int64_t>(1, acc_extent)));
     // Counted per accumulator element, as a vectorized store counts lanes.
-    executions *= static_cast<double>(acc_extent);
-    all_executions += executions - r.executions;
+    const double executions = count_store(static_cast<double>(acc_extent));
     r.executions = executions;
     consider(std::move(r), executions);
   }
 
-  void store(const StoreNode* op) {
+  // Counts a store executed `per_path` times per iteration of the current
+  // path; its executions.
+  double count_store(double per_path) {
     ++num_stores;
-    double executions = 1;
+    double executions = per_path;
     for (auto& l : path_) executions *= static_cast<double>(l.extent);
     all_executions += executions;
+    return executions;
+  }
+
+  void store(const StoreNode* op) {
     StoreRecord r;
+    const double executions = count_store(1);
     r.executions = executions;
     r.accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->value.dtype()), op->index));
     scan(op->value, &r);
