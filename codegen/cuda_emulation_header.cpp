@@ -155,6 +155,7 @@ struct WarpState {
   uint64_t epoch = 1;  // race detection: bumped at each completed warp operation
   int arrived = 0;
   unsigned mask = 0;
+  const char* op = nullptr;  // the warp-collective operation (warp_exchange) its lanes wait in, or null
   uint64_t slots[2][32];
 };
 
@@ -240,7 +241,25 @@ std::string describe(const Team& t) {
   part(run, "still running", run_first);
   return s;
 }
+// A warp-collective operation (ldmatrix, mma) that not every lane of the
+// warp reached together: on the GPU undefined, here a clear failure.
+[[noreturn]] void collective_diverged(Team& t, int warp, const char* op) {
+  fail(t, std::string(op) + " is warp-collective: all 32 lanes of warp " + std::to_string(warp) +
+              " must call it together, but they did not " + where() + " (" + describe(t) + ")");
+  throw Abort{};
+}
 [[noreturn]] void diverged(Team& t) {
+  // Blame a warp-collective operation only if a lane it waits for is at a
+  // barrier or finished: it can never complete.
+  for (size_t i = 0; i < t.warps.size(); ++i) {
+    const WarpState& w = t.warps[i];
+    if (w.arrived == 0 || !w.op) continue;
+    for (int l = 0; l < 32; ++l) {
+      const At at = t.ts[i * 32 + l].at;
+      if ((w.mask >> l & 1u) && (at == At::kBarrier || at == At::kFinished))
+        collective_diverged(t, static_cast<int>(i), w.op);
+    }
+  }
   fail(t, "barrier divergence " + where() + ": " + describe(t) +
               ". Every thread of a block must reach the same __syncthreads() calls.");
   throw Abort{};
@@ -282,8 +301,9 @@ void syncthreads(int line) {
 
 // The warp-level rendezvous behind __syncwarp and the shuffles: every lane
 // of mask (within the warp's existing lanes) deposits `mine`; returns the
-// participating lanes and copies all deposits to `all`.
-unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all) {
+// participating lanes and copies all deposits to `all`. `op` names a
+// warp-collective operation (see warp_exchange), null for the others.
+unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* op = nullptr) {
   Team& t = team();
   std::unique_lock<std::mutex> lk(t.mu);
   if (t.failed) throw Abort{};
@@ -298,13 +318,22 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all) {
   }
   if (w.arrived == 0) {
     w.mask = m;
+    w.op = op;
+  } else if ((w.op == nullptr) != (op == nullptr) || (op && strcmp(w.op, op) != 0)) {
+    const char* other = "a shuffle, ballot or __syncwarp";
+    fail(t, "lanes of warp " + std::to_string(tl_warp) + " " + where() + " meet in different warp-level operations: " +
+                thread_str(tl_tid) + " calls " + (op ? op : other) + " while others wait in " + (w.op ? w.op : other));
+    throw Abort{};
   } else if (w.mask != m) {
     fail(t, "lanes of warp " + std::to_string(tl_warp) + " " + where() +
                 " meet in a warp-level operation with different masks (" + thread_str(tl_tid) + " passes " + hex + ")");
     throw Abort{};
   }
   for (int l = 0; l < 32; ++l) {
-    if ((m >> l & 1u) && t.ts[tl_warp * 32 + l].at == At::kFinished) diverged(t);
+    if ((m >> l & 1u) && t.ts[tl_warp * 32 + l].at == At::kFinished) {
+      if (op) collective_diverged(t, tl_warp, op);
+      diverged(t);
+    }
   }
   const int row = static_cast<int>(w.gen & 1);
   w.slots[row][tl_lane] = mine;
@@ -330,6 +359,28 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all) {
   tl_warp_epoch = w.epoch;
   memcpy(all, w.slots[row], sizeof(w.slots[row]));
   return m;
+}
+
+// A warp-collective exchange (the tensor-core prelude's ldmatrix and mma):
+// all 32 lanes of a full warp call it together, each with `bytes` at
+// `mine`, and each gets every lane's bytes in `all` (32 * bytes, by lane).
+// Lanes deposit the address of their bytes and copy the others' directly;
+// a second rendezvous keeps every lane's bytes alive until all have copied.
+void warp_exchange(const char* op, const void* mine, size_t bytes, void* all) {
+  Team& t = team();
+  const unsigned lanes = lanes_of(t, tl_warp);
+  if (lanes != 0xffffffffu) {
+    std::lock_guard<std::mutex> g(t.mu);
+    fail(t, std::string(op) + " is warp-collective and needs all 32 lanes of a warp, but warp " +
+                std::to_string(tl_warp) + " " + where() + " has only " + std::to_string(__builtin_popcount(lanes)) +
+                " (block " + dim_str(blockDim) + ")");
+    throw Abort{};
+  }
+  uint64_t addr[32];
+  warp_collect(0xffffffffu, reinterpret_cast<uintptr_t>(mine), addr, op);
+  for (int l = 0; l < 32; ++l)
+    memcpy(static_cast<char*>(all) + l * bytes, reinterpret_cast<const void*>(addr[l]), bytes);
+  warp_collect(0xffffffffu, 0, addr, op);
 }
 
 enum class Shfl { kIdx, kUp, kDown, kXor };
@@ -427,6 +478,7 @@ class SharedBuffer {
 
   Ref<T> operator[](long long i) { return Ref<T>(this, i); }
   SharedPtr<T> operator+(long long i) { return SharedPtr<T>{this, i}; }
+  const char* name() const { return name_; }  // for messages
 
   T read(long long i) {
     check(i, 1);
