@@ -152,6 +152,9 @@ void CodeGenLLVM::emit_let_stmt(const LetStmtNode* op) {
 }
 
 void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
+  user_check(op->scope != MemScope::kWarp)
+      << "buffer '" << op->buffer->name << "' is in warp scope (a tensor-core fragment), which needs a cuda target; "
+      << "the llvm backend runs on the CPU";
   const DType t = op->dtype;
   llvm::Type* elem = memory_type(t);  // a vector dtype allocates whole vectors
   const int64_t elem_bytes = static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(elem));

@@ -10,9 +10,11 @@
 #include "base/error.h"
 #include "codegen/alignment.h"
 #include "codegen/cuda_allreduce.h"
+#include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
 #include "compute/interpreter.h"
 #include "compute/ir_functor.h"
 #include "schedule/gpu_kernels.h"
@@ -149,7 +151,8 @@ const char* math_name(MathOp op, bool f32) {
 // Prints one kernel nest.
 class KernelPrinter {
  public:
-  KernelPrinter(const GpuKernel& k, const LoweredFunc& f) : kernel_(k), func_(f) {
+  KernelPrinter(const GpuKernel& k, const LoweredFunc& f, const GpuLimits& limits)
+      : kernel_(k), func_(f), limits_(limits) {
     for (auto& a : f.args) names_[a.data.node()] = sanitize(a.name);
     for (auto& [node, name] : names_) taken_.insert(name);
     post_order_visit(k.body, [&](const Ref<Object>& n) {
@@ -158,6 +161,8 @@ class KernelPrinter {
         auto* a = static_cast<const AllocateNode*>(n.get());
         if (a->scope == MemScope::kShared) shared_.push_back(a);
         if (a->scope == MemScope::kLocal) local_.insert(a->buffer.node());
+        if (a->scope == MemScope::kWarp) warp_.insert(a->buffer.node());
+        if (a->scope == MemScope::kShared) shared_vars_.insert(a->buffer.node());
       }
     });
   }
@@ -424,6 +429,7 @@ class KernelPrinter {
         return for_loop(s.as<ForNode>());
       case NodeKind::Allocate: {
         auto* op = s.as<AllocateNode>();
+        if (op->scope == MemScope::kWarp) return warp_fragments(op);
         if (op->scope != MemScope::kLocal) {
           stmt(op->body);  // shared arrays are declared at the kernel's top
           return;
@@ -481,8 +487,7 @@ class KernelPrinter {
         return;
       }
       case NodeKind::TensorIntrinCall:
-        user_error() << "tensor intrinsic '" << s.as<TensorIntrinCallNode>()->intrin
-                     << "' has no CUDA lowering in this version of kiln";
+        return intrin_call(s.as<TensorIntrinCallNode>());
       default:
         break;
     }
@@ -493,6 +498,72 @@ class KernelPrinter {
     ++indent_;
     stmt(s);
     --indent_;
+  }
+
+  // A warp-scope buffer: each lane holds 1/32 of its fragments, as 16-bit
+  // patterns or f32 (codegen/cuda_mma_prelude.h), in registers.
+  void warp_fragments(const AllocateNode* op) {
+    const int64_t elems = *as_const_int(op->extents[0]);
+    user_check(op->dtype == DType::f32() || is_narrow_float(op->dtype))
+        << "warp-scope buffer '" << op->buffer->name << "' holds " << op->dtype.str()
+        << "; tensor-core fragments hold f16, bf16 or f32";
+    const bool again = !declared_.insert(op->buffer.node()).second;
+    if (again) {
+      line() << "{\n";
+      ++indent_;
+    }
+    line() << "__align__(16) " << (op->dtype == DType::f32() ? "float" : "unsigned short") << " "
+           << name_of(op->buffer.node()) << "[" << elems / 32 << "];\n";
+    stmt(op->body);
+    if (again) {
+      --indent_;
+      line() << "}\n";
+    }
+  }
+
+  // A tensor-core instruction (compute/hw_instructions.h) as a call of the
+  // mma prelude, every operand checked against the instruction's scopes.
+  void intrin_call(const TensorIntrinCallNode* op) {
+    const HwInstruction& h = find_hw_instruction(op->intrin);
+    user_check(h.backend == "cuda") << "instruction '" << op->intrin << "' is for the " << h.backend
+                                    << " backend, not cuda";
+    user_check(limits_.sm_version >= 80) << "instruction '" << op->intrin << "' needs sm_80 or later; the target is "
+                                         << limits_.arch;
+    const std::string problem = hw_call_problem(*op);
+    user_check(problem.empty()) << problem;
+    std::vector<std::string> ptr(op->operands.size()), base(op->operands.size());
+    for (size_t k = 0; k < op->operands.size(); ++k) {
+      const TensorIntrinCallNode::Operand& o = op->operands[k];
+      const VarNode* b = o.buffer.node();
+      const MemScope scope = warp_.count(b) ? MemScope::kWarp
+                             : shared_vars_.count(b) ? MemScope::kShared
+                             : local_.count(b)        ? MemScope::kLocal
+                                                      : MemScope::kGlobal;
+      const HwOperand& want = h.operands[k];
+      user_check(want.scope ? scope == *want.scope : scope != MemScope::kWarp && scope != MemScope::kLocal)
+          << op->intrin << " operand " << k << " (" << want.role << ") is '" << o.buffer->name << "' in "
+          << mem_scope_name(scope) << " memory; it needs "
+          << (want.scope ? mem_scope_name(*want.scope) : "shared or global") << " memory";
+      // A fragment is 1/32 per lane: its offset, a multiple of the fragment
+      // size (storage_flatten's tiles), divided by the 32 lanes.
+      ptr[k] = scope == MemScope::kWarp ? "(" + name_of(b) + " + (" + expr(o.offset) + ") / 32)" : name_of(b);
+      base[k] = name_of(b) + ", " + expr(o.offset) + ", " + expr(o.stride);
+    }
+    const std::string& n = op->intrin;
+    auto has = [&](const char* part) { return n.find(part) != std::string::npos; };
+    if (n == kCudaMmaZero) {
+      line() << "kiln_mma_zero(" << ptr[0] << ");\n";
+    } else if (n == kCudaMmaStore) {
+      line() << "kiln_mma_store(" << base[0] << ", " << ptr[1] << ");\n";
+    } else if (has(".load_a.")) {
+      line() << "kiln_mma_load_a<" << (has(".km.") ? 1 : 0) << ">(" << ptr[0] << ", " << base[1] << ");\n";
+    } else if (has(".load_b.")) {
+      line() << "kiln_mma_load_b<" << (has(".nk.") ? 1 : 0) << ">(" << ptr[0] << ", " << base[1] << ");\n";
+    } else {
+      internal_assert(has(".m16n8k16.")) << "no CUDA emission for " << n;
+      line() << "kiln_mma_" << (has("bf16") ? "bf16" : "f16") << "(" << ptr[0] << ", " << ptr[1] << ", " << ptr[2]
+             << ");\n";
+    }
   }
 
   void for_loop(const ForNode* op) {
@@ -621,6 +692,9 @@ class KernelPrinter {
   std::unordered_set<const VarNode*> written_;
   std::unordered_set<const VarNode*> declared_;  // local arrays declared so far
   std::unordered_set<const VarNode*> local_;     // every local array
+  std::unordered_set<const VarNode*> warp_;      // every warp-scope (fragment) array
+  std::unordered_set<const VarNode*> shared_vars_;
+  const GpuLimits& limits_;
   std::vector<const AllocateNode*> shared_;
   std::vector<std::pair<DType, Var>> scratch_;
   std::ostringstream body_;
@@ -637,15 +711,17 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
   os << "// kiln: " << f.name << " for " << limits.arch << ", " << kernels.size() << " kernel"
      << (kernels.size() == 1 ? "" : "s") << "\n";
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
-  bool reduces_across_threads = false, narrow = false;
+  bool reduces_across_threads = false, narrow = false, mma = false;
   for (auto& a : f.args) narrow |= is_narrow_float(a.dtype);
   for (auto& k : kernels)
     post_order_visit(k.body, [&](const Ref<Object>& n) {
       reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce;
+      mma |= n->kind() == NodeKind::TensorIntrinCall;
       if (n->kind() == NodeKind::Allocate) narrow |= is_narrow_float(static_cast<const AllocateNode*>(n.get())->dtype);
       if (n->kind() == NodeKind::Cast) narrow |= is_narrow_float(static_cast<const CastNode*>(n.get())->dtype);
     });
-  if (narrow) os << cuda_narrow_float_prelude();
+  if (narrow || mma) os << cuda_narrow_float_prelude();
+  if (mma) os << cuda_mma_prelude();
   if (reduces_across_threads) os << cuda_allreduce_helpers();
   for (size_t i = 0; i < kernels.size(); ++i) {
     CudaKernelLaunch launch;
@@ -653,7 +729,7 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
     os << "// grid " << kernels[i].grid[0] << " x " << kernels[i].grid[1] << " x " << kernels[i].grid[2] << ", block "
        << kernels[i].block[0] << " x " << kernels[i].block[1] << " x " << kernels[i].block[2] << ", "
        << kernels[i].shared_bytes << " bytes of shared memory\n";
-    os << KernelPrinter(kernels[i], f).print(name, &launch) << "\n";
+    os << KernelPrinter(kernels[i], f, limits).print(name, &launch) << "\n";
     src.launches.push_back(launch);
   }
   src.code = os.str();

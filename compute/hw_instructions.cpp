@@ -4,8 +4,50 @@
 
 namespace kiln {
 
+namespace {
+
+// mma.sync m16n8k16 with `t` inputs (f16 or bf16) into f32, and the
+// ldmatrix loads of its operands from shared memory into fragments (warp
+// scope: each lane holds its part in the PTX ISA's fragment layout).
+std::vector<HwInstruction> cuda_mma_family(DType t) {
+  const std::string n = t.str();
+  const MemScope warp = MemScope::kWarp, shared = MemScope::kShared;
+  auto load = [&](const std::string& name, int64_t extent, const std::string& what) {
+    return HwInstruction{name,
+                         "cuda",
+                         "sm_80",
+                         {{"frag", t, extent, true, false, warp}, {"src", t, extent, false, false, shared}},
+                         what};
+  };
+  return {
+      load("cuda.mma.load_a.mk." + n, 256,
+           "frag = the 16 x 16 A operand of mma.m16n8k16, src[m * stride + k] (ldmatrix.x4 from shared memory)"),
+      load("cuda.mma.load_a.km." + n, 256,
+           "frag = the 16 x 16 A operand of mma.m16n8k16 stored k-major, src[k * stride + m] (ldmatrix.x4.trans)"),
+      load("cuda.mma.load_b.kn." + n, 128,
+           "frag = the 16 x 8 B operand of mma.m16n8k16, src[k * stride + n] (ldmatrix.x2.trans)"),
+      load("cuda.mma.load_b.nk." + n, 128,
+           "frag = the 16 x 8 B operand of mma.m16n8k16 stored n-major, src[n * stride + k] (ldmatrix.x2)"),
+      {"cuda.mma.m16n8k16." + n,
+       "cuda",
+       "sm_80",
+       {{"acc", DType::f32(), 128, true, false, warp}, {"a", t, 256, false, false, warp}, {"b", t, 128, false, false, warp}},
+       "acc[16 x 8] += a[16 x 16] * b[16 x 8] in f32, the " + n +
+           " products exact (mma.sync.aligned.m16n8k16.row.col.f32." + n + "." + n + ".f32; the tensor core's own summation order)"},
+  };
+}
+
+}  // namespace
+
+CudaMmaInstructions cuda_mma_instructions(DType input) {
+  const std::string n = input.str();
+  return {"cuda.mma.load_a.mk." + n, "cuda.mma.load_a.km." + n, "cuda.mma.load_b.kn." + n, "cuda.mma.load_b.nk." + n,
+          "cuda.mma.m16n8k16." + n};
+}
+
 const std::vector<HwInstruction>& hw_instructions() {
-  static const std::vector<HwInstruction> list = {
+  static const std::vector<HwInstruction> list = [] {
+    std::vector<HwInstruction> l = {
       {"x86.vpdpbusd.512",
        "llvm",
        "avx512vnni",
@@ -35,7 +77,17 @@ const std::vector<HwInstruction>& hw_instructions() {
         {"b", DType::bf16(), 16 * 32 * 2, false, true}},
        "acc[i][j] += sum over k < 32*steps of a[i][k] * b[k/2][j][k%2] for i, j < 32, summed in f32 by AMX "
        "tdpbf16ps (its own order and rounding) over tiles of 16 x 16 per k step of 32"},
-  };
+      {kCudaMmaZero, "cuda", "sm_80", {{"acc", DType::f32(), 128, true, false, MemScope::kWarp}},
+       "acc[16 x 8] = 0 (each lane its four accumulators)"},
+      // Not warp scope: the destination is shared or global memory.
+      {kCudaMmaStore, "cuda", "sm_80",
+       {{"dst", DType::f32(), 128, true}, {"acc", DType::f32(), 128, false, false, MemScope::kWarp}},
+       "dst[m * stride + n] = acc[m][n] for the 16 x 8 accumulator tile, each lane storing its four elements"},
+    };
+    for (DType t : {DType::f16(), DType::bf16()})
+      for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));
+    return l;
+  }();
   return list;
 }
 

@@ -4,7 +4,9 @@
 // backends (codegen/) emit each for the targets that have the feature.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compute/dtype.h"
@@ -14,6 +16,8 @@
 namespace kiln {
 
 struct HwOperand {
+  HwOperand(std::string r, DType t, int64_t e, bool w, bool st = false, std::optional<MemScope> sc = {})
+      : role(std::move(r)), dtype(t), extent(e), written(w), steps(st), scope(sc) {}
   std::string role;    // "acc", "a", "b"
   DType dtype;         // the element type of the buffer it points into
   int64_t extent;      // elements read (and written) from its offset on
@@ -22,6 +26,9 @@ struct HwOperand {
   // instruction runs inside, e.g. the k steps of an AMX tile product), the
   // same multiple for every such operand of the call.
   bool steps = false;
+  // Where the buffer must live (any scope when empty): tensor-core fragments
+  // are warp scope, ldmatrix reads shared memory.
+  std::optional<MemScope> scope;
 };
 
 struct HwInstruction {
@@ -33,6 +40,15 @@ struct HwInstruction {
   // The number of k steps a call covers (1 without `steps` operands).
   int64_t steps_of(const TensorIntrinCallNode& call) const;
 };
+
+// The tensor-core instructions of one 16-bit input type (f16 or bf16).
+struct CudaMmaInstructions {
+  std::string load_a_mk, load_a_km, load_b_kn, load_b_nk, mma;
+};
+CudaMmaInstructions cuda_mma_instructions(DType input);
+// The accumulator fragment's reset and store (f32, any input type).
+constexpr const char* kCudaMmaZero = "cuda.mma.zero.16x8";
+constexpr const char* kCudaMmaStore = "cuda.mma.store.16x8";
 
 // Every instruction, in a fixed order.
 const std::vector<HwInstruction>& hw_instructions();

@@ -29,6 +29,8 @@ const char* mem_scope_name(MemScope s) {
       return "shared";
     case MemScope::kLocal:
       return "local";
+    case MemScope::kWarp:
+      return "warp";
   }
   return "?";
 }
@@ -37,7 +39,8 @@ MemScope parse_mem_scope(const std::string& s) {
   if (s == "global") return MemScope::kGlobal;
   if (s == "shared") return MemScope::kShared;
   if (s == "local") return MemScope::kLocal;
-  user_error() << "unknown memory scope '" << s << "' (expected global, shared or local)";
+  if (s == "warp") return MemScope::kWarp;
+  user_error() << "unknown memory scope '" << s << "' (expected global, shared, local or warp)";
 }
 
 Stmt ForNode::make(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag) {

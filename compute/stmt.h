@@ -28,7 +28,10 @@ class Stmt : public Ref<StmtNode> {
 enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBinding };
 const char* for_kind_name(ForKind k);
 
-enum class MemScope : uint8_t { kGlobal, kShared, kLocal };
+// kWarp: a tensor-core fragment. Its elements are spread over the 32 lanes
+// of a warp (each lane holds 1/32 of them, in the instruction's layout), so
+// only tensor intrinsics read and write it (cuda targets).
+enum class MemScope : uint8_t { kGlobal, kShared, kLocal, kWarp };
 const char* mem_scope_name(MemScope s);
 MemScope parse_mem_scope(const std::string& s);  // user_error on unknown
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "kernels/gpu_mma_gemm.h"
 #include "kernels/gpu_template_util.h"
 #include "kernels/template_util.h"
 
@@ -30,7 +31,7 @@ WarpLayout warp_layout(int64_t ty, int64_t tx, int64_t cols) {
 
 }  // namespace
 
-std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, const GpuLimits&) {
+std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, const GpuLimits& gpu) {
   check_gpu_dtype(dtype, "matmul");
   user_check(g.b_panel == 0) << "the cuda matmul template takes B unpacked";
   auto s = std::make_shared<ConfigSpace>();
@@ -44,10 +45,11 @@ std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, con
   // 0: the block's threads row-major (a warp is 32 / tx rows of the block's
   // tx thread columns); L: warps of lanes L columns wide (see warp_layout).
   s->define_choice("warp_cols", {0, 1, 2, 4, 8, 16, 32}, /*added_later=*/true);
+  if (gpu_mma_offered(g, dtype, gpu)) define_gpu_mma_knobs(g, s.get());
   return s;
 }
 
-Config gpu_gemm_default(const GemmShape& g, DType, const GpuLimits&, const ConfigSpace& space) {
+Config gpu_gemm_default(const GemmShape& g, DType dtype, const GpuLimits& gpu, const ConfigSpace& space) {
   // 16 x 16 threads with 4 x 4 outputs each, k-tiles of 8: a 64 x 64 block
   // tile, 4 KiB of shared memory; the nearest options for small matrices.
   nlohmann::json j;
@@ -59,10 +61,14 @@ Config gpu_gemm_default(const GemmShape& g, DType, const GpuLimits&, const Confi
   j["pad"] = 0;
   j["unroll_k"] = "unroll";
   j["warp_cols"] = 0;
+  // Tensor cores where the target has them and the shape is whole fragments.
+  if (gpu_mma_offered(g, dtype, gpu)) gpu_mma_default(g, &j);
   return space.nearest(j);
 }
 
 ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
+  for (const Knob& k : cfg.space()->knobs())
+    if (k.name == "tensor_core" && cfg.annotate("tensor_core") == "mma") return gpu_mma_gemm_schedule(op, g, cfg);
   const std::vector<int64_t>& fy = cfg.split("tile_y");
   const std::vector<int64_t>& fx = cfg.split("tile_x");
   const std::vector<int64_t>& fk = cfg.split("tile_k");

@@ -69,12 +69,23 @@ void ConfigSpace::define_split_with(const std::string& name, int64_t extent, int
 }
 
 void ConfigSpace::define_split_levels(const std::string& name, int64_t extent,
-                                      const std::vector<std::vector<int64_t>>& levels) {
+                                      const std::vector<std::vector<int64_t>>& levels, bool added_later) {
+  split_levels(name, extent, levels, added_later, false);
+}
+
+void ConfigSpace::define_exact_split_levels(const std::string& name, int64_t extent,
+                                            const std::vector<std::vector<int64_t>>& levels, bool added_later) {
+  split_levels(name, extent, levels, added_later, true);
+}
+
+void ConfigSpace::split_levels(const std::string& name, int64_t extent, const std::vector<std::vector<int64_t>>& levels,
+                               bool added_later, bool exact) {
   user_check(extent >= 1) << "config space: split '" << name << "' needs extent >= 1";
   std::vector<std::vector<int64_t>> options;
   std::vector<int64_t> inner;
   std::function<void(size_t, int64_t)> rec = [&](size_t level, int64_t product) {
     if (level == levels.size()) {
+      if (exact && extent % product != 0) return;
       std::vector<int64_t> f{(extent + product - 1) / product};
       f.insert(f.end(), inner.begin(), inner.end());
       options.push_back(f);
@@ -89,7 +100,9 @@ void ConfigSpace::define_split_levels(const std::string& name, int64_t extent,
   };
   rec(0, 1);
   user_check(!options.empty()) << "config space: no factors of split '" << name << "' fit the extent " << extent;
-  add(Knob{Knob::kSplit, name, std::move(options), {}});
+  Knob k{Knob::kSplit, name, std::move(options), {}};
+  k.added_later = added_later;
+  add(std::move(k));
 }
 
 void ConfigSpace::define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& permutations) {

@@ -73,7 +73,12 @@ class ConfigSpace {
   // first) is taken from levels[p] (e.g. a cache block from the divisors,
   // then a register tile from multiples of the vector width). user_error
   // when no combination fits the extent.
-  void define_split_levels(const std::string& name, int64_t extent, const std::vector<std::vector<int64_t>>& levels);
+  void define_split_levels(const std::string& name, int64_t extent, const std::vector<std::vector<int64_t>>& levels,
+                           bool added_later = false);
+  // The same, keeping only inner factors whose product divides extent (no
+  // partial outer block).
+  void define_exact_split_levels(const std::string& name, int64_t extent,
+                                 const std::vector<std::vector<int64_t>>& levels, bool added_later = false);
   void define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& permutations);
   // `added_later`: see Knob::added_later (the first choice must be what the
   // template did before the knob existed).
@@ -107,6 +112,8 @@ class ConfigSpace {
 
  private:
   void add(Knob k);
+  void split_levels(const std::string& name, int64_t extent, const std::vector<std::vector<int64_t>>& levels,
+                    bool added_later, bool exact);
   std::vector<Knob> knobs_;
 };
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "compute/hw_instructions.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
@@ -55,6 +56,12 @@ class KernelScanner : public IRVisitor {
         }
       if (!found) k->allreduce_scratch.emplace_back(type, elems);
     }
+    // Tensor-core calls run per warp: the lanes of one threadIdx.y row must
+    // be exactly one warp, so that a warp's fragments are one row's.
+    user_check(first_warp_buffer_.empty() || (k->block[0] == 32 && block_[2] == 1))
+        << "buffer '" << first_warp_buffer_ << "' is in warp scope (a tensor-core fragment), which needs blocks of "
+        << "32 x Y threads (threadIdx.x the lane of a warp, threadIdx.y the warp); this block has "
+        << dims_text(k->block);
     k->shared_bytes = shared_bytes_;
     for (auto& [t, e] : k->allreduce_scratch) {
       const int64_t bytes = (e * t.bytes() + 15) / 16 * 16;
@@ -105,7 +112,9 @@ class KernelScanner : public IRVisitor {
       block_names_[d] = op->loop_var->name;
     }
     ++thread_depth_;
+    if (d == 0) ++lane_depth_;
     IRVisitor::visit_For(op);
+    if (d == 0) --lane_depth_;
     --thread_depth_;
   }
 
@@ -120,12 +129,28 @@ class KernelScanner : public IRVisitor {
     user_check(op->scope != MemScope::kGlobal)
         << "stage '" << op->buffer->name << "' is stored in global memory inside a kernel; give it shared or "
         << "local scope (set_scope, cache_read/cache_write) or compute it inline";
+    if (op->scope == MemScope::kWarp) {
+      user_check(lane_depth_ == 0) << "buffer '" << op->buffer->name << "' is in warp scope (a tensor-core fragment "
+                                   << "that the 32 lanes of a warp share) but is allocated inside a loop bound to "
+                                   << "threadIdx.x, the lanes: compute it at a loop outside the lanes";
+      if (first_warp_buffer_.empty()) first_warp_buffer_ = op->buffer->name;
+    }
     if (op->scope == MemScope::kShared) {
       const int64_t bytes = (elems * op->dtype.bytes() + 15) / 16 * 16;
       shared_bytes_ += bytes;
       shared_list_ += (shared_list_.empty() ? "" : ", ") + op->buffer->name + " " + std::to_string(bytes);
     }
     IRVisitor::visit_Allocate(op);
+  }
+
+  void visit_TensorIntrinCall(const TensorIntrinCallNode* op) override {
+    const HwInstruction& h = find_hw_instruction(op->intrin);
+    bool warp = false;
+    for (const HwOperand& o : h.operands) warp |= o.scope == MemScope::kWarp;
+    user_check(!warp || lane_depth_ == 0)
+        << "'" << op->intrin << "' is a warp-wide instruction (all 32 lanes take part) but runs inside a loop bound "
+        << "to threadIdx.x, the lanes: tensorize a stage computed at a loop outside the lanes";
+    IRVisitor::visit_TensorIntrinCall(op);
   }
 
   void visit_ThreadAllReduce(const ThreadAllReduceNode* op) override {
@@ -177,7 +202,8 @@ class KernelScanner : public IRVisitor {
   std::vector<std::pair<DType, int>> allreduces_;  // element type, block dimension
   int64_t shared_bytes_ = 0;
   std::string shared_list_, first_loop_;
-  int plain_depth_ = 0, thread_depth_ = 0;
+  int plain_depth_ = 0, thread_depth_ = 0, lane_depth_ = 0;
+  std::string first_warp_buffer_;
   bool bound_any_ = false;
 };
 

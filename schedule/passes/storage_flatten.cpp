@@ -25,6 +25,12 @@ struct FlatBuffer {
   std::vector<Expr> mins;     // per dimension, subtracted from the index
   std::vector<Expr> strides;  // per dimension, in elements
   MemScope scope = MemScope::kGlobal;
+  // A warp-scope buffer is stored in tiles of its fragment's shape (one
+  // tile per intrinsic call, its elements contiguous): index i of dimension
+  // d goes to tile i / tile[d], element i % tile[d] of it. `strides` then
+  // step from tile to tile, `tile_strides` within one.
+  std::vector<int64_t> tile;
+  std::vector<Expr> tile_strides;
 };
 
 // The type flat indices into a buffer are computed in: i32 while the whole
@@ -75,6 +81,8 @@ const char* scope_suffix(MemScope s) {
       return ".shared";
     case MemScope::kLocal:
       return ".local";
+    case MemScope::kWarp:
+      return ".warp";
   }
   return "";
 }
@@ -91,7 +99,7 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
       << mem_scope_name(*req.scope) << " memory (cache it there first)";
   Analyzer ana;
   if (req.offset_factor > 1) {
-    const ModularSet m = ana.modular_set(b.offset);
+    const ModularSet m = ana.modular_set(ana.simplify(b.offset));
     user_check(m.coeff % req.offset_factor == 0 && m.base % req.offset_factor == 0)
         << who << " starts at element `" << to_string(ana.simplify(b.offset))
         << "`, which kiln cannot prove is a multiple of " << req.offset_factor
@@ -170,6 +178,7 @@ class Flattener : public IRMutator {
     Expr size;
     fb.index_type = index_type_for(extents, op->align);
     fb.strides = make_strides(extents, op->align, fb.index_type, &size);
+    if (op->scope == MemScope::kWarp) tile_warp_buffer(t, op->body, extents, &fb, &size);
     fb.dtype = t.dtype();
     std::string name = t.name(), suffix = scope_suffix(op->scope);
     bool has_suffix =
@@ -183,12 +192,14 @@ class Flattener : public IRMutator {
 
   Stmt mutate_Provide(const ProvideNode* op, const Stmt&) override {
     const FlatBuffer& fb = lookup(op->tensor, "written");
+    user_check(fb.scope != MemScope::kWarp) << warp_only(op->tensor, "written");
     Expr value = mutate(op->value);
     return StoreNode::make(fb.handle, value, flat_index(fb, op->indices));
   }
 
   Expr mutate_TensorRead(const TensorReadNode* op, const Expr&) override {
     const FlatBuffer& fb = lookup(op->tensor, "read");
+    user_check(fb.scope != MemScope::kWarp) << warp_only(op->tensor, "read");
     return LoadNode::make(fb.dtype, fb.handle, flat_index(fb, op->indices));
   }
 
@@ -206,7 +217,8 @@ class Flattener : public IRMutator {
       b.scope = fb.scope;
       b.offset = flat_index(fb, r.base);
       b.shape = in.shape_of(operand);
-      for (int d : r.dims) b.strides.push_back(d < 0 ? make_zero(fb.index_type) : fb.strides[static_cast<size_t>(d)]);
+      const std::vector<Expr>& strides = fb.tile.empty() ? fb.strides : fb.tile_strides;
+      for (int d : r.dims) b.strides.push_back(d < 0 ? make_zero(fb.index_type) : strides[static_cast<size_t>(d)]);
       check_intrin_requirement(in, operand, Tensor(r.tensor), b);
       operands.push_back(std::move(b));
     }
@@ -239,11 +251,72 @@ class Flattener : public IRMutator {
     internal_assert(indices.size() == fb.strides.size()) << "index arity mismatch";
     Expr flat;
     for (size_t d = 0; d < indices.size(); ++d) {
-      Expr term = (widen(mutate(indices[d]), fb.index_type) - widen(fb.mins[d], fb.index_type)) * fb.strides[d];
+      Expr i = widen(mutate(indices[d]), fb.index_type) - widen(fb.mins[d], fb.index_type);
+      Expr term = i * fb.strides[d];
+      if (!fb.tile.empty()) {
+        const Expr t = make_const(fb.index_type, fb.tile[d]);
+        term = floordiv(i, t) * fb.strides[d] + floormod(i, t) * fb.tile_strides[d];
+      }
       flat = flat.defined() ? flat + term : term;
     }
     if (!flat.defined()) flat = make_zero(fb.index_type);  // a 0-d tensor
     return flat;
+  }
+
+  // Lays a warp-scope buffer out in tiles of the fragment the tensor
+  // intrinsics using it declare (see FlatBuffer::tile).
+  static void tile_warp_buffer(const Tensor& t, const Stmt& body, const std::vector<Expr>& extents, FlatBuffer* fb,
+                               Expr* size) {
+    std::vector<int64_t> tile;
+    std::string first;
+    post_order_visit(body, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::Tensorize) return;
+      auto* tz = static_cast<const TensorizeNode*>(n.get());
+      for (size_t k = 0; k < tz->regions.size(); ++k) {
+        const TensorizeNode::Region& r = tz->regions[k];
+        if (r.tensor->op.get() != t->op.get()) continue;
+        const size_t operand = tz->phase == IntrinPhase::kReset ? tz->intrin->inputs.size() : k;
+        const std::vector<int64_t> shape = tz->intrin->shape_of(operand);
+        std::vector<int64_t> mine(extents.size(), 1);
+        for (size_t j = 0; j < r.dims.size(); ++j)
+          if (r.dims[j] >= 0) mine[static_cast<size_t>(r.dims[j])] *= shape[j];
+        if (tile.empty()) {
+          tile = mine;
+          first = tz->intrin->name;
+        }
+        user_check(tile == mine) << "'" << t.name() << "' is in warp scope, where each intrinsic call owns one "
+                                 << "fragment, but '" << first << "' and '" << tz->intrin->name
+                                 << "' use fragments of different shapes";
+      }
+    });
+    user_check(!tile.empty()) << "'" << t.name() << "' is in warp scope (a tensor-core fragment) but no tensorized "
+                              << "stage reads or writes it; warp scope is for tensor intrinsics' operands";
+    std::vector<Expr> counts;
+    int64_t elems = 1;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      int64_t e = 0;
+      user_check(as_const_int(extents[d], &e) && e % tile[d] == 0)
+          << "'" << t.name() << "' (warp scope) spans " << extents[d] << " elements along dimension " << d
+          << ", not a whole number of its fragments' " << tile[d] << ": tile the axes by the intrinsic's shape";
+      counts.push_back(make_const(fb->index_type, e / tile[d]));
+      elems *= tile[d];
+    }
+    user_check(elems % 32 == 0) << "'" << t.name() << "' (warp scope) has fragments of " << elems
+                                << " elements, which the 32 lanes of a warp cannot share evenly";
+    Expr tiles_size;
+    fb->strides = make_strides(counts, {}, fb->index_type, &tiles_size);
+    for (Expr& s : fb->strides) s = s * make_const(fb->index_type, elems);
+    std::vector<Expr> tile_extents;
+    for (int64_t e : tile) tile_extents.push_back(make_const(fb->index_type, e));
+    Expr one_tile;
+    fb->tile_strides = make_strides(tile_extents, {}, fb->index_type, &one_tile);
+    fb->tile = tile;
+    *size = tiles_size * make_const(fb->index_type, elems);
+  }
+
+  static std::string warp_only(const Ref<TensorNode>& t, const char* how) {
+    return "'" + t->op->name + "' is in warp scope (a tensor-core fragment, spread over a warp's lanes) and is " +
+           how + " element by element here; only tensor intrinsics may access it (tensorize the stage)";
   }
 
   std::unordered_map<const OperationNode*, FlatBuffer> buffers_;

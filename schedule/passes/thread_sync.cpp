@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/simplify.h"
 #include "compute/simplify_linear.h"
@@ -23,11 +24,16 @@ namespace passes {
 namespace {
 
 // Shared-buffer accesses since the last barrier, by buffer variable.
+// Tensor-instruction writes are kept apart: a tensorized stage's calls each
+// write their own tile of the stage (every element once), so two of them
+// never meet on an element and need no barrier between them; they still
+// order against reads and plain stores.
 struct Pending {
-  std::set<const VarNode*> reads, writes;
+  std::set<const VarNode*> reads, writes, intrin_writes;
   void add(const Pending& o) {
     reads.insert(o.reads.begin(), o.reads.end());
     writes.insert(o.writes.begin(), o.writes.end());
+    intrin_writes.insert(o.intrin_writes.begin(), o.intrin_writes.end());
   }
 };
 
@@ -36,8 +42,10 @@ struct Pending {
 std::set<const VarNode*> conflicts(const Pending& before, const Pending& next) {
   std::set<const VarNode*> out;
   for (auto* b : next.reads)
-    if (before.writes.count(b)) out.insert(b);
+    if (before.writes.count(b) || before.intrin_writes.count(b)) out.insert(b);
   for (auto* b : next.writes)
+    if (before.reads.count(b) || before.writes.count(b) || before.intrin_writes.count(b)) out.insert(b);
+  for (auto* b : next.intrin_writes)
     if (before.reads.count(b) || before.writes.count(b)) out.insert(b);
   return out;
 }
@@ -76,6 +84,15 @@ class SyncPlanner {
       } else if (n->kind() == NodeKind::Store) {
         auto* st = static_cast<const StoreNode*>(n.get());
         if (shared_.count(st->buffer.node())) p.writes.insert(st->buffer.node());
+      } else if (n->kind() == NodeKind::TensorIntrinCall) {
+        // An instruction reads its operands and writes those it updates.
+        auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+        const HwInstruction& h = find_hw_instruction(c->intrin);
+        for (size_t k = 0; k < c->operands.size() && k < h.operands.size(); ++k) {
+          const VarNode* b = c->operands[k].buffer.node();
+          if (!shared_.count(b)) continue;
+          (h.operands[k].written ? p.intrin_writes : p.reads).insert(b);
+        }
       }
     });
     return p;
@@ -196,8 +213,8 @@ class SyncPlanner {
              "the loops around it to the block's full extent";
       std::set<const VarNode*> both;
       for (auto* b : acc.reads)
-        if (acc.writes.count(b)) both.insert(b);
-      const bool leaf = s.as<StoreNode>() || s.as<EvaluateNode>();
+        if (acc.writes.count(b) || acc.intrin_writes.count(b)) both.insert(b);
+      const bool leaf = s.as<StoreNode>() || s.as<EvaluateNode>() || s.as<TensorIntrinCallNode>();
       user_check(leaf || both.empty())
           << "shared buffer " << names(both) << " is both written and read under thread-dependent control flow "
           << "(a condition on a thread index, or a thread loop shorter than the block), where no barrier can "

@@ -1,0 +1,152 @@
+#include "kernels/gpu_mma_gemm.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "kernels/cuda_tensor_intrinsics.h"
+#include "kernels/gpu_template_util.h"
+
+namespace kiln {
+
+bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu) {
+  return (dtype == DType::f16() || dtype == DType::bf16()) && gpu.sm_version >= 80 && !g.quantized &&
+         g.b_panel == 0 && g.M % 16 == 0 && g.N % 8 == 0 && g.K % 16 == 0;
+}
+
+void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
+  s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_k", g.K / 16, {{1, 2, 4}}, /*added_later=*/true);
+}
+
+void gpu_mma_default(const GemmShape& g, nlohmann::json* j) {
+  (*j)["tensor_core"] = "mma";
+  (*j)["mma_m"] = {std::max<int64_t>(1, g.M / 64), 2, 2};
+  (*j)["mma_n"] = {std::max<int64_t>(1, g.N / 64), 2, 4};
+  (*j)["mma_k"] = {std::max<int64_t>(1, g.K / 32), 2};
+}
+
+ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
+  const std::vector<int64_t>& fm = cfg.split("mma_m");
+  const std::vector<int64_t>& fn = cfg.split("mma_n");
+  const std::vector<int64_t>& fk = cfg.split("mma_k");
+  const int64_t vec = cfg.choice("vec");
+  const bool pad = cfg.choice("pad") > 0;
+  const DType input = op.inputs[0].dtype();
+  const int64_t warp_m = fm[2] * 16, warp_n = fn[2] * 8, block_m = fm[1] * warp_m, block_n = fn[1] * warp_n;
+  const int64_t warps = fm[1] * fn[1];
+  const size_t o = g.batch > 0 ? 1 : 0;
+
+  Tensor out = op.outputs[0];
+  user_check(op.parts.count("matmul")) << "the tensor-core GEMM needs the f32 sums as a stage of their own";
+  Tensor C = op.parts.at("matmul");
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& s = *sch;
+  // The sums in accumulator fragments; C becomes their f32 staging tile.
+  Tensor acc = s.cache_write(C, MemScope::kWarp);
+  s[C].set_scope(MemScope::kShared);
+
+  // The output: blocks, then the block's threads over the tile (epilogue).
+  Stage so = s[out];
+  IterVar by, yi, bx, xi;
+  so.split(so.axis()[o], block_m, &by, &yi);
+  so.split(so.axis()[o + 1], block_n, &bx, &xi);
+  std::vector<IterVar> order{by, bx, yi, xi};
+  if (o) order.insert(order.begin(), so.axis()[0]);
+  so.reorder(order);
+  const int64_t row_blocks = (g.M + block_m - 1) / block_m;
+  if (row_blocks > kGpuMaxGridYZ || (o && g.batch > kGpuMaxGridYZ)) {
+    std::vector<IterVar> blocks{by, bx};
+    if (o) blocks.insert(blocks.begin(), so.axis()[0]);
+    so.bind(so.fuse(blocks), "blockIdx.x");
+  } else {
+    if (o) so.bind(so.axis()[0], "blockIdx.z");
+    so.bind(by, "blockIdx.y");
+    so.bind(bx, "blockIdx.x");
+  }
+  {
+    IterVar flat = so.fuse(yi, xi), rounds, t, ty, tx, lanes;
+    const int64_t v = block_n % vec == 0 && g.N % vec == 0 ? vec : 1;
+    if (v > 1) so.split(flat, v, &flat, &lanes);
+    so.split(flat, warps * 32, &rounds, &t);
+    so.split(t, 32, &ty, &tx);
+    so.bind(ty, "threadIdx.y");
+    so.bind(tx, "threadIdx.x");
+    if (v > 1) so.vectorize(lanes);
+  }
+
+  // The staging tile: each warp stores its fragments (one call per m16n8).
+  Stage sc = s[C];
+  sc.compute_at(so, bx);
+  IterVar wi, ri, wj, rj, mi, m16, ni, n8;
+  sc.split(sc.axis()[o], warp_m, &wi, &ri);
+  sc.split(sc.axis()[o + 1], warp_n, &wj, &rj);
+  sc.split(ri, 16, &mi, &m16);
+  sc.split(rj, 8, &ni, &n8);
+  std::vector<IterVar> c_order{wi, wj, mi, ni, m16, n8};
+  if (o) c_order.insert(c_order.begin(), sc.axis()[0]);
+  sc.reorder(c_order);
+  IterVar warp = sc.fuse(wi, wj);
+  sc.bind(warp, "threadIdx.y");
+  sc.unroll(mi);
+  sc.unroll(ni);
+  sc.tensorize(m16, cuda_mma_store());
+
+  // The warp's accumulators: per k tile, per 16-step, per column of
+  // fragments, per row: one mma.
+  Stage sa = s[acc];
+  sa.compute_at(sc, warp);
+  IterVar ko, kr, ki, k16, ami, am16, ani, an8;
+  sa.split(sa.reduce_axis()[0], fk[1] * 16, &ko, &kr);
+  sa.split(kr, 16, &ki, &k16);
+  sa.split(sa.axis()[o], 16, &ami, &am16);
+  sa.split(sa.axis()[o + 1], 8, &ani, &an8);
+  std::vector<IterVar> a_order{ko, ki, ani, ami, am16, an8, k16};
+  if (o) a_order.insert(a_order.begin(), sa.axis()[0]);
+  sa.reorder(a_order);
+  sa.unroll(ani);
+  sa.unroll(ami);
+  if (cfg.annotate("unroll_k") == "unroll") sa.unroll(ki);
+  sa.tensorize(am16, cuda_mma_m16n8k16(input, g.trans_a, g.trans_b));
+
+  // Shared tiles of A and B per k tile, filled by all the block's threads;
+  // padded rows stay 16-byte aligned (ldmatrix reads 16-byte rows).
+  auto stage_shared = [&](const Tensor& t, int64_t tile_row) {
+    Tensor cached = s.cache_read(t, MemScope::kShared, {s.current_op(acc)});
+    Stage st = s[cached];
+    st.compute_at(sa, ko);
+    const int64_t row = *as_const_int(t.shape().back());
+    cooperative_fill(st, warps, 32, tile_row % vec == 0 && row % vec == 0 ? vec : 1);
+    if (pad) st.storage_align(static_cast<int>(t.ndim()) - 2, 64, 8);
+    return cached;
+  };
+  Tensor As = stage_shared(op.inputs[0], g.trans_a ? block_m : fk[1] * 16);
+  Tensor Bs = stage_shared(op.inputs[1], g.trans_b ? fk[1] * 16 : block_n);
+
+  // Fragments: all of the warp's A rows per 16-step, one B column at a time.
+  Tensor Af = s.cache_read(As, MemScope::kWarp, {s.current_op(acc)});
+  Stage sf = s[Af];
+  sf.compute_at(sa, ki);
+  {
+    const int rows = g.trans_a ? static_cast<int>(o) + 1 : static_cast<int>(o);  // the m dimension
+    IterVar mo, m_in;
+    sf.split(sf.axis()[rows], 16, &mo, &m_in);
+    std::vector<IterVar> f_order = g.trans_a ? std::vector<IterVar>{mo, sf.axis()[o], m_in}
+                                             : std::vector<IterVar>{mo, m_in, sf.axis()[o + 1]};
+    if (o) f_order.insert(f_order.begin(), sf.axis()[0]);
+    sf.reorder(f_order);
+    sf.unroll(mo);
+    sf.tensorize(g.trans_a ? sf.axis()[o] : m_in, cuda_mma_load_a(input, g.trans_a));
+  }
+  Tensor Bf = s.cache_read(Bs, MemScope::kWarp, {s.current_op(acc)});
+  Stage sb = s[Bf];
+  sb.compute_at(sa, ani);
+  sb.tensorize(sb.axis()[o], cuda_mma_load_b(input, g.trans_b));
+
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace kiln

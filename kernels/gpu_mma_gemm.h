@@ -1,0 +1,41 @@
+// The tensor-core schedule of the GPU GEMM template (gpu_gemm_template.h):
+// f16 or bf16 inputs summed in f32 by mma.sync m16n8k16 (sm_80 and later),
+// chosen by the template's `tensor_core` knob.
+//
+// Each block computes a BM x BN tile with warps_m x warps_n warps, each warp
+// a (frags_m * 16) x (frags_n * 8) tile of m16n8 accumulator fragments:
+//   for each k tile (tile_k * 16 of K):
+//     the block's threads fill the shared A and B tiles (vector loads)
+//     for each 16-step of k: a warp loads its A fragments (ldmatrix.x4),
+//       then per column of fragments one B fragment (ldmatrix.x2), and runs
+//       one mma per fragment of the column;
+//   each warp stores its accumulators to an f32 staging tile in shared
+//   memory; the block's threads then apply the epilogue (the cast to
+//   f16/bf16, bias, relu, gelu) and write the output with vector stores.
+// Knobs (besides the template's vec, pad and unroll_k):
+//   mma_m  [blocks, warps, fragments] of M / 16
+//   mma_n  [blocks, warps, fragments] of N / 8
+//   mma_k  [k tiles, 16-steps per tile] of K / 16
+// Offered where M is a multiple of 16, N of 8 and K of 16 (whole
+// fragments); the splits divide those exactly, so that no block is partial
+// (every warp of a block takes part in every tile: a partial block would
+// leave warps out of the barriers between the k tiles).
+#pragma once
+
+#include "kernels/gemm_common.h"
+#include "kernels/op_registry.h"
+#include "schedule/gpu_limits.h"
+
+namespace kiln {
+
+// Whether the GEMM `g` of `dtype` can run on tensor cores of `gpu`.
+bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu);
+// Adds the tensor-core knobs to the template's space (all added later: a
+// stored config without them means the plain schedule).
+void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* space);
+// The default's tensor-core values (a 64 x 64 block of 2 x 2 warps).
+void gpu_mma_default(const GemmShape& g, nlohmann::json* j);
+// The schedule of `op` on tensor cores.
+ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg);
+
+}  // namespace kiln
