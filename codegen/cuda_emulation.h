@@ -11,6 +11,11 @@
 // between), shared indices out of bounds, misaligned vector accesses, barrier
 // divergence and invalid launch configurations.
 //
+// Tensor-core instructions (codegen/cuda_mma_prelude.h) run lane by lane:
+// ldmatrix and mma.sync exchange every lane's addresses and fragments
+// (warp_exchange) and each lane computes its part in the PTX ISA's layout;
+// a warp-wide call that some lanes do not make is reported by name.
+//
 // Limits: one launch at a time per module; race detection covers KILN_SHARED
 // arrays only, and orders warp-synchronous accesses correctly for full-mask
 // warp operations only; a thread looping forever hangs the launch; atomics

@@ -20,6 +20,9 @@
 //                    the warp), so that e.g. 16 x 16 threads become 4 x 2
 //                    warps of 4 x 8 lanes: each warp reads 4 rows of the A
 //                    tile and 8 thread columns of B per k.
+//   tensor_core      f16/bf16 on sm_80+, whole fragments: "mma" runs the
+//                    tensor-core schedule instead (gpu_mma_gemm.h, with its
+//                    own mma_m, mma_n, mma_k knobs)
 // The epilogue (bias, relu, gelu) is applied as the register tile is
 // stored. The grid: blockIdx.x the block's columns, .y its rows, .z the
 // batch; a shape with more row blocks or batches than y and z allow (65535:

@@ -82,6 +82,13 @@ if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; the
     expect 0 "correct: yes" -- run softmax:M=8,N=64 --target cuda --db "$DB" --emulate --check --repeat 1 \
       --min-repeat-ms 0
     rm -f "$DB"
+    # Tensor cores: an f16 GEMM tunes with mma configs among the trials and
+    # its best config runs correctly (emulated ldmatrix and mma.sync).
+    KILN_FAKE_CUDA_CC=80 KILN_GPU_IMAGE=emulated expect 0 "trials 3 (3 new), errors 0" -- \
+      tune matmul:M=32,N=32,K=32,dtype=f16 --target "cuda -arch=sm_80" --trials 3 --db "$DB"
+    expect 0 "correct: yes" -- run matmul:M=32,N=32,K=32,dtype=f16 --target "cuda -arch=sm_80" --emulate --check \
+      --repeat 1 --min-repeat-ms 0
+    rm -f "$DB"
   fi
   unset KILN_LIBCUDA KILN_FAKE_CUDA_DEVICES
 else
