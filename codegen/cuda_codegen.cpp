@@ -287,6 +287,7 @@ class KernelPrinter {
         return call(e.as<CallNode>(), lane);
       case NodeKind::Load: {
         auto* op = e.as<LoadNode>();
+        check_not_fragment(op->buffer, "reads");
         std::string ld = name_of(op->buffer.node()) + "[" + expr(op->index, lane) + "]";
         if (stored_narrow(op->buffer, e.dtype())) ld = "kiln_" + narrow_suffix(e.dtype()) + "_to_f32(" + ld + ")";
         if (op->predicate.defined() && !is_one(op->predicate))
@@ -541,7 +542,7 @@ class KernelPrinter {
                                                       : MemScope::kGlobal;
       const HwOperand& want = h.operands[k];
       user_check(want.scope ? scope == *want.scope : scope != MemScope::kWarp && scope != MemScope::kLocal)
-          << op->intrin << " operand " << k << " (" << want.role << ") is '" << o.buffer->name << "' in "
+          << "'" << op->intrin << "' operand " << k << " (" << want.role << ") is '" << o.buffer->name << "' in "
           << mem_scope_name(scope) << " memory; it needs "
           << (want.scope ? mem_scope_name(*want.scope) : "shared or global") << " memory";
       // A fragment is 1/32 per lane: its offset, a multiple of the fragment
@@ -629,7 +630,18 @@ class KernelPrinter {
            << kernel_.block[2] << ">(" << expr(op->value) << ", " << scratch << ");\n";
   }
 
+  // A lane holds 1/32 of a warp-scope buffer in the instructions' layout:
+  // an element index into the whole fragment has no meaning there (a
+  // user intrinsic's lowering that loads or stores it element by element).
+  void check_not_fragment(const Var& buffer, const char* how) const {
+    user_check(!warp_.count(buffer.node()))
+        << "'" << buffer->name << "' is in warp scope (a tensor-core fragment, spread over a warp's lanes) and a "
+        << "statement " << how << " it element by element; only tensor-core instructions may access it (a tensor "
+        << "intrinsic's lowering must call them, not load or store the fragment)";
+  }
+
   void store(const StoreNode* op) {
+    check_not_fragment(op->buffer, "writes");
     const std::string buf = name_of(op->buffer.node());
     const DType t = op->value.dtype();
     const bool predicated = op->predicate.defined() && !is_one(op->predicate);
