@@ -21,6 +21,7 @@
 #include "kernels/pool2d.h"
 #include "kernels/pool2d_nchwc.h"
 #include "kernels/qconv2d_nchwc.h"
+#include "kernels/conv2d_nchwc_bf16.h"
 #include "kernels/qgemm.h"
 #include "kernels/softmax.h"
 #include "kernels/winograd_weight_nchwc.h"
@@ -40,7 +41,7 @@ const std::vector<OpDef>& op_registry() {
       conv2d_op_def(),
       conv2d_nhwc_op_def(),
       conv2d_nchwc_op_def(),
-      qconv2d_nchwc_op_def(),
+      qconv2d_nchwc_op_def(), conv2d_nchwc_bf16_op_def(),
       conv2d_winograd_nchwc_op_def(), winograd_weight_nchwc_op_def(),
       conv2d_winograd_nhwc_op_def(), winograd_weight_nhwc_op_def(),
       depthwise_conv2d_op_def(),

@@ -55,7 +55,7 @@ rt::NDArray unblock_weight(const BlockedConvShape& s, const rt::NDArray& blocked
   return plain;
 }
 
-rt::NDArray unblock_vnni_weight(const BlockedConvShape& s, const rt::NDArray& blocked) {
+rt::NDArray unblock_vnni_weight(const BlockedConvShape& s, const rt::NDArray& blocked, int64_t steps) {
   rt::NDArray plain = rt::NDArray::empty({s.K, s.Cg, s.R, s.S}, blocked.dtype());
   const int64_t taps = s.R * s.S, blocks = s.Cg / s.cb;
   with_element_copy(blocked, [&](auto copy) {
@@ -64,8 +64,8 @@ rt::NDArray unblock_vnni_weight(const BlockedConvShape& s, const rt::NDArray& bl
         for (int64_t t = 0; t < taps; ++t) {
           const int64_t ci = c % s.cb;
           copy(plain, (k * s.Cg + c) * taps + t, blocked,
-               ((((k / s.kb) * blocks + c / s.cb) * taps + t) * (s.cb / 4) + ci / 4) * s.kb * 4 + (k % s.kb) * 4 +
-                   ci % 4);
+               ((((k / s.kb) * blocks + c / s.cb) * taps + t) * (s.cb / steps) + ci / steps) * s.kb * steps +
+                   (k % s.kb) * steps + ci % steps);
         }
   });
   return plain;

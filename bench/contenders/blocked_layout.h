@@ -23,7 +23,9 @@ namespace kiln::baselines {
 // The NCHW data and KCRS weights of blocked ones (new arrays).
 rt::NDArray unblock_data(const BlockedConvShape& s, const rt::NDArray& blocked);
 rt::NDArray unblock_weight(const BlockedConvShape& s, const rt::NDArray& blocked);
-rt::NDArray unblock_vnni_weight(const BlockedConvShape& s, const rt::NDArray& blocked);
+// Weights in dot-product blocks [K/kb, Cg/cb, R, S, cb/steps, kb, steps]
+// (VNNI's 4 input channels, AVX512-BF16's 2) as KCRS.
+rt::NDArray unblock_vnni_weight(const BlockedConvShape& s, const rt::NDArray& blocked, int64_t steps = 4);
 rt::NDArray unblock_depthwise_weight(const BlockedConvShape& s, const rt::NDArray& blocked);
 // Writes an NCHW output [N, K, OH, OW] into the blocked output array.
 void block_output(const BlockedConvShape& s, const rt::NDArray& plain, const rt::NDArray& blocked);

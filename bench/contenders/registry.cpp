@@ -163,7 +163,9 @@ bool baseline_supports(const std::string& name, const OpInstance& op) {
   const auto& ops = name == "openblas" ? gemm : all;
   if (name == "halide" && op.op == "dwsep_nchwc") return false;  // no fused pipeline in the helper
   // oneDNN also runs kiln's int8 GEMMs and bf16 GEMMs.
-  if (name == "onednn" && (op.op == "qmatmul" || op.op == "qdense" || op.op == "qconv2d_nchwc")) return true;
+  if (name == "onednn" && (op.op == "qmatmul" || op.op == "qdense" || op.op == "qconv2d_nchwc" ||
+                           op.op == "conv2d_nchwc_bf16"))
+    return true;
   if (name == "onednn" && op.dtype == DType::bf16() && (op.op == "matmul" || op.op == "batch_matmul" || op.op == "dense"))
     return true;
   if (op.dtype != DType::f32()) return false;
@@ -179,7 +181,7 @@ ContenderOp contender_op(const OpInstance& op) {
   c.f32 = op.dtype == DType::f32();
   c.dtype = op.dtype.str();
   c.canonical = op.canonical;
-  if (op.op == "conv2d_nchwc" || op.op == "qconv2d_nchwc") {
+  if (op.op == "conv2d_nchwc" || op.op == "qconv2d_nchwc" || op.op == "conv2d_nchwc_bf16") {
     const Conv2dNchwcShape s = conv2d_nchwc_shape(op);
     c.blocked = {s.N, s.C, s.H, s.W, s.K, s.Cg, s.R, s.S, s.OH, s.OW, s.cb, s.kb};
   }

@@ -1,0 +1,139 @@
+#include "kernels/dot_conv2d_nchwc.h"
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "kernels/conv2d_common.h"
+#include "kernels/conv2d_template.h"
+#include "kernels/template_util.h"
+
+namespace kiln {
+
+namespace {
+
+// Output channels per instruction call.
+constexpr int64_t kLanes = 16;
+
+bool offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu) {
+  return k.has_instruction(cpu) && s.kb % kLanes == 0;
+}
+
+}  // namespace
+
+void dot_conv_inputs(const DotConvKind& k, const Conv2dNchwcShape& s, OpInstance* op) {
+  check_groups(k.op, s.C, s.K, s.G);
+  check_window(k.op, s.H, s.W, s.R, s.S, s.pad, s.dil);
+  user_check(s.cb > 0 && s.cb % k.steps == 0 && s.Cg % s.cb == 0)
+      << k.op << ": the input channel block cb=" << s.cb << " must be a multiple of " << k.steps
+      << " (the weights hold " << k.steps << " input channels innermost) dividing the input channels per group ("
+      << s.Cg << ")";
+  user_check(s.kb > 0 && s.Kg % s.kb == 0) << k.op << ": the output channel block kb=" << s.kb
+                                           << " must divide the output channels per group (" << s.Kg << ")";
+  Tensor data = placeholder({s.N, s.C / s.cb, s.H, s.W, s.cb}, k.data, "data");
+  Tensor weight =
+      placeholder({s.K / s.kb, s.Cg / s.cb, s.R, s.S, s.cb / k.steps, s.kb, k.steps}, k.weight, "weight");
+  op->inputs = {data, weight};
+}
+
+Tensor dot_conv_sums(const DotConvKind& k, const Conv2dNchwcShape& s, const Tensor& padded, const Tensor& weight,
+                     const std::string& name) {
+  IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
+          rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
+  const int blocks_per_group = static_cast<int>(s.Cg / s.cb), blocks_per_out_group = static_cast<int>(s.Kg / s.kb);
+  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil), steps = static_cast<int>(k.steps);
+  const DType acc = k.acc;
+  return compute(
+      {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
+      [&](const std::vector<Var>& v) {
+        Expr cblock = s.G > 1 ? floordiv(v[1], blocks_per_out_group) * blocks_per_group + rco->var : Expr(rco->var);
+        Expr x = padded(v[0], cblock, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl, rci->var);
+        Expr w = weight(v[1], rco->var, rr->var, rs->var, floordiv(rci->var, steps), v[4], floormod(rci->var, steps));
+        return sum(cast(acc, x) * cast(acc, w), {rco, rr, rs, rci});
+      },
+      name, k.op);
+}
+
+void dot_conv_define(const DotConvKind& k, OpInstance* op) {
+  const Conv2dNchwcShape s = conv2d_nchwc_shape(*op);
+  Tensor padded = pad_spatial(op->inputs[0], 2, 3, s.pad, make_zero(k.data));
+  Tensor sums = dot_conv_sums(k, s, padded, op->inputs[1], "conv");
+  op->parts[k.op] = sums;
+  op->outputs = {k.epilogue(s, sums, *op, "out")};
+  op->flops = 2.0 * s.N * s.K * s.OH * s.OW * s.Cg * s.R * s.S;
+}
+
+std::shared_ptr<ConfigSpace> dot_conv_space(const DotConvKind& k, const OpInstance& op, const CpuInfo& cpu) {
+  const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  auto s = nchwc_tile_space(c, vector_lanes(cpu, k.acc));
+  if (offered(k, c, cpu)) s->define_annotate("tensorize", {"none", k.tensorize});
+  return s;
+}
+
+Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
+  const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  nlohmann::json j = nchwc_tile_default(c, k.acc, cpu, space);
+  if (offered(k, c, cpu)) j["tensorize"] = k.tensorize;
+  return space.make(j);
+}
+
+ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Config& cfg) {
+  user_check(op.op == k.op) << "the " << k.op << " template cannot schedule op '" << op.op << "'";
+  const Conv2dNchwcShape s = conv2d_nchwc_shape(op);
+  const int64_t kbi = cfg.split("tile_kb")[1];
+  const std::vector<int64_t>& toh = cfg.split("tile_oh");
+  const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];
+  const int parallel = static_cast<int>(cfg.choice("parallel"));
+  bool tensorized = false;
+  if (cfg.space())
+    for (const Knob& knob : cfg.space()->knobs())
+      if (knob.name == "tensorize") tensorized = cfg.annotate("tensorize") == k.tensorize;
+  user_check(!tensorized || s.kb % kLanes == 0) << k.op << " template: tensorize=" << k.tensorize
+                                                << " needs output channel blocks of a multiple of 16, got kb=" << s.kb;
+
+  Tensor padded = pad_spatial(op.inputs[0], 2, 3, s.pad, make_zero(k.data));
+  Tensor sums = dot_conv_sums(k, s, padded, op.inputs[1], "conv_acc");
+  Tensor out = k.epilogue(s, sums, op, "conv");
+
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& sc = *sch;
+  Stage so = sc[out];
+  const ChannelTiles tiles = tile_nchwc_output(so, kbi, ohm, ohi, owi, cfg);
+  const LoopBand& band = tiles.band;
+  const int acc_pos = tiles.acc_pos;
+
+  // The accumulator: register tiles of kbi blocks x ohi x owi, kb lanes each.
+  Stage sb = sc[sums];
+  sb.set_scope(MemScope::kLocal);
+  sb.compute_at(so, band.at(acc_pos));
+  const int unroll_reduce = cfg.annotate("unroll_kw") == "unroll" ? 2 : -1;
+  if (!tensorized) {
+    tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce);
+  } else {
+    // As tile_accumulator, with each 16 channels x `steps` input channels
+    // below the tile's loops one call: the outer parts, the reduction (its
+    // input channels in steps), the tile (unrolled), the 16-channel groups
+    // of a block (unrolled), then the call's two loops.
+    auto bx = sb.axis();
+    auto br = sb.reduce_axis();
+    IterVar ko, ki, oh_o, oh_i, ow_o, ow_i, k16o, k16i, cq, cs;
+    sb.split(bx[1], kbi, &ko, &ki);
+    sb.split(bx[2], ohi, &oh_o, &oh_i);
+    sb.split(bx[3], owi, &ow_o, &ow_i);
+    sb.split(bx[4], kLanes, &k16o, &k16i);
+    sb.split(br[3], k.steps, &cq, &cs);
+    const IterVar red[4] = {br[0], br[1], br[2], cq};
+    std::vector<IterVar> order{bx[0], ko, oh_o, ow_o};
+    for (int64_t r : cfg.reorder("reduce_order")) order.push_back(red[r]);
+    for (const IterVar& iv : {ki, oh_i, ow_i, k16o, k16i, cs}) order.push_back(iv);
+    sb.reorder(order);
+    for (const IterVar& iv : {ki, oh_i, ow_i, k16o}) sb.unroll(iv);
+    if (unroll_reduce >= 0) sb.unroll(br[2]);
+    sb.tensorize(k16i, k.intrinsic());
+  }
+  if (s.pad > 0)
+    place_stage(sc[padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace kiln
