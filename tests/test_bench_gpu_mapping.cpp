@@ -4,15 +4,21 @@
 // exactly as the libraries define them, fed with what the mapping says, and
 // the result checked against kiln's reference interpreter. So a wrong
 // leading dimension, transposition, stride, filter format or weight reorder
-// fails here, before a GPU ever runs it. Also: the GPU baselines' messages
-// where no GPU can run them.
+// fails here, before a GPU ever runs it. f16 and bf16 operands are
+// widened to f32, summed in f32 and the result rounded once to 16 bits, as
+// the libraries do with the data and compute types the mapping names. Also:
+// the GPU baselines' messages where no GPU can run them, and that every
+// workload of the GPU suites has a baseline.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 
 #include "base/error.h"
+#include "bench/bench_suite.h"
 #include "bench/contenders/baselines.h"
 #include "bench/contenders/gpu_mapping.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/float16.h"
 #include "tasks/kernel_build.h"
 #include "tasks/reference_check.h"
 
@@ -38,6 +44,34 @@ Instance instance(const std::string& workload) {
 }
 
 CheckResult check(const Instance& i) { return check_outputs(i.k.op, i.inputs, {i.out}, 7); }
+
+// `n` elements of f32, f16 or bf16 at `data` as floats.
+std::vector<float> floats_of(const void* data, int64_t n, rt::DataType t) {
+  std::vector<float> v(size_t(n), 0.0f);
+  for (size_t e = 0; e < v.size(); ++e)
+    if (t == rt::DataType::f32())
+      v[e] = static_cast<const float*>(data)[e];
+    else if (t == rt::DataType::f16())
+      v[e] = rt::half_to_float(static_cast<const uint16_t*>(data)[e]);
+    else
+      v[e] = rt::bfloat16_to_float(static_cast<const uint16_t*>(data)[e]);
+  return v;
+}
+
+std::vector<float> floats_of(const rt::NDArray& a) { return floats_of(a.data(), a.num_elements(), a.dtype()); }
+
+// f32 results rounded once to `a`'s dtype, as the libraries store an f32
+// accumulator into a 16-bit output.
+void store(const std::vector<float>& v, const rt::NDArray& a) {
+  REQUIRE(v.size() == size_t(a.num_elements()));
+  for (size_t e = 0; e < v.size(); ++e)
+    if (a.dtype() == rt::DataType::f32())
+      a.data_as<float>()[e] = v[e];
+    else if (a.dtype() == rt::DataType::f16())
+      a.data_as<uint16_t>()[e] = rt::float_to_half(v[e]);
+    else
+      a.data_as<uint16_t>()[e] = rt::float_to_bfloat16(v[e]);
+}
 
 // cuBLAS's definition of a (strided-batched) GEMM in column-major order,
 // with cuBLASLt's bias (one per row of C) and activation epilogue.
@@ -98,9 +132,12 @@ void run_gemm(const std::string& workload) {
   INFO(workload);
   Instance i = instance(workload);
   const BlasGemm g = blas_gemm(i.op);
-  emulate_cublas(g, i.inputs.at(size_t(g.first_input)).data_as<float>(),
-                 i.inputs.at(size_t(g.second_input)).data_as<float>(), i.out.data_as<float>(),
-                 g.bias ? i.inputs.at(size_t(g.bias_input)).data_as<float>() : nullptr);
+  const std::vector<float> first = floats_of(i.inputs.at(size_t(g.first_input))),
+                           second = floats_of(i.inputs.at(size_t(g.second_input))),
+                           bias = g.bias ? floats_of(i.inputs.at(size_t(g.bias_input))) : std::vector<float>();
+  std::vector<float> c(size_t(i.out.num_elements()));
+  emulate_cublas(g, first.data(), second.data(), c.data(), g.bias ? bias.data() : nullptr);
+  store(c, i.out);
   const CheckResult r = check(i);
   INFO(r.detail);
   CHECK(r.ok);
@@ -137,14 +174,20 @@ void run_conv(const std::string& workload) {
   Instance i = instance(workload);
   const DnnConv c = dnn_conv(i.op);
   REQUIRE(c.uncovered.empty());
-  std::vector<float> w(i.inputs.at(1).data_as<float>(), i.inputs.at(1).data_as<float>() + i.inputs.at(1).num_elements());
-  if (c.weight_hwio) {
-    std::vector<float> krsc(w.size());
-    hwio_to_krsc(w.data(), krsc.data(), c.r, c.s, c.cg, c.k, sizeof(float));
-    w = krsc;
-  }
-  emulate_cudnn(c, i.inputs.at(0).data_as<float>(), w.data(), i.out.data_as<float>(),
-                c.bias ? i.inputs.at(2).data_as<float>() : nullptr);
+  // The weights as the plug-in hands them to cuDNN: reordered in their own
+  // element size.
+  const rt::NDArray& weight = i.inputs.at(1);
+  std::vector<unsigned char> w(weight.nbytes());
+  if (c.weight_hwio)
+    hwio_to_krsc(weight.data(), w.data(), c.r, c.s, c.cg, c.k, gpu_element_bytes(i.op.dtype, "cuDNN"));
+  else
+    std::memcpy(w.data(), weight.data(), w.size());
+  const std::vector<float> x = floats_of(i.inputs.at(0)),
+                           wf = floats_of(w.data(), weight.num_elements(), weight.dtype()),
+                           bias = c.bias ? floats_of(i.inputs.at(2)) : std::vector<float>();
+  std::vector<float> y(size_t(i.out.num_elements()));
+  emulate_cudnn(c, x.data(), wf.data(), y.data(), c.bias ? bias.data() : nullptr);
+  store(y, i.out);
   const CheckResult r = check(i);
   INFO(r.detail);
   CHECK(r.ok);
@@ -204,6 +247,89 @@ TEST_CASE("cuBLAS mapping: bias, relu and gelu as cuBLASLt epilogues on C^T's ro
                     Catch::Contains("cuBLAS has no contender for op 'softmax'"));
 }
 
+TEST_CASE("cuBLAS mapping: f16 and bf16 GEMMs as GemmEx on 16-bit data summed in f32", "[bench][gpu]") {
+  for (const char* t : {"f16", "bf16"})
+    for (const std::string w : {"matmul:M=7,N=5,K=3", "matmul:M=4,N=7,K=5,trans_a=1,trans_b=1", "dense:N=3,IN=11,OUT=6",
+                                "batch_matmul:B=3,M=8,N=12,K=7,trans_b=1", "batch_matmul:B=2,M=9,N=5,K=11,trans_a=1",
+                                "matmul:M=16,N=20,K=12,bias=1,gelu=1", "dense:N=5,IN=24,OUT=16,bias=1,relu=1"})
+      run_gemm(w + ",dtype=" + t);
+  // The types of every GEMM op: the data in the op's dtype, the sums in f32.
+  for (const std::string w : {"matmul:M=4096,N=4096,K=4096", "dense:N=128,IN=768,OUT=768,bias=1",
+                              "batch_matmul:B=12,M=128,N=128,K=64,trans_b=1"})
+    for (auto [dtype, data_type] : {std::pair{"f32", "CUDA_R_32F"}, {"f16", "CUDA_R_16F"}, {"bf16", "CUDA_R_16BF"}}) {
+      INFO(w << " " << dtype);
+      const ContenderOp op = contender_op(build_workload(w + ",dtype=" + dtype));
+      CHECK(cublas_supports(op));
+      CHECK_FALSE(cudnn_supports(op));
+      const BlasGemm g = blas_gemm(op);
+      CHECK(g.data_type == data_type);
+      CHECK(g.compute_type == "CUBLAS_COMPUTE_32F");
+    }
+  CHECK(gpu_element_bytes("bf16", "cuBLAS") == 2);
+  const ContenderOp f64 = contender_op(build_workload("matmul:M=4,N=4,K=4,dtype=f64"));
+  CHECK_FALSE(cublas_supports(f64));
+  CHECK_THROWS_WITH(blas_gemm(f64), Catch::Contains("compares f32, f16 and bf16 GEMMs only, not f64"));
+}
+
+TEST_CASE("cuDNN mapping: f16 NHWC convolutions on NHWC tensors and KRSC filters, summed in f32", "[bench][gpu]") {
+  for (const char* w : {"conv2d_nhwc:N=1,H=10,W=10,C=8,K=12,R=3,S=3,stride=1,pad=1,dtype=f16",
+                        "conv2d_nhwc:N=2,H=9,W=9,C=6,K=4,R=3,S=2,stride=2,pad=1,groups=2,bias=1,relu=1,dtype=f16",
+                        "conv2d_nhwc:N=1,H=8,W=8,C=16,K=16,R=1,S=1,relu6=1,dtype=f16",
+                        "conv2d_nhwc:N=1,H=11,W=11,C=3,K=8,R=7,S=7,stride=2,pad=3,dtype=f16",
+                        "conv2d:N=1,C=8,H=12,W=12,K=16,R=3,S=3,stride=1,pad=1,dtype=f16",
+                        "conv2d_nhwc:N=1,H=7,W=7,C=512,K=4,R=3,S=3,stride=1,pad=1,dtype=f16"})
+    run_conv(w);
+  const ContenderOp op = contender_op(build_workload("conv2d_nhwc:N=1,H=56,W=56,C=64,K=64,R=3,S=3,pad=1,dtype=f16"));
+  CHECK(cudnn_supports(op));
+  CHECK_FALSE(cublas_supports(op));
+  const DnnConv c = dnn_conv(op);
+  CHECK(c.nhwc);  // NHWC tensors, a CUDNN_TENSOR_NHWC (KRSC) filter
+  CHECK(c.weight_hwio);
+  CHECK(c.x_strides() == std::array<int64_t, 4>{56 * 56 * 64, 1, 56 * 64, 64});
+  CHECK(c.y_strides() == std::array<int64_t, 4>{56 * 56 * 64, 1, 56 * 64, 64});
+  CHECK(c.data_type == "CUDNN_DATA_HALF");
+  CHECK(c.compute_type == "CUDNN_DATA_FLOAT");
+  CHECK(c.tensor_ops);
+  // f32: summed in f32 without tensor cores (no TF32).
+  const DnnConv f32 = dnn_conv(contender_op(build_workload("conv2d_nhwc:N=1,H=8,W=8,C=16,K=16,R=3,S=3,pad=1")));
+  CHECK(f32.data_type == "CUDNN_DATA_FLOAT");
+  CHECK(f32.compute_type == "CUDNN_DATA_FLOAT");
+  CHECK_FALSE(f32.tensor_ops);
+  CHECK(dnn_softmax(contender_op(build_workload("softmax:M=4,N=8,dtype=f16"))).data_type == "CUDNN_DATA_HALF");
+  // cuDNN has no bf16 contender.
+  const ContenderOp bf16 = contender_op(build_workload("conv2d_nhwc:N=1,H=8,W=8,C=16,K=16,R=3,S=3,pad=1,dtype=bf16"));
+  CHECK_FALSE(cudnn_supports(bf16));
+  CHECK_THROWS_WITH(dnn_conv(bf16), Catch::Contains("compares f32 and f16 ops only, not bf16"));
+}
+
+// The 16-bit GPU suites compare every workload with a baseline in the same
+// run: their GEMMs with cuBLAS in the suite's dtype, their convolutions
+// with cuDNN in NHWC f16.
+TEST_CASE("the 16-bit GPU suites: every workload maps to cuBLAS GemmEx or cuDNN NHWC", "[bench][gpu]") {
+  for (auto [suite, data_type] : {std::pair{"cuda-matmul-f16", "CUDA_R_16F"},
+                                  {"cuda-bert-base-f16", "CUDA_R_16F"},
+                                  {"cuda-bert-base-bf16", "CUDA_R_16BF"},
+                                  {"cuda-resnet50-f16", ""}})
+    for (auto& w : load_suite(suite).workloads) {
+      INFO(suite << " line " << w.line << ": " << w.text);
+      const ContenderOp op = contender_op(build_workload(w.text));
+      CHECK(cublas_supports(op) != cudnn_supports(op));
+      if (cublas_supports(op)) {
+        const BlasGemm g = blas_gemm(op);
+        CHECK(g.data_type == data_type);
+        CHECK(g.compute_type == "CUBLAS_COMPUTE_32F");
+      } else {
+        CHECK(op.op == "conv2d_nhwc");
+        const DnnConv c = dnn_conv(op);
+        CHECK(c.uncovered.empty());
+        CHECK(c.nhwc);
+        CHECK(c.data_type == "CUDNN_DATA_HALF");
+        CHECK(c.compute_type == "CUDNN_DATA_FLOAT");
+        CHECK(c.tensor_ops);
+      }
+    }
+}
+
 TEST_CASE("cuDNN mapping: NCHW and NHWC tensors, KCRS and KRSC filters, groups, epilogues", "[bench][gpu]") {
   for (const char* w : {"conv2d:N=1,C=8,H=12,W=12,K=16,R=3,S=3,stride=1,pad=1",
                         "conv2d:N=2,C=5,H=9,W=11,K=7,R=3,S=3,stride=2,pad=1,bias=1,relu=1",
@@ -243,7 +369,8 @@ TEST_CASE("cuDNN mapping: HWIO to KRSC", "[bench][gpu]") {
           CHECK(krsc[size_t(((k * R + r) * S + s) * C + c)] == hwio[size_t(((r * S + s) * C + c) * K + k)]);
   CHECK(dnn_softmax(instance("softmax:M=12,N=33").op).cols == 33);
   CHECK(gpu_element_bytes("f16", "cuBLAS") == 2);
-  CHECK_THROWS_WITH(gpu_element_bytes("f64", "cuBLAS"), Catch::Contains("compares f32 and f16 ops only, not f64"));
+  CHECK_THROWS_WITH(gpu_element_bytes("f64", "cuBLAS"),
+                    Catch::Contains("compares f32, f16 and bf16 ops only, not f64"));
 }
 
 TEST_CASE("the GPU baselines say why they cannot run where no GPU can", "[bench][gpu]") {

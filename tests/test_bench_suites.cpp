@@ -37,7 +37,8 @@ TEST_CASE("every built-in suite names valid workloads of registered ops") {
   for (const char* want : {"resnet50", "resnet50-int8", "bert-base", "bert-base-bf16", "bert-base-int8", "mobilenet-v2",
                            "mobilenet-v3",
                            "smoke", "cuda-smoke",
-                           "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512"})
+                           "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512",
+                           "cuda-matmul-f16", "cuda-bert-base-f16", "cuda-bert-base-bf16", "cuda-resnet50-f16"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
   for (auto& name : names) {
     Suite s = load_suite(name);
@@ -108,12 +109,36 @@ TEST_CASE("the cuda suites: every workload builds a cuda kernel for sm_90", "[be
     CHECK(smoke_ops.count(op) == 1);
   for (auto& w : load_suite("cuda-resnet50-b16").workloads) CHECK(build_workload(w.text).ints.at("N") == 16);
   for (auto& w : load_suite("cuda-bert-base-512").workloads) CHECK(w.text.find("512") != std::string::npos);
+  // The 16-bit suites: bert-base's GEMMs in f16 and bf16, the resnet50
+  // convolutions of cuda-resnet50 in f16, and f16 GEMMs led by 4096^3.
+  CHECK(load_suite("cuda-bert-base-f16").workloads.size() == 5);
+  CHECK(load_suite("cuda-bert-base-bf16").workloads.size() == 5);
+  CHECK(load_suite("cuda-resnet50-f16").workloads.size() == 23);
+  CHECK(load_suite("cuda-matmul-f16").workloads.at(0).text == "matmul:M=4096,N=4096,K=4096,dtype=f16");
+  for (auto [name, dtype] : {std::pair{"cuda-matmul-f16", DType::f16()},
+                             {"cuda-bert-base-f16", DType::f16()},
+                             {"cuda-bert-base-bf16", DType::bf16()},
+                             {"cuda-resnet50-f16", DType::f16()}})
+    for (auto& w : load_suite(name).workloads) {
+      INFO(name << " line " << w.line << ": " << w.text);
+      const OpInstance op = build_workload(w.text);
+      CHECK(op.dtype == dtype);
+      const bool convolutions = std::string(name) == "cuda-resnet50-f16";
+      CHECK((convolutions ? op.op == "conv2d_nhwc" : op.op.find("matmul") != std::string::npos));
+    }
+  const Suite resnet = load_suite("cuda-resnet50"), resnet_f16 = load_suite("cuda-resnet50-f16");
+  for (size_t i = 0; i < resnet_f16.workloads.size(); ++i)
+    CHECK(resnet_f16.workloads[i].text == resnet.workloads.at(i).text + ",dtype=f16");
 
-  for (const char* name : {"cuda-smoke", "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512"})
+  for (const char* name : {"cuda-smoke", "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512",
+                           "cuda-matmul-f16", "cuda-bert-base-f16", "cuda-bert-base-bf16", "cuda-resnet50-f16"})
     for (auto& w : load_suite(name).workloads) {
       INFO(name << " line " << w.line << ": " << w.text);
       BuiltKernel k = build_kernel(w.text, "cuda -arch=sm_90");
       CHECK(k.gpu.arch == "sm_90");
+      // The 16-bit GEMMs run on tensor cores by default, as cuBLAS does.
+      if (k.op.dtype.bits == 16 && k.op.op.find("matmul") != std::string::npos)
+        CHECK(k.config.value("tensor_core", "") == "mma");
       const CudaSource src = emit_cuda(k.func, k.gpu);
       CHECK(src.code.find("__global__") != std::string::npos);
       CHECK(!src.launches.empty());
@@ -123,7 +148,8 @@ TEST_CASE("the cuda suites: every workload builds a cuda kernel for sm_90", "[be
 TEST_CASE("the cuda suites: NVRTC compiles their default kernels for sm_90", "[bench][gpu]") {
   std::string why;
   if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not installed: " << why);
-  for (const char* name : {"cuda-smoke", "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512"}) {
+  for (const char* name : {"cuda-smoke", "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512",
+                           "cuda-matmul-f16", "cuda-bert-base-f16", "cuda-bert-base-bf16", "cuda-resnet50-f16"}) {
     const Suite s = load_suite(name);
     for (size_t i = 0; i < s.workloads.size(); ++i) {
       // The resnet50 suites: a sample (every 6th layer and the dense);

@@ -12,9 +12,12 @@
 // approximation (within 5e-4 of the erf GELU kiln computes, inside the
 // output check's tolerance): the baseline does slightly less work there.
 //
-// f32 computes with CUBLAS_COMPUTE_32F: full f32 FMAs, no TF32 tensor cores
-// (kiln's f32 kernels compute in f32 too). f16 stores f16 and accumulates
-// in f32 (CUBLAS_COMPUTE_32F, tensor cores allowed).
+// Every dtype sums in f32 (gpu_mapping.h BlasGemm's types), as kiln's
+// kernels do. f32 computes with CUBLAS_COMPUTE_32F: full f32 FMAs, no TF32
+// tensor cores. f16 (CUDA_R_16F) and bf16 (CUDA_R_16BF) store 16 bits and
+// accumulate in f32 (CUBLAS_COMPUTE_32F): the handle keeps cuBLAS's default
+// math mode, under which CUBLAS_GEMM_DEFAULT runs them on tensor cores
+// (CUBLAS_GEMM_DEFAULT_TENSOR_OP is the same algorithm, deprecated).
 //
 // This is the cuBLAS plug-in (contender.h): it runs on device pointers kiln
 // allocated in GPU 0's primary context, on the default stream.
@@ -68,27 +71,47 @@ const Handles& handles() {
   return h;
 }
 
-cudaDataType_t cuda_type(const std::string& dtype) { return dtype == "f16" ? CUDA_R_16F : CUDA_R_32F; }
+// The mapping's types by name (gpu_mapping.h) as cuBLAS's enumerators.
+cudaDataType_t cuda_type(const std::string& name) {
+  if (name == "CUDA_R_16F") return CUDA_R_16F;
+  if (name == "CUDA_R_16BF") return CUDA_R_16BF;
+  internal_assert(name == "CUDA_R_32F") << "no cuBLAS data type " << name;
+  return CUDA_R_32F;
+}
+
+cublasComputeType_t compute_type(const std::string& name) {
+  internal_assert(name == "CUBLAS_COMPUTE_32F") << "no cuBLAS compute type " << name;
+  return CUBLAS_COMPUTE_32F;
+}
+
+// "CUDA_R_16BF CUBLAS_COMPUTE_32F", for impl().
+std::string types_text(const BlasGemm& g) { return g.data_type + " " + g.compute_type; }
 
 cublasOperation_t op_of(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 // cublasGemmEx for matmul and dense.
 class CublasGemm : public GpuContender {
  public:
-  CublasGemm(const BlasGemm& g, cudaDataType_t type, uint64_t first, uint64_t second, uint64_t c)
-      : g_(g), type_(type), first_(device_ptr(first)), second_(device_ptr(second)), c_(device_ptr(c)) {}
+  CublasGemm(const BlasGemm& g, uint64_t first, uint64_t second, uint64_t c)
+      : g_(g),
+        type_(cuda_type(g.data_type)),
+        compute_(compute_type(g.compute_type)),
+        first_(device_ptr(first)),
+        second_(device_ptr(second)),
+        c_(device_ptr(c)) {}
   void enqueue() override {
     const float alpha = 1.0f, beta = 0.0f;
     check_cublas(cublasGemmEx(handles().blas, op_of(g_.trans_first), op_of(g_.trans_second), int(g_.m), int(g_.n),
                               int(g_.k), &alpha, first_, type_, int(g_.ld_first), second_, type_, int(g_.ld_second),
-                              &beta, c_, type_, int(g_.ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                              &beta, c_, type_, int(g_.ldc), compute_, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
   }
-  std::string impl() const override { return "cublasGemmEx CUBLAS_COMPUTE_32F CUBLAS_GEMM_DEFAULT"; }
+  std::string impl() const override { return "cublasGemmEx " + types_text(g_) + " CUBLAS_GEMM_DEFAULT"; }
 
  private:
   BlasGemm g_;
   cudaDataType_t type_;
+  cublasComputeType_t compute_;
   void *first_, *second_, *c_;
 };
 
@@ -102,9 +125,13 @@ class CublasGemm : public GpuContender {
 // any contender.
 class CublasBatchedGemm : public GpuContender {
  public:
-  CublasBatchedGemm(const BlasGemm& g, cudaDataType_t type, size_t element_bytes, uint64_t first, uint64_t second,
-                    uint64_t c)
-      : g_(g), type_(type), first_(device_ptr(first)), second_(device_ptr(second)), c_(device_ptr(c)) {
+  CublasBatchedGemm(const BlasGemm& g, size_t element_bytes, uint64_t first, uint64_t second, uint64_t c)
+      : g_(g),
+        type_(cuda_type(g.data_type)),
+        compute_(compute_type(g.compute_type)),
+        first_(device_ptr(first)),
+        second_(device_ptr(second)),
+        c_(device_ptr(c)) {
     const BatchPointers p = batch_pointers(g, first, second, c, element_bytes);
     const size_t bytes = sizeof(uint64_t) * p.first.size();
     pointers_ = CudaMemory(3 * bytes);
@@ -129,7 +156,7 @@ class CublasBatchedGemm : public GpuContender {
         cublasGemmStridedBatchedEx(handles().blas, op_of(g_.trans_first), op_of(g_.trans_second), int(g_.m), int(g_.n),
                                    int(g_.k), &alpha, first_, type_, int(g_.ld_first), g_.stride_first, second_, type_,
                                    int(g_.ld_second), g_.stride_second, &beta, c_, type_, int(g_.ldc), g_.stride_c,
-                                   int(g_.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                                   int(g_.batch), compute_, CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
   }
   void enqueue_arrays() {
@@ -137,7 +164,7 @@ class CublasBatchedGemm : public GpuContender {
     check_cublas(cublasGemmBatchedEx(handles().blas, op_of(g_.trans_first), op_of(g_.trans_second), int(g_.m),
                                      int(g_.n), int(g_.k), &alpha, first_array_, type_, int(g_.ld_first), second_array_,
                                      type_, int(g_.ld_second), &beta, c_array_, type_, int(g_.ldc), int(g_.batch),
-                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                                     compute_, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmBatchedEx");
   }
   // Milliseconds of one call of the form (events on the default stream).
@@ -170,14 +197,15 @@ class CublasBatchedGemm : public GpuContender {
     const char* strided = "cublasGemmStridedBatchedEx";
     const char* arrays = "cublasGemmBatchedEx";
     std::ostringstream os;
-    os << (pointer_arrays_ ? arrays : strided) << " x" << g_.batch
-       << " CUBLAS_COMPUTE_32F CUBLAS_GEMM_DEFAULT (the faster batched form in set-up: " << strided << " " << std::fixed
+    os << (pointer_arrays_ ? arrays : strided) << " x" << g_.batch << " " << types_text(g_)
+       << " CUBLAS_GEMM_DEFAULT (the faster batched form in set-up: " << strided << " " << std::fixed
        << std::setprecision(4) << best[0] << " ms, " << arrays << " (pointer arrays) " << best[1] << " ms)";
     impl_ = os.str();
   }
 
   BlasGemm g_;
   cudaDataType_t type_;
+  cublasComputeType_t compute_;
   void *first_, *second_, *c_;
   CudaMemory pointers_;
   const void* const* first_array_ = nullptr;
@@ -200,10 +228,13 @@ std::string epilogue_name(const BlasGemm& g) {
 // One cublasLtMatmul with the epilogue fused.
 class CublasLtGemm : public GpuContender {
  public:
-  CublasLtGemm(const BlasGemm& g, cudaDataType_t type, uint64_t first, uint64_t second, uint64_t c, uint64_t bias)
+  CublasLtGemm(const BlasGemm& g, uint64_t first, uint64_t second, uint64_t c, uint64_t bias)
       : g_(g), first_(device_ptr(first)), second_(device_ptr(second)), c_(device_ptr(c)), workspace_(kLtWorkspace) {
     internal_assert(!g.batched) << "batch_matmul has no epilogue";
-    check_cublas(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cudaDataType_t type = cuda_type(g.data_type);
+    // f32 alpha and beta (the scale type of CUBLAS_COMPUTE_32F).
+    check_cublas(cublasLtMatmulDescCreate(&desc_, compute_type(g.compute_type), CUDA_R_32F),
+                 "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = op_of(g.trans_first), tb = op_of(g.trans_second);
     check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
     check_cublas(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
@@ -238,7 +269,7 @@ class CublasLtGemm : public GpuContender {
     user_check(found > 0) << "cuBLASLt has no algorithm for this GEMM with epilogue " << epilogue_name(g);
     int id = -1;
     cublasLtMatmulAlgoConfigGetAttribute(&heuristic_.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, nullptr);
-    impl_ = "cublasLtMatmul CUBLAS_COMPUTE_32F epilogue " + epilogue_name(g) + ", heuristic algo " +
+    impl_ = "cublasLtMatmul " + types_text(g) + " epilogue " + epilogue_name(g) + ", heuristic algo " +
             std::to_string(id) + ", workspace " + std::to_string(heuristic_.workspaceSize) + " B";
   }
   ~CublasLtGemm() override {
@@ -275,25 +306,21 @@ class CublasPlugin : public GpuContenderPlugin {
     cublasGetProperty(PATCH_LEVEL, &patch);
     return "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) +
            " (cublasGemmEx; batch_matmul: the faster of cublasGemmStridedBatchedEx and cublasGemmBatchedEx; "
-           "cublasLt fused epilogues; CUBLAS_COMPUTE_32F)";
+           "cublasLt fused epilogues; f32, f16 and bf16 with CUBLAS_COMPUTE_32F)";
   }
-  bool supports(const ContenderOp& op) const override {
-    return (op.op == "matmul" || op.op == "dense" || op.op == "batch_matmul") &&
-           (op.dtype == "f32" || op.dtype == "f16");
-  }
+  bool supports(const ContenderOp& op) const override { return cublas_supports(op); }
   std::unique_ptr<GpuContender> make(const ContenderOp& op, const std::vector<DeviceTensor>& inputs,
                                      const DeviceTensor& out) const override {
     user_check(handles().error.empty()) << handles().error;
     const size_t element_bytes = gpu_element_bytes(op.dtype, "cuBLAS");
     const BlasGemm g = blas_gemm(op);
     for (const DeviceTensor& t : inputs) check_shared_pointer(t.ptr, "cuBLAS");
-    const cudaDataType_t type = cuda_type(op.dtype);
     const uint64_t first = inputs.at(size_t(g.first_input)).ptr, second = inputs.at(size_t(g.second_input)).ptr;
     if (g.has_epilogue())
-      return std::make_unique<CublasLtGemm>(g, type, first, second, out.ptr,
+      return std::make_unique<CublasLtGemm>(g, first, second, out.ptr,
                                             g.bias ? inputs.at(size_t(g.bias_input)).ptr : 0);
-    if (g.batched) return std::make_unique<CublasBatchedGemm>(g, type, element_bytes, first, second, out.ptr);
-    return std::make_unique<CublasGemm>(g, type, first, second, out.ptr);
+    if (g.batched) return std::make_unique<CublasBatchedGemm>(g, element_bytes, first, second, out.ptr);
+    return std::make_unique<CublasGemm>(g, first, second, out.ptr);
   }
 };
 

@@ -12,9 +12,11 @@
 // timed call; hard-swish and hard-sigmoid have no cuDNN activation, and the
 // baseline says it does not cover those workloads.
 //
-// f32 convolutions use CUDNN_FMA_MATH (no TF32 tensor cores: kiln's f32
-// kernels compute in f32); f16 ones store f16 and accumulate in f32
-// (CUDNN_TENSOR_OP_MATH allowed).
+// The types are gpu_mapping.h DnnConv's: f32 convolutions use
+// CUDNN_FMA_MATH (no TF32 tensor cores: kiln's f32 kernels compute in f32);
+// f16 ones store f16 (CUDNN_DATA_HALF) and accumulate in f32 (the
+// convolution's compute type CUDNN_DATA_FLOAT), tensor cores allowed
+// (CUDNN_TENSOR_OP_MATH).
 //
 // This is the cuDNN plug-in (contender.h): it runs on device pointers kiln
 // allocated in GPU 0's primary context, on the default stream.
@@ -60,7 +62,12 @@ const Handle& handle() {
   return h;
 }
 
-cudnnDataType_t dnn_type(const std::string& dtype) { return dtype == "f16" ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; }
+// The mapping's types by name (gpu_mapping.h) as cuDNN's enumerators.
+cudnnDataType_t dnn_type(const std::string& name) {
+  if (name == "CUDNN_DATA_HALF") return CUDNN_DATA_HALF;
+  internal_assert(name == "CUDNN_DATA_FLOAT") << "no cuDNN data type " << name;
+  return CUDNN_DATA_FLOAT;
+}
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
   switch (a) {
@@ -99,7 +106,7 @@ class DnnConvolution : public GpuContender {
   DnnConvolution(const DnnConv& c, const std::string& dtype, const std::vector<DeviceTensor>& in,
                  const DeviceTensor& out)
       : c_(c),
-        type_(dnn_type(dtype)),
+        type_(dnn_type(c.data_type)),
         x_(type_, c.x_dims(), c.x_strides()),
         y_(type_, c.y_dims(), c.y_strides()),
         bias_desc_(type_, {1, c.k, 1, 1}, {c.k, 1, 1, 1}),
@@ -126,11 +133,10 @@ class DnnConvolution : public GpuContender {
     check_cudnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
     check_cudnn(cudnnSetConvolution2dDescriptor(conv_, int(c.pad), int(c.pad), int(c.stride), int(c.stride),
                                                 int(c.dilation), int(c.dilation), CUDNN_CROSS_CORRELATION,
-                                                CUDNN_DATA_FLOAT),
+                                                dnn_type(c.compute_type)),
                 "cudnnSetConvolution2dDescriptor");
     check_cudnn(cudnnSetConvolutionGroupCount(conv_, int(c.groups)), "cudnnSetConvolutionGroupCount");
-    const bool f32 = type_ == CUDNN_DATA_FLOAT;
-    check_cudnn(cudnnSetConvolutionMathType(conv_, f32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+    check_cudnn(cudnnSetConvolutionMathType(conv_, c.tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
                 "cudnnSetConvolutionMathType");
     int n = 0, k = 0, oh = 0, ow = 0;
     check_cudnn(cudnnGetConvolution2dForwardOutputDim(conv_, x_.get(), w_, &n, &k, &oh, &ow),
@@ -156,7 +162,7 @@ class DnnConvolution : public GpuContender {
                 "cudnnFindConvolutionForwardAlgorithmEx");
     const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
     for (int i = 0; i < found && !best; ++i)  // sorted fastest first
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && (!f32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && (c.tensor_ops || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
         best = &perf[i];
     user_check(best != nullptr) << "cuDNN's search found no algorithm for this convolution";
     algo_ = best->algo;
@@ -219,8 +225,8 @@ class DnnConvolution : public GpuContender {
 
 class DnnSoftmaxContender : public GpuContender {
  public:
-  DnnSoftmaxContender(const DnnSoftmax& s, const std::string& dtype, uint64_t x, uint64_t y)
-      : desc_(dnn_type(dtype), {s.rows, s.cols, 1, 1}, {s.cols, 1, 1, 1}), x_(device_ptr(x)), y_(device_ptr(y)) {}
+  DnnSoftmaxContender(const DnnSoftmax& s, uint64_t x, uint64_t y)
+      : desc_(dnn_type(s.data_type), {s.rows, s.cols, 1, 1}, {s.cols, 1, 1, 1}), x_(device_ptr(x)), y_(device_ptr(y)) {}
   void enqueue() override {
     const float one = 1.0f, zero = 0.0f;
     check_cudnn(cudnnSoftmaxForward(handle().h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, desc_.get(),
@@ -243,17 +249,15 @@ class CudnnPlugin : public GpuContenderPlugin {
            " (cudnnConvolutionForward with cudnnFindConvolutionForwardAlgorithmEx's fastest algorithm; "
            "cudnnSoftmaxForward)";
   }
-  bool supports(const ContenderOp& op) const override {
-    return (op.op == "conv2d" || op.op == "conv2d_nhwc" || op.op == "depthwise_conv2d" || op.op == "softmax") &&
-           (op.dtype == "f32" || op.dtype == "f16");
-  }
+  bool supports(const ContenderOp& op) const override { return cudnn_supports(op); }
   std::unique_ptr<GpuContender> make(const ContenderOp& op, const std::vector<DeviceTensor>& inputs,
                                      const DeviceTensor& out) const override {
     user_check(handle().error.empty()) << handle().error;
-    gpu_element_bytes(op.dtype, "cuDNN");
+    user_check(cudnn_supports(op)) << "cuDNN has no contender for " << op.canonical
+                                   << " (conv2d, conv2d_nhwc, depthwise_conv2d and softmax, in f32 and f16)";
     for (const DeviceTensor& t : inputs) check_shared_pointer(t.ptr, "cuDNN");
     if (op.op == "softmax")
-      return std::make_unique<DnnSoftmaxContender>(dnn_softmax(op), op.dtype, inputs.at(0).ptr, out.ptr);
+      return std::make_unique<DnnSoftmaxContender>(dnn_softmax(op), inputs.at(0).ptr, out.ptr);
     const DnnConv c = dnn_conv(op);
     user_check(c.uncovered.empty()) << c.uncovered;
     return std::make_unique<DnnConvolution>(c, op.dtype, inputs, out);

@@ -6,6 +6,24 @@
 
 namespace kiln::baselines {
 
+namespace {
+
+bool gemm_op(const std::string& op) { return op == "matmul" || op == "dense" || op == "batch_matmul"; }
+
+// cuDNN's element type of a dtype it takes; UserError for any other.
+std::string dnn_data_type(const std::string& dtype) {
+  if (dtype == "f32") return "CUDNN_DATA_FLOAT";
+  if (dtype == "f16") return "CUDNN_DATA_HALF";
+  user_error() << "the cuDNN contender compares f32 and f16 ops only, not " << dtype;
+  return "";
+}
+
+}  // namespace
+
+bool cublas_supports(const ContenderOp& op) {
+  return gemm_op(op.op) && (op.dtype == "f32" || op.dtype == "f16" || op.dtype == "bf16");
+}
+
 BlasGemm blas_gemm(const ContenderOp& op) {
   BlasGemm g;
   int64_t M = 0, N = 0, K = 0;
@@ -32,6 +50,12 @@ BlasGemm blas_gemm(const ContenderOp& op) {
   } else {
     user_error() << "cuBLAS has no contender for op '" << op.op << "' (matmul, dense and batch_matmul only)";
   }
+  if (op.dtype == "f16")
+    g.data_type = "CUDA_R_16F";
+  else if (op.dtype == "bf16")
+    g.data_type = "CUDA_R_16BF";
+  else
+    user_check(op.dtype == "f32") << "the cuBLAS contender compares f32, f16 and bf16 GEMMs only, not " << op.dtype;
   g.m = N;
   g.n = M;
   g.k = K;
@@ -71,11 +95,18 @@ std::array<int64_t, 4> DnnConv::strides_of(const std::array<int64_t, 4>& d) cons
   return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
 }
 
+bool cudnn_supports(const ContenderOp& op) {
+  return (op.op == "conv2d" || op.op == "conv2d_nhwc" || op.op == "depthwise_conv2d" || op.op == "softmax") &&
+         (op.dtype == "f32" || op.dtype == "f16");
+}
+
 DnnConv dnn_conv(const ContenderOp& op) {
   DnnConv c;
   const bool depthwise = op.op == "depthwise_conv2d";
   user_check(op.op == "conv2d" || op.op == "conv2d_nhwc" || depthwise)
       << "cuDNN has no contender for op '" << op.op << "' (conv2d, conv2d_nhwc, depthwise_conv2d and softmax)";
+  c.data_type = dnn_data_type(op.dtype);
+  c.tensor_ops = op.dtype == "f16";
   c.nhwc = op.op == "conv2d_nhwc";
   c.weight_hwio = c.nhwc;
   c.n = param_or(op, "N", 1);
@@ -121,13 +152,13 @@ void hwio_to_krsc(const void* src, void* dst, int64_t R, int64_t S, int64_t Cg, 
 
 DnnSoftmax dnn_softmax(const ContenderOp& op) {
   user_check(op.op == "softmax") << "cuDNN's softmax contender runs softmax, not '" << op.op << "'";
-  return {op.ints.at("M"), op.ints.at("N")};
+  return {op.ints.at("M"), op.ints.at("N"), dnn_data_type(op.dtype)};
 }
 
 size_t gpu_element_bytes(const std::string& dtype, const std::string& library) {
   if (dtype == "f32") return 4;
-  if (dtype == "f16") return 2;
-  user_error() << "the " << library << " contender compares f32 and f16 ops only, not " << dtype;
+  if (dtype == "f16" || dtype == "bf16") return 2;
+  user_error() << "the " << library << " contender compares f32, f16 and bf16 ops only, not " << dtype;
   return 0;
 }
 

@@ -39,9 +39,23 @@ struct BlasGemm {
   bool bias = false, relu = false, gelu = false;
   int bias_input = -1;
   bool has_epilogue() const { return bias || relu || gelu; }
+  // The types, by the names of cuBLAS's enumerators (the plug-in turns them
+  // into cudaDataType_t and cublasComputeType_t): A, B, C and the bias in
+  // the op's dtype (CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF), every dtype
+  // summed in f32 (CUBLAS_COMPUTE_32F, f32 alpha and beta) as kiln's
+  // kernels sum it: f32 with full f32 FMAs (no TF32), f16 and bf16 on
+  // tensor cores with f32 accumulators (which cuBLAS's default math mode
+  // and CUBLAS_GEMM_DEFAULT allow).
+  std::string data_type = "CUDA_R_32F";
+  std::string compute_type = "CUBLAS_COMPUTE_32F";
 };
 
-// UserError for an op that is not matmul, dense or batch_matmul.
+// Whether cuBLAS has a contender for the op: matmul, dense and batch_matmul
+// in f32, f16 and bf16.
+bool cublas_supports(const ContenderOp& op);
+
+// UserError for an op that is not matmul, dense or batch_matmul, or of
+// another dtype than f32, f16 and bf16.
 BlasGemm blas_gemm(const ContenderOp& op);
 
 // The pointer arrays of cublasGemmBatchedEx (Aarray, Barray, Carray) for a
@@ -82,6 +96,15 @@ struct DnnConv {
   // Not empty when cuDNN's API has no activation for this workload: the
   // baseline does not cover it, and says so.
   std::string uncovered;
+  // The types, by the names of cuDNN's enumerators: the tensors and the
+  // filter in the op's dtype (CUDNN_DATA_FLOAT, CUDNN_DATA_HALF), summed in
+  // f32 (the convolution descriptor's CUDNN_DATA_FLOAT) for both. f32 runs
+  // with CUDNN_FMA_MATH only (no TF32, as kiln's f32 kernels); f16 may use
+  // tensor cores (CUDNN_TENSOR_OP_MATH: the search's fastest algorithm of
+  // either math type).
+  std::string data_type = "CUDNN_DATA_FLOAT";
+  std::string compute_type = "CUDNN_DATA_FLOAT";
+  bool tensor_ops = false;
   // The input, output and bias as cuDNN 4-d tensors: dimensions in NCHW
   // order with the strides of the op's layout.
   std::array<int64_t, 4> x_dims() const { return {n, c, h, w}; }
@@ -96,7 +119,12 @@ struct DnnConv {
   std::array<int64_t, 4> strides_of(const std::array<int64_t, 4>& d) const;
 };
 
-// UserError for an op that is not conv2d, conv2d_nhwc or depthwise_conv2d.
+// Whether cuDNN has a contender for the op: conv2d, conv2d_nhwc,
+// depthwise_conv2d and softmax in f32 and f16.
+bool cudnn_supports(const ContenderOp& op);
+
+// UserError for an op that is not conv2d, conv2d_nhwc or depthwise_conv2d,
+// or of another dtype than f32 and f16.
 DnnConv dnn_conv(const ContenderOp& op);
 
 // HWIO weights [R, S, Cg, K] to KRSC [K, R, S, Cg], elements of
@@ -107,11 +135,12 @@ void hwio_to_krsc(const void* src, void* dst, int64_t R, int64_t S, int64_t Cg, 
 // [M, N, 1, 1] tensor with CUDNN_SOFTMAX_MODE_INSTANCE.
 struct DnnSoftmax {
   int64_t rows = 0, cols = 0;
+  std::string data_type = "CUDNN_DATA_FLOAT";  // or CUDNN_DATA_HALF
 };
 DnnSoftmax dnn_softmax(const ContenderOp& op);
 
-// The element size of a dtype the GPU plug-ins take ("f32": 4, "f16": 2);
-// UserError for any other.
+// The element size of a dtype the GPU plug-ins take ("f32": 4, "f16" and
+// "bf16": 2); UserError for any other.
 size_t gpu_element_bytes(const std::string& dtype, const std::string& library);
 
 }  // namespace kiln::baselines
