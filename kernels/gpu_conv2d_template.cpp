@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "kernels/conv2d.h"
+#include "kernels/gpu_mma_conv2d.h"
 #include "kernels/gpu_template_util.h"
 
 namespace kiln {
@@ -64,7 +65,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-std::shared_ptr<ConfigSpace> gpu_conv2d_space(const OpInstance& op, const GpuLimits&) {
+std::shared_ptr<ConfigSpace> gpu_conv2d_space(const OpInstance& op, const GpuLimits& gpu) {
   const ConvShape c = checked_shape(op);
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_k", c.K, {thread_counts(c.K, kChannelThreads), kChannelTile});
@@ -75,6 +76,7 @@ std::shared_ptr<ConfigSpace> gpu_conv2d_space(const OpInstance& op, const GpuLim
   s->define_annotate("shared", {"both", "data", "weight", "none"});
   s->define_choice("vec", {1, 2, 4});
   s->define_annotate("unroll", {"unroll", "none"});
+  if (gpu_mma_conv2d_offered(op, gpu)) define_gpu_mma_conv2d_knobs(op, s.get());
   return s;
 }
 
@@ -127,10 +129,14 @@ Config gpu_conv2d_default(const OpInstance& op, const GpuLimits& gpu, const Conf
   // stores of a thread's 2 adjacent columns.
   j["vec"] = op.op == "conv2d_nhwc" ? 4 : rw;
   j["unroll"] = "unroll";
+  // Tensor cores where the target has them (conv2d_nhwc in f16/bf16).
+  if (gpu_mma_conv2d_offered(op, gpu)) gpu_mma_conv2d_default(op, &j);
   return space.nearest(j);
 }
 
 ScheduledOp gpu_conv2d_schedule(const OpInstance& op, const Config& cfg) {
+  for (const Knob& k : cfg.space()->knobs())
+    if (k.name == "tensor_core" && cfg.annotate("tensor_core") == "mma") return gpu_mma_conv2d_schedule(op, cfg);
   const ConvShape c = checked_shape(op);
   const Layout L = layout_of(op);
   const std::vector<int64_t>& fk = cfg.split("tile_k");

@@ -4,6 +4,8 @@
 
 #include "compute/analyzer.h"
 #include "base/error.h"
+#include "compute/ir_functor.h"
+#include "compute/simplify.h"
 #include "compute/expr_ops.h"
 #include "schedule/interval.h"
 
@@ -59,6 +61,18 @@ Expr range_max(const Range& r) { return r.min + r.extent - 1; }
 // Whether the enclosing loop `iv` of `stage` is relaxed for a stage stored
 // in `scope`: thread axes for shared memory, thread and block axes for
 // global memory; nothing for local memory (one thread's own region).
+// An index with floor division and modulo by the same constant, simplified
+// first: a consumer whose axes were fused reads (f / c) * c + f % c, which
+// is f, where an interval of each part separately would cover whole rows
+// of c (a looser region than the loop reads).
+Expr recombine_div_mod(const Expr& index) {
+  bool div_mod = false;
+  post_order_visit(index, [&](const Ref<Object>& n) {
+    div_mod |= n->kind() == NodeKind::FloorDiv || n->kind() == NodeKind::FloorMod;
+  });
+  return div_mod ? simplify(index) : index;
+}
+
 bool relaxed_for_scope(const StageNode* stage, const IterVar& iv, MemScope scope) {
   auto it = stage->iter_attrs.find(iv.get());
   if (it == stage->iter_attrs.end() || it->second.for_kind != ForKind::kThreadBinding) return false;
@@ -222,7 +236,7 @@ BoundMap infer_bounds(const Schedule& sch) {
         };
         for (auto& idx : reads) {
           for (size_t d = 0; d < nd; ++d) {
-            Interval iv = eval_interval(substitute(idx[d], values), lookup);
+            Interval iv = eval_interval(recombine_div_mod(substitute(idx[d], values)), lookup);
             region[d] = touched[d] ? interval_union(region[d], iv) : iv;
             touched[d] = true;
           }

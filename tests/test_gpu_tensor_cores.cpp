@@ -60,6 +60,15 @@ TEST_CASE("cuda tensor cores: offered for f16/bf16 GEMMs of whole fragments on s
   CHECK_FALSE(offers_mma("matmul:M=17,N=64,K=32,dtype=f16", "sm_90"));  // M not whole fragments
   CHECK_FALSE(offers_mma("matmul:M=64,N=12,K=32,dtype=f16", "sm_90"));
   CHECK_FALSE(offers_mma("matmul:M=64,N=64,K=24,dtype=f16", "sm_90"));
+  // conv2d_nhwc: at least 16 output positions an image (padded to whole
+  // fragments), 16-channel steps of C, 8-channel fragments of K.
+  CHECK(offers_mma("conv2d_nhwc:N=1,C=64,H=7,W=7,K=64,R=3,S=3,pad=1,dtype=f16", "sm_80"));
+  CHECK(offers_mma("conv2d_nhwc:N=1,C=16,H=5,W=5,K=8,R=1,S=1,dtype=bf16", "sm_90"));
+  CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=3,H=7,W=7,K=64,R=3,S=3,pad=1,dtype=f16", "sm_80"));
+  CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=32,H=7,W=7,K=12,R=3,S=3,pad=1,dtype=f16", "sm_80"));
+  CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=32,H=3,W=3,K=32,R=3,S=3,pad=1,dtype=f16", "sm_80"));  // 9 positions
+  CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=32,H=7,W=7,K=32,R=3,S=3,pad=1", "sm_80"));
+  CHECK_FALSE(offers_mma("conv2d:N=1,C=32,H=7,W=7,K=32,R=3,S=3,pad=1,dtype=f16", "sm_80"));  // NCHW
 }
 
 TEST_CASE("cuda tensor cores: the default config's CUDA C loads fragments with ldmatrix and runs mma.sync",
@@ -99,12 +108,30 @@ TEST_CASE("cuda tensor cores: f16 and bf16 GEMMs on mma, emulated against the in
   CHECK(t.ran >= 14);
 }
 
+TEST_CASE("cuda tensor cores: NHWC convolutions as implicit GEMMs on mma, emulated against the interpreter",
+          "[gpu][tensorcore][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_gpu_mma_conv");
+  Tally t;
+  // 49 positions padded to 64 rows; stride 2 with bias and relu; a 1x1
+  // layer; dilation with padding wider than the window's reach.
+  t.add(check_mma_configs("conv2d_nhwc:N=1,C=16,H=7,W=7,K=8,R=3,S=3,pad=1,dtype=f16", 2, 21, dir.path));
+  t.add(check_mma_configs("conv2d_nhwc:N=2,C=32,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,dtype=bf16,bias=1,relu=1", 2, 22,
+                          dir.path));
+  t.add(check_mma_configs("conv2d_nhwc:N=1,C=16,H=5,W=5,K=24,R=1,S=1,dtype=f16", 2, 23, dir.path));
+  t.add(check_mma_configs("conv2d_nhwc:N=1,C=16,H=9,W=9,K=8,R=3,S=3,pad=2,dilation=2,dtype=bf16", 2, 24, dir.path));
+  CHECK(t.ran + t.rejected == 12);
+  CHECK(t.ran >= 8);
+}
+
 TEST_CASE("cuda tensor cores: realistic shapes compile with NVRTC for sm_80 and sm_90", "[gpu][tensorcore][nvrtc]") {
   if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
   const Tally t = check_nvrtc({"matmul:M=4096,N=4096,K=4096,dtype=f16", "dense:N=128,IN=768,OUT=3072,dtype=bf16,bias=1,gelu=1",
-                               "batch_matmul:B=12,M=128,N=128,K=64,dtype=f16"},
+                               "batch_matmul:B=12,M=128,N=128,K=64,dtype=f16",
+                               "conv2d_nhwc:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,dtype=f16,bias=1,relu=1",
+                               "conv2d_nhwc:N=1,C=256,H=14,W=14,K=512,R=1,S=1,stride=2,dtype=bf16"},
                               2, 8);
-  CHECK(t.ran >= 12);
+  CHECK(t.ran >= 20);
 }
 
 TEST_CASE("cuda tensor cores: warp scope is for tensor intrinsics on whole warps", "[gpu][tensorcore][errors]") {

@@ -1,0 +1,189 @@
+#include "kernels/gpu_mma_conv2d.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "kernels/activation.h"
+#include "kernels/conv2d.h"
+#include "kernels/conv2d_common.h"
+#include "kernels/cuda_tensor_intrinsics.h"
+#include "kernels/gpu_template_util.h"
+
+namespace kiln {
+
+namespace {
+
+int64_t positions(const ConvShape& c) { return c.OH * c.OW; }
+int64_t padded_positions(const ConvShape& c) { return (positions(c) + 15) / 16 * 16; }
+
+}  // namespace
+
+bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu) {
+  if (op.op != "conv2d_nhwc" || (op.dtype != DType::f16() && op.dtype != DType::bf16()) || gpu.sm_version < 80)
+    return false;
+  const ConvShape c = conv_shape(op);
+  return c.G == 1 && c.C % 16 == 0 && c.K % 8 == 0 && positions(c) >= 16;
+}
+
+void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
+  const ConvShape c = conv_shape(op);
+  s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_m", padded_positions(c) / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_n", c.K / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_k", c.C / 16, {{1, 2, 4}}, /*added_later=*/true);
+  s->define_choice("pad_rows", {0, 1}, /*added_later=*/true);
+}
+
+void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {
+  const ConvShape c = conv_shape(op);
+  // The GEMM's default: a 64 x 64 block of 2 x 2 warps, k tiles of 32.
+  (*j)["tensor_core"] = "mma";
+  (*j)["mma_m"] = {std::max<int64_t>(1, padded_positions(c) / 64), 2, 2};
+  (*j)["mma_n"] = {std::max<int64_t>(1, c.K / 64), 2, 4};
+  (*j)["mma_k"] = {std::max<int64_t>(1, c.C / 32), 2};
+  (*j)["pad_rows"] = 1;
+}
+
+ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
+  const ConvShape c = conv_shape(op);
+  const std::vector<int64_t>& fm = cfg.split("mma_m");
+  const std::vector<int64_t>& fn = cfg.split("mma_n");
+  const std::vector<int64_t>& fk = cfg.split("mma_k");
+  const int64_t vec = cfg.choice("vec");
+  const bool pad = cfg.choice("pad_rows") > 0;
+  const DType input = op.dtype, f32 = DType::f32();
+  const int64_t warp_m = fm[2] * 16, warp_n = fn[2] * 8, block_m = fm[1] * warp_m, block_n = fn[1] * warp_n;
+  const int64_t warps = fm[1] * fn[1], kt = fk[1] * 16;
+  const Tensor& data = op.inputs[0];
+  const Tensor& weight = op.inputs[1];
+
+  // The GEMM's A: image n, position m, tap (r, s), channel ch of the
+  // zero-padded input; 0 on the padded rows. Indices are clamped so that
+  // no read leaves the data.
+  const int P = static_cast<int>(positions(c)), Pp = static_cast<int>(padded_positions(c));
+  const int OW = static_cast<int>(c.OW), OH = static_cast<int>(c.OH);
+  const int st = static_cast<int>(c.stride), dl = static_cast<int>(c.dil), p = static_cast<int>(c.pad);
+  const int H = static_cast<int>(c.H), W = static_cast<int>(c.W);
+  const int N = static_cast<int>(c.N), K = static_cast<int>(c.K);
+  Tensor A = compute(
+      {N, Pp, static_cast<int>(c.R), static_cast<int>(c.S), static_cast<int>(c.C)},
+      [&](const std::vector<Var>& v) {
+        Expr h = floordiv(v[1], OW) * st + v[2] * dl - p, w = floormod(v[1], OW) * st + v[3] * dl - p;
+        Expr inside = v[1] < P && h >= 0 && h < H && w >= 0 && w < W;
+        Expr x = data(v[0], min(max(h, 0), H - 1), min(max(w, 0), W - 1), v[4]);
+        return select(inside, x, make_zero(input));
+      },
+      "im2col", "gather");
+  IterVar rr = reduce_axis(static_cast<int>(c.R), "rr"), rs = reduce_axis(static_cast<int>(c.S), "rs"),
+          rc = reduce_axis(static_cast<int>(c.C), "rc");
+  Tensor C = compute(
+      {N, Pp, K},
+      [&](Var n, Var m, Var k) {
+        return sum(cast(f32, A(n, m, rr->var, rs->var, rc->var)) * cast(f32, weight(rr->var, rs->var, rc->var, k)),
+                   {rr, rs, rc});
+      },
+      "C", "implicit_gemm");
+  const Tensor* bias = c.bias ? &op.inputs[2] : nullptr;
+  Tensor out = compute(
+      {N, OH, OW, K},
+      [&](Var n, Var oh, Var ow, Var k) {
+        Expr v = C(n, oh * OW + ow, k);
+        if (bias) v = v + cast(f32, (*bias)(k));
+        return cast(input, apply_activation(v, c.act));
+      },
+      "out", "epilogue");
+
+  auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
+  Schedule& s = *sch;
+  Tensor acc = s.cache_write(C, MemScope::kWarp);
+  s[C].set_scope(MemScope::kShared);
+
+  // The output: an image's positions in 16-row steps, BM / 16 steps a
+  // block (the last step of an image guarded), BN channels a block; then
+  // the block's threads over the tile.
+  Stage so = s[out];
+  IterVar pos = so.fuse(so.axis()[1], so.axis()[2]), steps, row, bm, fi, bk, ki;
+  so.split(pos, 16, &steps, &row);
+  so.split(steps, block_m / 16, &bm, &fi);
+  so.split(so.axis()[3], block_n, &bk, &ki);
+  so.reorder({so.axis()[0], bm, bk, fi, row, ki});
+  const IterVar block = so.fuse({so.axis()[0], bm, bk});
+  so.bind(block, "blockIdx.x");
+  {
+    IterVar flat = so.fuse({fi, row, ki}), rounds, t, ty, tx, lanes;
+    const int64_t v = block_n % vec == 0 ? vec : 1;
+    if (v > 1) so.split(flat, v, &flat, &lanes);
+    so.split(flat, warps * 32, &rounds, &t);
+    so.split(t, 32, &ty, &tx);
+    so.bind(ty, "threadIdx.y");
+    so.bind(tx, "threadIdx.x");
+    if (v > 1) so.vectorize(lanes);
+  }
+
+  // The staging tile: each warp stores its fragments (one call per m16n8).
+  Stage sc = s[C];
+  sc.compute_at(so, block);
+  IterVar wi, ri, wj, rj, mi, m16, ni, n8;
+  sc.split(sc.axis()[1], warp_m, &wi, &ri);
+  sc.split(sc.axis()[2], warp_n, &wj, &rj);
+  sc.split(ri, 16, &mi, &m16);
+  sc.split(rj, 8, &ni, &n8);
+  sc.reorder({sc.axis()[0], wi, wj, mi, ni, m16, n8});
+  const IterVar warp = sc.fuse(wi, wj);
+  sc.bind(warp, "threadIdx.y");
+  sc.unroll(mi);
+  sc.unroll(ni);
+  sc.tensorize(m16, cuda_mma_store());
+
+  // The warp's accumulators: per tap and k tile, per 16-step, per column of
+  // fragments, per row of them: one mma.
+  Stage sa = s[acc];
+  sa.compute_at(sc, warp);
+  IterVar co, cr, ci, c16, ami, am16, ani, an8;
+  sa.split(sa.reduce_axis()[2], kt, &co, &cr);
+  sa.split(cr, 16, &ci, &c16);
+  sa.split(sa.axis()[1], 16, &ami, &am16);
+  sa.split(sa.axis()[2], 8, &ani, &an8);
+  sa.reorder({sa.axis()[0], sa.reduce_axis()[0], sa.reduce_axis()[1], co, ci, ani, ami, am16, an8, c16});
+  sa.unroll(ani);
+  sa.unroll(ami);
+  if (cfg.annotate("unroll") == "unroll") sa.unroll(ci);
+  sa.tensorize(am16, cuda_mma_m16n8k16(input, false, false));
+
+  // Per tap and k tile: the gathered input and the weights in shared memory
+  // (padded rows stay 16-byte aligned for ldmatrix).
+  Stage sg = s[A];
+  sg.set_scope(MemScope::kShared);
+  sg.compute_at(sa, co);
+  cooperative_fill(sg, warps, 32, kt % vec == 0 ? vec : 1);
+  if (pad) sg.storage_align(1, 64, 8);
+  Tensor Ws = s.cache_read(weight, MemScope::kShared, {s.current_op(acc)});
+  Stage sw = s[Ws];
+  sw.compute_at(sa, co);
+  cooperative_fill(sw, warps, 32, block_n % vec == 0 && c.K % vec == 0 ? vec : 1);
+  if (pad) sw.storage_align(2, 64, 8);
+
+  // Fragments: the warp's positions per 16 channels, one B column at a time.
+  Tensor Af = s.cache_read(A, MemScope::kWarp, {s.current_op(acc)});
+  Stage sf = s[Af];
+  sf.compute_at(sa, ci);
+  {
+    IterVar mo, m_in;
+    auto ax = sf.axis();
+    sf.split(ax[1], 16, &mo, &m_in);
+    sf.reorder({ax[0], mo, ax[2], ax[3], m_in, ax[4]});
+    sf.unroll(mo);
+    sf.tensorize(m_in, cuda_mma_load_a(input, false));
+  }
+  Tensor Bf = s.cache_read(Ws, MemScope::kWarp, {s.current_op(acc)});
+  Stage sb = s[Bf];
+  sb.compute_at(sa, ani);
+  sb.tensorize(sb.axis()[2], cuda_mma_load_b(input, false));
+
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+// The tensor-core schedule of the GPU conv2d template for conv2d_nhwc
+// (gpu_conv2d_template.h): the implicit GEMM of an NHWC convolution on
+// mma.sync m16n8k16, f16 or bf16 inputs summed in f32 (sm_80 and later),
+// chosen by the template's `tensor_core` knob.
+//
+// The GEMM's rows are each image's output positions m = oh * OW + ow,
+// padded to a whole number of 16-row fragments (Pp rows; padded rows read
+// zeros and are never stored), its columns the output channels, its
+// reduction the taps and input channels (r, s, c). A block computes BM
+// positions of one image x BN channels with warps of fm x fn fragments.
+// Per tap and k tile of input channels, the block's threads gather its
+// positions' input into a shared tile (the zero padding filled as it is
+// copied) and the weights into another; each warp then loads its A
+// fragments with ldmatrix, one B fragment per column, and runs the mmas;
+// the output is written from an f32 staging tile in shared memory with the
+// bias and activation applied. The output stage walks its positions in
+// 16-row steps of the padded rows, so that every tile it reads from the
+// staging tile is whole fragments.
+// Knobs: mma_m [blocks, warps, fragments] of Pp / 16, mma_n [blocks,
+// warps, fragments] of K / 8, mma_k [steps, 16-steps per step] of C / 16
+// (all exact), plus vec, unroll and pad_rows (16-byte padding of the
+// shared rows). Offered where groups is 1, C is a multiple of 16, K of 8
+// and an image has at least 16 output positions.
+#pragma once
+
+#include "kernels/op_registry.h"
+#include "schedule/gpu_limits.h"
+
+namespace kiln {
+
+bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu);
+void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* space);
+void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j);
+ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg);
+
+}  // namespace kiln
