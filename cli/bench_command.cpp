@@ -66,7 +66,7 @@ Handler add_bench_command(CLI::App& app) {
       "compare kiln's kernels with oneDNN, OpenBLAS and Halide (with --target cuda: cuBLAS and cuDNN on GPU 0) on a "
       "suite of workloads, interleaved in one run");
   auto o = std::make_shared<BenchCommandOptions>();
-  sub->add_option("--suite", o->bench.suite, "suite name (resnet50, resnet50-int8, bert-base, bert-base-bf16, bert-base-int8, mobilenet-v2, mobilenet-v3, smoke) or file")
+  sub->add_option("--suite", o->bench.suite, "suite name (resnet50, resnet50-int8, resnet50-bf16, bert-base, bert-base-bf16, bert-base-int8, mobilenet-v2, mobilenet-v3, smoke, cuda-...: see bench/suites) or file")
       ->required();
   sub->add_option("--target", o->bench.target,
                   "where kernels run: this CPU (default), or 'cuda' / 'cuda -arch=sm_XX' for GPU 0 against cuBLAS and "

@@ -34,7 +34,7 @@ std::string error_of(const std::string& arg) {
 
 TEST_CASE("every built-in suite names valid workloads of registered ops") {
   auto names = suite_names();
-  for (const char* want : {"resnet50", "resnet50-int8", "bert-base", "bert-base-bf16", "bert-base-int8", "mobilenet-v2",
+  for (const char* want : {"resnet50", "resnet50-int8", "resnet50-bf16", "bert-base", "bert-base-bf16", "bert-base-int8", "mobilenet-v2",
                            "mobilenet-v3",
                            "smoke", "cuda-smoke",
                            "cuda-resnet50", "cuda-resnet50-b16", "cuda-bert-base", "cuda-bert-base-512",
@@ -57,6 +57,8 @@ TEST_CASE("the built-in suites cover the networks' layers") {
   CHECK(load_suite("bert-base").workloads.size() == 5);
   CHECK(load_suite("bert-base-bf16").workloads.size() == 5);
   CHECK(load_suite("resnet50-int8").workloads.size() == 24);
+  CHECK(load_suite("resnet50-bf16").workloads.size() == 23);  // the convolutions
+  for (auto& w : load_suite("resnet50-bf16").workloads) CHECK(build_workload(w.text).op == "conv2d_nchwc_bf16");
   for (auto& w : load_suite("bert-base-bf16").workloads) CHECK(build_workload(w.text).dtype == DType::bf16());
   for (auto& w : load_suite("bert-base-int8").workloads) CHECK(build_workload(w.text).op[0] == 'q');
   auto smoke = load_suite("smoke");
