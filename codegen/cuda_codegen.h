@@ -16,6 +16,13 @@
 // the interpreter computes them), a cast to f16/bf16 rounds the value, and a
 // copy between 16-bit memories moves the bits. Two or four adjacent,
 // aligned elements move as one 4- or 8-byte access (half2-style).
+//
+// Tensor-core fragments (warp scope) are the exception: each lane declares
+// 1/32 of a fragment buffer as 16-bit patterns (or f32 accumulators), and
+// only the tensor-core instructions of compute/hw_instructions.h touch
+// them, printed as calls of the mma prelude (codegen/cuda_mma_prelude.h);
+// an element access to a fragment, an operand in the wrong memory or a
+// target before sm_80 is a user error.
 #pragma once
 
 #include "codegen/cuda_module.h"

@@ -53,6 +53,7 @@ struct IntrinBuffer {
 struct IntrinRequirement {
   std::optional<MemScope> scope;  // where it must live; any scope when empty
   int64_t offset_factor = 1;      // its first element's flat index is a multiple of this
+  int64_t stride_factor = 1;      // so is every stride but a unit innermost one (row alignment)
   bool unit_inner = false;        // the innermost dimension has stride 1
   bool dense = false;             // the strides are the declared shape's row-major strides
 };

@@ -130,6 +130,7 @@ class Collector {
         const bool f32_registers = gpu.gpu && op->scope == MemScope::kLocal && op->dtype.is_float() && op->dtype.bits == 16;
         double n = (f32_registers ? 4 : op->dtype.bytes()) * op->dtype.lanes;
         for (auto& e : op->extents) n *= static_cast<double>(extent_of(e));
+        if (op->scope == MemScope::kWarp) n /= 32;  // a fragment: each lane holds 1/32 of it
         (op->scope == MemScope::kGlobal ? global_bytes : local_bytes) += n;
         if (op->scope == MemScope::kShared) {
           gpu.shared_bytes += n;

@@ -22,12 +22,13 @@ IntrinRequirement fragment(int64_t elems) {
 }
 
 // ldmatrix reads 16-byte rows: the tile starts at a multiple of 8 elements
-// (its row stride too, which the emulation checks at run time).
+// and its rows are a multiple of 8 elements apart.
 IntrinRequirement shared_rows() {
   IntrinRequirement r;
   r.scope = MemScope::kShared;
   r.unit_inner = true;
   r.offset_factor = 8;
+  r.stride_factor = 8;
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/cuda_tensor_intrinsics.h"
+#include "kernels/gpu_mma_util.h"
 #include "kernels/gpu_template_util.h"
 
 namespace kiln {
@@ -110,31 +111,12 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   so.reorder({so.axis()[0], bm, bk, fi, row, ki});
   const IterVar block = so.fuse({so.axis()[0], bm, bk});
   so.bind(block, "blockIdx.x");
-  {
-    IterVar flat = so.fuse({fi, row, ki}), rounds, t, ty, tx, lanes;
-    const int64_t v = block_n % vec == 0 ? vec : 1;
-    if (v > 1) so.split(flat, v, &flat, &lanes);
-    so.split(flat, warps * 32, &rounds, &t);
-    so.split(t, 32, &ty, &tx);
-    so.bind(ty, "threadIdx.y");
-    so.bind(tx, "threadIdx.x");
-    if (v > 1) so.vectorize(lanes);
-  }
+  mma_output_threads(so, so.fuse({fi, row, ki}), warps, block_n % vec == 0 ? vec : 1);
 
   // The staging tile: each warp stores its fragments (one call per m16n8).
   Stage sc = s[C];
   sc.compute_at(so, block);
-  IterVar wi, ri, wj, rj, mi, m16, ni, n8;
-  sc.split(sc.axis()[1], warp_m, &wi, &ri);
-  sc.split(sc.axis()[2], warp_n, &wj, &rj);
-  sc.split(ri, 16, &mi, &m16);
-  sc.split(rj, 8, &ni, &n8);
-  sc.reorder({sc.axis()[0], wi, wj, mi, ni, m16, n8});
-  const IterVar warp = sc.fuse(wi, wj);
-  sc.bind(warp, "threadIdx.y");
-  sc.unroll(mi);
-  sc.unroll(ni);
-  sc.tensorize(m16, cuda_mma_store());
+  const IterVar warp = mma_staging_tile(sc, {sc.axis()[0]}, sc.axis()[1], sc.axis()[2], warp_m, warp_n);
 
   // The warp's accumulators: per tap and k tile, per 16-step, per column of
   // fragments, per row of them: one mma.

@@ -16,6 +16,9 @@
 // bias and activation applied. The output stage walks its positions in
 // 16-row steps of the padded rows, so that every tile it reads from the
 // staging tile is whole fragments.
+// The sum is f32 and the bias is added to it before the one rounding to
+// f16/bf16 (the plain template, like the op's definition, adds the bias to
+// the 16-bit conv result): the two differ in the last bit, as tests allow.
 // Knobs: mma_m [blocks, warps, fragments] of Pp / 16, mma_n [blocks,
 // warps, fragments] of K / 8, mma_k [steps, 16-steps per step] of C / 16
 // (all exact), plus vec, unroll and pad_rows (16-byte padding of the

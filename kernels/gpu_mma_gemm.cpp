@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kernels/cuda_tensor_intrinsics.h"
+#include "kernels/gpu_mma_util.h"
 #include "kernels/gpu_template_util.h"
 
 namespace kiln {
@@ -56,42 +57,25 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
   if (o) order.insert(order.begin(), so.axis()[0]);
   so.reorder(order);
   const int64_t row_blocks = (g.M + block_m - 1) / block_m;
+  IterVar block = bx;  // the innermost block loop, where the staging tile is computed
   if (row_blocks > kGpuMaxGridYZ || (o && g.batch > kGpuMaxGridYZ)) {
     std::vector<IterVar> blocks{by, bx};
     if (o) blocks.insert(blocks.begin(), so.axis()[0]);
-    so.bind(so.fuse(blocks), "blockIdx.x");
+    block = so.fuse(blocks);
+    so.bind(block, "blockIdx.x");
   } else {
     if (o) so.bind(so.axis()[0], "blockIdx.z");
     so.bind(by, "blockIdx.y");
     so.bind(bx, "blockIdx.x");
   }
-  {
-    IterVar flat = so.fuse(yi, xi), rounds, t, ty, tx, lanes;
-    const int64_t v = block_n % vec == 0 && g.N % vec == 0 ? vec : 1;
-    if (v > 1) so.split(flat, v, &flat, &lanes);
-    so.split(flat, warps * 32, &rounds, &t);
-    so.split(t, 32, &ty, &tx);
-    so.bind(ty, "threadIdx.y");
-    so.bind(tx, "threadIdx.x");
-    if (v > 1) so.vectorize(lanes);
-  }
+  mma_output_threads(so, so.fuse(yi, xi), warps, block_n % vec == 0 && g.N % vec == 0 ? vec : 1);
 
   // The staging tile: each warp stores its fragments (one call per m16n8).
   Stage sc = s[C];
-  sc.compute_at(so, bx);
-  IterVar wi, ri, wj, rj, mi, m16, ni, n8;
-  sc.split(sc.axis()[o], warp_m, &wi, &ri);
-  sc.split(sc.axis()[o + 1], warp_n, &wj, &rj);
-  sc.split(ri, 16, &mi, &m16);
-  sc.split(rj, 8, &ni, &n8);
-  std::vector<IterVar> c_order{wi, wj, mi, ni, m16, n8};
-  if (o) c_order.insert(c_order.begin(), sc.axis()[0]);
-  sc.reorder(c_order);
-  IterVar warp = sc.fuse(wi, wj);
-  sc.bind(warp, "threadIdx.y");
-  sc.unroll(mi);
-  sc.unroll(ni);
-  sc.tensorize(m16, cuda_mma_store());
+  sc.compute_at(so, block);
+  std::vector<IterVar> outer;
+  if (o) outer.push_back(sc.axis()[0]);
+  const IterVar warp = mma_staging_tile(sc, outer, sc.axis()[o], sc.axis()[o + 1], warp_m, warp_n);
 
   // The warp's accumulators: per k tile, per 16-step, per column of
   // fragments, per row: one mma.

@@ -12,7 +12,9 @@
 //   each warp stores its accumulators to an f32 staging tile in shared
 //   memory; the block's threads then apply the epilogue (the cast to
 //   f16/bf16, bias, relu, gelu) and write the output with vector stores.
-// Knobs (besides the template's vec, pad and unroll_k):
+// Knobs (besides the template's vec, unroll_k and pad, where any pad > 0
+// pads the shared rows to 8 elements past a multiple of 64, which keeps
+// them 16-byte aligned for ldmatrix):
 //   mma_m  [blocks, warps, fragments] of M / 16
 //   mma_n  [blocks, warps, fragments] of N / 8
 //   mma_k  [k tiles, 16-steps per tile] of K / 16

@@ -58,9 +58,6 @@ std::vector<std::vector<Expr>> reads_of(const Expr& body, const Schedule& sch, c
 
 Expr range_max(const Range& r) { return r.min + r.extent - 1; }
 
-// Whether the enclosing loop `iv` of `stage` is relaxed for a stage stored
-// in `scope`: thread axes for shared memory, thread and block axes for
-// global memory; nothing for local memory (one thread's own region).
 // An index with floor division and modulo by the same constant, simplified
 // first: a consumer whose axes were fused reads (f / c) * c + f % c, which
 // is f, where an interval of each part separately would cover whole rows
@@ -72,6 +69,11 @@ Expr recombine_div_mod(const Expr& index) {
   });
   return div_mod ? simplify(index) : index;
 }
+
+// Whether the enclosing loop `iv` of `stage` is relaxed for a stage stored
+// in `scope`: thread axes for shared memory, thread and block axes for
+// global memory; nothing for local memory (one thread's own region) or
+// warp memory (a warp's fragments, computed outside the lane loops).
 
 bool relaxed_for_scope(const StageNode* stage, const IterVar& iv, MemScope scope) {
   auto it = stage->iter_attrs.find(iv.get());

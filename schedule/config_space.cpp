@@ -99,7 +99,8 @@ void ConfigSpace::split_levels(const std::string& name, int64_t extent, const st
     }
   };
   rec(0, 1);
-  user_check(!options.empty()) << "config space: no factors of split '" << name << "' fit the extent " << extent;
+  user_check(!options.empty()) << "config space: no factors of split '" << name << "' fit the extent " << extent
+                                << (exact ? " (exactly dividing it)" : "");
   Knob k{Knob::kSplit, name, std::move(options), {}};
   k.added_later = added_later;
   add(std::move(k));

@@ -58,7 +58,7 @@ class KernelScanner : public IRVisitor {
     }
     // Tensor-core calls run per warp: the lanes of one threadIdx.y row must
     // be exactly one warp, so that a warp's fragments are one row's.
-    user_check(first_warp_buffer_.empty() || (k->block[0] == 32 && block_[2] == 1))
+    user_check(first_warp_buffer_.empty() || (k->block[0] == 32 && k->block[2] == 1))
         << "buffer '" << first_warp_buffer_ << "' is in warp scope (a tensor-core fragment), which needs blocks of "
         << "32 x Y threads (threadIdx.x the lane of a warp, threadIdx.y the warp); this block has "
         << dims_text(k->block);

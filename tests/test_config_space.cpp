@@ -111,3 +111,20 @@ TEST_CASE("nearest: a config of another shape maps to the closest options of thi
   CHECK(small.nearest({{"tile", "x"}, {"zzz", 1}}).index() == 0);
   CHECK(small.nearest(nlohmann::json(3)).index() == 0);
 }
+
+TEST_CASE("exact split levels keep only inner factors that divide the extent", "[config]") {
+  ConfigSpace loose, exact;
+  loose.define_split_levels("t", 12, {{1, 2, 4}, {1, 2, 4}});
+  exact.define_exact_split_levels("t", 12, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
+  const auto has = [](const ConfigSpace& s, std::vector<int64_t> f) {
+    const auto& o = s.knob("t").options;
+    return std::find(o.begin(), o.end(), f) != o.end();
+  };
+  CHECK(has(loose, {2, 2, 4}));  // 8 rows of 12: a partial outer block
+  CHECK_FALSE(has(exact, {2, 2, 4}));
+  CHECK(has(exact, {3, 2, 2}));
+  for (const auto& f : exact.knob("t").options) CHECK(f[0] * f[1] * f[2] == 12);
+  CHECK(exact.knob("t").added_later);
+  // A stored config without the knob takes its first option.
+  CHECK(exact.from_json(nlohmann::json::object()).split("t") == std::vector<int64_t>{12, 1, 1});
+}

@@ -91,6 +91,19 @@ TEST_CASE("cuda tensor cores: the default config's CUDA C loads fragments with l
   CHECK(plain.code.find("kiln_mma") == std::string::npos);
 }
 
+TEST_CASE("cuda tensor cores: more batches than grid.z allows fold into blockIdx.x", "[gpu][tensorcore]") {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  OpInstance op = build_workload("batch_matmul:B=70000,M=16,N=16,K=16,dtype=f16");
+  const GpuTemplate& t = find_op(op.op).gpu;
+  auto space = t.define_space(op, gpu);
+  const Config cfg = t.default_config(op, gpu, *space);
+  REQUIRE(cfg.annotate("tensor_core") == "mma");
+  const CudaSource src = gpu_source(op, cfg, gpu);
+  REQUIRE(src.launches.size() == 1);
+  CHECK(src.launches[0].grid[0] * src.launches[0].grid[1] * src.launches[0].grid[2] >= 70000);
+  CHECK(src.launches[0].grid[2] == 1);
+}
+
 TEST_CASE("cuda tensor cores: f16 and bf16 GEMMs on mma, emulated against the interpreter",
           "[gpu][tensorcore][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");

@@ -107,6 +107,22 @@ TEST_CASE("storage_align pads the row pitch", "[schedule][primitive]") {
   CHECK_THAT(ir, Contains("T[f32 * 152]"));  // 8 rows of pitch 19
 }
 
+TEST_CASE("a stage read through fused axes gets the consumer's exact region", "[schedule][primitive]") {
+  // out[i, j] = T[i * 12 + j]: with out's axes fused and split by 16, each
+  // step reads 16 consecutive elements of T ((f / 12) * 12 + f % 12 is f),
+  // not the whole rows of 12 that each part's interval would cover.
+  Tensor A = placeholder({96}, DType::f32(), "A");
+  Tensor T = compute({96}, [&](Var i) { return A(i) * 2.0f; }, "T");
+  Tensor O = compute({8, 12}, [&](Var i, Var j) { return T(i * 12 + j) + 1.0f; }, "O");
+  Schedule s({O});
+  IterVar f = s[O].fuse(s[O].axis()[0], s[O].axis()[1]), fo, fi;
+  s[O].split(f, 16, &fo, &fi);
+  s[T].compute_at(s[O], fo);
+  std::string ir;
+  CHECK(check_schedule(s, {A}, {A, O}, {O}, 7, &ir) == "");
+  CHECK_THAT(ir, Contains("T[f32 * 16]"));
+}
+
 TEST_CASE("pragma annotates the loop", "[schedule][primitive]") {
   Mm m = plain_matmul(4, 4, 4);
   Schedule s({m.C});

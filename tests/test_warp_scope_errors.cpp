@@ -137,6 +137,7 @@ enum class Mistake {
   kStoreOnLanes,         // the store of the m fragments bound to threadIdx.x
   kHalfWarp,             // the block's threads are 16 lanes, not a warp
   kNoBindings,           // no GPU bindings: the schedule lowered for a CPU
+  kMisalignedRows,       // A's shared rows padded to 17 elements: ldmatrix rows not 16-byte aligned
 };
 
 struct Gemm {
@@ -208,6 +209,7 @@ Gemm tensor_core_gemm(Mistake mistake, const GemmIntrinsics& in = cuda_intrinsic
     st.split(st.fuse(st.axis()), lanes, &rounds, &tx);
     if (gpu) st.bind(tx, "threadIdx.x");
   }
+  if (mistake == Mistake::kMisalignedRows) s[As].storage_align(0, 32, 17);
 
   // Fragments: A per m fragment, B once per k step.
   Stage sfa = s[Af];
@@ -330,6 +332,13 @@ TEST_CASE("warp scope errors: a warp-wide instruction inside the lane loop", "[g
   CHECK_THAT(user_error_of([] { lower_gemm(tensor_core_gemm(Mistake::kStoreOnLanes)); }),
              Contains("'cuda.mma.store.16x8' is a warp-wide instruction (all 32 lanes take part) but runs inside a "
                       "loop bound to threadIdx.x, the lanes: tensorize a stage computed at a loop outside the lanes"));
+}
+
+TEST_CASE("warp scope errors: shared rows that ldmatrix cannot read", "[gpu][tensorcore][errors]") {
+  // The user pads A's shared rows against bank conflicts by one element:
+  // 17-element rows are not 16-byte aligned, which ldmatrix needs.
+  CHECK_THAT(user_error_of([] { lower_gemm(tensor_core_gemm(Mistake::kMisalignedRows)); }),
+             Contains("needs every row stride to be a multiple of 8 elements (aligned rows)"));
 }
 
 TEST_CASE("warp scope errors: a block whose threadIdx.x is not one warp", "[gpu][tensorcore][errors]") {

@@ -111,6 +111,15 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
   };
   std::string strides;
   for (size_t d = 0; d < b.strides.size(); ++d) strides += (d ? ", " : "") + to_string(ana.simplify(b.strides[d]));
+  if (req.stride_factor > 1)
+    for (size_t d = 0; d < b.strides.size(); ++d) {
+      const int64_t v = stride(d);
+      if (v == 1 && d + 1 == b.strides.size()) continue;
+      user_check(v >= 0 && v % req.stride_factor == 0)
+          << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the intrinsic "
+          << "needs every row stride to be a multiple of " << req.stride_factor
+          << " elements (aligned rows): pad the rows with storage_align to a multiple of it";
+    }
   if (req.unit_inner && !b.shape.empty() && b.shape.back() > 1)
     user_check(stride(b.shape.size() - 1) == 1)
         << who << " is accessed with strides (" << strides

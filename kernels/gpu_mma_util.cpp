@@ -1,0 +1,35 @@
+#include "kernels/gpu_mma_util.h"
+
+#include "kernels/cuda_tensor_intrinsics.h"
+
+namespace kiln {
+
+void mma_output_threads(Stage& so, IterVar flat, int64_t warps, int64_t vec) {
+  IterVar rounds, t, ty, tx, lanes;
+  if (vec > 1) so.split(flat, vec, &flat, &lanes);
+  so.split(flat, warps * 32, &rounds, &t);
+  so.split(t, 32, &ty, &tx);
+  so.bind(ty, "threadIdx.y");
+  so.bind(tx, "threadIdx.x");
+  if (vec > 1) so.vectorize(lanes);
+}
+
+IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const IterVar& rows, const IterVar& cols,
+                         int64_t warp_m, int64_t warp_n) {
+  IterVar wi, ri, wj, rj, mi, m16, ni, n8;
+  sc.split(rows, warp_m, &wi, &ri);
+  sc.split(cols, warp_n, &wj, &rj);
+  sc.split(ri, 16, &mi, &m16);
+  sc.split(rj, 8, &ni, &n8);
+  std::vector<IterVar> order = outer;
+  for (const IterVar& iv : {wi, wj, mi, ni, m16, n8}) order.push_back(iv);
+  sc.reorder(order);
+  IterVar warp = sc.fuse(wi, wj);
+  sc.bind(warp, "threadIdx.y");
+  sc.unroll(mi);
+  sc.unroll(ni);
+  sc.tensorize(m16, cuda_mma_store());
+  return warp;
+}
+
+}  // namespace kiln

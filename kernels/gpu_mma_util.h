@@ -1,0 +1,24 @@
+// Pieces shared by the tensor-core schedules (gpu_mma_gemm.h,
+// gpu_mma_conv2d.h): the block's threads over the output tile, and the f32
+// staging tile each warp stores its accumulator fragments into.
+#pragma once
+
+#include <vector>
+
+#include "schedule/schedule.h"
+
+namespace kiln {
+
+// Splits the fused tile loop `flat` of the output stage over the block's
+// warps x 32 lanes (threadIdx.y, threadIdx.x), `vec` elements a lane
+// (vectorized) when vec > 1.
+void mma_output_threads(Stage& so, IterVar flat, int64_t warps, int64_t vec);
+
+// Tiles the staging stage's `rows` x `cols` (after the loops `outer`) into
+// warp tiles of warp_m x warp_n, binds the warps to threadIdx.y and
+// tensorizes each 16 x 8 fragment with the accumulator store; returns the
+// warp loop, where the accumulators are computed.
+IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const IterVar& rows, const IterVar& cols,
+                         int64_t warp_m, int64_t warp_n);
+
+}  // namespace kiln
