@@ -278,86 +278,44 @@ class BlockedConv : public Contender {
   std::unique_ptr<Contender> conv_;
 };
 
-// qconv2d_nchwc: the u8 data and the i8 weights (VNNI blocks) are unblocked
-// at set-up into NCHW / KCRS and reordered into the layouts oneDNN picks for
-// its int8 convolution (s32 bias, per-channel output scales as constants,
-// relu as a post-op, saturated into the out type); finish() blocks the
-// output again.
-class QBlockedConv : public Contender {
+// qconv2d_nchwc and conv2d_nchwc_bf16: the data and the weights (in
+// dot-product blocks: VNNI's 4 input channels, AVX512-BF16's 2) are
+// unblocked at set-up into NCHW / KCRS and reordered into the layouts oneDNN
+// picks for its int8 convolution (u8 x s8, s32 bias, per-channel output
+// scales as constants, relu as a post-op, saturated into the out type) or
+// its bf16 one (bf16 bias, the activation as a post-op, bf16 output);
+// finish() blocks the output again.
+class DotBlockedConv : public Contender {
  public:
-  QBlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
+  DotBlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out, bool int8)
       : shape_(op.blocked), out_(out) {
     const BlockedConvShape& s = shape_;
-    const bool bias = param_or(op, "bias", 0) != 0, relu = param_or(op, "relu", 0) != 0;
-    const dt out_t = data_type(op.dtype);
+    const bool bias = param_or(op, "bias", 0) != 0;
+    const dt src_t = int8 ? dt::u8 : dt::bf16, wei_t = int8 ? dt::s8 : dt::bf16;
+    const dt bias_t = int8 ? dt::s32 : dt::bf16, out_t = int8 ? data_type(op.dtype) : dt::bf16;
     plain_out_ = rt::NDArray::empty({s.N, s.K, s.OH, s.OW}, out.dtype());
-    plain_in_ = {unblock_data(s, in[0]), unblock_vnni_weight(s, in[1])};
+    plain_in_ = {unblock_data(s, in[0]), unblock_vnni_weight(s, in[1], int8 ? 4 : 2)};
     const int64_t G = s.C / s.Cg, stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0),
                   dil = param_or(op, "dilation", 1);
     const dims src_d{s.N, s.C, s.H, s.W}, dst_d{s.N, s.K, s.OH, s.OW};
     const dims wd = G > 1 ? dims{G, s.K / G, s.Cg, s.R, s.S} : dims{s.K, s.C, s.R, s.S};
-    dnnl::primitive_attr attr = eltwise_attr(relu, false);
-    if (out_t != dt::s32) {
+    dnnl::primitive_attr attr = int8 ? eltwise_attr(param_or(op, "relu", 0) != 0, false) : activation_attr(op);
+    if (int8 && out_t != dt::s32) {
       const float* f = static_cast<const float*>(in[bias ? 3 : 2].data());
       attr.set_output_scales(1 << 1, std::vector<float>(f, f + s.K));
     }
     using cf = dnnl::convolution_forward;
     const dims st{stride, stride}, dl{dil - 1, dil - 1}, pd_{pad, pad};
-    const auto bias_md = plain({s.K}, dt::s32);
+    const auto bias_md = plain({s.K}, bias_t);
     cf::desc d = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                 any(src_d, dt::u8), any(wd, dt::s8), bias_md, any(dst_d, out_t), st, dl, pd_, pd_)
+                                 any(src_d, src_t), any(wd, wei_t), bias_md, any(dst_d, out_t), st, dl, pd_, pd_)
                       : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                 any(src_d, dt::u8), any(wd, dt::s8), any(dst_d, out_t), st, dl, pd_, pd_);
+                                 any(src_d, src_t), any(wd, wei_t), any(dst_d, out_t), st, dl, pd_, pd_);
     cf::primitive_desc pd(d, attr, prim_.engine());
-    prim_.input(DNNL_ARG_SRC, plain_in_[0], plain(src_d, dt::u8), pd.src_desc());
-    prim_.input(DNNL_ARG_WEIGHTS, plain_in_[1], plain(wd, dt::s8), pd.weights_desc());
+    prim_.input(DNNL_ARG_SRC, plain_in_[0], plain(src_d, src_t), pd.src_desc());
+    prim_.input(DNNL_ARG_WEIGHTS, plain_in_[1], plain(wd, wei_t), pd.weights_desc());
     if (bias) prim_.input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
     prim_.output(plain_out_, plain(dst_d, out_t), pd.dst_desc());
-    prim_.set(cf(pd), pd.impl_info_str());
-  }
-  void run() override { prim_.run(); }
-  void finish() override {
-    prim_.finish();
-    block_output(shape_, plain_out_, out_);
-  }
-  std::string impl() const override { return prim_.impl(); }
-
- private:
-  BlockedConvShape shape_;
-  rt::NDArray out_, plain_out_;
-  std::vector<rt::NDArray> plain_in_;  // referenced by the primitive's memories
-  Primitive prim_;
-};
-
-// conv2d_nchwc_bf16: the bf16 data and weights (AVX512-BF16's pair blocks)
-// are unblocked at set-up into NCHW / KCRS and reordered into the layouts
-// oneDNN picks for its bf16 convolution (bf16 bias, the activation as a
-// post-op, bf16 output); finish() blocks the output again.
-class Bf16BlockedConv : public Contender {
- public:
-  Bf16BlockedConv(const ContenderOp& op, const std::vector<rt::NDArray>& in, const rt::NDArray& out)
-      : shape_(op.blocked), out_(out) {
-    const BlockedConvShape& s = shape_;
-    const bool bias = param_or(op, "bias", 0) != 0;
-    plain_out_ = rt::NDArray::empty({s.N, s.K, s.OH, s.OW}, out.dtype());
-    plain_in_ = {unblock_data(s, in[0]), unblock_vnni_weight(s, in[1], 2)};
-    const int64_t G = s.C / s.Cg, stride = param_or(op, "stride", 1), pad = param_or(op, "pad", 0),
-                  dil = param_or(op, "dilation", 1);
-    const dims src_d{s.N, s.C, s.H, s.W}, dst_d{s.N, s.K, s.OH, s.OW};
-    const dims wd = G > 1 ? dims{G, s.K / G, s.Cg, s.R, s.S} : dims{s.K, s.C, s.R, s.S};
-    using cf = dnnl::convolution_forward;
-    const dims st{stride, stride}, dl{dil - 1, dil - 1}, pd_{pad, pad};
-    const auto bias_md = plain({s.K}, dt::bf16);
-    cf::desc d = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                 any(src_d, dt::bf16), any(wd, dt::bf16), bias_md, any(dst_d, dt::bf16), st, dl, pd_,
-                                 pd_)
-                      : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                 any(src_d, dt::bf16), any(wd, dt::bf16), any(dst_d, dt::bf16), st, dl, pd_, pd_);
-    cf::primitive_desc pd(d, activation_attr(op), prim_.engine());
-    prim_.input(DNNL_ARG_SRC, plain_in_[0], plain(src_d, dt::bf16), pd.src_desc());
-    prim_.input(DNNL_ARG_WEIGHTS, plain_in_[1], plain(wd, dt::bf16), pd.weights_desc());
-    if (bias) prim_.input(DNNL_ARG_BIAS, in[2], bias_md, pd.bias_desc());
-    prim_.output(plain_out_, plain(dst_d, dt::bf16), pd.dst_desc());
     prim_.set(cf(pd), pd.impl_info_str());
   }
   void run() override { prim_.run(); }
@@ -536,8 +494,8 @@ std::unique_ptr<Contender> make_onednn_contender(const ContenderOp& op, const st
       << "the oneDNN contender compares f32 ops, bf16 GEMMs, conv2d_nchwc_bf16 and the int8 qmatmul, qdense and "
          "qconv2d_nchwc only";
   try {
-    if (op.op == "qconv2d_nchwc") return std::make_unique<QBlockedConv>(op, inputs, out);
-    if (op.op == "conv2d_nchwc_bf16") return std::make_unique<Bf16BlockedConv>(op, inputs, out);
+    if (op.op == "qconv2d_nchwc") return std::make_unique<DotBlockedConv>(op, inputs, out, true);
+    if (op.op == "conv2d_nchwc_bf16") return std::make_unique<DotBlockedConv>(op, inputs, out, false);
     if (op.op == "qmatmul") return qgemm(op, inputs, out, false);
     if (op.op == "qdense") return qgemm(op, inputs, out, true);
     if (op.op == "matmul") return matmul(op, inputs, out);
