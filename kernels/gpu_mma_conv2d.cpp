@@ -16,6 +16,8 @@ namespace kiln {
 namespace {
 
 int64_t positions(const ConvShape& c) { return c.OH * c.OW; }
+// The input channels padded to whole 16-channel k steps (zeros past C).
+int64_t padded_channels(const ConvShape& c) { return (c.C + 15) / 16 * 16; }
 int64_t padded_positions(const ConvShape& c) { return (positions(c) + 15) / 16 * 16; }
 
 }  // namespace
@@ -24,7 +26,7 @@ bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu) {
   if (op.op != "conv2d_nhwc" || (op.dtype != DType::f16() && op.dtype != DType::bf16()) || gpu.sm_version < 80)
     return false;
   const ConvShape c = conv_shape(op);
-  return c.G == 1 && c.C % 16 == 0 && c.K % 8 == 0 && positions(c) >= 16;
+  return c.G == 1 && c.K % 8 == 0 && positions(c) >= 16;
 }
 
 void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
@@ -32,7 +34,7 @@ void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
   s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
   s->define_exact_split_levels("mma_m", padded_positions(c) / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", c.K / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
-  s->define_exact_split_levels("mma_k", c.C / 16, {{1, 2, 4}}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_k", padded_channels(c) / 16, {{1, 2, 4}}, /*added_later=*/true);
   s->define_choice("pad_rows", {0, 1}, /*added_later=*/true);
 }
 
@@ -42,7 +44,7 @@ void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {
   (*j)["tensor_core"] = "mma";
   (*j)["mma_m"] = {std::max<int64_t>(1, padded_positions(c) / 64), 2, 2};
   (*j)["mma_n"] = {std::max<int64_t>(1, c.K / 64), 2, 4};
-  (*j)["mma_k"] = {std::max<int64_t>(1, c.C / 32), 2};
+  (*j)["mma_k"] = {std::max<int64_t>(1, padded_channels(c) / 32), 2};
   (*j)["pad_rows"] = 1;
 }
 
@@ -67,21 +69,32 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   const int st = static_cast<int>(c.stride), dl = static_cast<int>(c.dil), p = static_cast<int>(c.pad);
   const int H = static_cast<int>(c.H), W = static_cast<int>(c.W);
   const int N = static_cast<int>(c.N), K = static_cast<int>(c.K);
+  const int Cin = static_cast<int>(c.C), Cp = static_cast<int>(padded_channels(c));
+  const int R = static_cast<int>(c.R), S = static_cast<int>(c.S);
   Tensor A = compute(
-      {N, Pp, static_cast<int>(c.R), static_cast<int>(c.S), static_cast<int>(c.C)},
+      {N, Pp, R, S, Cp},
       [&](const std::vector<Var>& v) {
         Expr h = floordiv(v[1], OW) * st + v[2] * dl - p, w = floormod(v[1], OW) * st + v[3] * dl - p;
         Expr inside = v[1] < P && h >= 0 && h < H && w >= 0 && w < W;
-        Expr x = data(v[0], min(max(h, 0), H - 1), min(max(w, 0), W - 1), v[4]);
+        if (Cp > Cin) inside = inside && v[4] < Cin;
+        Expr ch = Cp > Cin ? min(v[4], Cin - 1) : Expr(v[4]);
+        Expr x = data(v[0], min(max(h, 0), H - 1), min(max(w, 0), W - 1), ch);
         return select(inside, x, make_zero(input));
       },
       "im2col", "gather");
-  IterVar rr = reduce_axis(static_cast<int>(c.R), "rr"), rs = reduce_axis(static_cast<int>(c.S), "rs"),
-          rc = reduce_axis(static_cast<int>(c.C), "rc");
+  // The weights as the GEMM's B; with C padded, a zero-filled copy.
+  Tensor B = Cp == Cin ? weight
+                       : compute(
+                             {R, S, Cp, K},
+                             [&](Var r, Var s, Var ch, Var k) {
+                               return select(ch < Cin, weight(r, s, min(ch, Cin - 1), k), make_zero(input));
+                             },
+                             "weight_pad", "pad");
+  IterVar rr = reduce_axis(R, "rr"), rs = reduce_axis(S, "rs"), rc = reduce_axis(Cp, "rc");
   Tensor C = compute(
       {N, Pp, K},
       [&](Var n, Var m, Var k) {
-        return sum(cast(f32, A(n, m, rr->var, rs->var, rc->var)) * cast(f32, weight(rr->var, rs->var, rc->var, k)),
+        return sum(cast(f32, A(n, m, rr->var, rs->var, rc->var)) * cast(f32, B(rr->var, rs->var, rc->var, k)),
                    {rr, rs, rc});
       },
       "C", "implicit_gemm");
@@ -140,7 +153,14 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   sg.compute_at(sa, co);
   cooperative_fill(sg, warps, 32, kt % vec == 0 ? vec : 1);
   if (pad) sg.storage_align(1, 64, 8);
-  Tensor Ws = s.cache_read(weight, MemScope::kShared, {s.current_op(acc)});
+  // The weights' shared tile: a cache of the weights, or the zero-filled
+  // copy itself computed there.
+  Tensor Ws = B;
+  if (Cp == Cin) {
+    Ws = s.cache_read(weight, MemScope::kShared, {s.current_op(acc)});
+  } else {
+    s[B].set_scope(MemScope::kShared);
+  }
   Stage sw = s[Ws];
   sw.compute_at(sa, co);
   cooperative_fill(sw, warps, 32, block_n % vec == 0 && c.K % vec == 0 ? vec : 1);

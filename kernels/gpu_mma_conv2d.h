@@ -6,7 +6,8 @@
 // The GEMM's rows are each image's output positions m = oh * OW + ow,
 // padded to a whole number of 16-row fragments (Pp rows; padded rows read
 // zeros and are never stored), its columns the output channels, its
-// reduction the taps and input channels (r, s, c). A block computes BM
+// reduction the taps and input channels (r, s, c), the channels padded with
+// zeros to whole 16-channel steps (C=3 computes 16). A block computes BM
 // positions of one image x BN channels with warps of fm x fn fragments.
 // Per tap and k tile of input channels, the block's threads gather its
 // positions' input into a shared tile (the zero padding filled as it is
@@ -22,8 +23,8 @@
 // Knobs: mma_m [blocks, warps, fragments] of Pp / 16, mma_n [blocks,
 // warps, fragments] of K / 8, mma_k [steps, 16-steps per step] of C / 16
 // (all exact), plus vec, unroll and pad_rows (16-byte padding of the
-// shared rows). Offered where groups is 1, C is a multiple of 16, K of 8
-// and an image has at least 16 output positions.
+// shared rows). Offered where groups is 1, K is a multiple of 8 and an
+// image has at least 16 output positions.
 #pragma once
 
 #include "kernels/op_registry.h"

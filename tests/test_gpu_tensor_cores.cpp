@@ -61,10 +61,10 @@ TEST_CASE("cuda tensor cores: offered for f16/bf16 GEMMs of whole fragments on s
   CHECK_FALSE(offers_mma("matmul:M=64,N=12,K=32,dtype=f16", "sm_90"));
   CHECK_FALSE(offers_mma("matmul:M=64,N=64,K=24,dtype=f16", "sm_90"));
   // conv2d_nhwc: at least 16 output positions an image (padded to whole
-  // fragments), 16-channel steps of C, 8-channel fragments of K.
+  // fragments), any C (padded to 16-channel steps), 8-channel fragments of K.
   CHECK(offers_mma("conv2d_nhwc:N=1,C=64,H=7,W=7,K=64,R=3,S=3,pad=1,dtype=f16", "sm_80"));
   CHECK(offers_mma("conv2d_nhwc:N=1,C=16,H=5,W=5,K=8,R=1,S=1,dtype=bf16", "sm_90"));
-  CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=3,H=7,W=7,K=64,R=3,S=3,pad=1,dtype=f16", "sm_80"));
+  CHECK(offers_mma("conv2d_nhwc:N=1,C=3,H=7,W=7,K=64,R=3,S=3,pad=1,dtype=f16", "sm_80"));  // C padded to 16
   CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=32,H=7,W=7,K=12,R=3,S=3,pad=1,dtype=f16", "sm_80"));
   CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=32,H=3,W=3,K=32,R=3,S=3,pad=1,dtype=f16", "sm_80"));  // 9 positions
   CHECK_FALSE(offers_mma("conv2d_nhwc:N=1,C=32,H=7,W=7,K=32,R=3,S=3,pad=1", "sm_80"));
@@ -133,8 +133,12 @@ TEST_CASE("cuda tensor cores: NHWC convolutions as implicit GEMMs on mma, emulat
                           dir.path));
   t.add(check_mma_configs("conv2d_nhwc:N=1,C=16,H=5,W=5,K=24,R=1,S=1,dtype=f16", 2, 23, dir.path));
   t.add(check_mma_configs("conv2d_nhwc:N=1,C=16,H=9,W=9,K=8,R=3,S=3,pad=2,dilation=2,dtype=bf16", 2, 24, dir.path));
-  CHECK(t.ran + t.rejected == 12);
-  CHECK(t.ran >= 8);
+  // Channels padded with zeros to a 16-channel step (3 -> 16, 20 -> 32).
+  t.add(check_mma_configs("conv2d_nhwc:N=1,C=3,H=11,W=11,K=16,R=3,S=3,stride=2,pad=1,dtype=f16,bias=1,relu=1", 2, 25,
+                          dir.path));
+  t.add(check_mma_configs("conv2d_nhwc:N=1,C=20,H=5,W=5,K=8,R=1,S=1,dtype=bf16", 2, 26, dir.path));
+  CHECK(t.ran + t.rejected == 18);
+  CHECK(t.ran >= 12);
 }
 
 TEST_CASE("cuda tensor cores: realistic shapes compile with NVRTC for sm_80 and sm_90", "[gpu][tensorcore][nvrtc]") {
@@ -142,9 +146,10 @@ TEST_CASE("cuda tensor cores: realistic shapes compile with NVRTC for sm_80 and 
   const Tally t = check_nvrtc({"matmul:M=4096,N=4096,K=4096,dtype=f16", "dense:N=128,IN=768,OUT=3072,dtype=bf16,bias=1,gelu=1",
                                "batch_matmul:B=12,M=128,N=128,K=64,dtype=f16",
                                "conv2d_nhwc:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,dtype=f16,bias=1,relu=1",
-                               "conv2d_nhwc:N=1,C=256,H=14,W=14,K=512,R=1,S=1,stride=2,dtype=bf16"},
+                               "conv2d_nhwc:N=1,C=256,H=14,W=14,K=512,R=1,S=1,stride=2,dtype=bf16",
+                               "conv2d_nhwc:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,dtype=f16,bias=1,relu=1"},
                               2, 8);
-  CHECK(t.ran >= 20);
+  CHECK(t.ran >= 24);
 }
 
 TEST_CASE("cuda tensor cores: warp scope is for tensor intrinsics on whole warps", "[gpu][tensorcore][errors]") {
