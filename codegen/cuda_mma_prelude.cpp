@@ -177,22 +177,19 @@ __device__ __forceinline__ void kiln_mma_load_b(unsigned short* frag, S& src, lo
   for (int i = 0; i < 2; ++i) kiln_mma_unpack(r[i], frag + 2 * i);
 }
 
-__device__ __forceinline__ void kiln_mma_f16(float* acc, const unsigned short* a, const unsigned short* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-      : "r"(kiln_mma_pack(a[0], a[1])), "r"(kiln_mma_pack(a[2], a[3])), "r"(kiln_mma_pack(a[4], a[5])),
-        "r"(kiln_mma_pack(a[6], a[7])), "r"(kiln_mma_pack(b[0], b[1])), "r"(kiln_mma_pack(b[2], b[3])));
-}
-__device__ __forceinline__ void kiln_mma_bf16(float* acc, const unsigned short* a, const unsigned short* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-      : "r"(kiln_mma_pack(a[0], a[1])), "r"(kiln_mma_pack(a[2], a[3])), "r"(kiln_mma_pack(a[4], a[5])),
-        "r"(kiln_mma_pack(a[6], a[7])), "r"(kiln_mma_pack(b[0], b[1])), "r"(kiln_mma_pack(b[2], b[3])));
-}
+// mma.sync m16n8k16 on `type` (f16 or bf16) inputs, f32 accumulators.
+#define KILN_MMA_M16N8K16(name, type)                                                                       \
+  __device__ __forceinline__ void name(float* acc, const unsigned short* a, const unsigned short* b) {        \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." type "." type                                      \
+                 ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                      \
+                 : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])                                    \
+                 : "r"(kiln_mma_pack(a[0], a[1])), "r"(kiln_mma_pack(a[2], a[3])),                           \
+                   "r"(kiln_mma_pack(a[4], a[5])), "r"(kiln_mma_pack(a[6], a[7])),                           \
+                   "r"(kiln_mma_pack(b[0], b[1])), "r"(kiln_mma_pack(b[2], b[3])));                          \
+  }
+KILN_MMA_M16N8K16(kiln_mma_f16, "f16")
+KILN_MMA_M16N8K16(kiln_mma_bf16, "bf16")
+#undef KILN_MMA_M16N8K16
 #endif
 
 // Each lane stores its four accumulators (rows g, g+8; cols 2t, 2t+1).

@@ -82,10 +82,7 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   const std::vector<int64_t>& toh = cfg.split("tile_oh");
   const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];
   const int parallel = static_cast<int>(cfg.choice("parallel"));
-  bool tensorized = false;
-  if (cfg.space())
-    for (const Knob& knob : cfg.space()->knobs())
-      if (knob.name == "tensorize") tensorized = cfg.annotate("tensorize") == k.tensorize;
+  const bool tensorized = cfg.has("tensorize") && cfg.annotate("tensorize") == k.tensorize;
   user_check(!tensorized || s.kb % kLanes == 0) << k.op << " template: tensorize=" << k.tensorize
                                                 << " needs output channel blocks of a multiple of 16, got kb=" << s.kb;
 

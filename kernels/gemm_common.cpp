@@ -303,12 +303,9 @@ MatmulParams gemm_decode(const Config& c) {
   p.unroll_k = c.choice("unroll_k");
   p.unroll_y = c.annotate("unroll_y") == "unroll";
   p.parallel = static_cast<int>(c.choice("parallel"));
-  if (c.space())
-    for (const Knob& k : c.space()->knobs()) {
-      if (k.name == "reduce_vector") p.reduce_vector = c.choice("reduce_vector");
-      if (k.name == "pack_b") p.pack_b = static_cast<int>(c.choice("pack_b"));
-      if (k.name == "tensorize") p.tensorize = c.annotate("tensorize");
-    }
+  if (c.has("reduce_vector")) p.reduce_vector = c.choice("reduce_vector");
+  if (c.has("pack_b")) p.pack_b = static_cast<int>(c.choice("pack_b"));
+  if (c.has("tensorize")) p.tensorize = c.annotate("tensorize");
   return p;
 }
 

@@ -126,6 +126,13 @@ void ConfigSpace::define_choice(const std::string& name, const std::vector<int64
   add(std::move(k));
 }
 
+bool Config::has(const std::string& name) const {
+  if (!space_) return false;
+  for (const Knob& k : space_->knobs())
+    if (k.name == name) return true;
+  return false;
+}
+
 int ConfigSpace::knob_index(const std::string& name) const {
   for (size_t i = 0; i < knobs_.size(); ++i)
     if (knobs_[i].name == name) return static_cast<int>(i);

@@ -50,6 +50,9 @@ class Config {
   const std::vector<int64_t>& reorder(const std::string& name) const;
   const std::string& annotate(const std::string& name) const;
   int64_t choice(const std::string& name) const;
+  // Whether the config's space has a knob of that name (knobs a template
+  // offers only for some shapes or targets: tensorize, tensor_core).
+  bool has(const std::string& name) const;
 
   nlohmann::json to_json() const;
   std::string str() const { return to_json().dump(); }

@@ -16,6 +16,7 @@
 #include "codegen/cuda_emulation.h"
 #include "codegen/cuda_prelude.h"
 #include "runtime/module.h"
+#include "support/launch_watchdog.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
@@ -73,36 +74,6 @@ struct Buffer {
   size_t size;
   T* data;
 };
-
-// Ends the test binary if a launch hangs (ctest's timeout is much longer).
-class Watchdog {
- public:
-  explicit Watchdog(int seconds)
-      : thread_([this, seconds] {
-          std::unique_lock<std::mutex> lk(mu_);
-          if (!cv_.wait_for(lk, std::chrono::seconds(seconds), [this] { return done_; })) {
-            std::fprintf(stderr, "test_cuda_emulation: a launch hung for %d s\n", seconds);
-            std::_Exit(3);
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-#define SKIP_WITHOUT_COMPILER() \
-  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler (c++, g++, clang++) for CUDA emulation")
 
 // A = block_sum's input: blocks of 1024 small integers (sums are exact).
 const char* const kBlockSum = R"(
@@ -269,7 +240,7 @@ extern "C" __global__ void fine(float* __restrict__ out) { out[threadIdx.x] += 1
                      {make_launch("half_barrier", {2, 1, 1}, {64, 1, 1}, {{"float*", 0}}),
                       make_launch("fine", {1, 1, 1}, {64, 1, 1}, {{"float*", 0}})});
   Buffer<float> out(128);
-  Watchdog watchdog(120);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_emulation", 120);
   CHECK(e.run({out.data}) != 0);  // stops at the first launch
   CHECK_THAT(e.error(), Catch::Contains("barrier divergence in block (0,0,0) of kernel half_barrier") &&
                             Catch::Contains("__syncthreads() on line") && Catch::Contains("finished the kernel"));
@@ -290,7 +261,7 @@ extern "C" __global__ void uneven_barriers(float* __restrict__ out) {
 )",
                      {make_launch("uneven_barriers", {1, 1, 1}, {64, 1, 1}, {{"float*", 0}})});
   Buffer<float> out(64);
-  Watchdog watchdog(120);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_emulation", 120);
   CHECK(e.run({out.data}) != 0);
   CHECK_THAT(e.error(), Catch::Contains("barrier divergence") && Catch::Contains("kernel uneven_barriers"));
 }
@@ -368,7 +339,7 @@ extern "C" __global__ void overflow(float* __restrict__ out) {
 )",
                      {make_launch("overflow", {1, 1, 1}, {64, 1, 1}, {{"float*", 0}}, 128)});
   Buffer<float> out(64);
-  Watchdog watchdog(120);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_emulation", 120);
   CHECK(e.run({out.data}) != 0);
   CHECK_THAT(e.error(), Catch::Contains("is out of bounds of buf[32] in block (0,0,0) of kernel overflow"));
 }

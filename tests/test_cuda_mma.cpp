@@ -21,6 +21,7 @@
 #include "codegen/nvrtc.h"
 #include "compute/interpreter.h"
 #include "runtime/module.h"
+#include "support/launch_watchdog.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 #include "support/test_seed.h"
@@ -65,36 +66,6 @@ Emulated build(const testing::TempDir& dir, const std::string& function, const s
   REQUIRE(e.fn != nullptr);
   return e;
 }
-
-// Ends the test binary if a launch hangs (ctest's timeout is much longer).
-class Watchdog {
- public:
-  explicit Watchdog(int seconds)
-      : thread_([this, seconds] {
-          std::unique_lock<std::mutex> lk(mu_);
-          if (!cv_.wait_for(lk, std::chrono::seconds(seconds), [this] { return done_; })) {
-            std::fprintf(stderr, "test_cuda_mma: a launch hung for %d s\n", seconds);
-            std::_Exit(3);
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-#define SKIP_WITHOUT_COMPILER() \
-  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler (c++, g++, clang++) for CUDA emulation")
 
 std::string substitute(std::string text, const std::map<std::string, std::string>& vars) {
   for (const auto& [name, value] : vars) {
@@ -257,7 +228,7 @@ void run_products(const std::string& tag, const std::vector<Variant>& variants, 
   std::vector<float> c = in.c;
   std::vector<void*> args{a16.data(), b16.data(), abf.data(), bbf.data(), c.data()};
   for (auto& o : outs) args.push_back(o.data());
-  Watchdog watchdog(300);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_mma", 300);
   REQUIRE(e.run(args) == 0);
   CHECK(e.error().empty());
   for (size_t i = 0; i < variants.size(); ++i) {
@@ -364,7 +335,7 @@ TEST_CASE("emulated mma: each lane's fragments follow the PTX ISA layout", "[cod
             {make_launch("layout", {32, 1, 1}, {{"unsigned short*", 0}, {"unsigned short*", 1}, {"float*", 2}})});
   std::vector<uint16_t> fa(512), fb(256);
   std::vector<float> fc(128);
-  Watchdog watchdog(120);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_mma", 120);
   REQUIRE(e.run({fa.data(), fb.data(), fc.data()}) == 0);
   for (int lane = 0; lane < 32; ++lane) {
     INFO("lane " << lane);
@@ -402,7 +373,7 @@ TEST_CASE("emulated mma: warp-collective loads from part of a warp fail the laun
   Emulated e = build(dir, "mma_misuse", kMisuseKernel,
                      {make_launch("misuse", {80, 1, 1}, {{"const int*", 0}, {"unsigned short*", 1}})});
   std::vector<uint16_t> out(80);
-  Watchdog watchdog(120);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_mma", 120);
   auto run_mode = [&](int mode) {
     int m = mode;
     CHECK(e.run({&m, out.data()}) != 0);

@@ -21,6 +21,7 @@
 #include "kernels/tensor_intrinsics.h"
 #include "schedule/gpu_limits.h"
 #include "schedule/lower.h"
+#include "test_codegen_util.h"
 
 using namespace kiln;
 using Catch::Matchers::Contains;
@@ -29,18 +30,7 @@ namespace {
 
 const GpuLimits kSm80 = gpu_limits_for_arch("sm_80");
 
-// The message of the UserError that f throws (a failed check otherwise).
-std::string user_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    FAIL("expected a UserError, got: " << e.what());
-  }
-  FAIL("expected a UserError, nothing was thrown");
-  return "";
-}
+using kiln::test::user_error_of;
 
 Stmt loop(const Var& v, int64_t n, Stmt body) {
   return ForNode::make(v, Expr(0), Expr(static_cast<int>(n)), ForKind::kSerial, std::move(body));
