@@ -18,5 +18,6 @@ Handler add_show_command(CLI::App& app);
 Handler add_export_command(CLI::App& app);
 Handler add_import_command(CLI::App& app);
 Handler add_probe_command(CLI::App& app);
+Handler add_run_model_command(CLI::App& app);
 
 }  // namespace kiln::cli

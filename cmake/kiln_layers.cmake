@@ -3,7 +3,7 @@
 # explains it). A layer is a folder (rpc_client is rpc/client/), built as the
 # static library kiln_<layer>; each lists the layers it may use directly or
 # not. A dependency that points up fails the configure step.
-set(KILN_LAYERS base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library bench cli)
+set(KILN_LAYERS base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library graph bench cli)
 set(KILN_LAYER_DEPS_base "")
 set(KILN_LAYER_DEPS_compute base)
 set(KILN_LAYER_DEPS_schedule base compute)
@@ -16,8 +16,9 @@ set(KILN_LAYER_DEPS_tasks base compute schedule runtime codegen kernels costmode
 set(KILN_LAYER_DEPS_rpc base runtime)
 set(KILN_LAYER_DEPS_rpc_client base compute schedule runtime codegen costmodel tuner rpc)
 set(KILN_LAYER_DEPS_library base compute schedule runtime codegen kernels tuner tasks)
-set(KILN_LAYER_DEPS_bench base compute schedule runtime codegen kernels costmodel tuner tasks library)
-set(KILN_LAYER_DEPS_cli base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library bench)
+set(KILN_LAYER_DEPS_graph base compute schedule runtime codegen kernels costmodel tuner tasks)
+set(KILN_LAYER_DEPS_bench base compute schedule runtime codegen kernels costmodel tuner tasks library graph)
+set(KILN_LAYER_DEPS_cli base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library graph bench)
 
 function(kiln_layer_dir layer out)
   if(layer STREQUAL "rpc_client")

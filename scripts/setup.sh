@@ -25,6 +25,9 @@ PACKAGES=(
   # kiln bench's Halide baseline (Adams2019 autoscheduler), kiln report's charts
   # (Chart.js, inlined) and its browser checks
   libhalide14-0-dev chromium libjs-chart.js
+  # kiln run-model: ONNX models parsed with the onnx.proto of libonnx-dev;
+  # ONNX's per-operator conformance cases (tests/onnx_conformance.cpp)
+  libonnx-dev libonnx-testdata
 )
 
 missing=()
@@ -48,6 +51,18 @@ if [ ! -d tests/browser/node_modules/playwright-core ]; then
     npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
   else
     echo "setup: npm not found: the browser checks of kiln report (ctest -L browser) will show as skipped"
+  fi
+fi
+
+# The ONNX Runtime baseline's helper (ort/ort_helper.mjs): onnxruntime-node
+# (its CPU add-on is in the package; =skip downloads no CUDA add-on) and the
+# PaddleOCR models its tests run, from ort/'s lock file.
+if [ ! -d ort/node_modules/onnxruntime-node ]; then
+  if command -v npm >/dev/null; then
+    echo "setup: installing ort's npm packages"
+    npm ci --prefix ort --no-audit --no-fund --loglevel=error --onnxruntime-node-install=skip
+  else
+    echo "setup: npm not found: the ONNX Runtime baseline and its tests will show as skipped"
   fi
 fi
 

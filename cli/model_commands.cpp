@@ -1,0 +1,116 @@
+// `kiln run-model MODEL --input NAME=SHAPE [--db F] [--in FILE] [--out FILE]
+// [--compare ort] [--samples N]`: wiring only; bench/model_run.h does the work.
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "bench/model_run.h"
+#include "cli/commands.h"
+#include "graph/graph.h"
+#include "graph/onnx_import.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct RunModelOptions {
+  ModelRunOptions run;
+  std::vector<std::string> inputs;
+  std::string compare;
+  bool json = false, no_time = false;
+};
+
+std::string mib(int64_t bytes) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return s.str();
+}
+
+int run_model_command(RunModelOptions& o) {
+  for (const std::string& spec : o.inputs) {
+    auto [name, shape] = graph::parse_input_option(spec);
+    o.run.input_shapes[name] = shape;
+  }
+  user_check(o.compare.empty() || o.compare == "ort") << "--compare takes 'ort' (ONNX Runtime), got '" << o.compare << "'";
+  o.run.compare_ort = o.compare == "ort";
+  o.run.time = !o.no_time;
+  const ModelRunResult r = run_model(o.run);
+  nlohmann::json j;
+  j["model"] = o.run.model;
+  j["nodes"] = r.nodes;
+  j["folded"] = r.folded;
+  j["views"] = r.views;
+  j["kernels"] = {{"steps", r.steps}, {"distinct", r.distinct_kernels}, {"tuned", r.tuned_steps},
+                  {"default", r.default_steps}, {"generic", r.generic_steps}};
+  j["compile_s"] = r.compile_s;
+  j["memory"] = {{"peak_bytes", r.peak_bytes}, {"intermediate_bytes", r.intermediate_bytes}, {"buffers", r.buffers}};
+  j["threads"] = r.threads;
+  j["samples"] = r.samples;
+  for (const auto& c : r.outputs) {
+    nlohmann::json oc = {{"name", c.name}, {"shape", c.shape}, {"min", c.min}, {"max", c.max}, {"argmax", c.argmax}};
+    if (o.run.compare_ort)
+      oc.update({{"max_abs_error", c.max_abs_error}, {"ort_range", c.range}, {"match", c.match}, {"same_argmax", c.same_argmax}});
+    j["outputs"].push_back(oc);
+  }
+  if (r.kiln_time) j["kiln_ms"] = {{"median", r.kiln_time->median_ms}, {"min", r.kiln_time->min_ms}, {"samples", r.kiln_time->samples_ms}};
+  if (r.ort_time) {
+    j["ort_ms"] = {{"median", r.ort_time->median_ms}, {"min", r.ort_time->min_ms}, {"samples", r.ort_time->samples_ms}};
+    j["ort_version"] = r.ort_version;
+    j["speedup_vs_ort"] = r.ort_time->median_ms / r.kiln_time->median_ms;
+  }
+  if (o.run.compare_ort) j["match"] = r.match;
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << o.run.model << ": " << r.nodes << " nodes, " << r.folded << " folded at compile time, " << r.views
+              << " views; " << r.steps << " kernels (" << r.distinct_kernels << " distinct; " << r.tuned_steps
+              << " tuned, " << r.default_steps << " default configs, " << r.generic_steps << " generic), compiled in "
+              << std::fixed << std::setprecision(1) << r.compile_s << " s\n";
+    std::cout << "  memory: " << mib(r.peak_bytes) << " in " << r.buffers << " shared buffers, for "
+              << mib(r.intermediate_bytes) << " of intermediate tensors\n";
+    for (const auto& c : r.outputs) {
+      std::cout << "  output " << c.name << " " << graph::shape_str(c.shape) << ": min " << std::setprecision(4)
+                << c.min << ", max " << c.max << " at " << c.argmax;
+      if (o.run.compare_ort)
+        std::cout << "; vs ONNX Runtime: max abs error " << std::scientific << std::setprecision(2) << c.max_abs_error
+                  << " (range " << c.range << ")" << std::fixed << (c.match ? ", match" : ", MISMATCH")
+                  << ", same argmax on " << c.same_argmax << "/" << r.samples << " inputs";
+      std::cout << "\n";
+    }
+    std::cout << std::setprecision(3);
+    if (r.kiln_time)
+      std::cout << "  kiln: median " << r.kiln_time->median_ms << " ms (best " << r.kiln_time->min_ms << "), "
+                << r.threads << " thread" << (r.threads == 1 ? "" : "s") << "\n";
+    if (r.ort_time)
+      std::cout << "  ONNX Runtime " << r.ort_version << ": median " << r.ort_time->median_ms << " ms (best "
+                << r.ort_time->min_ms << "); kiln is " << std::setprecision(2)
+                << r.ort_time->median_ms / r.kiln_time->median_ms << "x ONNX Runtime\n";
+  }
+  return r.match ? 0 : 1;
+}
+
+}  // namespace
+
+Handler add_run_model_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("run-model", "compile an ONNX model with kiln, run it, time it, compare it");
+  auto o = std::make_shared<RunModelOptions>();
+  sub->add_option("model", o->run.model, "the .onnx file")->required();
+  sub->add_option("--input", o->inputs, "NAME=SHAPE for an input with symbolic extents, e.g. x=1x3x48x192");
+  sub->add_option("--db", o->run.db, "use the best tuned config of each kernel in this database");
+  sub->add_option("--in", o->run.in_files, "raw input file: FILE (one input) or NAME=FILE (default: random)");
+  sub->add_option("--out", o->run.out_file, "write the first output here, raw");
+  sub->add_option("--compare", o->compare,
+                  "ort: run ONNX Runtime (onnxruntime-node) on the same inputs and threads, compare the outputs "
+                  "(exit 1 beyond 1e-4 of the output's range) and time it interleaved with kiln");
+  sub->add_option("--samples", o->run.samples, "random inputs to compare (default 1)")->check(CLI::Range(1, 10000));
+  sub->add_option("--seed", o->run.seed, "seed of the random inputs");
+  sub->add_option("--repeat", o->run.timing.repeat, "measurements per round (default 5)")->check(CLI::Range(1, 100000));
+  sub->add_option("--rounds", o->run.rounds, "interleaved timing rounds (default 3)")->check(CLI::Range(1, 1000));
+  sub->add_flag("--no-time", o->no_time, "run and compare only");
+  sub->add_flag("--json", o->json, "print one JSON object");
+  return [o]() { return run_model_command(*o); };
+}
+
+}  // namespace kiln::cli

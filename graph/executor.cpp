@@ -1,0 +1,237 @@
+#include "graph/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "base/error.h"
+#include "codegen/build.h"
+#include "codegen/runtime_dtype.h"
+#include "compute/printer.h"
+#include "kernels/generic_schedule.h"
+#include "schedule/lower.h"
+#include "tasks/kernel_build.h"
+#include "tasks/task_factory.h"
+#include "tuner/database.h"
+
+namespace kiln::graph {
+
+namespace {
+
+rt::NDArray array_for(const Value& v) { return rt::NDArray::empty(v.shape, to_runtime_dtype(v.dtype)); }
+
+// Kernels are compiled once per distinct loop nest: the printed IR, under a
+// common name, is the key.
+std::string kernel_key(LoweredFunc f) {
+  f.name = "kernel";
+  return to_string(f);
+}
+
+}  // namespace
+
+Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
+  inferred_ = infer_and_fold(g_);
+  const Target target = Target::host();
+  const CpuInfo cpu = cpu_info_for(target);
+  std::unique_ptr<Database> db;
+  if (!options.db_path.empty()) db = Database::open_for_reading(options.db_path);
+
+  // Values that are views of another (Reshape and friends) share its storage.
+  std::vector<int> root(g_.values.size());
+  for (size_t v = 0; v < root.size(); ++v) root[v] = static_cast<int>(v);
+
+  std::vector<LoweredFunc> funcs;
+  std::map<std::string, std::string> kernel_names;
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (inferred_.folded[i]) continue;
+    const Node& n = g_.nodes[i];
+    const NodeCompute& c = inferred_.computes[i];
+    if (c.is_view && !g_.values[static_cast<size_t>(n.inputs[0])].constant) {
+      root[static_cast<size_t>(n.outputs[0])] = root[static_cast<size_t>(n.inputs[0])];
+      continue;
+    }
+    PlanStep step;
+    step.node = static_cast<int>(i);
+    ScheduledOp sched;
+    if (c.op) {
+      step.workload = c.op->canonical;
+      std::optional<Database::Record> best;
+      if (db) best = db->best(c.op->canonical + " @ " + target.str());
+      if (best) {
+        sched = apply_task_config(c.op->canonical, target, best->config);
+        step.config_source = "database";
+      } else {
+        sched = find_op(c.op->op).default_schedule(*c.op, cpu);
+        step.config_source = "default";
+      }
+    } else {
+      std::vector<Tensor> ins;
+      for (const Tensor& t : c.inputs)
+        if (t.defined()) ins.push_back(t);
+      sched = generic_schedule(ins, c.outputs, cpu);
+      step.config_source = "generic";
+    }
+    for (size_t k = 0; k < c.inputs.size(); ++k)
+      if (c.inputs[k].defined()) step.args.push_back(n.inputs[k]);
+    for (size_t k = 0; k < c.outputs.size(); ++k) step.args.push_back(n.outputs[k]);
+    LoweredFunc f = lower(*sched.schedule, sched.args, "kernel");
+    const std::string key = kernel_key(f);
+    auto it = kernel_names.find(key);
+    if (it == kernel_names.end()) {
+      f.name = "k" + std::to_string(funcs.size()) + "_" + n.op_type;
+      it = kernel_names.emplace(key, f.name).first;
+      funcs.push_back(std::move(f));
+    }
+    step.kernel = it->second;
+    steps_.push_back(std::move(step));
+  }
+  distinct_kernels_ = static_cast<int>(funcs.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!funcs.empty()) jit_ = JitModule::compile(funcs, target);
+  compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Storage. Inputs and constants own theirs; computed tensors share buffers.
+  owned_of_.assign(g_.values.size(), -1);
+  buffer_of_.assign(g_.values.size(), -1);
+  auto own = [&](int v) {
+    if (owned_of_[static_cast<size_t>(v)] >= 0) return;
+    const Value& val = g_.values[static_cast<size_t>(v)];
+    rt::NDArray a = array_for(val);
+    if (val.constant) std::memcpy(a.data(), val.constant->bytes.data(), val.constant->bytes.size());
+    owned_of_[static_cast<size_t>(v)] = static_cast<int>(owned_.size());
+    owned_.push_back(a);
+  };
+  for (int v : g_.inputs) own(v);
+  for (const PlanStep& s : steps_)
+    for (int v : s.args)
+      if (g_.values[static_cast<size_t>(v)].constant) own(v);
+  for (int v : g_.outputs)
+    if (g_.values[static_cast<size_t>(v)].constant) own(v);
+  // Aliases resolve to their root from here on.
+  for (PlanStep& s : steps_)
+    for (int& v : s.args) v = root[static_cast<size_t>(v)];
+  outputs_root_.clear();
+  for (int v : g_.outputs) outputs_root_.push_back(root[static_cast<size_t>(v)]);
+  plan_memory();
+
+  for (const PlanStep& s : steps_) {
+    step_fns_.push_back(reinterpret_cast<void*>(jit_->get_function(s.kernel)));
+    std::vector<void*> ptrs;
+    for (int v : s.args) ptrs.push_back(address(v));
+    step_ptrs_.push_back(std::move(ptrs));
+  }
+}
+
+Executor::~Executor() = default;
+
+int Executor::folded_nodes() const {
+  return static_cast<int>(std::count(inferred_.folded.begin(), inferred_.folded.end(), true));
+}
+
+rt::DataType Executor::input_dtype(int value) const {
+  return to_runtime_dtype(g_.values[static_cast<size_t>(value)].dtype);
+}
+
+void Executor::plan_memory() {
+  // Lifetimes of computed tensors in steps: defined at the step writing
+  // them, dead after the last step reading them (outputs live to the end).
+  const int never = std::numeric_limits<int>::max();
+  std::vector<int> last_use(g_.values.size(), -1);
+  std::vector<int> defined_at(g_.values.size(), -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Node& n = g_.nodes[static_cast<size_t>(steps_[s].node)];
+    const size_t num_outputs = inferred_.computes[static_cast<size_t>(steps_[s].node)].outputs.size();
+    const std::vector<int>& args = steps_[s].args;
+    for (size_t k = 0; k < args.size(); ++k) {
+      last_use[static_cast<size_t>(args[k])] = static_cast<int>(s);
+      if (k >= args.size() - num_outputs) defined_at[static_cast<size_t>(args[k])] = static_cast<int>(s);
+    }
+    (void)n;
+  }
+  for (int v : outputs_root_) last_use[static_cast<size_t>(v)] = never;
+
+  std::vector<int64_t> slot_bytes;
+  std::vector<bool> slot_free;
+  std::vector<int> slot_of(g_.values.size(), -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int v : steps_[s].args) {
+      if (defined_at[static_cast<size_t>(v)] != static_cast<int>(s) || owned_of_[static_cast<size_t>(v)] >= 0 ||
+          slot_of[static_cast<size_t>(v)] >= 0)
+        continue;
+      const int64_t bytes = std::max<int64_t>(g_.values[static_cast<size_t>(v)].bytes(), 1);
+      memory_.intermediate_bytes += bytes;
+      // The smallest free buffer that fits, else the largest free one grown.
+      int best = -1, largest = -1;
+      for (size_t b = 0; b < slot_bytes.size(); ++b) {
+        if (!slot_free[b]) continue;
+        if (slot_bytes[b] >= bytes && (best < 0 || slot_bytes[b] < slot_bytes[static_cast<size_t>(best)])) best = static_cast<int>(b);
+        if (largest < 0 || slot_bytes[b] > slot_bytes[static_cast<size_t>(largest)]) largest = static_cast<int>(b);
+      }
+      if (best < 0 && largest >= 0) {
+        best = largest;
+        slot_bytes[static_cast<size_t>(best)] = bytes;
+      }
+      if (best < 0) {
+        best = static_cast<int>(slot_bytes.size());
+        slot_bytes.push_back(bytes);
+        slot_free.push_back(false);
+      }
+      slot_free[static_cast<size_t>(best)] = false;
+      slot_of[static_cast<size_t>(v)] = best;
+    }
+    for (int v : steps_[s].args)
+      if (last_use[static_cast<size_t>(v)] == static_cast<int>(s) && slot_of[static_cast<size_t>(v)] >= 0)
+        slot_free[static_cast<size_t>(slot_of[static_cast<size_t>(v)])] = true;
+  }
+  for (int64_t b : slot_bytes) {
+    buffers_.push_back(rt::NDArray::empty({b}, rt::DataType::u8()));
+    memory_.peak_bytes += b;
+  }
+  memory_.buffers = static_cast<int>(slot_bytes.size());
+  buffer_of_ = slot_of;
+}
+
+void* Executor::address(int v) const {
+  if (owned_of_[static_cast<size_t>(v)] >= 0) return owned_[static_cast<size_t>(owned_of_[static_cast<size_t>(v)])].data();
+  const int b = buffer_of_[static_cast<size_t>(v)];
+  internal_assert(b >= 0) << "value '" << g_.values[static_cast<size_t>(v)].name << "' has no storage";
+  return buffers_[static_cast<size_t>(b)].data();
+}
+
+std::vector<rt::NDArray> Executor::run(const std::vector<rt::NDArray>& inputs) {
+  user_check(inputs.size() == g_.inputs.size())
+      << "the network takes " << g_.inputs.size() << " inputs, got " << inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = g_.values[static_cast<size_t>(g_.inputs[i])];
+    rt::NDArray& dst = owned_[static_cast<size_t>(owned_of_[static_cast<size_t>(g_.inputs[i])])];
+    user_check(inputs[i].shape() == v.shape && inputs[i].dtype() == dst.dtype())
+        << "input '" << v.name << "' must be " << v.dtype.str() << " " << shape_str(v.shape) << ", got "
+        << shape_str(inputs[i].shape());
+    std::memcpy(dst.data(), inputs[i].data(), dst.nbytes());
+  }
+  run_again();
+  std::vector<rt::NDArray> outs;
+  for (size_t k = 0; k < g_.outputs.size(); ++k) {
+    const Value& v = g_.values[static_cast<size_t>(g_.outputs[k])];
+    rt::NDArray a = array_for(v);
+    std::memcpy(a.data(), address(outputs_root_[k]), a.nbytes());
+    outs.push_back(a);
+  }
+  return outs;
+}
+
+void Executor::run_again() {
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    auto fn = reinterpret_cast<kiln_packed_fn>(step_fns_[s]);
+    const int32_t rc = fn(step_ptrs_[s].data());
+    if (rc != 0) {
+      const Node& n = g_.nodes[static_cast<size_t>(steps_[s].node)];
+      throw std::runtime_error("the kernel of " + g_.describe(n) + " failed (code " + std::to_string(rc) +
+                               "): out of memory or a failed parallel loop");
+    }
+  }
+}
+
+}  // namespace kiln::graph

@@ -1,0 +1,87 @@
+// Runs an imported network on this CPU: every node that does not fold is
+// compiled by kiln (its operator family's schedule, the best tuned record of
+// a database when there is one, else the template's default; a generic
+// schedule for the rest), and its intermediate tensors share buffers by
+// lifetime.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/shape_inference.h"
+#include "runtime/ndarray.h"
+
+namespace kiln {
+class JitModule;
+}
+
+namespace kiln::graph {
+
+struct ExecutorOptions {
+  std::string db_path;  // tuning database ("" for none)
+};
+
+// One compiled node of the plan.
+struct PlanStep {
+  int node = -1;             // index into Graph::nodes
+  std::string kernel;        // function name in the module (shared by identical kernels)
+  std::string workload;      // the operator family's workload, "" for a generic schedule
+  std::string config_source; // "database", "default" or "generic"
+  std::vector<int> args;     // value ids: inputs read, then outputs
+};
+
+struct MemoryPlan {
+  int64_t peak_bytes = 0;           // sum of the shared buffers
+  int64_t intermediate_bytes = 0;   // sum of every tensor the network computes
+  int buffers = 0;
+};
+
+class Executor {
+ public:
+  // Infers shapes, folds constants and compiles. user_error on a node kiln
+  // cannot compute (graph/onnx_ops.h) or a database it cannot read.
+  Executor(Graph g, const ExecutorOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Graph& graph() const { return g_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  const MemoryPlan& memory() const { return memory_; }
+  int distinct_kernels() const { return distinct_kernels_; }
+  int folded_nodes() const;
+  // The runtime element type of graph input `value`.
+  rt::DataType input_dtype(int value) const;
+  double compile_seconds() const { return compile_seconds_; }
+
+  // Copies the inputs in (in Graph::inputs order; shape and element type
+  // must match: user_error otherwise), runs every step, copies the outputs out.
+  std::vector<rt::NDArray> run(const std::vector<rt::NDArray>& inputs);
+  // Runs the steps on the inputs of the last run() (for timing).
+  void run_again();
+
+ private:
+  void* address(int value) const;
+  void plan_memory();
+
+  Graph g_;
+  InferredGraph inferred_;
+  std::vector<PlanStep> steps_;
+  std::vector<void*> step_fns_;
+  std::vector<std::vector<void*>> step_ptrs_;
+  std::unique_ptr<JitModule> jit_;
+  // Storage: per value, the array holding it (constants and inputs own
+  // theirs; intermediates point into a shared buffer) and a byte offset.
+  std::vector<rt::NDArray> buffers_;
+  std::vector<int> buffer_of_;
+  std::vector<rt::NDArray> owned_;
+  std::vector<int> owned_of_;
+  std::vector<int> outputs_root_;  // per graph output, the value holding it
+  MemoryPlan memory_;
+  int distinct_kernels_ = 0;
+  double compile_seconds_ = 0;
+};
+
+}  // namespace kiln::graph

@@ -1,0 +1,61 @@
+#include "kernels/generic_schedule.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+namespace {
+
+int64_t extent_of(const IterVar& iv) {
+  const auto* imm = iv->dom.extent.as<IntImmNode>();
+  return imm ? imm->value : 0;
+}
+
+// Enough elements per task that a parallel loop pays for its dispatch.
+constexpr int64_t kMinParallelWork = 1 << 14;
+
+void schedule_root(Stage st, const CpuInfo& cpu, DType dtype) {
+  std::vector<IterVar> axes = st.axis();
+  int64_t total = 1;
+  for (const IterVar& iv : axes) total *= std::max<int64_t>(1, extent_of(iv));
+  int64_t work = total;
+  for (const IterVar& iv : st.reduce_axis()) work *= std::max<int64_t>(1, extent_of(iv));
+  IterVar fused = axes.size() == 1 ? axes[0] : st.fuse(axes);
+  const bool parallel = cpu.num_threads > 1 && work >= kMinParallelWork;
+  const int lanes = std::max(1, cpu.vector_bits / std::max<int>(8, dtype.bits));
+  // Vectorize element-wise stages whose element count is a whole number of vectors.
+  if (st.reduce_axis().empty() && lanes > 1 && total % lanes == 0 && total >= lanes) {
+    IterVar outer, inner;
+    st.split(fused, lanes, &outer, &inner);
+    st.vectorize(inner);
+    if (parallel) st.parallel(outer);
+    return;
+  }
+  if (parallel) st.parallel(fused);
+}
+
+}  // namespace
+
+ScheduledOp generic_schedule(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                             const CpuInfo& cpu) {
+  auto sch = std::make_shared<Schedule>(outputs);
+  Schedule& s = *sch;
+  auto is_output = [&](const Operation& op) {
+    return std::any_of(outputs.begin(), outputs.end(), [&](const Tensor& t) { return t->op == op; });
+  };
+  for (const Operation& op : post_dfs_order(outputs)) {
+    const auto* c = op.as<ComputeOpNode>();
+    if (!c) continue;
+    Stage st = s[op];
+    if (!is_output(op) && c->reduce_axis.empty()) {
+      st.compute_inline();
+      continue;
+    }
+    schedule_root(st, cpu, c->output_dtype());
+  }
+  std::vector<Tensor> args = inputs;
+  args.insert(args.end(), outputs.begin(), outputs.end());
+  return ScheduledOp{sch, args};
+}
+
+}  // namespace kiln

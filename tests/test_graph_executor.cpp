@@ -1,0 +1,186 @@
+// The executor's compiled network against the reference interpreter: the
+// same model with its inputs bound as constants folds completely, so the
+// interpreter evaluates every node's tensor expression; the executor
+// compiles them (operator families with their default configs, the rest
+// with the generic schedule). Random shapes (1, primes, odd sizes),
+// strides, paddings, groups and axes; one fixed seed plus a fresh one per run.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+
+#include "codegen/runtime_dtype.h"
+#include "graph/executor.h"
+#include "graph/onnx_import.h"
+#include "support/onnx_builder.h"
+#include "support/test_seed.h"
+
+using namespace kiln;
+using kiln::test::OnnxBuilder;
+
+namespace {
+
+using Rng = std::mt19937_64;
+int pick(Rng& rng, std::vector<int> options) { return options[rng() % options.size()]; }
+
+// Runs `b` (inputs of `shapes`, in order) through the executor and through
+// the interpreter; their outputs must agree. Returns the executor.
+std::unique_ptr<graph::Executor> check_model(const OnnxBuilder& b, const std::vector<std::pair<std::string, std::vector<int64_t>>>& shapes,
+                                             uint64_t seed, const std::string& what) {
+  INFO(what);
+  std::map<std::string, std::vector<int64_t>> given(shapes.begin(), shapes.end());
+  std::vector<rt::NDArray> ins;
+  std::vector<HostTensor> host;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    HostTensor h(DType::f32(), shapes[k].second);
+    h.fill_random(seed + k);
+    rt::NDArray a = rt::NDArray::empty(h.shape, to_runtime_dtype(h.dtype));
+    std::memcpy(a.data(), h.bytes.data(), h.bytes.size());
+    ins.push_back(a);
+    host.push_back(h);
+  }
+  // The reference: every input a constant, so every node folds.
+  graph::Graph ref = graph::import_onnx_bytes(b.bytes(), "model", given);
+  for (size_t k = 0; k < shapes.size(); ++k) ref.values[static_cast<size_t>(ref.inputs[k])].constant = host[k];
+  ref.inputs.clear();
+  graph::InferredGraph inf = graph::infer_and_fold(ref);
+  REQUIRE(std::count(inf.folded.begin(), inf.folded.end(), false) == 0);
+
+  auto ex = std::make_unique<graph::Executor>(graph::import_onnx_bytes(b.bytes(), "model", given), graph::ExecutorOptions{});
+  std::vector<rt::NDArray> outs = ex->run(ins);
+  REQUIRE(outs.size() == ref.outputs.size());
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const HostTensor& want = *ref.values[static_cast<size_t>(ref.outputs[k])].constant;
+    HostTensor got(want.dtype, want.shape);
+    REQUIRE(outs[k].nbytes() == got.bytes.size());
+    std::memcpy(got.bytes.data(), outs[k].data(), got.bytes.size());
+    const std::string diff = compare_tensors(want, got, 1e-4, 1e-5);
+    CHECK(diff.empty());
+    if (!diff.empty()) UNSCOPED_INFO(diff);
+  }
+  return ex;
+}
+
+void random_conv(uint64_t seed) {
+  Rng rng(seed);
+  const int64_t N = pick(rng, {1, 2}), C = pick(rng, {1, 3, 4, 6, 8}), H = pick(rng, {1, 5, 7, 12}), W = pick(rng, {1, 6, 11});
+  const int64_t R = pick(rng, {1, 2, 3}), S = pick(rng, {1, 3});
+  const int64_t sh = pick(rng, {1, 2}), sw = pick(rng, {1, 2}), dh = pick(rng, {1, 1, 2});
+  int64_t groups = 1, K = pick(rng, {1, 2, 5, 8});
+  const int g = pick(rng, {0, 0, 1, 2});
+  if (g == 1) groups = K = C;                // depthwise
+  if (g == 2 && C % 2 == 0) { groups = 2; K = 2 * pick(rng, {1, 3}); }
+  std::vector<int64_t> pads = {pick(rng, {0, 1}), pick(rng, {0, 1, 2}), pick(rng, {0, 1}), pick(rng, {0, 1, 2})};
+  if (pick(rng, {0, 1})) pads = {pads[0], pads[0], pads[0], pads[0]};  // often uniform: kiln's conv2d ops
+  if ((H + pads[0] + pads[2] - (R - 1) * dh - 1) < 0 || (W + pads[1] + pads[3] - S) < 0) return;
+  const bool bias = pick(rng, {0, 1});
+  OnnxBuilder b(11);
+  b.input("x", {N, C, H, W}).weight("w", {K, C / groups, R, S}, {}, seed);
+  std::vector<std::string> ins = {"x", "w"};
+  if (bias) {
+    b.weight("b", {K}, {}, seed + 1);
+    ins.push_back("b");
+  }
+  b.node("Conv", ins, {"c"}, {{"group", groups}, {"kernel_shape", std::vector<int64_t>{R, S}}, {"strides", std::vector<int64_t>{sh, sw}},
+                              {"pads", pads}, {"dilations", std::vector<int64_t>{dh, 1}}})
+      .node("HardSigmoid", {"c"}, {"y"}, {{"alpha", 0.2f}, {"beta", 0.5f}})
+      .output("y");
+  check_model(b, {{"x", {N, C, H, W}}}, seed,
+              "conv N=" + std::to_string(N) + " C=" + std::to_string(C) + " HxW=" + std::to_string(H) + "x" + std::to_string(W) +
+                  " K=" + std::to_string(K) + " RxS=" + std::to_string(R) + "x" + std::to_string(S) + " groups=" + std::to_string(groups) +
+                  " stride=" + std::to_string(sh) + "," + std::to_string(sw) + " dilation=" + std::to_string(dh));
+}
+
+void random_matmul(uint64_t seed) {
+  Rng rng(seed);
+  const int64_t M = pick(rng, {1, 3, 7, 16}), K = pick(rng, {1, 5, 13}), N = pick(rng, {1, 2, 11});
+  const int form = pick(rng, {0, 1, 2, 3});
+  std::vector<int64_t> sa, sb;
+  if (form == 0) { sa = {M, K}; sb = {K, N}; }                 // matmul op
+  if (form == 1) { sa = {2, M, K}; sb = {K, N}; }              // rows flattened into the matmul op
+  if (form == 2) { sa = {3, 2, M, K}; sb = {3, 2, K, N}; }     // batch_matmul op
+  if (form == 3) { sa = {2, 1, M, K}; sb = {3, K, N}; }        // broadcast batches: generic
+  OnnxBuilder b(13);
+  b.input("a", sa).input("b", sb).node("MatMul", {"a", "b"}, {"y"}).output("y");
+  check_model(b, {{"a", sa}, {"b", sb}}, seed, "matmul form " + std::to_string(form));
+}
+
+void random_pool_and_softmax(uint64_t seed) {
+  Rng rng(seed);
+  const int64_t C = pick(rng, {1, 3, 5}), H = pick(rng, {3, 7, 8}), W = pick(rng, {4, 9});
+  const int64_t R = pick(rng, {2, 3}), S = pick(rng, {1, 2, 3}), st = pick(rng, {1, 2});
+  const int64_t pad = R > 2 && S > 2 ? pick(rng, {0, 1}) : 0;
+  const bool is_max = pick(rng, {0, 1});
+  OnnxBuilder b(pick(rng, {11, 13}));
+  b.input("x", {1, C, H, W})
+      .node(is_max ? "MaxPool" : "AveragePool", {"x"}, {"p"},
+            {{"kernel_shape", std::vector<int64_t>{R, S}}, {"strides", std::vector<int64_t>{st, pick(rng, {1, 2})}},
+             {"pads", std::vector<int64_t>{pad, pad, pad, pad}}, {"ceil_mode", int64_t{pick(rng, {0, 1})}},
+             {"count_include_pad", int64_t{pick(rng, {0, 1})}}})
+      .node("Softmax", {"p"}, {"y"}, {{"axis", int64_t{pick(rng, {-1, 1, 2})}}})
+      .output("y");
+  check_model(b, {{"x", {1, C, H, W}}}, seed, std::string(is_max ? "max" : "average") + " pool then softmax");
+}
+
+}  // namespace
+
+TEST_CASE("executor: random convolutions (kiln's conv2d ops and direct expressions) equal the interpreter") {
+  for (uint64_t s : {11ull, 12ull, 13ull, 14ull, 15ull, 16ull, 17ull, 18ull}) random_conv(s);
+  const uint64_t run = testing::run_seed();
+  INFO(testing::seed_note(run));
+  for (uint64_t k = 0; k < 6; ++k) random_conv(run * 31 + k);
+}
+
+TEST_CASE("executor: random matrix products equal the interpreter") {
+  for (uint64_t s = 1; s <= 8; ++s) random_matmul(s);
+  const uint64_t run = testing::run_seed();
+  INFO(testing::seed_note(run));
+  for (uint64_t k = 0; k < 4; ++k) random_matmul(run * 17 + k);
+}
+
+TEST_CASE("executor: random pools and softmaxes equal the interpreter") {
+  for (uint64_t s = 1; s <= 8; ++s) random_pool_and_softmax(s);
+  const uint64_t run = testing::run_seed();
+  INFO(testing::seed_note(run));
+  for (uint64_t k = 0; k < 4; ++k) random_pool_and_softmax(run * 13 + k);
+}
+
+TEST_CASE("executor: glue operators (broadcasting, transpose, concat, slice, reductions, resize, views)") {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 5}).input("y", {5}).ints("starts", {1}).ints("ends", {5}).ints("axes", {2}).ints("shape", {6, -1})
+      .weight("s", {4}, {1, 1, 2, 3})
+      .weight("e", {3}, {1, 2, 3})
+      .node("Add", {"x", "y"}, {"a"})
+      .node("Div", {"a", "y"}, {"d"})
+      .node("Transpose", {"d"}, {"t"}, {{"perm", std::vector<int64_t>{0, 2, 1}}})
+      .node("Slice", {"x", "starts", "ends", "axes"}, {"sl"})
+      .node("Transpose", {"sl"}, {"slt"}, {{"perm", std::vector<int64_t>{0, 2, 1}}})
+      .node("Concat", {"t", "slt"}, {"cat"}, {{"axis", int64_t{1}}})
+      .node("ReduceMean", {"cat"}, {"m"}, {{"axes", std::vector<int64_t>{-1}}})
+      .node("Sub", {"cat", "m"}, {"c"})
+      .node("Pow", {"c", "e"}, {"p"})  // exponent broadcast over the last axis: a general pow
+      .node("Unsqueeze", {"p", "axes"}, {"u"})
+      .node("Resize", {"u", "", "s"}, {"r"}, {{"mode", std::string("nearest")}})
+      .node("Reshape", {"r", "shape"}, {"out"})
+      .output("out");
+  check_model(b, {{"x", {2, 3, 5}}, {"y", {5}}}, 7, "glue");
+}
+
+TEST_CASE("executor: intermediate tensors share buffers by lifetime") {
+  OnnxBuilder b(13);
+  b.input("x", {64, 64});
+  std::string prev = "x";
+  for (int i = 0; i < 10; ++i) {
+    const std::string next = "t" + std::to_string(i);
+    b.node(i % 2 ? "Sigmoid" : "Relu", {prev}, {next});
+    prev = next;
+  }
+  b.output(prev);
+  auto ex = check_model(b, {{"x", {64, 64}}}, 3, "chain");
+  // Ten 16 KiB tensors, each live for two steps: two buffers suffice.
+  CHECK(ex->memory().intermediate_bytes == 10 * 64 * 64 * 4);
+  CHECK(ex->memory().buffers == 2);
+  CHECK(ex->memory().peak_bytes == 2 * 64 * 64 * 4);
+  // Relu and Sigmoid each compile once.
+  CHECK(ex->distinct_kernels() == 2);
+}

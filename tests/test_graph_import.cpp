@@ -1,0 +1,143 @@
+// ONNX import: constants, symbolic inputs, shape folding, and one test per
+// error message (bad files, unsupported operators and opsets, inputs).
+#include <catch2/catch.hpp>
+
+#include "graph/onnx_import.h"
+#include "graph/shape_inference.h"
+#include "support/onnx_builder.h"
+#include "test_codegen_util.h"
+
+using namespace kiln;
+using kiln::test::OnnxBuilder;
+using kiln::test::user_error_of;
+
+namespace {
+
+const std::map<std::string, std::vector<int64_t>> kNoShapes;
+
+// x[N,3,4,4] -> Relu -> Shape/Slice/Concat -> Reshape to [N, 48].
+OnnxBuilder flatten_model(int opset = 13) {
+  OnnxBuilder b(opset);
+  b.input("x", {-1, 3, 4, 4})
+      .ints("start", {0})
+      .ints("end", {1})
+      .ints("rest", {-1})
+      .node("Relu", {"x"}, {"r"})
+      .node("Shape", {"r"}, {"s"})
+      .node("Slice", {"s", "start", "end"}, {"n"})
+      .node("Concat", {"n", "rest"}, {"shape"}, {{"axis", int64_t{0}}})
+      .node("Reshape", {"r", "shape"}, {"y"})
+      .output("y");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("onnx import: symbolic extents come from --input and shape arithmetic folds") {
+  graph::Graph g = graph::import_onnx_bytes(flatten_model().bytes(), "flatten.onnx", {{"x", {2, 3, 4, 4}}});
+  REQUIRE(g.inputs.size() == 1);
+  CHECK(g.values[static_cast<size_t>(g.inputs[0])].shape == std::vector<int64_t>{2, 3, 4, 4});
+  graph::InferredGraph inf = graph::infer_and_fold(g);
+  const graph::Value& shape = g.values[static_cast<size_t>(g.find_value("shape"))];
+  REQUIRE(shape.constant);
+  CHECK(shape.constant->get_int(0) == 2);
+  CHECK(shape.constant->get_int(1) == -1);
+  CHECK(g.values[static_cast<size_t>(g.find_value("y"))].shape == std::vector<int64_t>{2, 48});
+  // Relu and Reshape run; Shape, Slice and Concat folded.
+  CHECK(std::count(inf.folded.begin(), inf.folded.end(), true) == 3);
+  CHECK(inf.computes.back().is_view);
+}
+
+TEST_CASE("onnx import: Constant nodes become constants and are not nodes") {
+  OnnxBuilder b;
+  b.input("x", {2, 2}).constant("c", {2, 2}, {1, 2, 3, 4}).node("Add", {"x", "c"}, {"y"}).output("y");
+  graph::Graph g = graph::import_onnx_bytes(b.bytes(), "c.onnx", kNoShapes);
+  REQUIRE(g.nodes.size() == 1);
+  const graph::Value& c = g.values[static_cast<size_t>(g.find_value("c"))];
+  REQUIRE(c.constant);
+  CHECK(c.constant->get_float(3) == 4.0);
+}
+
+TEST_CASE("onnx import errors: files") {
+  CHECK_THAT(user_error_of([] { graph::import_onnx("/nonexistent/m.onnx", kNoShapes); }),
+             Catch::Contains("cannot open model '/nonexistent/m.onnx'"));
+  CHECK_THAT(user_error_of([] { graph::import_onnx_bytes("", "e.onnx", kNoShapes); }),
+             Catch::Contains("model 'e.onnx' is empty"));
+  CHECK_THAT(user_error_of([] { graph::import_onnx_bytes("this is not protobuf \xff\xff", "t.onnx", kNoShapes); }),
+             Catch::Contains("is not a valid ONNX file"));
+  // Every truncation of a valid model is an error, never a crash.
+  const std::string full = flatten_model().bytes();
+  for (size_t len = 1; len < full.size(); len += 7) {
+    const std::string msg = user_error_of([&] {
+      graph::Graph g = graph::import_onnx_bytes(full.substr(0, len), "cut.onnx", {{"x", {1, 3, 4, 4}}});
+      graph::infer_and_fold(g);
+    });
+    CHECK_THAT(msg, Catch::Contains("cut.onnx") || Catch::Contains("node"));
+  }
+}
+
+TEST_CASE("onnx import errors: an unsupported operator names the operator, the node and the opset") {
+  OnnxBuilder b(11);
+  b.input("x", {1, 4}).node("Einsum", {"x"}, {"y"}, {}, "my_einsum").output("y");
+  graph::Graph g = graph::import_onnx_bytes(b.bytes(), "u.onnx", kNoShapes);
+  const std::string msg = user_error_of([&] { graph::infer_and_fold(g); });
+  CHECK_THAT(msg, Catch::Contains("does not support operator Einsum (node 'my_einsum', opset 11"));
+}
+
+TEST_CASE("onnx import errors: opsets outside 7..17") {
+  CHECK_THAT(user_error_of([] { graph::import_onnx_bytes(flatten_model(18).bytes(), "o.onnx", {{"x", {1, 3, 4, 4}}}); }),
+             Catch::Contains("uses ONNX opset 18; kiln reads opsets 7 to 17"));
+}
+
+TEST_CASE("onnx import errors: inputs") {
+  const std::string m = flatten_model().bytes();
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(m, "f.onnx", kNoShapes); }),
+             Catch::Contains("input 'x' of f.onnx has a symbolic extent 'N' in dimension 0; fix it with --input x=SHAPE"));
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(m, "f.onnx", {{"x", {1, 3, 4, 4}}, {"z", {1}}}); }),
+             Catch::Contains("--input z: model 'f.onnx' has no input called 'z' (its inputs: x)"));
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(m, "f.onnx", {{"x", {1, 3, 5, 4}}}); }),
+             Catch::Contains("has extent 4 in dimension 2, but --input gives 1x3x5x4"));
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(m, "f.onnx", {{"x", {1, 3, 4}}}); }),
+             Catch::Contains("has 4 dimensions, but --input gives 3"));
+  CHECK_THAT(user_error_of([] { graph::parse_input_option("x1x3"); }), Catch::Contains("write NAME=SHAPE"));
+  CHECK_THAT(user_error_of([] { graph::parse_input_option("x=1x0x3"); }), Catch::Contains("is not a shape"));
+  CHECK_THAT(user_error_of([] { graph::parse_input_option("x=1xx3"); }), Catch::Contains("is not a shape"));
+  CHECK(graph::parse_input_option("img=1x3x48x192").second == std::vector<int64_t>{1, 3, 48, 192});
+}
+
+TEST_CASE("onnx import errors: malformed graphs") {
+  OnnxBuilder undefined;
+  undefined.input("x", {2}).node("Relu", {"nothing"}, {"y"}, {}, "r").output("y");
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(undefined.bytes(), "m.onnx", kNoShapes); }),
+             Catch::Contains("reads tensor 'nothing', which no earlier node, input or initializer defines"));
+  OnnxBuilder twice;
+  twice.input("x", {2}).node("Relu", {"x"}, {"y"}).node("Relu", {"x"}, {"y"}).output("y");
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(twice.bytes(), "m.onnx", kNoShapes); }),
+             Catch::Contains("writes tensor 'y', which is already defined"));
+  OnnxBuilder no_out;
+  no_out.input("x", {2}).node("Relu", {"x"}, {"y"}).output("z");
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(no_out.bytes(), "m.onnx", kNoShapes); }),
+             Catch::Contains("returns tensor 'z', which nothing defines"));
+}
+
+TEST_CASE("onnx import errors: compile-time inputs, shapes and attributes") {
+  OnnxBuilder dyn;
+  dyn.input("x", {2, 6}).input("shape", {2}, onnx::TensorProto::INT64).node("Reshape", {"x", "shape"}, {"y"}, {}, "rs").output("y");
+  graph::Graph g1 = graph::import_onnx_bytes(dyn.bytes(), "d.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g1); }),
+             Catch::Contains("Reshape node 'rs' (opset 13) takes its shape from tensor 'shape', which kiln cannot compute "
+                             "before the network runs"));
+  OnnxBuilder bad_reshape;
+  bad_reshape.input("x", {2, 6}).ints("shape", {5, -1}).node("Reshape", {"x", "shape"}, {"y"}, {}, "rs").output("y");
+  graph::Graph g2 = graph::import_onnx_bytes(bad_reshape.bytes(), "r.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g2); }), Catch::Contains("cannot reshape 2x6 into 5x-1"));
+  OnnxBuilder bcast;
+  bcast.input("a", {2, 3}).input("b", {4}).node("Add", {"a", "b"}, {"y"}, {}, "add").output("y");
+  graph::Graph g3 = graph::import_onnx_bytes(bcast.bytes(), "b.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g3); }), Catch::Contains("cannot broadcast shapes 2x3 and 4"));
+  OnnxBuilder resize;
+  resize.input("x", {1, 1, 2, 2}).weight("scales", {4}, {1, 1, 2, 2})
+      .node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("cubic")}}, "rz").output("y");
+  graph::Graph g4 = graph::import_onnx_bytes(resize.bytes(), "z.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g4); }), Catch::Contains("Resize node 'rz' (opset 13) has mode 'cubic'"));
+}
