@@ -70,16 +70,22 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   user_check(o.samples >= 1) << "--samples must be at least 1";
   user_check(o.samples == 1 || o.in_files.empty()) << "--samples draws random inputs; it does not go with --in";
   graph::Graph g = graph::import_onnx(o.model, o.input_shapes);
+  const int model_nodes = static_cast<int>(g.nodes.size());
   graph::ExecutorOptions eo;
   eo.db_path = o.db;
   graph::Executor ex(std::move(g), eo);
 
   ModelRunResult r;
   const graph::Graph& gr = ex.graph();
+  r.model_nodes = model_nodes;
+  r.folded_affine = ex.pass_stats().folded_affine;
+  r.fused_activations = ex.pass_stats().fused_activation;
+  r.fused_biases = ex.pass_stats().fused_bias;
   r.nodes = static_cast<int>(gr.nodes.size());
   r.folded = ex.folded_nodes();
   r.steps = static_cast<int>(ex.steps().size());
-  r.views = r.nodes - r.folded - r.steps;
+  for (const auto& s : ex.steps()) r.fused_elementwise += s.fused_nodes - 1;
+  r.views = r.nodes - r.folded - r.steps - r.fused_elementwise;
   r.distinct_kernels = ex.distinct_kernels();
   for (const auto& s : ex.steps()) {
     if (s.config_source == "database") ++r.tuned_steps;

@@ -39,9 +39,12 @@ int run_model_command(RunModelOptions& o) {
   const ModelRunResult r = run_model(o.run);
   nlohmann::json j;
   j["model"] = o.run.model;
+  j["model_nodes"] = r.model_nodes;
+  j["passes"] = {{"folded_affine", r.folded_affine}, {"fused_activations", r.fused_activations}, {"fused_biases", r.fused_biases}};
   j["nodes"] = r.nodes;
   j["folded"] = r.folded;
   j["views"] = r.views;
+  j["fused_elementwise"] = r.fused_elementwise;
   j["kernels"] = {{"steps", r.steps}, {"distinct", r.distinct_kernels}, {"tuned", r.tuned_steps},
                   {"default", r.default_steps}, {"generic", r.generic_steps}};
   j["compile_s"] = r.compile_s;
@@ -64,8 +67,11 @@ int run_model_command(RunModelOptions& o) {
   if (o.json) {
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << o.run.model << ": " << r.nodes << " nodes, " << r.folded << " folded at compile time, " << r.views
-              << " views; " << r.steps << " kernels (" << r.distinct_kernels << " distinct; " << r.tuned_steps
+    std::cout << o.run.model << ": " << r.model_nodes << " nodes; passes folded " << r.folded_affine
+              << " batch norms and per-channel affines into convolutions, fused " << r.fused_activations
+              << " activations and " << r.fused_biases << " biases; " << r.nodes << " nodes left: " << r.folded
+              << " folded at compile time, " << r.views << " views, " << r.fused_elementwise
+              << " fused into element-wise kernels; " << r.steps << " kernels (" << r.distinct_kernels << " distinct; " << r.tuned_steps
               << " tuned, " << r.default_steps << " default configs, " << r.generic_steps << " generic), compiled in "
               << std::fixed << std::setprecision(1) << r.compile_s << " s\n";
     std::cout << "  memory: " << mib(r.peak_bytes) << " in " << r.buffers << " shared buffers, for "

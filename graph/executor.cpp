@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "base/error.h"
 #include "codegen/build.h"
@@ -32,6 +34,7 @@ std::string kernel_key(LoweredFunc f) {
 }  // namespace
 
 Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
+  if (options.optimize) pass_stats_ = optimize(g_);
   inferred_ = infer_and_fold(g_);
   const Target target = Target::host();
   const CpuInfo cpu = cpu_info_for(target);
@@ -42,12 +45,17 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   std::vector<int> root(g_.values.size());
   for (size_t v = 0; v < root.size(); ++v) root[v] = static_cast<int>(v);
 
+  FusedGroups fused;
+  fused.absorbed.assign(g_.nodes.size(), false);
+  if (options.fuse) fused = fuse_elementwise();
+
   std::vector<LoweredFunc> funcs;
   std::map<std::string, std::string> kernel_names;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    if (inferred_.folded[i]) continue;
+    if (inferred_.folded[i] || fused.absorbed[i]) continue;
     const Node& n = g_.nodes[i];
-    const NodeCompute& c = inferred_.computes[i];
+    const bool is_group = fused.groups.count(static_cast<int>(i)) > 0;
+    const NodeCompute& c = is_group ? fused.groups.at(static_cast<int>(i)).compute : inferred_.computes[i];
     if (c.is_view && !g_.values[static_cast<size_t>(n.inputs[0])].constant) {
       root[static_cast<size_t>(n.outputs[0])] = root[static_cast<size_t>(n.inputs[0])];
       continue;
@@ -73,8 +81,19 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
       sched = generic_schedule(ins, c.outputs, cpu);
       step.config_source = "generic";
     }
-    for (size_t k = 0; k < c.inputs.size(); ++k)
-      if (c.inputs[k].defined()) step.args.push_back(n.inputs[k]);
+    if (is_group) {
+      const FusedGroup& grp = fused.groups.at(static_cast<int>(i));
+      std::vector<Tensor> ins;
+      for (const auto& [t, v] : grp.feeds) {
+        ins.push_back(t);
+        step.args.push_back(v);
+      }
+      sched = generic_schedule(ins, c.outputs, cpu);
+      step.fused_nodes = grp.members;
+    } else {
+      for (size_t k = 0; k < c.inputs.size(); ++k)
+        if (c.inputs[k].defined()) step.args.push_back(n.inputs[k]);
+    }
     for (size_t k = 0; k < c.outputs.size(); ++k) step.args.push_back(n.outputs[k]);
     LoweredFunc f = lower(*sched.schedule, sched.args, "kernel");
     const std::string key = kernel_key(f);
@@ -125,6 +144,76 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
 }
 
 Executor::~Executor() = default;
+
+bool Executor::fusable(size_t i) const {
+  const NodeCompute& c = inferred_.computes[i];
+  return !inferred_.folded[i] && !c.op && !c.is_view && !c.shape_only && c.outputs.size() == 1 &&
+         g_.nodes[i].outputs.size() == 1;
+}
+
+Executor::FusedGroups Executor::fuse_elementwise() const {
+  FusedGroups out;
+  out.absorbed.assign(g_.nodes.size(), false);
+  std::vector<int> producer(g_.values.size(), -1), readers(g_.values.size(), 0);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (inferred_.folded[i]) continue;
+    for (int v : g_.nodes[i].outputs) producer[static_cast<size_t>(v)] = static_cast<int>(i);
+    for (int v : g_.nodes[i].inputs)
+      if (v >= 0) ++readers[static_cast<size_t>(v)];
+  }
+  for (int v : g_.outputs) ++readers[static_cast<size_t>(v)];
+  // A generic node's output that only the next generic node reads is
+  // computed inside that node's kernel when the consumer reads each of its
+  // elements once: it has as many elements as the consumer's output (an
+  // element-wise chain), or the consumer reduces it. (A broadcast would
+  // recompute it per use, and so would a convolution or product.)
+  static const std::set<std::string> reductions = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                                                   "GlobalAveragePool", "GlobalMaxPool"};
+  auto absorbable = [&](size_t consumer, int v) {
+    const int p = v < 0 ? -1 : producer[static_cast<size_t>(v)];
+    if (p < 0 || !fusable(static_cast<size_t>(p)) || readers[static_cast<size_t>(v)] != 1) return false;
+    const int64_t in = g_.values[static_cast<size_t>(v)].num_elements();
+    const int64_t out = g_.values[static_cast<size_t>(g_.nodes[consumer].outputs[0])].num_elements();
+    return in == out || (in > out && reductions.count(g_.nodes[consumer].op_type));
+  };
+  std::vector<bool> has_absorbed(g_.nodes.size(), false);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (!fusable(i)) continue;
+    for (int v : g_.nodes[i].inputs)
+      if (absorbable(i, v)) {
+        out.absorbed[static_cast<size_t>(producer[static_cast<size_t>(v)])] = true;
+        has_absorbed[i] = true;
+      }
+  }
+  // Each group is rebuilt depth first, its nodes' placeholders named by
+  // their order in the group, so that equal groups lower to equal kernels.
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (!has_absorbed[i] || out.absorbed[i]) continue;
+    FusedGroup grp;
+    int counter = 0;
+    std::function<Tensor(size_t)> build = [&](size_t node) {
+      const Node& n = g_.nodes[node];
+      NodeInputs given;
+      given.tensors.resize(n.inputs.size());
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const int v = n.inputs[k];
+        if (v >= 0 && out.absorbed[static_cast<size_t>(std::max(producer[static_cast<size_t>(v)], 0))] &&
+            absorbable(node, v))
+          given.tensors[k] = build(static_cast<size_t>(producer[static_cast<size_t>(v)]));
+      }
+      given.prefix = "f" + std::to_string(counter++) + "_";
+      NodeCompute c = node_compute(g_, n, given);
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (c.inputs[k].defined() && !given.tensors[k].defined()) grp.feeds.emplace_back(c.inputs[k], n.inputs[k]);
+      ++grp.members;
+      if (node == i) grp.compute = c;
+      return c.outputs[0];
+    };
+    build(i);
+    out.groups.emplace(static_cast<int>(i), std::move(grp));
+  }
+  return out;
+}
 
 int Executor::folded_nodes() const {
   return static_cast<int>(std::count(inferred_.folded.begin(), inferred_.folded.end(), true));

@@ -5,11 +5,13 @@
 // lifetime.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/passes.h"
 #include "graph/shape_inference.h"
 #include "runtime/ndarray.h"
 
@@ -21,6 +23,8 @@ namespace kiln::graph {
 
 struct ExecutorOptions {
   std::string db_path;  // tuning database ("" for none)
+  bool optimize = true; // run graph/passes.h first
+  bool fuse = true;     // fuse element-wise chains into one kernel
 };
 
 // One compiled node of the plan.
@@ -30,6 +34,7 @@ struct PlanStep {
   std::string workload;      // the operator family's workload, "" for a generic schedule
   std::string config_source; // "database", "default" or "generic"
   std::vector<int> args;     // value ids: inputs read, then outputs
+  int fused_nodes = 1;       // nodes computed by this kernel (element-wise chains fuse)
 };
 
 struct MemoryPlan {
@@ -52,6 +57,7 @@ class Executor {
   const MemoryPlan& memory() const { return memory_; }
   int distinct_kernels() const { return distinct_kernels_; }
   int folded_nodes() const;
+  const PassStats& pass_stats() const { return pass_stats_; }
   // The runtime element type of graph input `value`.
   rt::DataType input_dtype(int value) const;
   double compile_seconds() const { return compile_seconds_; }
@@ -63,6 +69,19 @@ class Executor {
   void run_again();
 
  private:
+  // Element-wise fusion: which nodes another node's kernel computes, and the
+  // rebuilt computation of each node that absorbed others.
+  struct FusedGroup {
+    NodeCompute compute;
+    std::vector<std::pair<Tensor, int>> feeds;  // placeholder -> value it reads
+    int members = 0;
+  };
+  struct FusedGroups {
+    std::vector<bool> absorbed;
+    std::map<int, FusedGroup> groups;
+  };
+  bool fusable(size_t node) const;
+  FusedGroups fuse_elementwise() const;
   void* address(int value) const;
   void plan_memory();
 
@@ -80,6 +99,7 @@ class Executor {
   std::vector<int> owned_of_;
   std::vector<int> outputs_root_;  // per graph output, the value holding it
   MemoryPlan memory_;
+  PassStats pass_stats_;
   int distinct_kernels_ = 0;
   double compile_seconds_ = 0;
 };

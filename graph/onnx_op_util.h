@@ -15,7 +15,8 @@ namespace kiln::graph {
 // user_error naming the node.
 class NodeArgs {
  public:
-  NodeArgs(const Graph& g, const Node& n) : g_(g), n_(n) {}
+  NodeArgs(const Graph& g, const Node& n, const NodeInputs& given) : g_(g), n_(n), given_(given) {}
+  const NodeInputs& given() const { return given_; }
   const Node& node() const { return n_; }
   int opset() const { return g_.opset; }
   std::string what() const { return g_.describe(n_); }
@@ -43,6 +44,7 @@ class NodeArgs {
  private:
   const Graph& g_;
   const Node& n_;
+  const NodeInputs& given_;
 };
 
 // Index variables as the expressions a tensor read takes.

@@ -92,7 +92,9 @@ std::string tensor_name(size_t i) { return "in" + std::to_string(i); }
 
 Tensor input_placeholder(const NodeArgs& a, int i) {
   const Value& v = a.input(i);
-  return placeholder(te_shape(v.shape), v.dtype, tensor_name(static_cast<size_t>(i)));
+  const auto& given = a.given().tensors;
+  if (static_cast<size_t>(i) < given.size() && given[static_cast<size_t>(i)].defined()) return given[static_cast<size_t>(i)];
+  return placeholder(te_shape(v.shape), v.dtype, a.given().prefix + tensor_name(static_cast<size_t>(i)));
 }
 
 std::vector<int64_t> broadcast_shapes(const NodeArgs& a, const std::vector<int64_t>& x,
@@ -164,7 +166,7 @@ const std::map<std::string, OpBuilder>& op_table() {
 
 }  // namespace
 
-NodeCompute node_compute(const Graph& g, const Node& n) {
+NodeCompute node_compute(const Graph& g, const Node& n, const NodeInputs& given) {
   auto it = op_table().find(n.op_type);
   if (it == op_table().end()) {
     user_error() << "kiln does not support operator " << n.op_type << " (node '" << n.name << "', opset " << g.opset
@@ -174,7 +176,7 @@ NodeCompute node_compute(const Graph& g, const Node& n) {
                       return s;
                     }();
   }
-  NodeArgs args(g, n);
+  NodeArgs args(g, n, given);
   NodeCompute c = it->second(args);
   internal_assert(c.outputs.size() == c.output_shapes.size()) << n.op_type << ": outputs and shapes differ";
   if (c.outputs.size() < n.outputs.size())

@@ -34,10 +34,18 @@ struct NodeCompute {
   bool shape_only = false;
 };
 
+// What a node's inputs are read through: by default placeholders named
+// `prefix` + "in" + index; a defined tensor in `tensors` replaces input i
+// (the executor fuses an element-wise producer into its consumer so).
+struct NodeInputs {
+  std::vector<Tensor> tensors;
+  std::string prefix;
+};
+
 // The node's computation. user_error naming the node and the opset when kiln
 // does not support its operator or an attribute value, or when an input it
 // needs at compile time (a shape, slice bounds) is not constant.
-NodeCompute node_compute(const Graph& g, const Node& n);
+NodeCompute node_compute(const Graph& g, const Node& n, const NodeInputs& given = {});
 
 // The ONNX operators kiln imports, sorted.
 std::vector<std::string> supported_onnx_ops();

@@ -10,6 +10,8 @@
 
 #include "base/error.h"
 #include "graph/onnx_op_util.h"
+#include "graph/passes.h"
+#include "kernels/activation.h"
 
 namespace kiln::graph {
 
@@ -36,6 +38,15 @@ std::optional<NodeCompute> as_registry_op(const std::string& workload, const std
   c.output_shapes = {out_shape};
   c.op = std::move(op);
   return c;
+}
+
+// The activation graph/passes.h fused into a node.
+Activation fused_activation(const NodeArgs& a) {
+  const std::string act = a.attr_str(kFusedActivation, "");
+  for (Activation k : {Activation::kRelu, Activation::kRelu6, Activation::kHardSwish, Activation::kHardSigmoid})
+    if (act == activation_flag(k)) return k;
+  if (!act.empty()) a.fail("has an unknown fused activation '" + act + "'");
+  return Activation::kNone;
 }
 
 // Window geometry of a convolution or pooling over the spatial axes 2...
@@ -116,6 +127,7 @@ NodeCompute conv(const NodeArgs& a) {
     a.fail("has weights " + shape_str(ws) + " that do not fit " + std::to_string(C) + " input channels in " + std::to_string(groups) + " groups");
   const Window w = window_of(a, in, a.attr_ints("kernel_shape", std::vector<int64_t>(ws.begin() + 2, ws.end())), false);
   const bool bias = a.has_input(2);
+  const Activation act = fused_activation(a);
   std::vector<int64_t> out_shape = {in[0], K};
   out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
   if (in.size() == 4 && w.uniform() && a.input(0).dtype == DType::f32()) {
@@ -127,6 +139,7 @@ NodeCompute conv(const NodeArgs& a) {
        << ",dilation=" << w.dilation[0];
     if (!depthwise && groups > 1) wl << ",groups=" << groups;
     if (bias) wl << ",bias=1";
+    if (act != Activation::kNone) wl << "," << activation_flag(act) << "=1";
     if (auto c = as_registry_op(wl.str(), out_shape)) return *c;
   }
   // Any other convolution: a direct tensor expression.
@@ -142,8 +155,11 @@ NodeCompute conv(const NodeArgs& a) {
     std::vector<Expr> widx = {i[1], rc->var};
     widx.insert(widx.end(), r.begin(), r.end());
     return sum(tap(x, in, w, {i[0], ci}, o, r, make_zero(x.dtype()), nullptr) * wt(widx), axes);
-  }, bias ? "acc" : "out", "conv");
-  if (bias) out = compute(te_shape(out_shape), [&](const std::vector<Var>& i) { return out(ex(i)) + b(i[1]); }, "out", "elemwise");
+  }, bias || act != Activation::kNone ? "acc" : "out", "conv");
+  if (bias || act != Activation::kNone)
+    out = compute(te_shape(out_shape), [&](const std::vector<Var>& i) {
+      return apply_activation(bias ? out(ex(i)) + b(i[1]) : out(ex(i)), act);
+    }, "out", "elemwise");
   return single_output({x, wt, b}, out, out_shape);
 }
 
@@ -211,9 +227,14 @@ NodeCompute matmul(const NodeArgs& a) {
   const int64_t M = sa.size() >= 2 ? sa[sa.size() - 2] : 1, N = sb.size() >= 2 ? sb.back() : 1;
   if (sa.size() >= 2) out.push_back(M);
   if (sb.size() >= 2) out.push_back(N);
+  // A bias row (graph/passes.h fuses a following Add of a constant row).
+  const bool bias = a.has_input(2);
+  if (bias && (a.input(2).num_elements() != N || sb.size() != 2)) a.fail("has a bias that is not one row of " + std::to_string(N));
   if (f32 && sa.size() >= 2 && sb.size() == 2) {
     const int64_t rows = product(sa, 0, sa.size() - 1);
-    if (auto c = as_registry_op("matmul:M=" + std::to_string(rows) + ",N=" + std::to_string(N) + ",K=" + std::to_string(K), out)) return *c;
+    if (auto c = as_registry_op("matmul:M=" + std::to_string(rows) + ",N=" + std::to_string(N) + ",K=" + std::to_string(K) +
+                                    (bias ? ",bias=1" : ""), out))
+      return *c;
   }
   if (f32 && sa.size() >= 3 && sa.size() == sb.size() && ba == bb) {
     const int64_t B = product(ba, 0, ba.size());
@@ -238,8 +259,11 @@ NodeCompute matmul(const NodeArgs& a) {
     ib.push_back(k->var);
     if (sb.size() >= 2) ib.push_back(i[i.size() - 1]);
     return sum(x(ia) * y(ib), {k});
-  }, "out", "matmul");
-  return single_output({x, y}, t, out);
+  }, bias ? "product" : "out", "matmul");
+  if (!bias) return single_output({x, y}, t, out);
+  Tensor b = input_placeholder(a, 2);
+  Tensor biased = compute_shape(out, [&](const std::vector<Var>& i) { return t(ex(i)) + b(i.back()); }, "out", "elemwise");
+  return single_output({x, y, b}, biased, out);
 }
 
 NodeCompute gemm(const NodeArgs& a) {

@@ -12,54 +12,18 @@
 #include "codegen/runtime_dtype.h"
 #include "graph/executor.h"
 #include "graph/onnx_import.h"
+#include "support/graph_check.h"
 #include "support/onnx_builder.h"
 #include "support/test_seed.h"
 
 using namespace kiln;
 using kiln::test::OnnxBuilder;
+using kiln::test::check_model;
 
 namespace {
 
 using Rng = std::mt19937_64;
 int pick(Rng& rng, std::vector<int> options) { return options[rng() % options.size()]; }
-
-// Runs `b` (inputs of `shapes`, in order) through the executor and through
-// the interpreter; their outputs must agree. Returns the executor.
-std::unique_ptr<graph::Executor> check_model(const OnnxBuilder& b, const std::vector<std::pair<std::string, std::vector<int64_t>>>& shapes,
-                                             uint64_t seed, const std::string& what) {
-  INFO(what);
-  std::map<std::string, std::vector<int64_t>> given(shapes.begin(), shapes.end());
-  std::vector<rt::NDArray> ins;
-  std::vector<HostTensor> host;
-  for (size_t k = 0; k < shapes.size(); ++k) {
-    HostTensor h(DType::f32(), shapes[k].second);
-    h.fill_random(seed + k);
-    rt::NDArray a = rt::NDArray::empty(h.shape, to_runtime_dtype(h.dtype));
-    std::memcpy(a.data(), h.bytes.data(), h.bytes.size());
-    ins.push_back(a);
-    host.push_back(h);
-  }
-  // The reference: every input a constant, so every node folds.
-  graph::Graph ref = graph::import_onnx_bytes(b.bytes(), "model", given);
-  for (size_t k = 0; k < shapes.size(); ++k) ref.values[static_cast<size_t>(ref.inputs[k])].constant = host[k];
-  ref.inputs.clear();
-  graph::InferredGraph inf = graph::infer_and_fold(ref);
-  REQUIRE(std::count(inf.folded.begin(), inf.folded.end(), false) == 0);
-
-  auto ex = std::make_unique<graph::Executor>(graph::import_onnx_bytes(b.bytes(), "model", given), graph::ExecutorOptions{});
-  std::vector<rt::NDArray> outs = ex->run(ins);
-  REQUIRE(outs.size() == ref.outputs.size());
-  for (size_t k = 0; k < outs.size(); ++k) {
-    const HostTensor& want = *ref.values[static_cast<size_t>(ref.outputs[k])].constant;
-    HostTensor got(want.dtype, want.shape);
-    REQUIRE(outs[k].nbytes() == got.bytes.size());
-    std::memcpy(got.bytes.data(), outs[k].data(), got.bytes.size());
-    const std::string diff = compare_tensors(want, got, 1e-4, 1e-5);
-    CHECK(diff.empty());
-    if (!diff.empty()) UNSCOPED_INFO(diff);
-  }
-  return ex;
-}
 
 void random_conv(uint64_t seed) {
   Rng rng(seed);
@@ -176,11 +140,41 @@ TEST_CASE("executor: intermediate tensors share buffers by lifetime") {
     prev = next;
   }
   b.output(prev);
-  auto ex = check_model(b, {{"x", {64, 64}}}, 3, "chain");
+  graph::ExecutorOptions unfused;
+  unfused.fuse = false;
+  auto ex = check_model(b, {{"x", {64, 64}}}, 3, "chain", unfused);
   // Ten 16 KiB tensors, each live for two steps: two buffers suffice.
   CHECK(ex->memory().intermediate_bytes == 10 * 64 * 64 * 4);
   CHECK(ex->memory().buffers == 2);
   CHECK(ex->memory().peak_bytes == 2 * 64 * 64 * 4);
   // Relu and Sigmoid each compile once.
   CHECK(ex->distinct_kernels() == 2);
+  CHECK(ex->steps().size() == 10);
+  // Fused, the chain is one kernel writing only the output.
+  auto fused = check_model(b, {{"x", {64, 64}}}, 3, "fused chain");
+  REQUIRE(fused->steps().size() == 1);
+  CHECK(fused->steps()[0].fused_nodes == 10);
+  CHECK(fused->memory().intermediate_bytes == 64 * 64 * 4);
+}
+
+TEST_CASE("executor: element-wise fusion across branches, broadcasts and reductions") {
+  // Both branches fuse into the Add; the broadcast Mul reads the small Tanh,
+  // which stays a kernel of its own (fused, it would be recomputed per use);
+  // the reduction reads each element once, so the chain before it fuses
+  // into it, and its consumer too.
+  OnnxBuilder b(13);
+  b.input("a", {3, 5, 7}).input("c", {3, 5, 7}).input("s", {3, 1, 7})
+      .node("Relu", {"a"}, {"ra"}).node("Sigmoid", {"ra"}, {"sa"})
+      .node("Relu", {"c"}, {"rc"}).node("Sigmoid", {"rc"}, {"sc"})
+      .node("Add", {"sa", "sc"}, {"sum"})
+      .node("Tanh", {"s"}, {"ts"})
+      .node("Mul", {"sum", "ts"}, {"m"})
+      .node("ReduceMean", {"m"}, {"mean"}, {{"axes", std::vector<int64_t>{1}}})
+      .node("Neg", {"mean"}, {"out"})
+      .output("out");
+  auto ex = check_model(b, {{"a", {3, 5, 7}}, {"c", {3, 5, 7}}, {"s", {3, 1, 7}}}, 5, "branches");
+  int fused_nodes = 0;
+  for (const auto& st : ex->steps()) fused_nodes += st.fused_nodes;
+  CHECK(fused_nodes == 9);
+  CHECK(ex->steps().size() == 2);  // Tanh; Relu, Sigmoid x2, Add, Mul, ReduceMean, Neg
 }

@@ -1,0 +1,244 @@
+#include "graph/passes.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace kiln::graph {
+
+namespace {
+
+// Who reads each value (nodes by index; graph outputs count as readers).
+struct Uses {
+  std::vector<std::vector<int>> readers;
+  std::vector<bool> is_output;
+  explicit Uses(const Graph& g) : readers(g.values.size()), is_output(g.values.size(), false) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) readers[static_cast<size_t>(v)].push_back(static_cast<int>(i));
+    for (int v : g.outputs) is_output[static_cast<size_t>(v)] = true;
+  }
+  // The only node reading v, or -1.
+  int sole_reader(int v) const {
+    const auto& r = readers[static_cast<size_t>(v)];
+    if (is_output[static_cast<size_t>(v)] || r.size() != 1) return -1;
+    return r[0];
+  }
+};
+
+const HostTensor* constant_of(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+  const Value& v = g.values[static_cast<size_t>(n.inputs[i])];
+  return v.constant && v.dtype == DType::f32() ? &*v.constant : nullptr;
+}
+
+// A constant that holds one value per output channel K of a 2-D
+// convolution's [N,K,H,W] output (shape [K,1,1] or [1,K,1,1]) or a single
+// value: its K values, else empty.
+std::vector<double> per_channel(const HostTensor& c, int64_t K) {
+  if (c.num_elements() == 1) return std::vector<double>(static_cast<size_t>(K), c.get_float(0));
+  const std::vector<int64_t>& s = c.shape;
+  const bool channel = (s.size() == 3 && s[0] == K && s[1] == 1 && s[2] == 1) ||
+                       (s.size() == 4 && s[0] == 1 && s[1] == K && s[2] == 1 && s[3] == 1);
+  std::vector<double> v;
+  if (!channel) return v;
+  for (int64_t k = 0; k < K; ++k) v.push_back(c.get_float(k));
+  return v;
+}
+
+int add_constant(Graph& g, const std::string& name, HostTensor t) {
+  Value v;
+  v.name = name;
+  v.dtype = t.dtype;
+  v.shape = t.shape;
+  v.shape_known = true;
+  v.constant = std::move(t);
+  return g.add_value(std::move(v));
+}
+
+// conv(x) * s + b per output channel, folded into the conv's weights and bias.
+void fold_into_conv(Graph& g, Node& conv, const std::vector<double>& scale, const std::vector<double>& shift) {
+  const HostTensor& w = *constant_of(g, conv, 1);
+  const int64_t K = w.shape[0], per_k = w.num_elements() / K;
+  HostTensor nw(DType::f32(), w.shape), nb(DType::f32(), {K});
+  const HostTensor* b = constant_of(g, conv, 2);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t i = 0; i < per_k; ++i) nw.set_float(k * per_k + i, w.get_float(k * per_k + i) * scale[static_cast<size_t>(k)]);
+    const double old = b ? b->get_float(k) : 0.0;
+    nb.set_float(k, old * scale[static_cast<size_t>(k)] + shift[static_cast<size_t>(k)]);
+  }
+  conv.inputs.resize(3);
+  conv.inputs[1] = add_constant(g, conv.name + ":folded_weight", std::move(nw));
+  conv.inputs[2] = add_constant(g, conv.name + ":folded_bias", std::move(nb));
+}
+
+bool conv_foldable(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || n.attrs.count(kFusedActivation)) return false;
+  const HostTensor* w = constant_of(g, n, 1);
+  return w && w->shape.size() == 4 && (n.inputs.size() < 3 || n.inputs[2] < 0 || constant_of(g, n, 2));
+}
+
+double scalar_const(const Graph& g, const Node& n, size_t i, bool* ok) {
+  const HostTensor* c = constant_of(g, n, i);
+  *ok = c && c->num_elements() == 1;
+  return *ok ? c->get_float(0) : 0.0;
+}
+
+// The activation `n` applies to value x, or "" (with the nodes it spans).
+std::string activation_after(const Graph& g, const Uses& uses, int x, std::vector<int>* span) {
+  const auto& readers = uses.readers[static_cast<size_t>(x)];
+  if (uses.is_output[static_cast<size_t>(x)]) return "";
+  if (readers.size() == 1) {
+    const Node& n = g.nodes[static_cast<size_t>(readers[0])];
+    span->assign({readers[0]});
+    if (n.op_type == "Relu") return "relu";
+    if (n.op_type == "HardSwish") return "hswish";
+    if (n.op_type == "HardSigmoid") {
+      auto a = n.attrs.find("alpha"), b = n.attrs.find("beta");
+      const double alpha = a == n.attrs.end() ? 0.2 : std::get<double>(a->second);
+      const double beta = b == n.attrs.end() ? 0.5 : std::get<double>(b->second);
+      if (std::abs(alpha - 1.0 / 6.0) < 1e-6 && beta == 0.5) return "hsigmoid";
+    }
+    if (n.op_type == "Clip") {
+      double lo = -1, hi = -1;
+      bool ok_lo = true, ok_hi = true;
+      if (g.opset < 11) {
+        auto a = n.attrs.find("min"), b = n.attrs.find("max");
+        ok_lo = a != n.attrs.end();
+        ok_hi = b != n.attrs.end();
+        if (ok_lo) lo = std::get<double>(a->second);
+        if (ok_hi) hi = std::get<double>(b->second);
+      } else {
+        lo = scalar_const(g, n, 1, &ok_lo);
+        hi = scalar_const(g, n, 2, &ok_hi);
+      }
+      if (ok_lo && ok_hi && lo == 0.0 && hi == 6.0) return "relu6";
+    }
+    return "";
+  }
+  // Hard-swish as exporters spell it: Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6).
+  if (readers.size() != 2) return "";
+  int add = -1, mul = -1;
+  for (int r : readers) {
+    const std::string& op = g.nodes[static_cast<size_t>(r)].op_type;
+    if (op == "Add") add = r;
+    if (op == "Mul") mul = r;
+  }
+  if (add < 0 || mul < 0) return "";
+  const Node& a = g.nodes[static_cast<size_t>(add)];
+  bool ok = false;
+  const int three_at = a.inputs[0] == x ? 1 : 0;
+  if (scalar_const(g, a, static_cast<size_t>(three_at), &ok) != 3.0 || !ok) return "";
+  const int clip = uses.sole_reader(a.outputs[0]);
+  if (clip < 0) return "";
+  const Node& c = g.nodes[static_cast<size_t>(clip)];
+  if (c.op_type != "Clip") return "";
+  std::vector<int> ignored;
+  if (activation_after(g, uses, a.outputs[0], &ignored) != "relu6") return "";
+  const Node& m = g.nodes[static_cast<size_t>(mul)];
+  if (!((m.inputs[0] == x && m.inputs[1] == c.outputs[0]) || (m.inputs[1] == x && m.inputs[0] == c.outputs[0]))) return "";
+  const int div = uses.sole_reader(m.outputs[0]);
+  if (div < 0) return "";
+  const Node& d = g.nodes[static_cast<size_t>(div)];
+  if (d.op_type != "Div" || d.inputs[0] != m.outputs[0] || scalar_const(g, d, 1, &ok) != 6.0 || !ok) return "";
+  if (uses.sole_reader(c.outputs[0]) != mul) return "";
+  span->assign({add, clip, mul, div});
+  return "hswish";
+}
+
+}  // namespace
+
+PassStats optimize(Graph& g) {
+  PassStats st;
+  std::set<int> removed;
+  auto rebuild = [&]() {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!removed.count(static_cast<int>(i))) kept.push_back(std::move(g.nodes[i]));
+    g.nodes = std::move(kept);
+    removed.clear();
+  };
+
+  // 1. Per-channel affine arithmetic after a convolution folds into it.
+  for (bool changed = true; changed;) {
+    changed = false;
+    Uses uses(g);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& conv = g.nodes[i];
+      if (removed.count(static_cast<int>(i)) || !conv_foldable(g, conv)) continue;
+      const int next = uses.sole_reader(conv.outputs[0]);
+      if (next < 0 || removed.count(next)) continue;
+      const Node& n = g.nodes[static_cast<size_t>(next)];
+      const int64_t K = constant_of(g, conv, 1)->shape[0];
+      std::vector<double> scale(static_cast<size_t>(K), 1.0), shift(static_cast<size_t>(K), 0.0);
+      if (n.op_type == "BatchNormalization" && n.outputs.size() == 1) {
+        const HostTensor *s = constant_of(g, n, 1), *b = constant_of(g, n, 2), *mean = constant_of(g, n, 3),
+                         *var = constant_of(g, n, 4);
+        if (!s || !b || !mean || !var || s->num_elements() != K) continue;
+        auto eps = n.attrs.find("epsilon");
+        const double e = eps == n.attrs.end() ? 1e-5 : std::get<double>(eps->second);
+        for (int64_t k = 0; k < K; ++k) {
+          scale[static_cast<size_t>(k)] = s->get_float(k) / std::sqrt(var->get_float(k) + e);
+          shift[static_cast<size_t>(k)] = b->get_float(k) - mean->get_float(k) * scale[static_cast<size_t>(k)];
+        }
+      } else if ((n.op_type == "Mul" || n.op_type == "Add") && n.inputs.size() == 2) {
+        const size_t other = n.inputs[0] == conv.outputs[0] ? 1 : 0;
+        const HostTensor* c = constant_of(g, n, other);
+        if (!c) continue;
+        const std::vector<double> v = per_channel(*c, K);
+        if (v.empty()) continue;
+        (n.op_type == "Mul" ? scale : shift) = v;
+      } else {
+        continue;
+      }
+      fold_into_conv(g, conv, scale, shift);
+      conv.outputs[0] = n.outputs[0];
+      removed.insert(next);
+      ++st.folded_affine;
+      changed = true;
+    }
+    rebuild();
+  }
+
+  // 2. Activations fuse into the convolution's epilogue.
+  {
+    Uses uses(g);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& conv = g.nodes[i];
+      if (conv.op_type != "Conv" || conv.attrs.count(kFusedActivation)) continue;
+      std::vector<int> span;
+      const std::string act = activation_after(g, uses, conv.outputs[0], &span);
+      if (act.empty()) continue;
+      conv.attrs[kFusedActivation] = act;
+      conv.outputs[0] = g.nodes[static_cast<size_t>(span.back())].outputs[0];
+      removed.insert(span.begin(), span.end());
+      ++st.fused_activation;
+    }
+    rebuild();
+  }
+
+  // 3. A constant row added to a matrix product becomes its bias.
+  {
+    Uses uses(g);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& mm = g.nodes[i];
+      if (mm.op_type != "MatMul" || mm.inputs.size() != 2) continue;
+      const int next = uses.sole_reader(mm.outputs[0]);
+      if (next < 0) continue;
+      const Node& add = g.nodes[static_cast<size_t>(next)];
+      if (add.op_type != "Add") continue;
+      const size_t other = add.inputs[0] == mm.outputs[0] ? 1 : 0;
+      const HostTensor* c = constant_of(g, add, other);
+      const Value& b = g.values[static_cast<size_t>(mm.inputs[1])];
+      if (!c || c->shape.size() != 1 || !b.constant || b.shape.size() != 2 || c->shape[0] != b.shape[1]) continue;
+      mm.inputs.push_back(add.inputs[other]);
+      mm.outputs[0] = add.outputs[0];
+      removed.insert(next);
+      ++st.fused_bias;
+    }
+    rebuild();
+  }
+  return st;
+}
+
+}  // namespace kiln::graph

@@ -1,0 +1,104 @@
+// The graph passes (graph/passes.h): each rewrite is checked against the
+// interpreter on the model as imported, and that it happened.
+#include <catch2/catch.hpp>
+
+#include "graph/passes.h"
+#include "support/graph_check.h"
+
+using namespace kiln;
+using kiln::test::check_model;
+using kiln::test::OnnxBuilder;
+
+namespace {
+
+// x[1,C,H,W] -> Conv (3x3, pad 1, K channels, optional bias).
+OnnxBuilder conv_model(int opset, int64_t C, int64_t K, bool bias) {
+  OnnxBuilder b(opset);
+  b.input("x", {1, C, 9, 7}).weight("w", {K, C, 3, 3}, {}, 2);
+  std::vector<std::string> ins = {"x", "w"};
+  if (bias) {
+    b.weight("b", {K}, {}, 3);
+    ins.push_back("b");
+  }
+  b.node("Conv", ins, {"c"}, {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  return b;
+}
+
+std::unique_ptr<graph::Executor> run(const OnnxBuilder& b, int64_t C, const std::string& what) {
+  return check_model(b, {{"x", {1, C, 9, 7}}}, 4, what);
+}
+
+}  // namespace
+
+TEST_CASE("passes: batch normalization folds into the convolution before it") {
+  for (bool bias : {false, true}) {
+    OnnxBuilder b = conv_model(9, 3, 5, bias);
+    b.weight("scale", {5}, {}, 5).weight("shift", {5}, {}, 6).weight("mean", {5}, {}, 7)
+        .weight("var", {5}, {0.5f, 1.f, 2.f, 0.25f, 3.f})
+        .node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"}, {{"epsilon", 1e-3f}})
+        .output("y");
+    auto ex = run(b, 3, bias ? "bn after conv with bias" : "bn after conv");
+    CHECK(ex->pass_stats().folded_affine == 1);
+    CHECK(ex->steps().size() == 1);
+  }
+}
+
+TEST_CASE("passes: per-channel Mul and Add fold, a broadcast over the wrong axis does not") {
+  OnnxBuilder b = conv_model(11, 4, 6, true);
+  b.weight("m", {6, 1, 1}, {}, 8).weight("a", {1, 6, 1, 1}, {}, 9)
+      .node("Mul", {"c", "m"}, {"cm"}).node("Add", {"a", "cm"}, {"y"}).output("y");
+  auto ex = run(b, 4, "conv * m + a");
+  CHECK(ex->pass_stats().folded_affine == 2);
+  CHECK(ex->steps().size() == 1);
+
+  OnnxBuilder w = conv_model(11, 4, 6, false);
+  w.weight("m", {7}, {}, 8).node("Mul", {"c", "m"}, {"y"}).output("y");  // broadcasts over W
+  auto ex2 = run(w, 4, "conv * row");
+  CHECK(ex2->pass_stats().folded_affine == 0);
+}
+
+TEST_CASE("passes: activations fuse into the convolution's epilogue") {
+  struct Case {
+    std::string name;
+    std::function<void(OnnxBuilder&)> tail;
+  };
+  const std::vector<Case> cases = {
+      {"relu", [](OnnxBuilder& b) { b.node("Relu", {"c"}, {"y"}); }},
+      {"relu6 (Clip 0..6, opset 11 inputs)",
+       [](OnnxBuilder& b) { b.weight("lo", {}, {0.f}).weight("hi", {}, {6.f}).node("Clip", {"c", "lo", "hi"}, {"y"}); }},
+      {"hard-sigmoid 1/6", [](OnnxBuilder& b) { b.node("HardSigmoid", {"c"}, {"y"}, {{"alpha", 1.f / 6.f}, {"beta", 0.5f}}); }},
+      {"hard-swish as exporters spell it",
+       [](OnnxBuilder& b) {
+         b.weight("three", {}, {3.f}).weight("lo", {}, {0.f}).weight("hi", {}, {6.f}).weight("six", {}, {6.f})
+             .node("Add", {"c", "three"}, {"c3"}).node("Clip", {"c3", "lo", "hi"}, {"r6"})
+             .node("Mul", {"c", "r6"}, {"m"}).node("Div", {"m", "six"}, {"y"});
+       }},
+  };
+  for (const Case& k : cases) {
+    OnnxBuilder b = conv_model(11, 3, 8, true);
+    k.tail(b);
+    b.output("y");
+    auto ex = run(b, 3, k.name);
+    CHECK(ex->pass_stats().fused_activation == 1);
+    REQUIRE(ex->steps().size() == 1);
+    CHECK(ex->steps()[0].workload.find("=1") != std::string::npos);
+  }
+  // HardSigmoid with another slope stays a node of its own.
+  OnnxBuilder b = conv_model(11, 3, 8, true);
+  b.node("HardSigmoid", {"c"}, {"y"}, {{"alpha", 0.2f}, {"beta", 0.5f}}).output("y");
+  CHECK(run(b, 3, "hard-sigmoid 0.2")->pass_stats().fused_activation == 0);
+  // A conv output read elsewhere too is not fused.
+  OnnxBuilder two = conv_model(11, 3, 8, true);
+  two.node("Relu", {"c"}, {"r"}).node("Add", {"r", "c"}, {"y"}).output("y");
+  CHECK(run(two, 3, "relu with a second reader")->pass_stats().fused_activation == 0);
+}
+
+TEST_CASE("passes: a constant row added to a MatMul becomes its bias") {
+  OnnxBuilder b(13);
+  b.input("x", {2, 5, 12}).weight("w", {12, 7}, {}, 2).weight("bias", {7}, {}, 3)
+      .node("MatMul", {"x", "w"}, {"mm"}).node("Add", {"mm", "bias"}, {"y"}).output("y");
+  auto ex = check_model(b, {{"x", {2, 5, 12}}}, 6, "matmul + bias");
+  CHECK(ex->pass_stats().fused_bias == 1);
+  REQUIRE(ex->steps().size() == 1);
+  CHECK(ex->steps()[0].workload.find("bias=1") != std::string::npos);
+}
