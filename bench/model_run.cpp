@@ -164,6 +164,21 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   }
   for (const auto& c : r.outputs) r.match = r.match && c.match;
 
+  if (o.profile > 0) {
+    ex.run(first_inputs);
+    rt::TimeOptions t;
+    t.repeat = 3;
+    t.min_repeat_ms = 10;
+    const std::vector<double> ms = ex.time_steps(t);
+    for (size_t s = 0; s < ms.size(); ++s) {
+      const graph::PlanStep& st = ex.steps()[s];
+      const graph::Node& n = gr.nodes[static_cast<size_t>(st.node)];
+      r.profile.push_back({n.name, n.op_type, st.workload, st.config_source, st.fused_nodes, ms[s]});
+      r.profile_total_ms += ms[s];
+    }
+    std::stable_sort(r.profile.begin(), r.profile.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+    if (static_cast<int>(r.profile.size()) > o.profile) r.profile.resize(static_cast<size_t>(o.profile));
+  }
   if (o.time) {
     rt::TimeResult kt, ot;
     for (int round = 0; round < o.rounds; ++round) {

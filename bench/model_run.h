@@ -24,6 +24,7 @@ struct ModelRunOptions {
   int samples = 1;    // random inputs compared (seeds seed .. seed+samples-1); the first is timed
   uint64_t seed = 1;
   bool time = true;
+  int profile = 0;    // the N slowest kernels, each timed alone (0: none)
   int rounds = 3;     // interleaved timing rounds (kiln, then ONNX Runtime)
   rt::TimeOptions timing{1, 5, 100, 1, 0, false};
 };
@@ -52,6 +53,13 @@ struct ModelRunResult {
   std::vector<ModelOutputCheck> outputs;
   std::optional<rt::TimeResult> kiln_time, ort_time;
   std::string ort_version;
+  struct StepTime {
+    std::string node, op_type, workload, config_source;
+    int fused_nodes = 1;
+    double ms = 0;
+  };
+  std::vector<StepTime> profile;  // slowest first
+  double profile_total_ms = 0;    // every kernel's time alone, summed
   bool match = true;
 };
 

@@ -224,6 +224,27 @@ json roofline_chart(const Roof& roof, const std::map<std::string, std::vector<Ro
   return {{"type", "scatter"}, {"data", {{"datasets", datasets}}}, {"options", o}};
 }
 
+const char* const kModelCurveTitle = "Model tuning: estimated end-to-end latency against trials";
+
+json model_curve_chart(const std::vector<ModelCurveStats>& curves) {
+  json datasets = json::array();
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const ModelCurveStats& c = curves[i];
+    json data = json::array();
+    for (size_t k = 0; k < c.points.size(); ++k)
+      data.push_back({{"x", c.points[k].x}, {"y", c.points[k].y}, {"tip", k < c.tips.size() ? c.tips[k] : ""}});
+    json d = line_dataset(c.label, data, series_color(i));
+    d["stepped"] = "before";  // an estimate holds until the next round has measured its trials
+    if (c.scheduler == "round-robin") d["borderDash"] = {6, 4};
+    datasets.push_back(d);
+  }
+  json o = base_options(kModelCurveTitle);
+  o["scales"] = {{"x", axis("trials (all of the model's tasks)")}, {"y", axis("estimated end-to-end latency (ms)")}};
+  o["scales"]["x"]["min"] = 0;
+  o["plugins"]["legend"] = {{"display", true}};
+  return {{"type", "line"}, {"data", {{"datasets", datasets}}}, {"options", o}};
+}
+
 json bench_chart(const json& bench, const std::vector<std::string>& contenders,
                  const std::map<std::string, std::vector<std::string>>& percent_labels) {
   json labels = json::array(), titles = json::array(), datasets = json::array();

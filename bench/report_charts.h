@@ -52,6 +52,12 @@ nlohmann::json prediction_chart(const std::vector<TaskStats>& tasks, size_t max_
 nlohmann::json errors_chart(const std::vector<TaskStats>& tasks, const std::map<std::string, std::string>& task_labels);
 // Log-log roofline: the roof, kiln's points and each baseline's.
 nlohmann::json roofline_chart(const Roof& roof, const std::map<std::string, std::vector<RooflinePoint>>& points);
+// The title of model_curve_chart.
+extern const char* const kModelCurveTitle;
+// Every `kiln tune-model` job on one axis, one line each: the network's
+// estimated end-to-end latency against the trials of all its tasks, so that
+// schedulers compare at the same number of trials (round-robin dashed).
+nlohmann::json model_curve_chart(const std::vector<ModelCurveStats>& curves);
 // Grouped bars of a bench result: kiln and each baseline per workload in
 // GFLOP/s, with `percent_labels` (per contender, per workload) above the bars.
 nlohmann::json bench_chart(const nlohmann::json& bench, const std::vector<std::string>& contenders,

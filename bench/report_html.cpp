@@ -194,6 +194,46 @@ void bench_section(Page& p, const json& bench, const std::map<std::string, RoofF
   p.html << "</p>\n";
 }
 
+// Every `kiln tune-model` job: one chart of the estimated latency against
+// trials, and a table of what each job did.
+void models_section(Page& p, const std::vector<json>& curves) {
+  std::vector<ModelCurveStats> stats;
+  for (const auto& c : curves) stats.push_back(model_curve_stats(c));
+  // Jobs of the same scheduler, model and database: told apart by their files.
+  std::map<std::string, int> same;
+  for (const auto& s : stats) ++same[s.label];
+  for (auto& s : stats)
+    if (same[s.label] > 1 && !s.file.empty()) s.label += " [" + std::filesystem::path(s.file).filename().string() + "]";
+  p.html << "<h2 id=\"models\">Model tuning</h2>\n";
+  p.chart(model_curve_chart(stats), 340);
+  p.html << "<p class=\"meta\">One line per <code>kiln tune-model --curve</code> file: after each round, the "
+            "network's estimated end-to-end latency (each task's best latency so far times its weight, how often "
+            "the network runs it, plus the kernels no task covers) against the trials of all its tasks. A line "
+            "starts at 0 trials with the estimate before the job; trials count every record of the model's tasks "
+            "in the database, an earlier job's included. Round-robin lines are dashed: compare schedulers at the "
+            "same number of trials.</p>\n";
+  p.html << "<table class=\"sortable\"><thead><tr><th>#</th><th>job</th><th>model</th><th>database</th><th>rounds"
+            "</th><th>trials</th><th>estimated ms</th><th>measured ms, before -&gt; after</th><th>time</th></tr>"
+            "</thead><tbody>\n";
+  auto ms = [](double v) { return std::isfinite(v) ? num(v, 3) : std::string("-"); };
+  for (size_t i = 0; i < stats.size(); ++i) {
+    const ModelCurveStats& s = stats[i];
+    double before = s.measured_before_ms, after = s.measured_after_ms;
+    std::string change;
+    if (std::isfinite(before) && std::isfinite(after) && before > 0)
+      change = " (" + std::string(after <= before ? "" : "+") + num(100 * (after - before) / before, 1) + "%)";
+    p.html << "<tr><td data-v=\"" << i + 1 << "\">" << i + 1 << "</td><td class=\"l\">" << html_escape(s.label)
+           << "</td><td class=\"l\"><code>" << html_escape(s.model) << "</code></td><td class=\"l\"><code>"
+           << html_escape(s.db) << "</code></td><td data-v=\"" << s.rounds << "\">" << s.rounds << "</td><td data-v=\""
+           << s.trials << "\">" << s.trials << "</td><td data-v=\"" << s.final_estimated_ms << "\">"
+           << ms(s.initial_estimated_ms) << " -&gt; " << ms(s.final_estimated_ms) << "</td><td data-v=\""
+           << (std::isfinite(after) ? after : -1) << "\">" << ms(before) << " -&gt; " << ms(after) << change
+           << "</td><td data-v=\"" << (std::isfinite(s.elapsed_s) ? s.elapsed_s : -1) << "\">"
+           << (std::isfinite(s.elapsed_s) ? num(s.elapsed_s, 0) + " s" : std::string("-")) << "</td></tr>\n";
+  }
+  p.html << "</tbody></table>\n";
+}
+
 // Baseline GFLOP/s per workload, from every bench result.
 std::map<std::string, std::map<std::string, double>> baselines_by_workload(const std::vector<json>& benches) {
   std::map<std::string, std::map<std::string, double>> out;
@@ -320,11 +360,9 @@ void search_section(Page& p, const std::vector<TaskStats>& tasks) {
 }
 
 const std::map<std::string, std::string>& section_names() {
-  static const std::map<std::string, std::string> names = {{"machines", "Machines"},
-                                                           {"bench", "Bench"},
-                                                           {"roofline", "Roofline"},
-                                                           {"tuning", "Tuning"},
-                                                           {"search", "Search health"}};
+  static const std::map<std::string, std::string> names = {{"machines", "Machines"},   {"bench", "Bench"},
+                                                           {"models", "Model tuning"}, {"roofline", "Roofline"},
+                                                           {"tuning", "Tuning"},       {"search", "Search health"}};
   return names;
 }
 
@@ -401,19 +439,21 @@ std::string render_report_html(const ReportInput& in) {
   std::vector<TaskStats> tasks = task_stats(in.records, in.flops);
   auto figures = figures_by_target(in);
   Page p;
-  bool empty = tasks.empty() && in.benches.empty();
+  bool empty = tasks.empty() && in.benches.empty() && in.model_curves.empty();
   if (empty) {
     p.html << "<div class=\"empty\"><p><b>Nothing to show yet.</b> The database holds no tuning records.</p><p>Tune "
               "something, then write the report again:</p><pre>kiln tune matmul:M=512,N=512,K=512 --trials 64 --db "
               "kiln.db\nkiln report --db kiln.db --html report.html</pre><p>or compare with the vendor libraries: "
               "<code>kiln bench --suite smoke --db kiln.db --json bench.json</code>, then add <code>--bench "
-              "bench.json</code>.</p></div>\n";
+              "bench.json</code>; or tune a network: <code>kiln tune-model model.onnx --trials 512 --curve "
+              "curve.json</code>, then add <code>--model-curve curve.json</code>.</p></div>\n";
   }
   machines_section(p, in, tasks);
   if (!in.benches.empty()) {
     p.html << "<h2 id=\"bench\">Bench</h2>\n";
     for (const auto& b : in.benches) bench_section(p, b, figures);
   }
+  if (!in.model_curves.empty()) models_section(p, in.model_curves);
   roofline_section(p, in, tasks, figures);
   if (!tasks.empty()) {
     tuning_section(p, in, tasks, figures);
@@ -431,13 +471,16 @@ std::string render_report_html(const ReportInput& in) {
        << (p.charts.empty() ? " data-charts-drawn=\"0\"" : "") << ">\n<header><h1>" << html_escape(in.title)
        << "</h1><div class=\"meta\">Written " << html_escape(in.written_at) << " by kiln " << KILN_VERSION
        << (in.running ? " while the job was still running" : "") << "; " << tasks.size() << " tasks, "
-       << in.records.size() << " trials, " << in.benches.size() << " bench results.</div></header>\n";
+       << in.records.size() << " trials, " << in.benches.size() << " bench results"
+       << (in.model_curves.empty() ? std::string()
+                                   : ", " + std::to_string(in.model_curves.size()) + " model tuning curves")
+       << ".</div></header>\n";
   if (in.running)
     page << "<div class=\"running\">The tuning job was still running when this page was written; it reloads every "
             "15 s.</div>\n";
   if (!empty) {
     page << "<nav>";
-    for (const char* id : {"machines", "bench", "roofline", "tuning", "search"})
+    for (const char* id : {"machines", "bench", "models", "roofline", "tuning", "search"})
       if (p.html.str().find("<h2 id=\"" + std::string(id) + "\"") != std::string::npos)
         page << "<a href=\"#" << id << "\">" << section_names().at(id) << "</a>";
     page << "</nav>\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "base/error.h"
@@ -147,6 +148,41 @@ std::vector<JobStats> job_stats(const std::vector<Database::Record>& records, co
   std::sort(out.begin(), out.end(),
             [](const JobStats& a, const JobStats& b) { return a.first_timestamp < b.first_timestamp; });
   return out;
+}
+
+ModelCurveStats model_curve_stats(const nlohmann::json& c) {
+  auto number_or_nan = [&](const char* key) {
+    return c.contains(key) && c[key].is_number() ? c[key].get<double>() : std::nan("");
+  };
+  auto file_name = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  ModelCurveStats s;
+  s.file = c.value("file", "");
+  s.model = c.at("model").get<std::string>();
+  s.scheduler = c.at("scheduler").get<std::string>();
+  s.db = c.at("db").get<std::string>();
+  s.label = s.scheduler + " (" + file_name(s.model) + ", " + file_name(s.db) + ")";
+  s.initial_estimated_ms = s.final_estimated_ms = c.at("initial_estimated_ms").get<double>();
+  s.measured_before_ms = number_or_nan("measured_before_ms");
+  s.measured_after_ms = number_or_nan("measured_after_ms");
+  s.elapsed_s = number_or_nan("elapsed_s");
+  s.points.push_back({0, s.initial_estimated_ms});
+  s.tips.push_back("before the job");
+  for (const auto& r : c.at("curve")) {
+    ++s.rounds;
+    s.trials = r.at("trials").get<int>();
+    s.final_estimated_ms = r.at("estimated_ms").get<double>();
+    s.points.push_back({static_cast<double>(s.trials), s.final_estimated_ms});
+    std::string tip = "round " + std::to_string(r.value("round", s.rounds - 1) + 1);
+    if (r.contains("workload")) tip += ": " + r["workload"].get<std::string>();
+    if (r.contains("best_ms")) {
+      std::ostringstream os;
+      os.precision(4);
+      os << r["best_ms"].get<double>();
+      tip += "\nthe task's best: " + os.str() + " ms";
+    }
+    s.tips.push_back(tip);
+  }
+  return s;
 }
 
 std::string short_target_name(const std::string& target) {

@@ -1,9 +1,10 @@
-// What `kiln report` shows, computed from a tuning database's records and
-// bench results, before any chart is specified (report_charts.h) or any HTML
+// What `kiln report` shows, computed from a tuning database's records,
+// bench results and `kiln tune-model` curves, before any chart is specified (report_charts.h) or any HTML
 // written (report_html.h): per task its curves thinned to their improving
 // points, its errors by kind, the cost model's ranking accuracy per batch
 // and its predictions against the measurements; the machines' roofs; the
-// short names of targets.
+// short names of targets; per model tuning job its estimated end-to-end
+// latency against trials.
 #pragma once
 
 #include <map>
@@ -55,6 +56,22 @@ struct JobStats {
   int64_t first_timestamp = 0;
   std::vector<std::pair<std::string, std::vector<CurvePoint>>> tasks;  // task key -> curve
 };
+
+// One `kiln tune-model` job (a `--curve` file, read_model_curve): the
+// network's estimated end-to-end latency against the trials of all its
+// tasks, from trials 0 (the estimate before the job) to its last round.
+struct ModelCurveStats {
+  std::string label;  // "<scheduler> (<model's file name>, <database's file name>)"
+  std::string file, model, scheduler, db;
+  std::vector<CurvePoint> points;  // (trials, estimated ms): trials 0, then one per round
+  std::vector<std::string> tips;   // per point: the round and the task it tuned
+  int rounds = 0, trials = 0;      // trials after the last round (0 without rounds)
+  double initial_estimated_ms = 0, final_estimated_ms = 0;
+  double measured_before_ms = 0, measured_after_ms = 0;  // NaN: not measured
+  double elapsed_s = 0;                                  // NaN: not in the file
+};
+
+ModelCurveStats model_curve_stats(const nlohmann::json& curve);
 
 // Pairwise ranking accuracy of predictions against measurements: among the
 // pairs whose measurements differ, the share the predictions order the same

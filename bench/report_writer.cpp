@@ -30,6 +30,7 @@ bool same_file(const std::string& a, const std::string& b) {
 void check_output(const ReportFiles& f) {
   user_check(!f.html.empty()) << "kiln report needs --html FILE: the page to write";
   std::vector<std::string> inputs = f.benches;
+  inputs.insert(inputs.end(), f.model_curves.begin(), f.model_curves.end());
   if (!f.db.empty()) {
     inputs.push_back(f.db);
     inputs.push_back(f.db + "-wal");
@@ -125,6 +126,28 @@ nlohmann::json normalized_bench(const nlohmann::json& in) {
   return out;
 }
 
+// The JSON in a file; UserError naming the file (a `what`, written by `how`)
+// when it is missing, unreadable, cut short or not JSON.
+nlohmann::json read_json_file(const std::string& path, const char* what, const char* how) {
+  std::error_code ec;
+  user_check(fs::is_regular_file(path, ec)) << "no " << what << " at '" << path << "'";
+  std::ifstream f(path, std::ios::binary);
+  user_check(f.good()) << "cannot read " << what << " '" << path << "'";
+  std::ostringstream text;
+  text << f.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    // The parser stopped at the end of the text: the file was cut short.
+    bool truncated = e.byte >= text.str().size();
+    user_error() << "'" << path << "' is " << (truncated ? "truncated" : "not valid JSON") << " (" << e.what()
+                 << "); write it again with `" << how << "`";
+  } catch (const nlohmann::json::exception& e) {
+    user_error() << "'" << path << "' is not valid JSON (" << e.what() << ")";
+  }
+  return nullptr;  // not reached: user_error throws
+}
+
 }  // namespace
 
 std::string utc_timestamp(const char* format) { return utc_text(static_cast<int64_t>(std::time(nullptr)), format); }
@@ -139,23 +162,7 @@ std::string utc_text(int64_t unix_s, const char* format) {
 }
 
 nlohmann::json read_bench_result(const std::string& path) {
-  std::error_code ec;
-  user_check(fs::is_regular_file(path, ec)) << "no bench result at '" << path << "'";
-  std::ifstream f(path, std::ios::binary);
-  user_check(f.good()) << "cannot read bench result '" << path << "'";
-  std::ostringstream text;
-  text << f.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // The parser stopped at the end of the text: the file was cut short.
-    bool truncated = e.byte >= text.str().size();
-    user_error() << "'" << path << "' is " << (truncated ? "truncated" : "not valid JSON") << " (" << e.what()
-                 << "); write it again with `kiln bench --json`";
-  } catch (const nlohmann::json::exception& e) {
-    user_error() << "'" << path << "' is not valid JSON (" << e.what() << ")";
-  }
+  nlohmann::json j = read_json_file(path, "bench result", "kiln bench --json");
   user_check(j.is_object() && j.contains("workloads") && j["workloads"].is_array() && j.contains("baselines") &&
              j["baselines"].is_object() && j.contains("geomean"))
       << "'" << path << "' is not a `kiln bench --json` result";
@@ -166,12 +173,92 @@ nlohmann::json read_bench_result(const std::string& path) {
   return normalized_bench(j);
 }
 
+nlohmann::json read_model_curve(const std::string& path) {
+  using nlohmann::json;
+  json j = read_json_file(path, "model tuning curve", "kiln tune-model MODEL --curve FILE");
+  user_check(j.is_object()) << "'" << path << "' is not a `kiln tune-model --curve` file (JSON, but not an object)";
+  enum class Kind { kString, kNumber, kInteger, kArray };
+  auto is = [](const json& v, Kind k) {
+    switch (k) {
+      case Kind::kString:
+        return v.is_string();
+      case Kind::kNumber:
+        return v.is_number();
+      case Kind::kInteger:
+        return v.is_number_integer();
+      case Kind::kArray:
+        return v.is_array();
+    }
+    return false;
+  };
+  auto kind_name = [](Kind k) {
+    switch (k) {
+      case Kind::kString:
+        return "a string";
+      case Kind::kNumber:
+        return "a number";
+      case Kind::kInteger:
+        return "an integer";
+      case Kind::kArray:
+        return "an array";
+    }
+    return "?";
+  };
+  auto described = [](const json& v) -> std::string {  // "a string", "an array", "null"
+    if (v.is_null()) return "null";
+    std::string t = v.type_name();
+    return (t == "array" || t == "object" ? "an " : "a ") + t;
+  };
+  // where: "" for the top level, "\"curve\"[3]" for a round.
+  auto need = [&](const json& obj, const std::string& where, const char* key, Kind k, bool null_ok = false) {
+    user_check(obj.contains(key)) << "'" << path
+                                  << "' is not a `kiln tune-model --curve` file: " << (where.empty() ? "it" : where)
+                                  << " lacks \"" << key << "\"";
+    const json& v = obj[key];
+    user_check(is(v, k) || (null_ok && v.is_null()))
+        << "'" << path << "': " << (where.empty() ? "" : where + ".") << "\"" << key << "\" is " << described(v)
+        << ", not " << kind_name(k) << (null_ok ? " (or null)" : "");
+  };
+  json out = json::object();
+  for (const char* key : {"model", "scheduler", "db"}) {
+    need(j, "", key, Kind::kString);
+    out[key] = j[key];
+  }
+  need(j, "", "initial_estimated_ms", Kind::kNumber);
+  out["initial_estimated_ms"] = j["initial_estimated_ms"];
+  for (const char* key : {"measured_before_ms", "measured_after_ms"}) {
+    need(j, "", key, Kind::kNumber, /*null_ok=*/true);  // a figure that was not finite is written as null
+    out[key] = j[key];
+  }
+  for (const char* key : {"elapsed_s", "other_ms"})
+    if (j.contains(key) && j[key].is_number()) out[key] = j[key];
+  need(j, "", "curve", Kind::kArray);
+  out["curve"] = json::array();
+  for (size_t i = 0; i < j["curve"].size(); ++i) {
+    const json& r = j["curve"][i];
+    const std::string where = "\"curve\"[" + std::to_string(i) + "]";
+    user_check(r.is_object()) << "'" << path << "': " << where << " is " << described(r) << ", not an object";
+    need(r, where, "trials", Kind::kInteger);
+    need(r, where, "estimated_ms", Kind::kNumber);
+    json o = {{"trials", r["trials"]}, {"estimated_ms", r["estimated_ms"]}};
+    if (r.contains("round") && r["round"].is_number_integer()) o["round"] = r["round"];
+    if (r.contains("workload") && r["workload"].is_string()) o["workload"] = r["workload"];
+    for (const char* key : {"best_ms", "elapsed_s"})
+      if (r.contains(key) && r[key].is_number()) o[key] = r[key];
+    out["curve"].push_back(o);
+  }
+  out["file"] = path;
+  return out;
+}
+
 ReportSummary write_report(const ReportFiles& files, bool running) {
-  user_check(!files.db.empty() || !files.benches.empty()) << "kiln report needs --db FILE, --bench FILE, or both";
+  user_check(!files.db.empty() || !files.benches.empty() || !files.model_curves.empty())
+      << "kiln report needs --db FILE, --bench FILE, --model-curve FILE, or several of them";
   check_output(files);
   ReportInput in;
   in.chartjs = load_chartjs();
   for (const auto& b : files.benches) in.benches.push_back(read_bench_result(b));
+  for (const auto& c : files.model_curves) in.model_curves.push_back(read_model_curve(c));
   if (!files.db.empty()) {
     // Read-only: the report never changes its input (not even a schema upgrade).
     auto db = Database::open_for_reading(files.db);
@@ -179,13 +266,15 @@ ReportSummary write_report(const ReportFiles& files, bool running) {
     in.flops = db->task_flops();
     in.machines = db->machines();
   }
-  in.title = "kiln report: " + (files.db.empty() ? files.benches.front() : files.db);
+  in.title = "kiln report: " + (!files.db.empty()        ? files.db
+                                : !files.benches.empty() ? files.benches.front()
+                                                         : files.model_curves.front());
   in.written_at = utc_timestamp();
   in.running = running;
   std::string page;
   try {
     page = render_report_html(in);
-  } catch (const nlohmann::json::exception& e) {  // a shape read_bench_result let through
+  } catch (const nlohmann::json::exception& e) {  // a shape read_bench_result or read_model_curve let through
     user_error() << "kiln report could not read its inputs: " << e.what();
   }
   write_atomically(files.html, page);

@@ -19,5 +19,6 @@ Handler add_export_command(CLI::App& app);
 Handler add_import_command(CLI::App& app);
 Handler add_probe_command(CLI::App& app);
 Handler add_run_model_command(CLI::App& app);
+Handler add_tune_model_command(CLI::App& app);
 
 }  // namespace kiln::cli

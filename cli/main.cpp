@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(kiln::cli::add_source_command(app));
   add(kiln::cli::add_run_command(app));
   add(kiln::cli::add_run_model_command(app));
+  add(kiln::cli::add_tune_model_command(app));
   add(kiln::cli::add_ops_command(app));
   add(kiln::cli::add_tune_command(app));
   add(kiln::cli::add_show_command(app));

@@ -1,6 +1,9 @@
 // `kiln run-model MODEL --input NAME=SHAPE [--db F] [--in FILE] [--out FILE]
 // [--compare ort] [--samples N]`: wiring only; bench/model_run.h does the work.
 #include <iomanip>
+#include <unistd.h>
+
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -9,6 +12,7 @@
 #include "bench/model_run.h"
 #include "cli/commands.h"
 #include "graph/graph.h"
+#include "graph/model_tuning.h"
 #include "graph/onnx_import.h"
 
 namespace kiln::cli {
@@ -64,6 +68,12 @@ int run_model_command(RunModelOptions& o) {
     j["speedup_vs_ort"] = r.ort_time->median_ms / r.kiln_time->median_ms;
   }
   if (o.run.compare_ort) j["match"] = r.match;
+  if (o.run.profile > 0) {
+    j["profile_total_ms"] = r.profile_total_ms;
+    for (const auto& p : r.profile)
+      j["profile"].push_back({{"node", p.node}, {"op", p.op_type}, {"workload", p.workload}, {"config", p.config_source},
+                              {"fused_nodes", p.fused_nodes}, {"ms", p.ms}});
+  }
   if (o.json) {
     std::cout << j.dump() << "\n";
   } else {
@@ -86,6 +96,13 @@ int run_model_command(RunModelOptions& o) {
       std::cout << "\n";
     }
     std::cout << std::setprecision(3);
+    if (o.run.profile > 0) {
+      std::cout << "  slowest kernels (each timed alone; all " << r.steps << " sum to " << r.profile_total_ms << " ms):\n";
+      for (const auto& p : r.profile)
+        std::cout << "    " << std::setw(8) << p.ms << " ms  " << p.op_type << " '" << p.node << "'"
+                  << (p.fused_nodes > 1 ? " (+" + std::to_string(p.fused_nodes - 1) + " fused)" : "") << "  "
+                  << (p.workload.empty() ? "generic" : p.workload + " [" + p.config_source + "]") << "\n";
+    }
     if (r.kiln_time)
       std::cout << "  kiln: median " << r.kiln_time->median_ms << " ms (best " << r.kiln_time->min_ms << "), "
                 << r.threads << " thread" << (r.threads == 1 ? "" : "s") << "\n";
@@ -97,7 +114,101 @@ int run_model_command(RunModelOptions& o) {
   return r.match ? 0 : 1;
 }
 
+// "90s", "30m", "1.5h" or plain seconds -> seconds.
+double parse_duration(const std::string& text) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  user_check(v > 0 && scale > 0) << "--time '" << text << "': write a duration such as 90s, 30m or 1.5h";
+  return v * scale;
+}
+
+struct TuneModelOptions {
+  graph::ModelTuneOptions tune;
+  std::vector<std::string> inputs;
+  std::string time, scheduler = "gradient", curve;
+  bool json = false;
+};
+
+int tune_model_command(TuneModelOptions& o) {
+  for (const std::string& spec : o.inputs) {
+    auto [name, shape] = graph::parse_input_option(spec);
+    o.tune.input_shapes[name] = shape;
+  }
+  if (!o.time.empty()) o.tune.time_s = parse_duration(o.time);
+  user_check(o.scheduler == "gradient" || o.scheduler == "round-robin")
+      << "--scheduler takes gradient or round-robin, got '" << o.scheduler << "'";
+  o.tune.policy = o.scheduler == "gradient" ? graph::SchedulePolicy::kGradient : graph::SchedulePolicy::kRoundRobin;
+  o.tune.tuner.batch = o.tune.batch;
+  if (o.tune.job.empty()) o.tune.job = "tune-model-" + std::to_string(::getpid());
+  nlohmann::json curve = nlohmann::json::array();
+  auto on_round = [&](const graph::ModelTuneRound& r, const graph::TaskScheduler&) {
+    std::cerr << "round " << r.round + 1 << ": " << r.workload << " best " << std::fixed << std::setprecision(3)
+              << r.best_ms << " ms; " << r.trials << " trials, estimated end-to-end " << r.estimated_ms << " ms ("
+              << std::setprecision(0) << r.elapsed_s << " s)\n";
+    curve.push_back({{"round", r.round}, {"workload", r.workload}, {"trials", r.trials}, {"best_ms", r.best_ms},
+                     {"estimated_ms", r.estimated_ms}, {"elapsed_s", r.elapsed_s}});
+  };
+  const graph::ModelTuneResult r = graph::tune_model(o.tune, on_round);
+  nlohmann::json j;
+  j["model"] = o.tune.model;
+  j["scheduler"] = o.scheduler;
+  j["db"] = o.tune.db;
+  j["initial_estimated_ms"] = r.initial_estimated_ms;
+  j["other_ms"] = r.other_ms;
+  j["measured_before_ms"] = r.measured_before_ms;
+  j["measured_after_ms"] = r.measured_after_ms;
+  j["elapsed_s"] = r.elapsed_s;
+  j["curve"] = curve;
+  for (const auto& t : r.tasks)
+    j["tasks"].push_back({{"workload", t.workload}, {"weight", t.weight}, {"trials", t.trials}, {"best_ms", t.best_ms},
+                          {"batches", t.batches}});
+  if (!o.curve.empty()) {
+    std::ofstream f(o.curve);
+    user_check(f.good()) << "cannot write --curve file '" << o.curve << "'";
+    f << j.dump(1) << "\n";
+  }
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+    return 0;
+  }
+  std::cout << o.tune.model << ": " << r.tasks.size() << " tasks, " << r.rounds.size() << " rounds in " << std::fixed
+            << std::setprecision(0) << r.elapsed_s << " s (" << o.scheduler << " scheduler)\n";
+  for (const auto& t : r.tasks)
+    std::cout << "  " << t.workload << " x" << t.weight << ": " << t.trials << " trials, best " << std::setprecision(3)
+              << t.best_ms << " ms\n";
+  std::cout << "  end to end: " << std::setprecision(3) << r.measured_before_ms << " ms before, "
+            << r.measured_after_ms << " ms after (measured; estimated " << r.initial_estimated_ms << " -> "
+            << (r.rounds.empty() ? r.initial_estimated_ms : r.rounds.back().estimated_ms) << " ms)\n";
+  return 0;
+}
+
 }  // namespace
+
+Handler add_tune_model_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("tune-model", "tune the kernels of an ONNX model, trials going where they cut its latency most");
+  auto o = std::make_shared<TuneModelOptions>();
+  sub->add_option("model", o->tune.model, "the .onnx file")->required();
+  sub->add_option("--input", o->inputs, "NAME=SHAPE for an input with symbolic extents, e.g. x=1x3x48x192");
+  sub->add_option("--db", o->tune.db, "tuning database (default kiln.db); records already there count");
+  sub->add_option("--trials", o->tune.trials, "measured configs over all tasks, earlier ones included")
+      ->check(CLI::Range(1, 100000000));
+  sub->add_option("--time", o->time, "wall-clock budget of this job, e.g. 30m");
+  sub->add_option("--batch", o->tune.batch, "trials per round (default 32)")->check(CLI::Range(1, 4096));
+  sub->add_option("--scheduler", o->scheduler,
+                  "gradient (default: the task whose trials cut the latency most) or round-robin");
+  sub->add_option("--tuner", o->tune.tuner.name, "xgb (default), random or grid");
+  sub->add_option("--seed", o->tune.tuner.seed, "seed of the search");
+  sub->add_option("--curve", o->curve, "write the rounds (estimated latency against trials) as JSON here");
+  sub->add_option("--job", o->tune.job, "job name stored with every record");
+  sub->add_flag("--json", o->json, "print one JSON object");
+  return [o]() { return tune_model_command(*o); };
+}
 
 Handler add_run_model_command(CLI::App& app) {
   auto* sub = app.add_subcommand("run-model", "compile an ONNX model with kiln, run it, time it, compare it");
@@ -115,6 +226,7 @@ Handler add_run_model_command(CLI::App& app) {
   sub->add_option("--repeat", o->run.timing.repeat, "measurements per round (default 5)")->check(CLI::Range(1, 100000));
   sub->add_option("--rounds", o->run.rounds, "interleaved timing rounds (default 3)")->check(CLI::Range(1, 1000));
   sub->add_flag("--no-time", o->no_time, "run and compare only");
+  sub->add_option("--profile", o->run.profile, "list the N slowest kernels, each timed alone")->check(CLI::Range(0, 100000));
   sub->add_flag("--json", o->json, "print one JSON object");
   return [o]() { return run_model_command(*o); };
 }

@@ -21,19 +21,15 @@
 #include "runtime/cuda_driver.h"
 #include "cli/pool_commands.h"
 #include "tasks/gpu_runner.h"
-#include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
+#include "tasks/tuner_factory.h"
 #include "tasks/variant_tuning.h"
 #include "base/error.h"
 #include "costmodel/features.h"
-#include "costmodel/xgb_model.h"
 #include "rpc/client/pool_runner.h"
-#include "tuner/grid_tuner.h"
 #include "tuner/local_builder.h"
 #include "tuner/local_runner.h"
-#include "tuner/random_tuner.h"
 #include "tuner/tuning_loop.h"
-#include "tuner/xgb_tuner.h"
 
 namespace kiln::cli {
 
@@ -75,29 +71,6 @@ std::string format_eta(double s) {
   else
     os << t << "s";
   return os.str();
-}
-
-std::unique_ptr<Tuner> make_tuner(const TuneCommandOptions& o, const Task& task, Database& db, const Target& target) {
-  if (o.tuner == "random") return std::make_unique<RandomTuner>(*task.space, o.seed);
-  if (o.tuner == "grid") return std::make_unique<GridTuner>(*task.space);
-  user_check(o.tuner == "xgb") << "unknown tuner '" << o.tuner << "' (expected xgb, random or grid)";
-  XGBTunerOptions xo;
-  xo.seed = o.seed;
-  xo.batch_size = o.batch;
-  const Task* tp = &task;
-  XGBoostRanker::Options mo;
-  mo.seed = o.seed;
-  mo.nthread = 1;  // more would leave OpenMP threads behind, and the builder forks
-  auto tuner = std::make_unique<XGBTuner>(
-      *task.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
-  // Records of tuned neighbouring shapes warm-start the model, and their
-  // best configs are measured first.
-  WarmStart ws = warm_start_from_neighbors(*tuner, task, db, target, o.neighbor_seeds);
-  if (!ws.neighbors.empty())
-    std::cerr << task.workload << ": warm start from " << ws.neighbors.size() << " tuned neighbour"
-              << (ws.neighbors.size() == 1 ? "" : "s") << " (nearest " << ws.neighbors.front().workload << "), "
-              << ws.transfer_records << " records, " << ws.seeds << " seed configs\n";
-  return tuner;
 }
 
 int run_tune(const TuneCommandOptions& o) {
@@ -181,7 +154,12 @@ int run_tune(const TuneCommandOptions& o) {
   const bool tty = isatty(STDERR_FILENO);
   int exit_code = 0;
   auto tune_one = [&](const Task& task, int trials) {
-    auto tuner = make_tuner(o, task, *db, target);
+    TunerChoice choice;
+    choice.name = o.tuner;
+    choice.seed = o.seed;
+    choice.batch = o.batch;
+    choice.neighbor_seeds = o.neighbor_seeds;
+    auto tuner = make_tuner(choice, task, *db, target, std::cerr);
     LocalBuilderOptions bo;
     bo.timeout_s = o.build_timeout_s;
     LocalBuilder builder(bo);

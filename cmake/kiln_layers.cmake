@@ -16,7 +16,7 @@ set(KILN_LAYER_DEPS_tasks base compute schedule runtime codegen kernels costmode
 set(KILN_LAYER_DEPS_rpc base runtime)
 set(KILN_LAYER_DEPS_rpc_client base compute schedule runtime codegen costmodel tuner rpc)
 set(KILN_LAYER_DEPS_library base compute schedule runtime codegen kernels tuner tasks)
-set(KILN_LAYER_DEPS_graph base compute schedule runtime codegen kernels costmodel tuner tasks)
+set(KILN_LAYER_DEPS_graph base compute schedule runtime codegen kernels costmodel tuner tasks library)
 set(KILN_LAYER_DEPS_bench base compute schedule runtime codegen kernels costmodel tuner tasks library graph)
 set(KILN_LAYER_DEPS_cli base compute schedule runtime codegen kernels costmodel tuner tasks rpc rpc_client library graph bench)
 

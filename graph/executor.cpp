@@ -49,7 +49,7 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   fused.absorbed.assign(g_.nodes.size(), false);
   if (options.fuse) fused = fuse_elementwise();
 
-  std::vector<LoweredFunc> funcs;
+  std::vector<LoweredFunc>& funcs = funcs_;
   std::map<std::string, std::string> kernel_names;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     if (inferred_.folded[i] || fused.absorbed[i]) continue;
@@ -108,7 +108,7 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   }
   distinct_kernels_ = static_cast<int>(funcs.size());
   const auto t0 = std::chrono::steady_clock::now();
-  if (!funcs.empty()) jit_ = JitModule::compile(funcs, target);
+  if (!funcs.empty() && options.jit) jit_ = JitModule::compile(funcs, target);
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // Storage. Inputs and constants own theirs; computed tensors share buffers.
@@ -135,6 +135,7 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   for (int v : g_.outputs) outputs_root_.push_back(root[static_cast<size_t>(v)]);
   plan_memory();
 
+  if (!options.jit) return;
   for (const PlanStep& s : steps_) {
     step_fns_.push_back(reinterpret_cast<void*>(jit_->get_function(s.kernel)));
     std::vector<void*> ptrs;
@@ -275,9 +276,10 @@ void Executor::plan_memory() {
         slot_free[static_cast<size_t>(slot_of[static_cast<size_t>(v)])] = true;
   }
   for (int64_t b : slot_bytes) {
-    buffers_.push_back(rt::NDArray::empty({b}, rt::DataType::u8()));
+    if (jit_) buffers_.push_back(rt::NDArray::empty({b}, rt::DataType::u8()));
     memory_.peak_bytes += b;
   }
+  slot_bytes_ = slot_bytes;
   memory_.buffers = static_cast<int>(slot_bytes.size());
   buffer_of_ = slot_of;
 }
@@ -290,6 +292,7 @@ void* Executor::address(int v) const {
 }
 
 std::vector<rt::NDArray> Executor::run(const std::vector<rt::NDArray>& inputs) {
+  internal_assert(jit_ || steps_.empty()) << "Executor::run on a plan built without the JIT";
   user_check(inputs.size() == g_.inputs.size())
       << "the network takes " << g_.inputs.size() << " inputs, got " << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -309,6 +312,17 @@ std::vector<rt::NDArray> Executor::run(const std::vector<rt::NDArray>& inputs) {
     outs.push_back(a);
   }
   return outs;
+}
+
+std::vector<double> Executor::time_steps(const rt::TimeOptions& options) {
+  run_again();
+  std::vector<double> ms;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    auto fn = reinterpret_cast<kiln_packed_fn>(step_fns_[s]);
+    void** args = step_ptrs_[s].data();
+    ms.push_back(rt::time_function([&] { fn(args); }, options).median_ms);
+  }
+  return ms;
 }
 
 void Executor::run_again() {

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "compute/function.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
 #include "graph/shape_inference.h"
 #include "runtime/ndarray.h"
+#include "runtime/time_evaluator.h"
 
 namespace kiln {
 class JitModule;
@@ -25,6 +27,7 @@ struct ExecutorOptions {
   std::string db_path;  // tuning database ("" for none)
   bool optimize = true; // run graph/passes.h first
   bool fuse = true;     // fuse element-wise chains into one kernel
+  bool jit = true;      // compile the kernels for this process (false: the plan only, kiln lib --model)
 };
 
 // One compiled node of the plan.
@@ -62,11 +65,22 @@ class Executor {
   rt::DataType input_dtype(int value) const;
   double compile_seconds() const { return compile_seconds_; }
 
+  // The plan as data (kiln lib --model): the distinct kernels (PlanStep::kernel
+  // names them), the shared buffers' sizes, and the buffer holding a value
+  // (-1 for graph inputs and constants). Step arguments and output_values()
+  // are storage roots: a view is its input's value.
+  const std::vector<LoweredFunc>& kernels() const { return funcs_; }
+  const std::vector<int64_t>& buffer_bytes() const { return slot_bytes_; }
+  int buffer_of(int value) const { return buffer_of_[static_cast<size_t>(value)]; }
+  const std::vector<int>& output_values() const { return outputs_root_; }
+
   // Copies the inputs in (in Graph::inputs order; shape and element type
   // must match: user_error otherwise), runs every step, copies the outputs out.
   std::vector<rt::NDArray> run(const std::vector<rt::NDArray>& inputs);
   // Runs the steps on the inputs of the last run() (for timing).
   void run_again();
+  // The median latency of each step alone (after one whole run), in steps() order.
+  std::vector<double> time_steps(const rt::TimeOptions& options);
 
  private:
   // Element-wise fusion: which nodes another node's kernel computes, and the
@@ -91,6 +105,8 @@ class Executor {
   std::vector<void*> step_fns_;
   std::vector<std::vector<void*>> step_ptrs_;
   std::unique_ptr<JitModule> jit_;
+  std::vector<LoweredFunc> funcs_;
+  std::vector<int64_t> slot_bytes_;
   // Storage: per value, the array holding it (constants and inputs own
   // theirs; intermediates point into a shared buffer) and a byte offset.
   std::vector<rt::NDArray> buffers_;

@@ -20,9 +20,32 @@ void schedule_root(Stage st, const CpuInfo& cpu, DType dtype) {
   for (const IterVar& iv : axes) total *= std::max<int64_t>(1, extent_of(iv));
   int64_t work = total;
   for (const IterVar& iv : st.reduce_axis()) work *= std::max<int64_t>(1, extent_of(iv));
-  IterVar fused = axes.size() == 1 ? axes[0] : st.fuse(axes);
   const bool parallel = cpu.num_threads > 1 && work >= kMinParallelWork;
   const int lanes = std::max(1, cpu.vector_bits / std::max<int>(8, dtype.bits));
+  // A reduction (a direct convolution, a pooling window) vectorizes across
+  // its innermost output axis: the reduction loops move outside a vector of
+  // neighbouring outputs, which accumulate side by side.
+  const std::vector<IterVar> reduce = st.reduce_axis();
+  if (!reduce.empty() && axes.size() >= 1) {
+    const int64_t inner = extent_of(axes.back());
+    int vec = lanes;
+    while (vec >= 4 && inner % vec != 0) vec /= 2;
+    if (vec >= 4 && inner >= vec) {
+      IterVar io, ii;
+      st.split(axes.back(), vec, &io, &ii);
+      std::vector<IterVar> outer(axes.begin(), axes.end() - 1);
+      outer.push_back(io);
+      IterVar f = outer.size() == 1 ? outer[0] : st.fuse(outer);
+      std::vector<IterVar> order = {f};
+      order.insert(order.end(), reduce.begin(), reduce.end());
+      order.push_back(ii);
+      st.reorder(order);
+      st.vectorize(ii);
+      if (parallel) st.parallel(f);
+      return;
+    }
+  }
+  IterVar fused = axes.size() == 1 ? axes[0] : st.fuse(axes);
   // Vectorize element-wise stages whose element count is a whole number of vectors.
   if (st.reduce_axis().empty() && lanes > 1 && total % lanes == 0 && total >= lanes) {
     IterVar outer, inner;

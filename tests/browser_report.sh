@@ -5,7 +5,7 @@
 # the screenshot in OUT_DIR/SCENARIO.png. Exit 77 (skipped) without node,
 # chromium or playwright-core.
 # Usage: browser_report.sh KILN REPORT_FIXTURE SCENARIO OUT_DIR
-#   SCENARIO: empty | one_task | bench_alone | fifty_tasks
+#   SCENARIO: empty | one_task | bench_alone | fifty_tasks | model_curves
 set -u
 KILN="$1" FIXTURE="$2" SCENARIO="$3" OUT="$4"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,6 +41,14 @@ case "$SCENARIO" in
     "$FIXTURE" bench 12 > "$tmp/b.json" || fail "report_fixture bench"
     "$KILN" report --db "$tmp/s.db" --bench "$tmp/b.json" --html "$page" >/dev/null || fail "kiln report"
     min_charts=100  # two curves per task, and more
+    ;;
+  model_curves)
+    "$FIXTURE" model-curve gradient 24 > "$tmp/gradient.json" || fail "report_fixture model-curve gradient"
+    "$FIXTURE" model-curve round-robin 24 > "$tmp/round-robin.json" || fail "report_fixture model-curve round-robin"
+    "$KILN" report --model-curve "$tmp/gradient.json" --model-curve "$tmp/round-robin.json" --html "$page" \
+      >/dev/null || fail "kiln report"
+    grep -qF "Model tuning: estimated end-to-end latency against trials" "$page" || fail "no model tuning chart"
+    min_charts=1  # both jobs on one chart
     ;;
   *) fail "unknown scenario '$SCENARIO'" ;;
 esac

@@ -33,6 +33,17 @@ for want in "matmul:M=16,N=16,K=16" "Suite s" "Roofline" "pairwise ranking accur
   grep -qF "$want" "$tmp/r.html" || fail "report lacks '$want'"
 done
 out=$("$KILN" report --bench "$tmp/b.json" --html "$tmp/bench-only.html" 2>&1) || fail "bench alone: $out"
+# A `kiln tune-model --curve` file alone: the chart of latency against trials.
+cat > "$tmp/curve.json" <<'EOF_CURVE'
+{"model": "/m/cls.onnx", "scheduler": "round-robin", "db": "a.db", "initial_estimated_ms": 5.0,
+ "measured_before_ms": 5.1, "measured_after_ms": 4.3, "elapsed_s": 12.0,
+ "curve": [{"round": 0, "workload": "matmul:M=16,N=16,K=16", "trials": 8, "best_ms": 0.01, "estimated_ms": 4.6,
+            "elapsed_s": 3.0}]}
+EOF_CURVE
+out=$("$KILN" report --model-curve "$tmp/curve.json" --html "$tmp/curve.html" 2>&1) || fail "model curve alone: $out"
+grep -qF "Model tuning: estimated end-to-end latency against trials" "$tmp/curve.html" ||
+  fail "the model curve's chart is missing"
+grep -qF "round-robin (cls.onnx, a.db)" "$tmp/curve.html" || fail "the model curve's line is not labelled"
 
 out=$("$KILN" probe --db "$tmp/p.db" 2>&1) || fail "kiln probe: $out"
 grep -qE "fp32 peak [0-9.]+ GFLOP/s" <<<"$out" && grep -qF "stored in $tmp/p.db" <<<"$out" || fail "kiln probe: $out"
@@ -46,7 +57,9 @@ head -c 100 "$tmp/b.json" > "$tmp/cut.json"
 expect 2 "is truncated" -- report --bench "$tmp/cut.json" --html "$tmp/x.html"
 expect 2 "never writes over its input" -- report --db "$tmp/k.db" --html "$tmp/k.db"
 expect 2 "never writes over its input" -- report --db "$tmp/k.db" --bench "$tmp/b.json" --html "$tmp/b.json"
-expect 2 "needs --db FILE, --bench FILE" -- report --html "$tmp/x.html"
+expect 2 "needs --db FILE, --bench FILE, --model-curve FILE" -- report --html "$tmp/x.html"
+expect 2 "it lacks \"model\"" -- report --model-curve "$tmp/b.json" --html "$tmp/x.html"
+expect 2 "never writes over its input" -- report --model-curve "$tmp/curve.json" --html "$tmp/curve.json"
 cmp -s "$tmp/k.db" "$tmp/k.copy" || fail "kiln report changed its input database"
 grep -qF '"machine_probe"' "$tmp/b.json" || fail "kiln report changed its input bench result"
 KILN_CHARTJS="$tmp/none.js" expect 2 "install Debian's package libjs-chart.js" -- report --db "$tmp/k.db" --html "$tmp/x.html"

@@ -42,6 +42,22 @@ expect 0 "output softmax_0.tmp_0 1x2" -- run-model "$CLS" --input x=1x3x48x192 -
 expect 0 "memory:" -- run-model "$CLS" --input x=1x3x48x192 --in x="$TMPD/zeros.bin" --out "$TMPD/b.bin" --no-time
 if [ "$(stat -c %s "$TMPD/a.bin")" = 8 ] && cmp -s "$TMPD/a.bin" "$TMPD/b.bin"; then ok; else fail "--out wrote different or wrong-sized outputs"; fi
 
+# kiln tune-model: budgets and options, then a short job whose records
+# run-model --db uses, and a resumed job that adds to them.
+expect 2 "give a budget: --trials N" -- tune-model "$CLS" --input x=1x3x48x192 --db "$TMPD/t.db"
+expect 2 "--time 'soon': write a duration" -- tune-model "$CLS" --input x=1x3x48x192 --time soon
+expect 2 "--scheduler takes gradient or round-robin" -- tune-model "$CLS" --input x=1x3x48x192 --trials 4 --scheduler fifo
+expect 2 "unknown tuner 'best'" -- tune-model "$CLS" --input x=1x3x48x192 --trials 4 --db "$TMPD/t.db" --tuner best
+expect 0 "end to end:" -- tune-model "$CLS" --input x=1x3x48x192 --trials 6 --batch 3 --db "$TMPD/t.db" --curve "$TMPD/curve.json"
+if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scheduler']=='gradient' and len(d['curve'])==2 and d['curve'][-1]['trials']==6 and d['measured_after_ms']>0" "$TMPD/curve.json"; then
+  ok
+else
+  fail "tune-model --curve: $(head -c 400 "$TMPD/curve.json")"
+fi
+json=$("$KILN" run-model "$CLS" --input x=1x3x48x192 --db "$TMPD/t.db" --no-time --json 2>&1)
+if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['kernels']['tuned'] > 0" "$json"; then ok; else fail "run-model --db used no tuned record: $json"; fi
+expect 0 '"trials":9' -- tune-model "$CLS" --input x=1x3x48x192 --trials 9 --batch 3 --db "$TMPD/t.db" --scheduler round-robin --json
+
 if ! command -v node >/dev/null || [ ! -d "$ROOT/ort/node_modules/onnxruntime-node" ]; then
   skip "ONNX Runtime (node and ort/node_modules/onnxruntime-node) is not installed"
   finish cli_run_model

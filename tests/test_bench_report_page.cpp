@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "base/error.h"
@@ -65,6 +66,33 @@ const char* const kBench = R"({
     {"workload": "softmax:M=4,N=4", "flops": 80, "bytes": 128, "best_baseline": "onednn", "ratio": 0.5,
      "results": {"kiln": {"gflops": 1.0, "check": "ok"}, "onednn": {"gflops": 2.0, "check": "ok"}}}],
   "geomean": {"onednn": {"ratio": 0.5, "workloads": 1}}})";
+
+// A `kiln tune-model --curve` file: three rounds over two tasks.
+json model_curve(const std::string& scheduler, const std::string& db, double last_ms) {
+  json j = json::parse(R"({"model": "/models/cls.onnx", "scheduler": "gradient", "db": "a.db",
+    "initial_estimated_ms": 5.04, "other_ms": 1.2, "measured_before_ms": 5.1, "measured_after_ms": 4.3,
+    "elapsed_s": 54.5,
+    "curve": [{"round": 0, "workload": "conv2d:C=3,H=8,W=8,K=4,R=3,S=3", "trials": 16, "best_ms": 0.05,
+               "estimated_ms": 4.9, "elapsed_s": 3.1},
+              {"round": 1, "workload": "matmul:M=8,N=8,K=8", "trials": 32, "best_ms": 0.02, "estimated_ms": 4.7,
+               "elapsed_s": 6.0},
+              {"round": 2, "workload": "conv2d:C=3,H=8,W=8,K=4,R=3,S=3", "trials": 48, "best_ms": 0.04,
+               "estimated_ms": 4.2, "elapsed_s": 9.2}],
+    "tasks": [{"workload": "conv2d:C=3,H=8,W=8,K=4,R=3,S=3", "weight": 2, "trials": 32, "best_ms": 0.04, "batches": 2},
+              {"workload": "matmul:M=8,N=8,K=8", "weight": 1, "trials": 16, "best_ms": 0.02, "batches": 1}]})");
+  j["scheduler"] = scheduler;
+  j["db"] = db;
+  j["curve"][2]["estimated_ms"] = last_ms;
+  return j;
+}
+
+// The chart specs of a page, in order.
+json chart_specs(const std::string& page) {
+  size_t at = page.find("id=\"kiln-charts\">");
+  if (at == std::string::npos) return json::array();
+  size_t start = page.find('>', at) + 1, end = page.find("</script>", start);
+  return json::parse(page.substr(start, end - start));
+}
 
 ReportInput input_with(std::vector<Database::Record> records) {
   ReportInput in;
@@ -276,4 +304,135 @@ TEST_CASE("report writer: bad inputs get clear messages, and the report never wr
     CHECK(page.find("Released under the MIT License") != std::string::npos);  // Chart.js's licence, inlined
     CHECK(read_text(tmp / "k.db") == db_before);
   }
+}
+
+TEST_CASE("report page: model tuning curves, one line per job against trials", "[report]") {
+  TempDir tmp("kiln_report");
+  write_text(tmp / "g.json", model_curve("gradient", "runs/a.db", 4.2).dump(1));
+  write_text(tmp / "r.json", model_curve("round-robin", "b.db", 4.5).dump(1));
+  ReportInput in = input_with({});
+  in.model_curves = {read_model_curve(tmp / "g.json"), read_model_curve(tmp / "r.json")};
+  std::string page = render_report_html(in);
+  json specs = chart_specs(page);
+  REQUIRE(specs.size() == 1);
+  CHECK(report_chart_count(page) == 1);
+  const json& spec = specs[0]["spec"];
+  CHECK(spec["type"] == "line");
+  CHECK(spec["options"]["plugins"]["title"]["text"] == "Model tuning: estimated end-to-end latency against trials");
+  CHECK(spec["options"]["scales"]["x"]["type"] == "linear");
+  const json& ds = spec["data"]["datasets"];
+  REQUIRE(ds.size() == 2);
+  CHECK(ds[0]["label"] == "gradient (cls.onnx, a.db)");
+  CHECK(ds[1]["label"] == "round-robin (cls.onnx, b.db)");
+  CHECK_FALSE(ds[0].contains("borderDash"));
+  CHECK(ds[1].contains("borderDash"));  // round-robin dashed
+  CHECK(ds[0]["stepped"] == "before");  // level until the next round's trials
+  // From trials 0 (the estimate before the job), one point per round.
+  REQUIRE(ds[0]["data"].size() == 4);
+  CHECK(ds[0]["data"][0]["x"] == 0);
+  CHECK(ds[0]["data"][0]["y"] == 5.04);
+  CHECK(ds[0]["data"][1]["x"] == 16);
+  CHECK(ds[0]["data"][1]["y"] == 4.9);
+  CHECK(ds[0]["data"][3]["x"] == 48);
+  CHECK(ds[0]["data"][3]["y"].get<double>() == Approx(4.2));
+  CHECK(ds[1]["data"][3]["y"].get<double>() == Approx(4.5));
+  CHECK(ds[0]["data"][2]["tip"].get<std::string>().find("round 2: matmul:M=8,N=8,K=8") == 0);
+  // The table: rounds, trials, the estimate and the measurement before and after.
+  CHECK(page.find("<h2 id=\"models\">Model tuning</h2>") != std::string::npos);
+  CHECK(page.find("<a href=\"#models\">Model tuning</a>") != std::string::npos);
+  CHECK(page.find("<td data-v=\"3\">3</td><td data-v=\"48\">48</td>") != std::string::npos);
+  CHECK(page.find("5.040 -&gt; 4.200") != std::string::npos);
+  CHECK(page.find("5.100 -&gt; 4.300 (-15.7%)") != std::string::npos);
+  CHECK(page.find("2 model tuning curves") != std::string::npos);
+  CHECK(page.find("Nothing to show yet") == std::string::npos);
+
+  // Two jobs of one scheduler, model and database: their files tell them apart.
+  write_text(tmp / "g2.json", model_curve("gradient", "runs/a.db", 4.0).dump());
+  in.model_curves = {read_model_curve(tmp / "g.json"), read_model_curve(tmp / "g2.json")};
+  json twice = chart_specs(render_report_html(in))[0]["spec"]["data"]["datasets"];
+  CHECK(twice[0]["label"] == "gradient (cls.onnx, a.db) [g.json]");
+  CHECK(twice[1]["label"] == "gradient (cls.onnx, a.db) [g2.json]");
+
+  // With the other inputs: the bench bars and roofline come first.
+  in.model_curves.pop_back();
+  in.benches.push_back(json::parse(kBench));
+  specs = chart_specs(render_report_html(in));
+  REQUIRE(specs.size() == 3);
+  CHECK(specs[1]["spec"]["options"]["plugins"]["title"]["text"] ==
+        "Model tuning: estimated end-to-end latency against trials");
+
+  // Written by kiln report, which never writes over a curve.
+  CHECK_THROWS_WITH(write_report({"", {}, tmp / "g.json", {tmp / "g.json"}}, false),
+                    Contains("never writes over its input"));
+  if (std::ifstream("/usr/share/javascript/chart.js/chart.min.js").good()) {
+    ReportSummary s = write_report({"", {}, tmp / "m.html", {tmp / "g.json", tmp / "r.json"}}, false);
+    CHECK(s.charts == 1);
+    std::string written = read_text(tmp / "m.html");
+    CHECK(written.find("<title>kiln report: " + (tmp / "g.json")) != std::string::npos);
+    CHECK(written.find("Model tuning: estimated end-to-end latency against trials") != std::string::npos);
+  }
+}
+
+TEST_CASE("report writer: a bad model tuning curve is named with what is wrong", "[report]") {
+  TempDir tmp("kiln_report");
+  const std::string good = model_curve("gradient", "a.db", 4.2).dump();
+  auto error_of = [&](const std::string& name, const std::string& text) -> std::string {
+    write_text(tmp / name, text);
+    try {
+      read_model_curve(tmp / name);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  auto edited = [&](const std::function<void(json&)>& edit) {
+    json j = json::parse(good);
+    edit(j);
+    return j.dump();
+  };
+  CHECK_THROWS_WITH(read_model_curve(tmp / "none.json"),
+                    Contains("no model tuning curve at '" + (tmp / "none.json") + "'"));
+  CHECK_THAT(error_of("text.json", "round 1: 4.9 ms\n"),
+             Contains("'" + (tmp / "text.json") + "' is not valid JSON") &&
+                 Contains("write it again with `kiln tune-model MODEL --curve FILE`"));
+  CHECK_THAT(error_of("cut.json", good.substr(0, good.size() / 2)),
+             Contains("'" + (tmp / "cut.json") + "' is truncated"));
+  CHECK_THAT(error_of("array.json", "[1, 2]"), Contains("'" + (tmp / "array.json") +
+                                                        "' is not a `kiln tune-model --curve` file (JSON, but not an "
+                                                        "object)"));
+  CHECK_THAT(error_of("bench.json", kBench),
+             Contains("'" + (tmp / "bench.json") + "' is not a `kiln tune-model --curve` file: it lacks \"model\""));
+  CHECK_THAT(error_of("nocurve.json", edited([](json& j) { j.erase("curve"); })),
+             Contains("'" + (tmp / "nocurve.json") + "' is not a `kiln tune-model --curve` file: it lacks \"curve\""));
+  CHECK_THAT(error_of("type.json", edited([](json& j) { j["initial_estimated_ms"] = "5 ms"; })),
+             Contains("'" + (tmp / "type.json") + "': \"initial_estimated_ms\" is a string, not a number"));
+  CHECK_THAT(error_of("curvetype.json", edited([](json& j) {
+                        j["curve"] = {{"trials", 16}};
+                      })),
+             Contains("\"curve\" is an object, not an array"));
+  CHECK_THAT(error_of("measured.json", edited([](json& j) { j["measured_after_ms"] = true; })),
+             Contains("\"measured_after_ms\" is a boolean, not a number (or null)"));
+  CHECK_THAT(error_of("round.json", edited([](json& j) { j["curve"][1] = 4.7; })),
+             Contains("'" + (tmp / "round.json") + "': \"curve\"[1] is a number, not an object"));
+  CHECK_THAT(error_of("roundkey.json", edited([](json& j) { j["curve"][2].erase("estimated_ms"); })),
+             Contains("'" + (tmp / "roundkey.json") +
+                      "' is not a `kiln tune-model --curve` file: \"curve\"[2] lacks \"estimated_ms\""));
+  CHECK_THAT(error_of("roundtype.json", edited([](json& j) { j["curve"][0]["trials"] = 16.5; })),
+             Contains("'" + (tmp / "roundtype.json") + "': \"curve\"[0].\"trials\" is a number, not an integer"));
+  // Not measured (null), no rounds yet, no tasks: still a curve.
+  const std::string bare = edited([](json& j) {
+    j["measured_after_ms"] = nullptr;
+    j["curve"] = json::array();
+    j.erase("tasks");
+    j.erase("elapsed_s");
+  });
+  write_text(tmp / "bare.json", bare);
+  ReportInput in = input_with({});
+  in.model_curves.push_back(read_model_curve(tmp / "bare.json"));
+  std::string page = render_report_html(in);
+  CHECK(chart_specs(page)[0]["spec"]["data"]["datasets"][0]["data"].size() == 1);  // trials 0 only
+  CHECK(page.find("5.100 -&gt; -</td>") != std::string::npos);
+  // kiln report without any input names all three.
+  CHECK_THROWS_WITH(write_report({"", {}, tmp / "r.html"}, false),
+                    Contains("needs --db FILE, --bench FILE, --model-curve FILE"));
 }

@@ -2,6 +2,7 @@
 // browser checks of tests/browser_report.sh):
 //   report_fixture records TASKS TRIALS > records.jsonl   (then `kiln import`)
 //   report_fixture bench WORKLOADS > bench.json
+//   report_fixture model-curve SCHEDULER ROUNDS > curve.json   (a `kiln tune-model --curve` file)
 // Records: TASKS real workloads (matmul and conv2d shapes, so the roofline
 // can place them), TRIALS trials each in batches of 64 over two jobs, with a
 // rising best, errors of every kind, and model predictions that rank about
@@ -119,12 +120,73 @@ int bench(int workloads) {
   return 0;
 }
 
+// A network of four tasks tuned in rounds of 32 trials: gradient puts its
+// rounds on the task that cuts the estimate most, round-robin takes turns.
+int model_curve(const std::string& scheduler, int rounds) {
+  const int weights[] = {4, 2, 1, 1};
+  const double start_ms[] = {0.9, 0.6, 0.5, 0.2};
+  double best[] = {0.9, 0.6, 0.5, 0.2};
+  int trials[] = {0, 0, 0, 0};
+  const double other_ms = 1.2;
+  auto estimated = [&] {
+    double ms = other_ms;
+    for (int t = 0; t < 4; ++t) ms += weights[t] * best[t];
+    return ms;
+  };
+  json curve = json::array();
+  const double initial = estimated();
+  for (int r = 0; r < rounds; ++r) {
+    int t = r % 4;
+    if (scheduler == "gradient") {
+      double gain = -1;
+      for (int k = 0; k < 4; ++k) {
+        double g = weights[k] * best[k] / (1 + trials[k] / 32.0);
+        if (g > gain) {
+          gain = g;
+          t = k;
+        }
+      }
+    }
+    trials[t] += 32;
+    best[t] = start_ms[t] * (0.4 + 0.6 / std::sqrt(1 + trials[t] / 32.0));
+    int total = 0;
+    for (int n : trials) total += n;
+    curve.push_back({{"round", r},
+                     {"workload", workload(t)},
+                     {"trials", total},
+                     {"best_ms", best[t]},
+                     {"estimated_ms", estimated()},
+                     {"elapsed_s", 4.0 * (r + 1)}});
+  }
+  json tasks = json::array();
+  for (int t = 0; t < 4; ++t)
+    tasks.push_back({{"workload", workload(t)},
+                     {"weight", weights[t]},
+                     {"trials", trials[t]},
+                     {"best_ms", best[t]},
+                     {"batches", trials[t] / 32}});
+  json j = {{"model", "/models/fixture.onnx"},
+            {"scheduler", scheduler},
+            {"db", "fixture-" + scheduler + ".db"},
+            {"initial_estimated_ms", initial},
+            {"other_ms", other_ms},
+            {"measured_before_ms", initial * 1.03},
+            {"measured_after_ms", estimated() * 1.03},
+            {"elapsed_s", 4.0 * rounds + 2},
+            {"curve", curve},
+            {"tasks", tasks}};
+  std::cout << j.dump(1) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "records" && argc == 4) return records(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "bench" && argc == 3) return bench(std::atoi(argv[2]));
-  std::cerr << "usage: report_fixture records TASKS TRIALS | report_fixture bench WORKLOADS\n";
+  if (mode == "model-curve" && argc == 4) return model_curve(argv[2], std::atoi(argv[3]));
+  std::cerr << "usage: report_fixture records TASKS TRIALS | report_fixture bench WORKLOADS | report_fixture "
+               "model-curve SCHEDULER ROUNDS\n";
   return 2;
 }
