@@ -43,7 +43,8 @@ std::vector<rt::NDArray> make_inputs(const graph::Executor& ex, const ModelRunOp
       files[spec.substr(0, eq)] = spec.substr(eq + 1);
     }
   }
-  for (int id : g.inputs) {
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const int id = g.inputs[k];
     const graph::Value& v = g.values[static_cast<size_t>(id)];
     rt::NDArray a = rt::NDArray::empty(v.shape, ex.input_dtype(id));
     auto it = files.find(v.name);
@@ -51,7 +52,7 @@ std::vector<rt::NDArray> make_inputs(const graph::Executor& ex, const ModelRunOp
       ins.push_back(read_raw(it->second, v, a));
       files.erase(it);
     } else {
-      a.fill_random(seed);
+      a.fill_random(seed * 1000 + k);  // inputs of one sample differ
       ins.push_back(a);
     }
   }
@@ -81,6 +82,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   r.folded_affine = ex.pass_stats().folded_affine;
   r.fused_activations = ex.pass_stats().fused_activation;
   r.fused_biases = ex.pass_stats().fused_bias;
+  r.packed_weights = ex.pass_stats().packed_weights;
   r.nodes = static_cast<int>(gr.nodes.size());
   r.folded = ex.folded_nodes();
   r.steps = static_cast<int>(ex.steps().size());
@@ -140,9 +142,9 @@ ModelRunResult run_model(const ModelRunOptions& o) {
     user_check(want.size() == outs.size()) << "ONNX Runtime returned " << want.size() << " outputs, kiln " << outs.size();
     for (size_t k = 0; k < outs.size(); ++k) {
       ModelOutputCheck& c = r.outputs[k];
-      user_check(want[k].num_elements() == outs[k].num_elements())
-          << "output '" << c.name << "': ONNX Runtime's has " << want[k].num_elements() << " elements, kiln's "
-          << outs[k].num_elements();
+      user_check(want[k].shape() == outs[k].shape())
+          << "output '" << c.name << "': ONNX Runtime's has shape " << graph::shape_str(want[k].shape()) << ", kiln's "
+          << graph::shape_str(outs[k].shape());
       double err = 0, lo = INFINITY, hi = -INFINITY;
       int64_t amax_k = 0, amax_o = 0;
       for (int64_t i = 0; i < outs[k].num_elements(); ++i) {

@@ -25,7 +25,8 @@ Handler add_lib_command(CLI::App& app) {
                   "an ONNX model: one NAME_run(inputs..., outputs...) running the whole network, weights embedded");
   sub->add_option("--input", *inputs, "with --model: NAME=SHAPE for an input with symbolic extents");
   sub->add_option("--out", o->out_dir, "output directory (created when missing)")->required();
-  sub->add_option("--name", o->name, "library name: symbol prefix, libNAME.a, NAME.h (default kiln_kernels)");
+  auto* name = sub->add_option("--name", o->name,
+                                "library name: symbol prefix, libNAME.a, NAME.h (default kiln_kernels; kiln_model with --model)");
   sub->add_option("--target", o->target,
                   "target string (default: this machine), e.g. \"llvm -mtriple=aarch64-linux-gnu\", or \"cuda "
                   "-arch=sm_80\" for a library of CUDA kernels");
@@ -43,7 +44,7 @@ Handler add_lib_command(CLI::App& app) {
       }
       mo.db = o->db_path;
       mo.out_dir = o->out_dir;
-      if (o->name != LibraryOptions{}.name) mo.name = o->name;
+      if (name->count() > 0) mo.name = o->name;
       const graph::ModelLibraryResult r = graph::build_model_library(mo);
       std::cout << "library " << mo.name << ": " << r.signature << "\n  " << r.steps << " kernel calls (" << r.kernels
                 << " distinct kernels, " << r.tuned << " tuned), " << r.weight_bytes << " bytes of weights embedded, "

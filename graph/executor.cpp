@@ -170,9 +170,13 @@ Executor::FusedGroups Executor::fuse_elementwise() const {
   // recompute it per use, and so would a convolution or product.)
   static const std::set<std::string> reductions = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
                                                    "GlobalAveragePool", "GlobalMaxPool"};
+  // Consumers that read an input element more than once per output element.
+  static const std::set<std::string> rereaders = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Softmax", "LogSoftmax",
+                                                  "MaxPool", "AveragePool", "Resize"};
   auto absorbable = [&](size_t consumer, int v) {
     const int p = v < 0 ? -1 : producer[static_cast<size_t>(v)];
     if (p < 0 || !fusable(static_cast<size_t>(p)) || readers[static_cast<size_t>(v)] != 1) return false;
+    if (rereaders.count(g_.nodes[consumer].op_type)) return false;
     const int64_t in = g_.values[static_cast<size_t>(v)].num_elements();
     const int64_t out = g_.values[static_cast<size_t>(g_.nodes[consumer].outputs[0])].num_elements();
     return in == out || (in > out && reductions.count(g_.nodes[consumer].op_type));

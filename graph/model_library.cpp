@@ -1,6 +1,8 @@
 #include "graph/model_library.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -34,13 +36,30 @@ std::string c_type(DType t) {
   return "";
 }
 
-// A C parameter name for an ONNX tensor name: letters, digits and '_'.
-std::string c_name(const std::string& onnx_name, const std::string& fallback, std::vector<std::string>* used) {
+// A C parameter name for an ONNX tensor name: letters, digits and '_',
+// never a C keyword or a name the generated code uses (those get a '_').
+std::string c_name(const std::string& onnx_name, const std::string& fallback, const std::string& lib,
+                   std::vector<std::string>* used) {
+  static const std::set<std::string> reserved = {
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+      "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
+      "bool", "true", "false", "NULL", "API", "HIDDEN", "MAX_KERNEL_ARGS", "free", "malloc", "memcpy", "aligned_alloc",
+      "size_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t"};
   std::string s;
   for (char c : onnx_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = fallback + "_" + s;
-  while (std::find(used->begin(), used->end(), s) != used->end()) s += "_";
+  if (s.rfind("kiln_", 0) == 0 || s.rfind(lib + "_", 0) == 0 || s.find("__") != std::string::npos) s = fallback + "_" + s;
+  while (reserved.count(s) || std::find(used->begin(), used->end(), s) != used->end()) s += "_";
   used->push_back(s);
+  return s;
+}
+
+// Text from the model inside a C comment: no "*/" can end it early.
+std::string comment_safe(std::string s) {
+  for (size_t at; (at = s.find("*/")) != std::string::npos;) s.replace(at, 2, "* /");
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
   return s;
 }
 
@@ -89,6 +108,10 @@ ModelLibraryResult build_model_library(const ModelLibraryOptions& o) {
     if (g.values[static_cast<size_t>(v)].constant) place_constant(v);
   if (weights.empty()) weights.assign(64, '\0');  // .incbin of an empty file leaves no symbol to point at
   const std::string weights_file = fs::absolute(scratch.path() + "/" + N + ".weights").string();
+  // The assembler reads it by name from a C string: no quote, backslash or line break.
+  user_check(weights_file.find_first_of("\"\\\n\r") == std::string::npos)
+      << "kiln lib --model: the output directory's path must not contain quotes, backslashes or line breaks: "
+      << o.out_dir;
   write_library_file(weights_file, weights);
   result.weight_bytes = static_cast<int64_t>(weights.size());
 
@@ -106,11 +129,11 @@ ModelLibraryResult build_model_library(const ModelLibraryOptions& o) {
   }
   result.workspace_bytes = ws;
   auto location = [&](int v) -> std::string {
-    if (input_at.count(v)) return "ws + " + std::to_string(input_at[v]);
+    if (input_at.count(v)) return "kiln_ws + " + std::to_string(input_at[v]);
     if (weight_at.count(v)) return "(void*)(" + N + "__weights + " + std::to_string(weight_at[v]) + ")";
     const int b = ex.buffer_of(v);
     internal_assert(b >= 0) << "value '" << g.values[static_cast<size_t>(v)].name << "' has no storage";
-    return "ws + " + std::to_string(buffer_at[static_cast<size_t>(b)]);
+    return "kiln_ws + " + std::to_string(buffer_at[static_cast<size_t>(b)]);
   };
 
   // The signature: inputs, then outputs, typed, named after the tensors.
@@ -118,22 +141,22 @@ ModelLibraryResult build_model_library(const ModelLibraryOptions& o) {
   std::ostringstream doc;
   for (int v : g.inputs) {
     const Value& val = g.values[static_cast<size_t>(v)];
-    in_names.push_back(c_name(val.name, "in", &used));
+    in_names.push_back(c_name(val.name, "in", N, &used));
     params.push_back("const " + c_type(val.dtype) + "* " + in_names.back());
-    doc << " *   " << in_names.back() << ": input '" << val.name << "', " << val.dtype.str() << " " << shape_str(val.shape) << "\n";
+    doc << " *   " << in_names.back() << ": input '" << comment_safe(val.name) << "', " << val.dtype.str() << " " << shape_str(val.shape) << "\n";
   }
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Value& val = g.values[static_cast<size_t>(g.outputs[k])];
-    out_names.push_back(c_name(val.name, "out", &used));
+    out_names.push_back(c_name(val.name, "out", N, &used));
     params.push_back(c_type(val.dtype) + "* " + out_names.back());
-    doc << " *   " << out_names.back() << ": output '" << val.name << "', " << val.dtype.str() << " " << shape_str(val.shape) << "\n";
+    doc << " *   " << out_names.back() << ": output '" << comment_safe(val.name) << "', " << val.dtype.str() << " " << shape_str(val.shape) << "\n";
   }
   std::string param_list;
   for (const std::string& p : params) param_list += (param_list.empty() ? "" : ", ") + p;
   result.signature = "int " + N + "_run(" + param_list + ")";
 
   std::ostringstream h;
-  h << "/* " << N << ": the network " << fs::path(o.model).filename().string() << " compiled by kiln " << KILN_VERSION
+  h << "/* " << N << ": the network " << comment_safe(fs::path(o.model).filename().string()) << " compiled by kiln " << KILN_VERSION
     << " for " << target.str() << ".\n *\n * " << result.signature << ";\n" << doc.str()
     << " * Buffers are dense and row-major, of any alignment. Returns " << N << "_OK (0), or " << N
     << "_ERROR_ARGUMENT (a NULL buffer), " << N << "_ERROR_MEMORY (the " << ws << "-byte workspace could not\n"
@@ -162,21 +185,22 @@ ModelLibraryResult build_model_library(const ModelLibraryOptions& o) {
   for (const std::string& p : in_names) null_check += (null_check.empty() ? "" : " || ") + ("!" + p);
   for (const std::string& p : out_names) null_check += (null_check.empty() ? "" : " || ") + ("!" + p);
   c << "  if (" << null_check << ") return " << N << "_ERROR_ARGUMENT;\n"
-    << "  unsigned char* ws = aligned_alloc(64, " << std::max<int64_t>(ws, 64) << ");\n"
-    << "  if (!ws) return " << N << "_ERROR_MEMORY;\n"
-    << "  int rc = " << N << "_OK;\n";
+    << "  unsigned char* kiln_ws = aligned_alloc(64, " << std::max<int64_t>(ws, 64) << ");\n"
+    << "  if (!kiln_ws) return " << N << "_ERROR_MEMORY;\n"
+    << "  int kiln_rc = " << N << "_OK;\n";
   for (size_t k = 0; k < g.inputs.size(); ++k)
-    c << "  memcpy(ws + " << input_at[g.inputs[k]] << ", " << in_names[k] << ", " << g.values[static_cast<size_t>(g.inputs[k])].bytes() << ");\n";
+    c << "  memcpy(kiln_ws + " << input_at[g.inputs[k]] << ", " << in_names[k] << ", " << g.values[static_cast<size_t>(g.inputs[k])].bytes() << ");\n";
   for (const PlanStep& s : ex.steps()) {
     const Node& n = g.nodes[static_cast<size_t>(s.node)];
-    c << "  { /* " << n.op_type << " '" << n.name << "'" << (s.workload.empty() ? "" : ": " + s.workload) << " */\n    void* a[] = {";
+    c << "  { /* " << comment_safe(n.op_type) << " '" << comment_safe(n.name) << "'" << (s.workload.empty() ? "" : ": " + s.workload)
+      << " */\n    void* kiln_args[] = {";
     for (size_t k = 0; k < s.args.size(); ++k) c << (k ? ", " : "") << location(s.args[k]);
-    c << "};\n    if (" << symbol.at(s.kernel) << "(a) != 0) { rc = " << N << "_ERROR_KERNEL; goto done; }\n  }\n";
+    c << "};\n    if (" << symbol.at(s.kernel) << "(kiln_args) != 0) { kiln_rc = " << N << "_ERROR_KERNEL; goto kiln_done; }\n  }\n";
   }
   for (size_t k = 0; k < g.outputs.size(); ++k)
     c << "  memcpy(" << out_names[k] << ", " << location(ex.output_values()[k]) << ", "
       << g.values[static_cast<size_t>(g.outputs[k])].bytes() << ");\n";
-  c << "done:\n  free(ws);\n  return rc;\n}\n";
+  c << "kiln_done:\n  free(kiln_ws);\n  return kiln_rc;\n}\n";
   const std::string c_file = scratch.path() + "/" + N + "_model.c";
   const std::string glue_obj = scratch.path() + "/" + N + "_model.o";
   write_library_file(c_file, c.str());

@@ -247,7 +247,12 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source,
                           << "', which no earlier node, input or initializer defines (a malformed model?)";
       n.inputs.push_back(id);
     }
-    for (const std::string& out : np.output()) {
+    // Optional outputs left out at the end (empty names) are dropped.
+    int num_outputs = np.output_size();
+    while (num_outputs > 0 && np.output(num_outputs - 1).empty()) --num_outputs;
+    user_check(num_outputs > 0) << what << " has no outputs (a malformed model?)";
+    for (int k = 0; k < num_outputs; ++k) {
+      const std::string& out = np.output(k);
       Value v;
       v.name = out.empty() ? n.name + ":unused" + std::to_string(n.outputs.size()) : out;
       user_check(out.empty() || g.find_value(out) < 0)
@@ -258,23 +263,37 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source,
     if (n.op_type == "Constant") {
       user_check(n.outputs.size() == 1 && n.inputs.empty()) << what << " must have no inputs and one output";
       Value& v = g.values[static_cast<size_t>(n.outputs[0])];
-      auto it = n.attrs.find("value");
-      if (it != n.attrs.end() && std::holds_alternative<HostTensor>(it->second)) {
-        v.constant = std::get<HostTensor>(it->second);
-      } else if ((it = n.attrs.find("value_float")) != n.attrs.end()) {
+      // The one value attribute it carries, of the type its name says.
+      auto attr = [&](const char* name) -> const AttrValue* {
+        auto it = n.attrs.find(name);
+        return it == n.attrs.end() ? nullptr : &it->second;
+      };
+      auto wrong = [&](const char* name) {
+        user_error() << what << " has attribute '" << name << "' of the wrong type (a malformed model?)";
+      };
+      if (const AttrValue* a = attr("value")) {
+        if (!std::holds_alternative<HostTensor>(*a)) wrong("value");
+        v.constant = std::get<HostTensor>(*a);
+      } else if (const AttrValue* a = attr("value_float")) {
+        const double* f = std::get_if<double>(a);
+        if (!f) wrong("value_float");
         v.constant = HostTensor(DType::f32(), {});
-        v.constant->set_float(0, std::get<double>(it->second));
-      } else if ((it = n.attrs.find("value_int")) != n.attrs.end()) {
+        v.constant->set_float(0, *f);
+      } else if (const AttrValue* a = attr("value_int")) {
+        const int64_t* i = std::get_if<int64_t>(a);
+        if (!i) wrong("value_int");
         v.constant = HostTensor(DType::i64(), {});
-        v.constant->set_int(0, std::get<int64_t>(it->second));
-      } else if ((it = n.attrs.find("value_ints")) != n.attrs.end()) {
-        const auto& ints = std::get<std::vector<int64_t>>(it->second);
-        v.constant = HostTensor(DType::i64(), {static_cast<int64_t>(ints.size())});
-        for (size_t k = 0; k < ints.size(); ++k) v.constant->set_int(static_cast<int64_t>(k), ints[k]);
-      } else if ((it = n.attrs.find("value_floats")) != n.attrs.end()) {
-        const auto& fl = std::get<std::vector<double>>(it->second);
-        v.constant = HostTensor(DType::f32(), {static_cast<int64_t>(fl.size())});
-        for (size_t k = 0; k < fl.size(); ++k) v.constant->set_float(static_cast<int64_t>(k), fl[k]);
+        v.constant->set_int(0, *i);
+      } else if (const AttrValue* a = attr("value_ints")) {
+        const auto* ints = std::get_if<std::vector<int64_t>>(a);
+        if (!ints) wrong("value_ints");
+        v.constant = HostTensor(DType::i64(), {static_cast<int64_t>(ints->size())});
+        for (size_t k = 0; k < ints->size(); ++k) v.constant->set_int(static_cast<int64_t>(k), (*ints)[k]);
+      } else if (const AttrValue* a = attr("value_floats")) {
+        const auto* fl = std::get_if<std::vector<double>>(a);
+        if (!fl) wrong("value_floats");
+        v.constant = HostTensor(DType::f32(), {static_cast<int64_t>(fl->size())});
+        for (size_t k = 0; k < fl->size(); ++k) v.constant->set_float(static_cast<int64_t>(k), (*fl)[k]);
       } else {
         user_error() << what << " has no value kiln reads (value, value_float(s), value_int(s))";
       }

@@ -94,6 +94,8 @@ Tensor input_placeholder(const NodeArgs& a, int i) {
   const Value& v = a.input(i);
   const auto& given = a.given().tensors;
   if (static_cast<size_t>(i) < given.size() && given[static_cast<size_t>(i)].defined()) return given[static_cast<size_t>(i)];
+  for (int64_t d : v.shape)
+    if (d == 0) a.fail("reads tensor '" + v.name + "' of shape " + shape_str(v.shape) + ": kiln computes no empty tensors");
   return placeholder(te_shape(v.shape), v.dtype, a.given().prefix + tensor_name(static_cast<size_t>(i)));
 }
 
@@ -188,7 +190,8 @@ NodeCompute node_compute(const Graph& g, const Node& n, const NodeInputs& given)
 
 std::vector<std::string> supported_onnx_ops() {
   std::vector<std::string> names;
-  for (auto& [name, b] : op_table()) names.push_back(name);
+  for (auto& [name, b] : op_table())
+    if (name.rfind("kiln.", 0) != 0) names.push_back(name);  // kiln's own nodes, inserted by passes
   return names;
 }
 

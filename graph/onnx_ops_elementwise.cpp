@@ -39,7 +39,8 @@ Expr clamp(Expr x, double lo, double hi) {
 // primitives) is a multiply or a square root, as exact as pow and faster.
 NodeCompute power(const NodeArgs& a) {
   const Value& e = a.input(1);
-  if (e.constant && e.constant->num_elements() == 1 && a.input(0).dtype.is_float()) {
+  // (Only where the exponent cannot broadcast the result to a higher rank.)
+  if (e.constant && e.constant->num_elements() == 1 && e.shape.size() <= a.shape(0).size() && a.input(0).dtype.is_float()) {
     const double p = e.constant->get_float(0);
     if (p == 2.0) return unary(a, [](const NodeArgs&, Expr x) { return x * x; }, "elemwise");
     if (p == 1.0) return unary(a, [](const NodeArgs&, Expr x) { return x; }, "elemwise");

@@ -89,7 +89,11 @@ Window window_of(const NodeArgs& a, const std::vector<int64_t>& in, std::vector<
     }
     const int64_t room = in[k + 2] + w.pad_begin[k] + w.pad_end[k] - span;
     if (room < 0) a.fail("has a window larger than its padded input");
-    w.out.push_back((ceil_mode ? (room + w.stride[k] - 1) / w.stride[k] : room / w.stride[k]) + 1);
+    int64_t out = (ceil_mode ? (room + w.stride[k] - 1) / w.stride[k] : room / w.stride[k]) + 1;
+    // With ceil_mode, a last window that would start past the input and its
+    // leading padding is dropped (as ONNX Runtime and PyTorch do).
+    if (ceil_mode && (out - 1) * w.stride[k] >= in[k + 2] + w.pad_begin[k]) --out;
+    w.out.push_back(out);
   }
   return w;
 }
@@ -123,10 +127,13 @@ NodeCompute conv(const NodeArgs& a) {
   const std::vector<int64_t>& ws = a.shape(1);
   if (in.size() < 3 || ws.size() != in.size()) a.fail("has data of rank " + std::to_string(in.size()) + " and weights of rank " + std::to_string(ws.size()));
   const int64_t groups = a.attr_int("group", 1), C = in[1], K = ws[0];
-  if (groups <= 0 || C % groups != 0 || K % groups != 0 || ws[1] != C / groups)
+  if (groups <= 0 || K <= 0 || C % groups != 0 || K % groups != 0 || ws[1] != C / groups)
     a.fail("has weights " + shape_str(ws) + " that do not fit " + std::to_string(C) + " input channels in " + std::to_string(groups) + " groups");
-  const Window w = window_of(a, in, a.attr_ints("kernel_shape", std::vector<int64_t>(ws.begin() + 2, ws.end())), false);
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (a.attr_ints("kernel_shape", kernel) != kernel) a.fail("has a kernel_shape that differs from its weights' " + shape_str(ws));
+  const Window w = window_of(a, in, kernel, false);
   const bool bias = a.has_input(2);
+  if (bias && a.input(2).num_elements() != K) a.fail("has " + std::to_string(a.input(2).num_elements()) + " biases for " + std::to_string(K) + " output channels");
   const Activation act = fused_activation(a);
   std::vector<int64_t> out_shape = {in[0], K};
   out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
@@ -174,7 +181,8 @@ NodeCompute conv_transpose(const NodeArgs& a) {
   const int64_t groups = a.attr_int("group", 1), C = in[1];
   if (groups <= 0 || C % groups != 0 || ws[0] != C) a.fail("has weights " + shape_str(ws) + " for " + std::to_string(C) + " input channels");
   const int64_t Kg = ws[1], K = Kg * groups, Cg = C / groups;
-  const std::vector<int64_t> kernel = a.attr_ints("kernel_shape", std::vector<int64_t>(ws.begin() + 2, ws.end()));
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (a.attr_ints("kernel_shape", kernel) != kernel) a.fail("has a kernel_shape that differs from its weights' " + shape_str(ws));
   const std::vector<int64_t> stride = a.attr_ints("strides", std::vector<int64_t>(nd, 1));
   const std::vector<int64_t> dil = a.attr_ints("dilations", std::vector<int64_t>(nd, 1));
   const std::vector<int64_t> out_pad = a.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
@@ -189,6 +197,7 @@ NodeCompute conv_transpose(const NodeArgs& a) {
     out_shape.push_back(o);
   }
   const bool bias = a.has_input(2);
+  if (bias && a.input(2).num_elements() != K) a.fail("has " + std::to_string(a.input(2).num_elements()) + " biases for " + std::to_string(K) + " output channels");
   Tensor x = input_placeholder(a, 0), wt = input_placeholder(a, 1);
   Tensor b = bias ? input_placeholder(a, 2) : Tensor();
   IterVar rc = reduce_axis(Expr(Cg), "rc");
@@ -212,7 +221,37 @@ NodeCompute conv_transpose(const NodeArgs& a) {
   return single_output({x, wt, b}, out, out_shape);
 }
 
+// B packed by graph/passes.h: kiln's pack_matmul_b, folded at compile time.
+NodeCompute pack_matmul_b(const NodeArgs& a) {
+  const std::vector<int64_t>& sb = a.shape(0);
+  const int64_t nb = a.attr_int(kPackedPanel, kPackPanelColumns);
+  if (sb.size() != 2) a.fail("packs a tensor that is not a matrix");
+  auto c = as_registry_op("pack_matmul_b:K=" + std::to_string(sb[0]) + ",N=" + std::to_string(sb[1]) + ",nb=" + std::to_string(nb),
+                          {(sb[1] + nb - 1) / nb, sb[0], nb});
+  if (!c) a.fail("cannot pack weights of shape " + shape_str(sb));
+  return *c;
+}
+
+// MatMul reading a B that pack_matmul_b packed (graph/passes.h).
+NodeCompute packed_matmul(const NodeArgs& a) {
+  const std::vector<int64_t>& sa = a.shape(0);
+  const int64_t nb = a.attr_int(kPackedPanel, kPackPanelColumns), N = a.attr_int(kPackedColumns, 0);
+  const std::vector<int64_t>& pb = a.shape(1);
+  if (sa.size() < 2 || pb.size() != 3 || pb[2] != nb || pb[1] != sa.back() || pb[0] != (N + nb - 1) / nb)
+    a.fail("has a packed B of shape " + shape_str(pb) + " that does not fit " + shape_str(sa));
+  const bool bias = a.has_input(2);
+  std::vector<int64_t> out(sa.begin(), sa.end() - 1);
+  out.push_back(N);
+  const int64_t rows = product(sa, 0, sa.size() - 1);
+  auto c = as_registry_op("matmul_packed_b:M=" + std::to_string(rows) + ",N=" + std::to_string(N) + ",K=" +
+                              std::to_string(sa.back()) + ",nb=" + std::to_string(nb) + (bias ? ",bias=1" : ""),
+                          out);
+  if (!c) a.fail("cannot multiply by packed weights");
+  return *c;
+}
+
 NodeCompute matmul(const NodeArgs& a) {
+  if (a.has_attr(kPackedPanel)) return packed_matmul(a);
   const std::vector<int64_t>& sa = a.shape(0);
   const std::vector<int64_t>& sb = a.shape(1);
   if (sa.empty() || sb.empty()) a.fail("multiplies a scalar");
@@ -275,7 +314,9 @@ NodeCompute gemm(const NodeArgs& a) {
   const int64_t M = ta ? sa[1] : sa[0], K = ta ? sa[0] : sa[1], N = tb ? sb[0] : sb[1];
   if ((tb ? sb[1] : sb[0]) != K) a.fail("has inner extents that differ");
   const bool has_c = a.has_input(2);
-  const bool row_bias = has_c && a.input(2).num_elements() == N && a.shape(2).back() == N;
+  if (has_c && broadcast_shapes(a, a.shape(2), {M, N}) != std::vector<int64_t>{M, N})
+    a.fail("has C of shape " + shape_str(a.shape(2)) + ", which does not broadcast to " + shape_str({M, N}));
+  const bool row_bias = has_c && !a.shape(2).empty() && a.input(2).num_elements() == N && a.shape(2).back() == N;
   if (alpha == 1.0 && (beta == 1.0 || !has_c) && (!has_c || row_bias) && a.input(0).dtype == DType::f32()) {
     std::string wl = "matmul:M=" + std::to_string(M) + ",N=" + std::to_string(N) + ",K=" + std::to_string(K);
     if (ta) wl += ",trans_a=1";
@@ -500,7 +541,7 @@ NodeCompute resize(const NodeArgs& a) {
   Tensor t = compute(te_shape(out), [&](const std::vector<Var>& i) {
     std::vector<Expr> idx;
     for (size_t k = 0; k < in.size(); ++k) {
-      if (out[k] == in[k]) {
+      if (scales[k] == 1.0 && out[k] == in[k]) {
         idx.push_back(i[k]);
         continue;
       }
@@ -531,6 +572,7 @@ void add_nn_ops(std::map<std::string, OpBuilder>& ops) {
   ops["Conv"] = conv;
   ops["ConvTranspose"] = conv_transpose;
   ops["MatMul"] = matmul;
+  ops[kPackMatmulB] = pack_matmul_b;
   ops["Gemm"] = gemm;
   ops["Softmax"] = [](const NodeArgs& a) { return softmax_op(a, false); };
   ops["LogSoftmax"] = [](const NodeArgs& a) { return softmax_op(a, true); };

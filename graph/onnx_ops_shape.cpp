@@ -84,7 +84,10 @@ NodeCompute reshape(const NodeArgs& a) {
 NodeCompute flatten(const NodeArgs& a) {
   const std::vector<int64_t>& in = a.shape(0);
   const int r = static_cast<int>(in.size());
-  const int ax = a.axis(a.attr_int("axis", 1), r + 1);
+  // axis in [-r, r]: the number of leading dimensions kept in the first extent.
+  int64_t ax = a.attr_int("axis", 1);
+  if (ax < -r || ax > r) a.fail("has axis " + std::to_string(ax) + ", outside [-" + std::to_string(r) + ", " + std::to_string(r) + "]");
+  if (ax < 0) ax += r;
   int64_t outer = 1, inner = 1;
   for (int k = 0; k < r; ++k) (k < ax ? outer : inner) *= in[static_cast<size_t>(k)];
   return view(a, {outer, inner});
@@ -116,7 +119,11 @@ NodeCompute unsqueeze(const NodeArgs& a) {
   const std::vector<int64_t> axes = axes_of(a, 13);
   const int r = static_cast<int>(in.size() + axes.size());
   std::vector<bool> ones(static_cast<size_t>(r), false);
-  for (int64_t ax : axes) ones[static_cast<size_t>(a.axis(ax, r))] = true;
+  for (int64_t ax : axes) {
+    const size_t k = static_cast<size_t>(a.axis(ax, r));
+    if (ones[k]) a.fail("names axis " + std::to_string(k) + " twice");
+    ones[k] = true;
+  }
   std::vector<int64_t> out;
   size_t next = 0;
   for (int k = 0; k < r; ++k) out.push_back(ones[static_cast<size_t>(k)] ? 1 : in[next++]);
@@ -150,6 +157,7 @@ NodeCompute transpose(const NodeArgs& a) {
 
 NodeCompute concat(const NodeArgs& a) {
   const int r = a.rank(0);
+  if (r == 0) a.fail("joins scalars (its inputs need at least one axis)");
   const int ax = a.axis(a.attr_int("axis", 0), r);
   std::vector<int64_t> out = a.shape(0);
   std::vector<Tensor> ins;
@@ -208,7 +216,7 @@ NodeCompute slice(const NodeArgs& a) {
       if (v < 0) v += d;
       return std::clamp<int64_t>(v, lo, hi);
     };
-    const int64_t s = st > 0 ? norm(starts[k], 0, d) : norm(starts[k], -1, d - 1);
+    const int64_t s = st > 0 ? norm(starts[k], 0, d) : norm(starts[k], 0, d - 1);
     const int64_t e = st > 0 ? norm(ends[k], 0, d) : norm(std::max<int64_t>(ends[k], -d - 1), -1, d - 1);
     const int64_t n = st > 0 ? std::max<int64_t>(0, (e - s + st - 1) / st) : std::max<int64_t>(0, (s - e - st - 1) / -st);
     if (n == 0) a.fail("selects no elements on axis " + std::to_string(ax) + " (kiln computes no empty tensors)");
@@ -228,6 +236,7 @@ NodeCompute slice(const NodeArgs& a) {
 NodeCompute gather(const NodeArgs& a) {
   const std::vector<int64_t>& in = a.shape(0);
   const std::vector<int64_t>& ind = a.shape(1);
+  if (in.empty()) a.fail("gathers from a scalar");
   const int ax = a.axis(a.attr_int("axis", 0), static_cast<int>(in.size()));
   if (!a.input(1).dtype.is_integer()) a.fail("has indices of type " + a.input(1).dtype.str());
   std::vector<int64_t> out(in.begin(), in.begin() + ax);

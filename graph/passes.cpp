@@ -2,11 +2,21 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace kiln::graph {
 
 namespace {
+
+// A float attribute (an int one too), or `dflt`; nullopt when it has another type.
+std::optional<double> float_attr(const Node& n, const std::string& name, double dflt) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return dflt;
+  if (auto* d = std::get_if<double>(&it->second)) return *d;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  return std::nullopt;
+}
 
 // Who reads each value (nodes by index; graph outputs count as readers).
 struct Uses {
@@ -36,7 +46,8 @@ const HostTensor* constant_of(const Graph& g, const Node& n, size_t i) {
 // convolution's [N,K,H,W] output (shape [K,1,1] or [1,K,1,1]) or a single
 // value: its K values, else empty.
 std::vector<double> per_channel(const HostTensor& c, int64_t K) {
-  if (c.num_elements() == 1) return std::vector<double>(static_cast<size_t>(K), c.get_float(0));
+  // A single value of rank <= 4 broadcasts onto [N,K,H,W] without changing its shape.
+  if (c.num_elements() == 1) return c.shape.size() <= 4 ? std::vector<double>(static_cast<size_t>(K), c.get_float(0)) : std::vector<double>{};
   const std::vector<int64_t>& s = c.shape;
   const bool channel = (s.size() == 3 && s[0] == K && s[1] == 1 && s[2] == 1) ||
                        (s.size() == 4 && s[0] == 1 && s[1] == K && s[2] == 1 && s[3] == 1);
@@ -59,7 +70,7 @@ int add_constant(Graph& g, const std::string& name, HostTensor t) {
 // conv(x) * s + b per output channel, folded into the conv's weights and bias.
 void fold_into_conv(Graph& g, Node& conv, const std::vector<double>& scale, const std::vector<double>& shift) {
   const HostTensor& w = *constant_of(g, conv, 1);
-  const int64_t K = w.shape[0], per_k = w.num_elements() / K;
+  const int64_t K = w.shape[0], per_k = w.num_elements() / K;  // K > 0: conv_foldable
   HostTensor nw(DType::f32(), w.shape), nb(DType::f32(), {K});
   const HostTensor* b = constant_of(g, conv, 2);
   for (int64_t k = 0; k < K; ++k) {
@@ -75,7 +86,10 @@ void fold_into_conv(Graph& g, Node& conv, const std::vector<double>& scale, cons
 bool conv_foldable(const Graph& g, const Node& n) {
   if (n.op_type != "Conv" || n.attrs.count(kFusedActivation)) return false;
   const HostTensor* w = constant_of(g, n, 1);
-  return w && w->shape.size() == 4 && (n.inputs.size() < 3 || n.inputs[2] < 0 || constant_of(g, n, 2));
+  if (!w || w->shape.size() != 4 || w->shape[0] <= 0 || n.outputs.size() != 1) return false;
+  if (n.inputs.size() < 3 || n.inputs[2] < 0) return true;
+  const HostTensor* b = constant_of(g, n, 2);
+  return b && b->num_elements() == w->shape[0];
 }
 
 double scalar_const(const Graph& g, const Node& n, size_t i, bool* ok) {
@@ -94,20 +108,19 @@ std::string activation_after(const Graph& g, const Uses& uses, int x, std::vecto
     if (n.op_type == "Relu") return "relu";
     if (n.op_type == "HardSwish") return "hswish";
     if (n.op_type == "HardSigmoid") {
-      auto a = n.attrs.find("alpha"), b = n.attrs.find("beta");
-      const double alpha = a == n.attrs.end() ? 0.2 : std::get<double>(a->second);
-      const double beta = b == n.attrs.end() ? 0.5 : std::get<double>(b->second);
-      if (std::abs(alpha - 1.0 / 6.0) < 1e-6 && beta == 0.5) return "hsigmoid";
+      const std::optional<double> alpha = float_attr(n, "alpha", 0.2), beta = float_attr(n, "beta", 0.5);
+      if (alpha && beta && std::abs(*alpha - 1.0 / 6.0) < 1e-6 && *beta == 0.5) return "hsigmoid";
     }
     if (n.op_type == "Clip") {
       double lo = -1, hi = -1;
       bool ok_lo = true, ok_hi = true;
       if (g.opset < 11) {
-        auto a = n.attrs.find("min"), b = n.attrs.find("max");
-        ok_lo = a != n.attrs.end();
-        ok_hi = b != n.attrs.end();
-        if (ok_lo) lo = std::get<double>(a->second);
-        if (ok_hi) hi = std::get<double>(b->second);
+        const std::optional<double> a = n.attrs.count("min") ? float_attr(n, "min", 0) : std::nullopt;
+        const std::optional<double> b = n.attrs.count("max") ? float_attr(n, "max", 0) : std::nullopt;
+        ok_lo = a.has_value();
+        ok_hi = b.has_value();
+        if (ok_lo) lo = *a;
+        if (ok_hi) hi = *b;
       } else {
         lo = scalar_const(g, n, 1, &ok_lo);
         hi = scalar_const(g, n, 2, &ok_hi);
@@ -126,6 +139,8 @@ std::string activation_after(const Graph& g, const Uses& uses, int x, std::vecto
   }
   if (add < 0 || mul < 0) return "";
   const Node& a = g.nodes[static_cast<size_t>(add)];
+  const Node& m0 = g.nodes[static_cast<size_t>(mul)];
+  if (a.inputs.size() != 2 || m0.inputs.size() != 2) return "";
   bool ok = false;
   const int three_at = a.inputs[0] == x ? 1 : 0;
   if (scalar_const(g, a, static_cast<size_t>(three_at), &ok) != 3.0 || !ok) return "";
@@ -140,7 +155,7 @@ std::string activation_after(const Graph& g, const Uses& uses, int x, std::vecto
   const int div = uses.sole_reader(m.outputs[0]);
   if (div < 0) return "";
   const Node& d = g.nodes[static_cast<size_t>(div)];
-  if (d.op_type != "Div" || d.inputs[0] != m.outputs[0] || scalar_const(g, d, 1, &ok) != 6.0 || !ok) return "";
+  if (d.op_type != "Div" || d.inputs.size() != 2 || d.inputs[0] != m.outputs[0] || scalar_const(g, d, 1, &ok) != 6.0 || !ok) return "";
   if (uses.sole_reader(c.outputs[0]) != mul) return "";
   span->assign({add, clip, mul, div});
   return "hswish";
@@ -174,9 +189,12 @@ PassStats optimize(Graph& g) {
       if (n.op_type == "BatchNormalization" && n.outputs.size() == 1) {
         const HostTensor *s = constant_of(g, n, 1), *b = constant_of(g, n, 2), *mean = constant_of(g, n, 3),
                          *var = constant_of(g, n, 4);
-        if (!s || !b || !mean || !var || s->num_elements() != K) continue;
-        auto eps = n.attrs.find("epsilon");
-        const double e = eps == n.attrs.end() ? 1e-5 : std::get<double>(eps->second);
+        if (!s || !b || !mean || !var || s->num_elements() != K || b->num_elements() != K || mean->num_elements() != K ||
+            var->num_elements() != K)
+          continue;
+        const std::optional<double> eps = float_attr(n, "epsilon", 1e-5);
+        if (!eps) continue;
+        const double e = *eps;
         for (int64_t k = 0; k < K; ++k) {
           scale[static_cast<size_t>(k)] = s->get_float(k) / std::sqrt(var->get_float(k) + e);
           shift[static_cast<size_t>(k)] = b->get_float(k) - mean->get_float(k) * scale[static_cast<size_t>(k)];
@@ -222,11 +240,11 @@ PassStats optimize(Graph& g) {
     Uses uses(g);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       Node& mm = g.nodes[i];
-      if (mm.op_type != "MatMul" || mm.inputs.size() != 2) continue;
+      if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.inputs[0] < 0 || mm.inputs[1] < 0) continue;
       const int next = uses.sole_reader(mm.outputs[0]);
       if (next < 0) continue;
       const Node& add = g.nodes[static_cast<size_t>(next)];
-      if (add.op_type != "Add") continue;
+      if (add.op_type != "Add" || add.inputs.size() != 2) continue;
       const size_t other = add.inputs[0] == mm.outputs[0] ? 1 : 0;
       const HostTensor* c = constant_of(g, add, other);
       const Value& b = g.values[static_cast<size_t>(mm.inputs[1])];
@@ -237,6 +255,35 @@ PassStats optimize(Graph& g) {
       ++st.fused_bias;
     }
     rebuild();
+  }
+  // 4. Constant matrix weights are packed once, at compile time, into the
+  //    panels kiln's matmul_packed_b reads (the pack node folds).
+  {
+    std::vector<Node> nodes;
+    for (Node& mm : g.nodes) {
+      const bool eligible = mm.op_type == "MatMul" && mm.inputs.size() >= 2 && mm.inputs[0] >= 0 && mm.inputs[1] >= 0;
+      const Value* b = eligible ? &g.values[static_cast<size_t>(mm.inputs[1])] : nullptr;
+      if (!b || !b->constant || b->dtype != DType::f32() || b->shape.size() != 2 ||
+          g.values[static_cast<size_t>(mm.inputs[0])].dtype != DType::f32()) {
+        nodes.push_back(std::move(mm));
+        continue;
+      }
+      Node pack;
+      pack.op_type = kPackMatmulB;
+      pack.name = mm.name + ":pack_b";
+      pack.inputs = {mm.inputs[1]};
+      pack.attrs[kPackedPanel] = kPackPanelColumns;
+      Value packed;
+      packed.name = b->name + ":packed";
+      pack.outputs = {g.add_value(std::move(packed))};
+      mm.inputs[1] = pack.outputs[0];
+      mm.attrs[kPackedPanel] = kPackPanelColumns;
+      mm.attrs[kPackedColumns] = g.values[static_cast<size_t>(pack.inputs[0])].shape[1];
+      nodes.push_back(std::move(pack));
+      nodes.push_back(std::move(mm));
+      ++st.packed_weights;
+    }
+    g.nodes = std::move(nodes);
   }
   return st;
 }

@@ -14,10 +14,18 @@ struct PassStats {
   int folded_affine = 0;     // BatchNormalization, per-channel Mul and Add folded into a Conv
   int fused_activation = 0;  // Relu, Clip(0, 6), hard-swish, hard-sigmoid fused into a Conv
   int fused_bias = 0;        // Add of a constant row fused into a MatMul
+  int packed_weights = 0;    // MatMul weights packed once, at compile time
 };
 
 // The attributes the passes set on a node (not ONNX's; node builders read them).
 inline const std::string kFusedActivation = "kiln_activation";  // "relu", "relu6", "hswish", "hsigmoid"
+// A MatMul whose B input comes packed in panels of this many columns, by a
+// kPackMatmulB node (kiln's pack_matmul_b op) the folding runs at compile
+// time; kPackedColumns keeps B's column count.
+inline const std::string kPackedPanel = "kiln_packed_nb";
+inline const std::string kPackedColumns = "kiln_packed_n";
+inline const std::string kPackMatmulB = "kiln.PackMatmulB";  // not an ONNX operator: the passes insert it
+inline constexpr int64_t kPackPanelColumns = 32;
 
 // Rewrites `g` in place: the nodes a pass removes are gone, the node that
 // absorbed them writes their output. The values a pass creates (folded

@@ -61,6 +61,12 @@ bool all_supported(const std::string& model_path, std::set<std::string>* ops) {
 }
 
 std::string compare(const HostTensor& want, const rt::NDArray& got, const std::string& name) {
+  if (want.shape != got.shape()) {
+    std::string w, g;
+    for (int64_t d : want.shape) w += std::to_string(d) + " ";
+    for (int64_t d : got.shape()) g += std::to_string(d) + " ";
+    return name + ": shape [ " + g + "], expected [ " + w + "]";
+  }
   if (want.num_elements() != got.num_elements()) return name + ": " + std::to_string(got.num_elements()) + " elements, expected " + std::to_string(want.num_elements());
   if (to_runtime_dtype(want.dtype) != got.dtype()) return name + ": element type differs from " + want.dtype.str();
   for (int64_t i = 0; i < want.num_elements(); ++i) {

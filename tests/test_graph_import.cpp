@@ -141,3 +141,92 @@ TEST_CASE("onnx import errors: compile-time inputs, shapes and attributes") {
   graph::Graph g4 = graph::import_onnx_bytes(resize.bytes(), "z.onnx", kNoShapes);
   CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g4); }), Catch::Contains("Resize node 'rz' (opset 13) has mode 'cubic'"));
 }
+
+TEST_CASE("onnx import errors: attributes of the wrong type and nodes without outputs") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  auto* n = g->add_node();
+  n->set_op_type("Constant");
+  n->set_name("c");
+  n->add_output("c");
+  auto* a = n->add_attribute();
+  a->set_name("value_float");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(3);
+  g->add_output()->set_name("c");
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(m.SerializeAsString(), "w.onnx", kNoShapes); }),
+             Catch::Contains("has attribute 'value_float' of the wrong type"));
+
+  OnnxBuilder none;
+  none.input("x", {2}).node("Relu", {"x"}, {}, {}, "silent").output("x");
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(none.bytes(), "n.onnx", kNoShapes); }),
+             Catch::Contains("Relu node 'silent' (opset 13) has no outputs"));
+}
+
+TEST_CASE("onnx import: optional outputs left out at the end are dropped") {
+  OnnxBuilder b(15);
+  b.input("x", {1, 2, 3, 3}).weight("s", {2}).weight("b", {2}).weight("m", {2}).weight("v", {2}, {1.f, 2.f})
+      .node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "", ""}).output("y");
+  graph::Graph g = graph::import_onnx_bytes(b.bytes(), "bn.onnx", kNoShapes);
+  REQUIRE(g.nodes.size() == 1);
+  CHECK(g.nodes[0].outputs.size() == 1);
+  graph::infer_and_fold(g);
+}
+
+TEST_CASE("onnx operators: shapes and messages the review found wrong") {
+  auto shape_of = [](OnnxBuilder b, const std::map<std::string, std::vector<int64_t>>& shapes) {
+    graph::Graph g = graph::import_onnx_bytes(b.bytes(), "m.onnx", shapes);
+    graph::infer_and_fold(g);
+    return g.values[static_cast<size_t>(g.outputs[0])].shape;
+  };
+  // Flatten's axis counts from the end like any other: -1 keeps all but the last.
+  OnnxBuilder fl;
+  fl.input("x", {2, 3, 4, 5}).node("Flatten", {"x"}, {"y"}, {{"axis", int64_t{-1}}}).output("y");
+  CHECK(shape_of(fl, {}) == std::vector<int64_t>{24, 5});
+  // ceil_mode drops a window that would start in the padding past the input.
+  OnnxBuilder pool;
+  pool.input("x", {1, 1, 6, 6})
+      .node("MaxPool", {"x"}, {"y"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{3, 3}},
+                                      {"ceil_mode", int64_t{1}}})
+      .output("y");
+  CHECK(shape_of(pool, {}) == std::vector<int64_t>{1, 1, 2, 2});
+  // A negative step starts at most at the last element.
+  OnnxBuilder sl(13);
+  sl.input("x", {4}).ints("st", {-5}).ints("en", {-10}).ints("ax", {0}).ints("step", {-1})
+      .node("Slice", {"x", "st", "en", "ax", "step"}, {"y"}).output("y");
+  CHECK(shape_of(sl, {}) == std::vector<int64_t>{1});
+  // A single-element exponent of a higher rank still broadcasts the result.
+  OnnxBuilder pw;
+  pw.input("x", {3}).weight("e", {1, 1}, {2.f}).node("Pow", {"x", "e"}, {"y"}).output("y");
+  CHECK(shape_of(pw, {}) == std::vector<int64_t>{1, 3});
+  // Gemm with a scalar C and one output column.
+  OnnxBuilder gm;
+  gm.input("a", {4, 3}).weight("b", {3, 1}).weight("c", {}, {0.5f}).node("Gemm", {"a", "b", "c"}, {"y"}).output("y");
+  CHECK(shape_of(gm, {}) == std::vector<int64_t>{4, 1});
+
+  auto error_of = [](OnnxBuilder b) {
+    return user_error_of([&] {
+      graph::Graph g = graph::import_onnx_bytes(b.bytes(), "m.onnx", {});
+      graph::infer_and_fold(g);
+    });
+  };
+  OnnxBuilder un(13);
+  un.input("x", {3}).ints("axes", {0, 0}).node("Unsqueeze", {"x", "axes"}, {"y"}, {}, "u").output("y");
+  CHECK_THAT(error_of(un), Catch::Contains("Unsqueeze node 'u' (opset 13) names axis 0 twice"));
+  OnnxBuilder cb;
+  cb.input("x", {1, 2, 5, 5}).weight("w", {4, 2, 3, 3}).weight("b", {3})
+      .node("Conv", {"x", "w", "b"}, {"y"}, {}, "cv").output("y");
+  CHECK_THAT(error_of(cb), Catch::Contains("Conv node 'cv' (opset 13) has 3 biases for 4 output channels"));
+  OnnxBuilder ks;
+  ks.input("x", {1, 2, 5, 5}).weight("w", {4, 2, 3, 3})
+      .node("Conv", {"x", "w"}, {"y"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}}, "cv").output("y");
+  CHECK_THAT(error_of(ks), Catch::Contains("has a kernel_shape that differs from its weights' 4x2x3x3"));
+  OnnxBuilder gc;
+  gc.input("a", {4, 3}).weight("b", {3, 5}).weight("c", {3}).node("Gemm", {"a", "b", "c"}, {"y"}, {}, "gm").output("y");
+  CHECK_THAT(error_of(gc), Catch::Contains("Gemm node 'gm' (opset 13) cannot broadcast shapes 3 and 4x5"));
+  OnnxBuilder cs;
+  cs.weight("a", {}, {1.f}).weight("b", {}, {2.f}).input("x", {1}).node("Concat", {"a", "b"}, {"y"}, {{"axis", int64_t{0}}}, "cc").output("y");
+  CHECK_THAT(error_of(cs), Catch::Contains("joins scalars"));
+}

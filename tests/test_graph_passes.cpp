@@ -102,3 +102,22 @@ TEST_CASE("passes: a constant row added to a MatMul becomes its bias") {
   REQUIRE(ex->steps().size() == 1);
   CHECK(ex->steps()[0].workload.find("bias=1") != std::string::npos);
 }
+
+TEST_CASE("passes: constant matrix weights are packed once, at compile time") {
+  // N = 37 is not a whole number of 32-column panels; the packing folds, so
+  // only the product runs.
+  for (bool bias : {false, true}) {
+    OnnxBuilder b(13);
+    b.input("x", {3, 19}).weight("w", {19, 37}, {}, 2).weight("bias", {37}, {}, 3).node("MatMul", {"x", "w"}, {"mm"});
+    if (bias) b.node("Add", {"mm", "bias"}, {"y"}).output("y");
+    else b.output("mm");
+    auto ex = check_model(b, {{"x", {3, 19}}}, 8, bias ? "packed matmul + bias" : "packed matmul");
+    CHECK(ex->pass_stats().packed_weights == 1);
+    REQUIRE(ex->steps().size() == 1);
+    CHECK(ex->steps()[0].workload.rfind("matmul_packed_b:M=3,N=37,K=19,nb=32", 0) == 0);
+  }
+  // A B computed at run time is not packed.
+  OnnxBuilder dyn(13);
+  dyn.input("x", {3, 4}).input("w", {4, 5}).node("MatMul", {"x", "w"}, {"y"}).output("y");
+  CHECK(check_model(dyn, {{"x", {3, 4}}, {"w", {4, 5}}}, 9, "matmul by an input")->pass_stats().packed_weights == 0);
+}

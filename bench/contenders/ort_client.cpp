@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "codegen/subprocess.h"
 #include "runtime/process_util.h"
 
 namespace kiln::baselines {
@@ -24,17 +25,6 @@ namespace {
 bool is_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
-}
-
-// `name` on $PATH, "" when it is not there.
-std::string find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    fs::path p = fs::path(dir.empty() ? "." : dir) / name;
-    if (is_file(p) && access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
 }
 
 // The last `max` bytes of a file (the helper's log), "" when unreadable.
@@ -59,7 +49,7 @@ std::string ort_helper_script() {
 }
 
 std::string ort_unavailable_reason() {
-  if (find_on_path("node").empty()) {
+  if (find_executable("node").empty()) {
     return "the ONNX Runtime baseline needs Node.js (20 or later): node is not on PATH";
   }
   std::string script = ort_helper_script();
@@ -91,7 +81,7 @@ OrtHelper::OrtHelper(int threads) : threads_(threads) {
 void OrtHelper::start() {
   // Everything the child needs is prepared here: between fork and exec it
   // only moves file descriptors.
-  const std::string node = find_on_path("node"), script = ort_helper_script();
+  const std::string node = find_executable("node"), script = ort_helper_script();
   std::string tmpl = (fs::temp_directory_path() / "kiln-ort-XXXXXX").string();
   user_check(mkdtemp(tmpl.data()) != nullptr) << "cannot create a temporary folder: " << std::strerror(errno);
   dir_ = tmpl;
