@@ -20,7 +20,7 @@ JSONL
 touch "$TMPD/a_file"
 
 expect 0 "--workloads" -- lib --help
-expect 2 "--db is required" -- lib --out "$TMPD/out"
+expect 2 "kiln lib needs --db (tuned kernels) or --model (a network)" -- lib --out "$TMPD/out"
 expect 2 "--out is required" -- lib --db "$TMPD/one.db"
 expect 2 "excludes" -- lib --db "$TMPD/one.db" --out "$TMPD/out" --all --workloads matmul:M=8,N=8,K=8
 expect 2 "no tuning database at" -- lib --db "$TMPD/missing.db" --out "$TMPD/out"
