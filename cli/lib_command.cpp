@@ -38,10 +38,7 @@ Handler add_lib_command(CLI::App& app) {
       user_check(o->workloads.empty() && !*all) << "--workloads and --all select kernels of a database; --model takes the model's";
       graph::ModelLibraryOptions mo;
       mo.model = *model;
-      for (const std::string& spec : *inputs) {
-        auto [name, shape] = graph::parse_input_option(spec);
-        mo.input_shapes[name] = shape;
-      }
+      mo.input_shapes = graph::parse_input_options(*inputs);
       mo.db = o->db_path;
       mo.out_dir = o->out_dir;
       if (name->count() > 0) mo.name = o->name;

@@ -33,10 +33,7 @@ std::string mib(int64_t bytes) {
 }
 
 int run_model_command(RunModelOptions& o) {
-  for (const std::string& spec : o.inputs) {
-    auto [name, shape] = graph::parse_input_option(spec);
-    o.run.input_shapes[name] = shape;
-  }
+  o.run.input_shapes = graph::parse_input_options(o.inputs);
   user_check(o.compare.empty() || o.compare == "ort") << "--compare takes 'ort' (ONNX Runtime), got '" << o.compare << "'";
   o.run.compare_ort = o.compare == "ort";
   o.run.time = !o.no_time;
@@ -137,10 +134,7 @@ struct TuneModelOptions {
 };
 
 int tune_model_command(TuneModelOptions& o) {
-  for (const std::string& spec : o.inputs) {
-    auto [name, shape] = graph::parse_input_option(spec);
-    o.tune.input_shapes[name] = shape;
-  }
+  o.tune.input_shapes = graph::parse_input_options(o.inputs);
   if (!o.time.empty()) o.tune.time_s = parse_duration(o.time);
   user_check(o.scheduler == "gradient" || o.scheduler == "round-robin")
       << "--scheduler takes gradient or round-robin, got '" << o.scheduler << "'";

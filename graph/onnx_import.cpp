@@ -159,6 +159,15 @@ std::pair<std::string, std::vector<int64_t>> parse_input_option(const std::strin
   return {name, parse_shape(text.substr(eq + 1), "--input " + name)};
 }
 
+std::map<std::string, std::vector<int64_t>> parse_input_options(const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& text : texts) {
+    auto [name, shape] = parse_input_option(text);
+    user_check(shapes.emplace(name, shape).second) << "--input " << name << " is given twice";
+  }
+  return shapes;
+}
+
 namespace {
 
 std::string read_file(const std::string& path, const std::string& what) {

@@ -36,5 +36,7 @@ DType onnx_dtype(int code, const std::string& what);
 
 // "x=1x3x48x192" -> ("x", {1, 3, 48, 192}); user_error otherwise.
 std::pair<std::string, std::vector<int64_t>> parse_input_option(const std::string& text);
+// Every --input option; user_error also when a name is given twice.
+std::map<std::string, std::vector<int64_t>> parse_input_options(const std::vector<std::string>& texts);
 
 }  // namespace kiln::graph

@@ -103,6 +103,7 @@ TEST_CASE("onnx import errors: inputs") {
   CHECK_THAT(user_error_of([] { graph::parse_input_option("x=1x0x3"); }), Catch::Contains("is not a shape"));
   CHECK_THAT(user_error_of([] { graph::parse_input_option("x=1xx3"); }), Catch::Contains("is not a shape"));
   CHECK(graph::parse_input_option("img=1x3x48x192").second == std::vector<int64_t>{1, 3, 48, 192});
+  CHECK_THAT(user_error_of([] { graph::parse_input_options({"x=1x2", "x=1x3"}); }), Catch::Contains("--input x is given twice"));
 }
 
 TEST_CASE("onnx import errors: malformed graphs") {
