@@ -141,13 +141,10 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
   LibraryResult result;
   result.target = target;
   result.emulated = emulated_images();
-  // Before any slow work: missing tools are the user's to fix first.
+  // Before any slow work: missing tools are the user's to fix first (NVRTC
+  // once the workloads and the database are known good, so that their
+  // messages come first on a machine without the CUDA toolkit).
   find_c_compiler();
-  if (!result.emulated) {
-    std::string why;
-    user_check(nvrtc_available(&why)) << "kiln lib --target cuda compiles the kernels with NVRTC, which was not found ("
-                                      << why << "); install the CUDA toolkit or set KILN_NVRTC to libnvrtc.so";
-  }
 
   std::vector<std::string> wanted;
   for (const std::string& w : o.workloads) {
@@ -161,6 +158,11 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
   // exists; a later failure removes a directory this command created.
   auto db = Database::open_for_reading(o.db_path);
   std::vector<Selected> selected = select(o, *db, target, wanted, &result.warnings);
+  if (!result.emulated) {
+    std::string why;
+    user_check(nvrtc_available(&why)) << "kiln lib --target cuda compiles the kernels with NVRTC, which was not found ("
+                                      << why << "); install the CUDA toolkit or set KILN_NVRTC to libnvrtc.so";
+  }
 
   const std::string out_dir = fs::absolute(o.out_dir).lexically_normal().string();
   ScratchDir scratch(out_dir);
