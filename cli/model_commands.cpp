@@ -183,13 +183,18 @@ int tune_model_command(TuneModelOptions& o) {
   return 0;
 }
 
+// The model file and its --input options, shared by run-model and tune-model.
+void add_model_options(CLI::App* sub, std::string* model, std::vector<std::string>* inputs) {
+  sub->add_option("model", *model, "the .onnx file")->required();
+  sub->add_option("--input", *inputs, "NAME=SHAPE for an input with symbolic extents, e.g. x=1x3x48x192");
+}
+
 }  // namespace
 
 Handler add_tune_model_command(CLI::App& app) {
   auto* sub = app.add_subcommand("tune-model", "tune the kernels of an ONNX model, trials going where they cut its latency most");
   auto o = std::make_shared<TuneModelOptions>();
-  sub->add_option("model", o->tune.model, "the .onnx file")->required();
-  sub->add_option("--input", o->inputs, "NAME=SHAPE for an input with symbolic extents, e.g. x=1x3x48x192");
+  add_model_options(sub, &o->tune.model, &o->inputs);
   sub->add_option("--db", o->tune.db, "tuning database (default kiln.db); records already there count");
   sub->add_option("--trials", o->tune.trials, "measured configs over all tasks, earlier ones included")
       ->check(CLI::Range(1, 100000000));
@@ -208,8 +213,7 @@ Handler add_tune_model_command(CLI::App& app) {
 Handler add_run_model_command(CLI::App& app) {
   auto* sub = app.add_subcommand("run-model", "compile an ONNX model with kiln, run it, time it, compare it");
   auto o = std::make_shared<RunModelOptions>();
-  sub->add_option("model", o->run.model, "the .onnx file")->required();
-  sub->add_option("--input", o->inputs, "NAME=SHAPE for an input with symbolic extents, e.g. x=1x3x48x192");
+  add_model_options(sub, &o->run.model, &o->inputs);
   sub->add_option("--db", o->run.db, "use the best tuned config of each kernel in this database");
   sub->add_option("--in", o->run.in_files, "raw input file: FILE (one input) or NAME=FILE (default: random)");
   sub->add_option("--out", o->run.out_file, "write the first output here, raw");
