@@ -70,12 +70,17 @@ std::string entry_point(const CudaSource& src) {
   // points at the i-th parameter's value), for a stand-in of the driver.
   for (const CudaKernelLaunch& l : src.launches) {
     os << "extern \"C\" __attribute__((visibility(\"default\"))) int " << kEmulatedKernelPrefix << l.kernel
-       << "(const unsigned* grid, const unsigned* block, unsigned shared_bytes, void** params) {\n"
-       << "  return kiln_emu::launch(dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]), \""
-       << l.kernel << "\", [&]() { " << l.kernel << "(";
+       << "(const unsigned* grid, const unsigned* block, unsigned dynamic_shared_bytes, void** params) {\n"
+       << "  const dim3 g(grid[0], grid[1], grid[2]), b(block[0], block[1], block[2]);\n"
+       // As cuLaunchKernel: the kernel's static shared memory plus the
+       // dynamic bytes asked for; a configuration it refuses returns 2.
+       << "  const long long shared = " << l.shared_bytes << "ll + dynamic_shared_bytes;\n"
+       << "  const std::string bad = kiln_emu::check_config(g, b, shared);\n"
+       << "  if (!bad.empty()) { kiln_emu::set_error(\"cannot launch kernel " << l.kernel << ": \" + bad); return 2; }\n"
+       << "  return kiln_emu::launch(g, b, \"" << l.kernel << "\", [&]() { " << l.kernel << "(";
     for (size_t i = 0; i < l.params.size(); ++i)
       os << (i ? ", " : "") << "*(" << l.params[i].c_type << "*)params[" << i << "]";
-    os << "); }, shared_bytes);\n}\n";
+    os << "); }, shared);\n}\n";
   }
   return os.str();
 }

@@ -648,7 +648,7 @@ std::string check_config(dim3 grid, dim3 block, long long shared_bytes) {
   if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
     return "grid " + dim_str(grid) + " exceeds CUDA's limits (x < 2^31, y and z <= 65535)";
   if (shared_bytes > 48 * 1024)
-    return std::to_string(shared_bytes) + " bytes of static shared memory exceed the 48 KiB CUDA allows";
+    return std::to_string(shared_bytes) + " bytes of shared memory exceed the 48 KiB CUDA allows without an opt-in";
   return "";
 }
 

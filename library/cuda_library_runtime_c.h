@@ -52,7 +52,7 @@ struct function_ref {
 struct launch {
   int function;
   unsigned grid[3], block[3];
-  unsigned shared_bytes;
+  unsigned shared_bytes; /* static: the kernel declares it, so launches ask for no dynamic shared memory */
   int num_args;
   int args[8];
 };
@@ -414,7 +414,7 @@ static UNUSED int launch_tuned(const char* fn, const struct launch* launches, in
       params[a] = &values[a];
     }
     const CUresult r = drv.launch_kernel(functions[l->function], l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                         l->block[1], l->block[2], l->shared_bytes, (CUstream)stream, params, NULL);
+                                         l->block[1], l->block[2], 0, (CUstream)stream, params, NULL);
     if (r != 0) return launch_failed(fn, l->function, r);
   }
   return @N@_OK;

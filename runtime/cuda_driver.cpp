@@ -470,8 +470,11 @@ void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_
     }
     std::vector<void*> params;
     for (auto& v : values) params.push_back(&v);
+    // kiln's kernels declare their shared memory statically: no dynamic
+    // shared memory (which the driver adds to the static size, so passing
+    // the static size again would double it past the 48 KiB limit).
     check(d.launch_kernel(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                          l.shared_bytes, nullptr, params.data(), nullptr),
+                          /*sharedMemBytes=*/0, nullptr, params.data(), nullptr),
           "cuLaunchKernel('" + l.name + "')");
   }
 }

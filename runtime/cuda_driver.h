@@ -131,7 +131,7 @@ struct KernelLaunch {
   std::string name;
   std::array<unsigned, 3> grid{{1, 1, 1}};
   std::array<unsigned, 3> block{{1, 1, 1}};
-  unsigned shared_bytes = 0;
+  unsigned shared_bytes = 0;  // static shared memory (no dynamic shared memory is launched)
   std::vector<int> arg_indices;
 };
 

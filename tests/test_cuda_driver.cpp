@@ -96,7 +96,11 @@ TEST_CASE("cuda driver: kernels run from a module, checked against the interpret
   TempDir dir("kiln_cuda_driver");
   cuda::Context ctx(0);
   fake_reset();
-  for (const std::string w : {"softmax:M=7,N=131", "matmul:M=37,N=45,K=19,bias=1,relu=1", "layer_norm:M=3,N=64"}) {
+  // The f16 convolution declares 30208 bytes of shared memory statically:
+  // launched with that much again as dynamic shared memory it would pass
+  // the 48 KiB a launch may have (CUDA_ERROR_INVALID_VALUE on a GPU).
+  for (const std::string w : {"softmax:M=7,N=131", "matmul:M=37,N=45,K=19,bias=1,relu=1", "layer_norm:M=3,N=64",
+                              "conv2d_nhwc:N=1,H=8,W=8,C=64,K=64,R=3,S=3,pad=1,dtype=f16"}) {
     INFO(w);
     BuiltKernel k = build_kernel(w, "cuda");
     const CudaSource src = emit_cuda(k.func, k.gpu);
@@ -112,7 +116,7 @@ TEST_CASE("cuda driver: kernels run from a module, checked against the interpret
     }
     CHECK(fake_stat("live_buffers") == 0);
   }
-  CHECK(fake_stat("launches") == 3);
+  CHECK(fake_stat("launches") == 4);
 }
 
 TEST_CASE("cuda driver: timing with events, number grown, the L2 flushed before each measurement",
@@ -182,6 +186,23 @@ TEST_CASE("cuda driver: errors name the call and the driver's error, and sticky 
   CHECK_THROWS_AS(runner.run(arrays, k.op.inputs.size()), cuda::CudaError);
   fake_reset();
   CHECK_NOTHROW(runner.run(arrays, k.op.inputs.size()));
+  {
+    // A launch configuration the driver refuses is not sticky.
+    cuda::CudaModule m(image);
+    cuda::KernelLaunch l;
+    l.function = m.kernel("kiln_softmax_kernel0");
+    l.name = "kiln_softmax_kernel0";
+    l.block = {{2048, 1, 1}};
+    l.arg_indices = {0, 1};
+    try {
+      cuda::launch({l}, runner.device_pointers());
+      FAIL("a block of 2048 threads launched");
+    } catch (const cuda::CudaError& e) {
+      CHECK_FALSE(e.sticky());
+      CHECK_THAT(e.what(), Catch::Contains("cuLaunchKernel('kiln_softmax_kernel0') failed: CUDA_ERROR_INVALID_VALUE"));
+    }
+    CHECK_NOTHROW(runner.run(arrays, k.op.inputs.size()));
+  }
   CHECK(cuda::is_sticky_error(719));
   CHECK_FALSE(cuda::is_sticky_error(2));
 }

@@ -357,7 +357,7 @@ extern "C" __global__ void touch(float* __restrict__ out) { out[0] = 1.0f; }
   CHECK(out[0] == 0.0f);
   Emulated smem = build(dir, "big_smem", kernel, {make_launch("touch", {1, 1, 1}, {32, 1, 1}, {{"float*", 0}}, 65536)});
   CHECK(smem.run({out.data}) != 0);
-  CHECK_THAT(smem.error(), Catch::Contains("65536 bytes of static shared memory exceed the 48 KiB"));
+  CHECK_THAT(smem.error(), Catch::Contains("65536 bytes of shared memory exceed the 48 KiB"));
 }
 
 TEST_CASE("emulated source that does not compile is a user error with the compiler output",

@@ -63,6 +63,9 @@ FAKE_API CUresult cuGetErrorName(CUresult r, const char** out) {
     case 0:
       *out = "CUDA_SUCCESS";
       break;
+    case 1:
+      *out = "CUDA_ERROR_INVALID_VALUE";
+      break;
     case 200:
       *out = "CUDA_ERROR_INVALID_IMAGE";
       break;
@@ -209,7 +212,9 @@ FAKE_API CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz,
     std::lock_guard<std::mutex> lock(mu);
     ++stats["launches"];
   }
-  if (reinterpret_cast<Launcher>(f)(grid, block, shared, params) != 0) {
+  const int rc = reinterpret_cast<Launcher>(f)(grid, block, shared, params);
+  if (rc == 2) return 1;  // a launch configuration the driver refuses: CUDA_ERROR_INVALID_VALUE, not sticky
+  if (rc != 0) {
     sticky_error = 719;  // what a kernel that faults on a GPU gives
     return 719;
   }
