@@ -77,7 +77,7 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
       "conv", "conv2d");
   op.inputs = {data, weight};
   if (pad > 0) op.parts["data_pad"] = padded;
-  if (with_bias || act != Activation::kNone) {
+  if (with_bias || act != Activation::kNone || acc != dtype) {
     Tensor bias;
     if (with_bias) {
       bias = bias_placeholder(K, dtype);
@@ -88,7 +88,7 @@ OpInstance conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, 
     out = compute(
         {N, K, s.OH, s.OW},
         [&](Var n, Var k, Var oh, Var ow) {
-          return conv_epilogue(conv(n, k, oh, ow), with_bias ? &bias : nullptr, k, act);
+          return conv_epilogue(conv(n, k, oh, ow), with_bias ? &bias : nullptr, k, act, dtype);
         },
         "out", "epilogue");
   }

@@ -70,23 +70,25 @@ void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_
       << H + 2 * pad << "x" << W + 2 * pad << ")";
 }
 
-Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act) {
-  if (bias) v = v + (*bias)(index);
-  return apply_activation(v, act);
+Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act, DType out) {
+  const DType acc = v.dtype();
+  if (bias) v = v + (bias->dtype() == acc ? (*bias)(index) : cast(acc, (*bias)(index)));
+  v = apply_activation(v, act);
+  return acc == out ? v : cast(out, v);
 }
 
-Tensor blocked_conv_epilogue(const Tensor& conv, const Tensor* bias, int64_t block, Activation act,
+Tensor blocked_conv_epilogue(const Tensor& conv, const Tensor* bias, int64_t block, Activation act, DType out,
                              const std::string& name, const std::string& tag) {
   const int iblock = static_cast<int>(block);
   return compute(
       conv.shape(),
       [&](const std::vector<Var>& v) {
-        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * iblock + v[4], act);
+        return conv_epilogue(conv(std::vector<Expr>(v.begin(), v.end())), bias, v[1] * iblock + v[4], act, out);
       },
       name, tag);
 }
 
-Tensor bias_placeholder(int64_t K, DType dtype) { return placeholder({K}, accumulator_type(dtype), "bias"); }
+Tensor bias_placeholder(int64_t K, DType dtype) { return placeholder({K}, bias_type(dtype), "bias"); }
 
 OpParam int_param(const std::string& name, const std::string& meaning, const std::string& default_value) {
   return OpParam{OpParam::kInt, name, meaning, default_value};

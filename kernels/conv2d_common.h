@@ -63,13 +63,14 @@ void check_groups(const std::string& op, int64_t C, int64_t K, int64_t groups);
 // user_error unless the window fits the padded input.
 void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad, int64_t dilation);
 
-// v (+ bias[index]), then the activation: the fused element-wise epilogue.
-Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act);
+// v (+ bias[index]), then the activation, in v's (the accumulator's) type,
+// rounded to `out` once at the end: the fused element-wise epilogue.
+Expr conv_epilogue(Expr v, const Tensor* bias, Expr index, Activation act, DType out);
 // conv_epilogue over a blocked output [N, C/block, OH, OW, block]: element
 // (n, co, oh, ow, ci) is channel co * block + ci.
-Tensor blocked_conv_epilogue(const Tensor& conv, const Tensor* bias, int64_t block, Activation act,
+Tensor blocked_conv_epilogue(const Tensor& conv, const Tensor* bias, int64_t block, Activation act, DType out,
                              const std::string& name, const std::string& tag);
-// The op's bias input (accumulator type, one value per output channel).
+// The op's bias input (bias_type, one value per output channel).
 Tensor bias_placeholder(int64_t K, DType dtype);
 
 // Parameter declarations, in the order ops list them.

@@ -20,9 +20,10 @@ namespace {
 struct NchwcConv {
   Conv2dNchwcShape s;
   Tensor data, padded, weight;
+  DType out_type;
 
   NchwcConv(const Conv2dNchwcShape& shape, const Tensor& d, const Tensor& w, DType dtype, bool clip)
-      : s(shape), data(d), weight(w) {
+      : s(shape), data(d), weight(w), out_type(dtype) {
     if (!clip) padded = pad_spatial(data, 2, 3, shape.pad, make_zero(dtype));
   }
 
@@ -48,7 +49,7 @@ struct NchwcConv {
 
   // conv (+ bias[k], activation) over the blocked output, channel k = ko*kb + ki.
   Tensor epilogue(const Tensor& conv, const Tensor* bias, const std::string& name, const std::string& tag) const {
-    return blocked_conv_epilogue(conv, bias, s.kb, s.act, name, tag);
+    return blocked_conv_epilogue(conv, bias, s.kb, s.act, out_type, name, tag);
   }
 };
 
@@ -103,7 +104,7 @@ OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DTy
   NchwcConv conv2d(s, data, weight, dtype, false);
   Tensor conv = conv2d.reduction(accumulator_type(dtype), "conv");
   Tensor out = conv;
-  if (s.bias || s.act != Activation::kNone) {
+  if (s.bias || s.act != Activation::kNone || conv.dtype() != dtype) {
     op.parts["conv2d_nchwc"] = conv;
     out = conv2d.epilogue(conv, s.bias ? &bias : nullptr, "out", "epilogue");
   }

@@ -77,12 +77,12 @@ OpInstance conv2d_nhwc_define(int64_t N, int64_t H, int64_t W, int64_t C, int64_
       },
       "conv", "conv2d_nhwc");
   Tensor out = conv;
-  if (with_bias || act != Activation::kNone) {
+  if (with_bias || act != Activation::kNone || acc != dtype) {
     op.parts["conv2d_nhwc"] = conv;
     out = compute(
         {N, s.OH, s.OW, K},
         [&](Var n, Var oh, Var ow, Var k) {
-          return conv_epilogue(conv(n, oh, ow, k), with_bias ? &bias : nullptr, k, act);
+          return conv_epilogue(conv(n, oh, ow, k), with_bias ? &bias : nullptr, k, act, dtype);
         },
         "out", "epilogue");
   }
@@ -176,7 +176,7 @@ ScheduledOp conv2d_nhwc_apply(const OpInstance& op, const Config& cfg) {
       {s.N, s.OH, s.OW, s.K},
       [&](Var n, Var oh, Var ow, Var k) {
         return conv_epilogue(conv_blocked(n, oh, ow, floordiv(k, ikb), floormod(k, ikb)),
-                             s.bias ? &op.inputs[2] : nullptr, k, s.act);
+                             s.bias ? &op.inputs[2] : nullptr, k, s.act, op.dtype);
       },
       "conv", "unpack");
 

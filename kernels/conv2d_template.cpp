@@ -201,7 +201,7 @@ ScheduledOp conv2d_template_schedule(const OpInstance& op, const Conv2dParams& p
       [&](Var n, Var k, Var oh, Var ow) {
         // The fused epilogue (none: the unpack copy alone).
         return conv_epilogue(conv_blocked(n, floordiv(k, ikb), oh, ow, floormod(k, ikb)),
-                             s.bias ? &op.inputs[2] : nullptr, k, s.act);
+                             s.bias ? &op.inputs[2] : nullptr, k, s.act, op.dtype);
       },
       "conv", "unpack");
 

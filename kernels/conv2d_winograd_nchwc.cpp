@@ -112,7 +112,7 @@ struct WinogradConv {
       Expr th = floordiv(oh, m), i = floormod(oh, m), tw = floordiv(ow, m), j = floormod(ow, m);
       Expr y = winograd_apply_row(
           wm.AT, j, [&](int f) { return cols(i, f, n, ko, th, tw, ki); }, dtype);
-      return conv_epilogue(y, bias, ko * kb + ki, s.act);
+      return conv_epilogue(y, bias, ko * kb + ki, s.act, dtype);
     };
     if (s.nhwc)
       return compute(

@@ -67,12 +67,12 @@ OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, i
       },
       "conv", "depthwise_conv2d");
   Tensor out = conv;
-  if (with_bias || act != Activation::kNone) {
+  if (with_bias || act != Activation::kNone || acc != dtype) {
     op.parts["depthwise_conv2d"] = conv;
     out = compute(
         {N, C, s.OH, s.OW},
         [&](Var n, Var c, Var oh, Var ow) {
-          return conv_epilogue(conv(n, c, oh, ow), with_bias ? &bias : nullptr, c, act);
+          return conv_epilogue(conv(n, c, oh, ow), with_bias ? &bias : nullptr, c, act, dtype);
         },
         "out", "epilogue");
   }
@@ -149,7 +149,7 @@ ScheduledOp depthwise_nchw_apply(const OpInstance& op, const DwShape& s, const C
   Tensor out = compute(
       {s.N, s.C, s.OH, s.OW},
       [&](Var n, Var c, Var oh, Var ow) {
-        return conv_epilogue(conv_acc(n, c, oh, ow), s.bias ? &op.inputs[2] : nullptr, c, s.act);
+        return conv_epilogue(conv_acc(n, c, oh, ow), s.bias ? &op.inputs[2] : nullptr, c, s.act, op.dtype);
       },
       "conv", "output");
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
@@ -211,7 +211,7 @@ ScheduledOp depthwise_conv2d_apply(const OpInstance& op, const Config& cfg) {
       {s.N, s.C, s.OH, s.OW},
       [&](Var n, Var c, Var oh, Var ow) {
         return conv_epilogue(conv_blocked(n, floordiv(c, icb), oh, ow, floormod(c, icb)),
-                             s.bias ? &op.inputs[2] : nullptr, c, s.act);
+                             s.bias ? &op.inputs[2] : nullptr, c, s.act, op.dtype);
       },
       "conv", "unpack");
 

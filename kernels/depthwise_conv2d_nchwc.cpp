@@ -19,9 +19,9 @@ const std::vector<std::string>& border_options() {
 }
 
 // conv (+ bias[c], activation) over the blocked output, channel c = co*cb + ci.
-Tensor depthwise_epilogue(const DepthwiseNchwcShape& s, const Tensor& conv, const Tensor* bias,
+Tensor depthwise_epilogue(const DepthwiseNchwcShape& s, const Tensor& conv, const Tensor* bias, DType out,
                           const std::string& name, const std::string& tag) {
-  return blocked_conv_epilogue(conv, bias, s.cb, s.act, name, tag);
+  return blocked_conv_epilogue(conv, bias, s.cb, s.act, out, name, tag);
 }
 
 }  // namespace
@@ -90,9 +90,9 @@ OpInstance depthwise_conv2d_nchwc_define(const std::map<std::string, int64_t>& p
   Tensor padded = pad_spatial(data, 2, 3, s.pad, make_zero(dtype));
   Tensor conv = depthwise_nchwc_reduction(s, data, &padded, weight, accumulator_type(dtype), "conv");
   Tensor out = conv;
-  if (s.bias || s.act != Activation::kNone) {
+  if (s.bias || s.act != Activation::kNone || conv.dtype() != dtype) {
     op.parts["depthwise_conv2d_nchwc"] = conv;
-    out = depthwise_epilogue(s, conv, s.bias ? &bias : nullptr, "out", "epilogue");
+    out = depthwise_epilogue(s, conv, s.bias ? &bias : nullptr, dtype, "out", "epilogue");
   }
   op.outputs = {out};
   op.flops = 2.0 * s.N * s.C * s.OH * s.OW * s.R * s.S;
@@ -145,7 +145,7 @@ ScheduledOp depthwise_conv2d_nchwc_apply(const OpInstance& op, const Config& cfg
   const bool copy = s.pad > 0 && border != "guard";
   Tensor padded = copy ? pad_spatial(data, 2, 3, s.pad, make_zero(op.dtype)) : Tensor();
   Tensor conv_acc = depthwise_nchwc_reduction(s, data, copy ? &padded : nullptr, weight, acc, "conv_acc");
-  Tensor out = depthwise_epilogue(s, conv_acc, s.bias ? &op.inputs[2] : nullptr, "conv", "output");
+  Tensor out = depthwise_epilogue(s, conv_acc, s.bias ? &op.inputs[2] : nullptr, op.dtype, "conv", "output");
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;

@@ -36,7 +36,7 @@ DwsepTensors dwsep_tensors(const DwsepShape& s, const std::vector<Tensor>& in, b
   if (padded_copy) t.padded = pad_spatial(data, 2, 3, s.pad, make_zero(data.dtype()));
   t.dw_acc = depthwise_nchwc_reduction(s, data, padded_copy ? &t.padded : nullptr, dw_weight, data.dtype(), "dw_acc");
   const int icb = static_cast<int>(s.cb);
-  t.dw = blocked_conv_epilogue(t.dw_acc, dw_bias, s.cb, s.act, "dw", "depthwise_epilogue");
+  t.dw = blocked_conv_epilogue(t.dw_acc, dw_bias, s.cb, s.act, data.dtype(), "dw", "depthwise_epilogue");
   IterVar rco = reduce_axis(static_cast<int>(s.C / s.cb), "rco"), rci = reduce_axis(icb, "rci");
   t.pw_acc = compute(
       {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
@@ -47,7 +47,7 @@ DwsepTensors dwsep_tensors(const DwsepShape& s, const std::vector<Tensor>& in, b
       "pw_acc", kOp);
   t.out = t.pw_acc;
   if (with_epilogue || s.bias || s.pw_act != Activation::kNone)
-    t.out = blocked_conv_epilogue(t.pw_acc, pw_bias, s.kb, s.pw_act, "out", "epilogue");
+    t.out = blocked_conv_epilogue(t.pw_acc, pw_bias, s.kb, s.pw_act, data.dtype(), "out", "epilogue");
   return t;
 }
 

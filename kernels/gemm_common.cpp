@@ -174,9 +174,7 @@ Expr gelu(Expr x) {
   return make_const(t, 0.5) * x * (make_const(t, 1.0) + erf(x * make_const(t, 1.0 / std::sqrt(2.0))));
 }
 
-DType gemm_accumulator(DType input) {
-  return narrow_float(input) ? DType::f32() : accumulator_type(input);
-}
+DType gemm_accumulator(DType input) { return accumulator_type(input); }
 
 OpInstance gemm_define(const GemmShape& g, DType dtype) {
   user_check(!(g.relu && g.gelu)) << "relu and gelu are exclusive epilogues: set at most one of them";
@@ -203,7 +201,7 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
     Tensor bias, scale;
     if (g.bias) {
       // 16-bit floats keep their bias in 16 bits too.
-      bias = placeholder({g.N}, g.quantized ? DType::i32() : accumulator_type(dtype), g.bias_name);
+      bias = placeholder({g.N}, g.quantized ? DType::i32() : bias_type(dtype), g.bias_name);
       op.inputs.push_back(bias);
     }
     if (g.quantized && g.out_type != DType::i32()) {

@@ -8,7 +8,12 @@
 
 namespace kiln {
 
-DType accumulator_type(DType t) { return t.is_float() ? t : DType::i32(); }
+DType accumulator_type(DType t) {
+  if (!t.is_float()) return DType::i32();
+  return t.bits == 16 ? DType::f32() : t;
+}
+
+DType bias_type(DType t) { return t.is_float() ? t : DType::i32(); }
 
 int vector_lanes(const CpuInfo& cpu, DType acc) {
   return std::max(1, cpu.vector_bits / std::max(1, static_cast<int>(acc.bits)));

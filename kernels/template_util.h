@@ -14,8 +14,15 @@
 
 namespace kiln {
 
-// Integer inputs accumulate in i32; floats in their own type.
+// What a reduction over `t` inputs sums in: integers in i32, 16-bit floats
+// (f16, bf16) in f32, rounded once when the result is stored, and other
+// floats in their own type. Every backend then agrees with the interpreter
+// (a 16-bit accumulator would round after each step, differently per
+// backend and per summation order).
 DType accumulator_type(DType t);
+// The type of a bias added to such a sum: the input's own type for floats
+// (16-bit ones too), i32 for integers.
+DType bias_type(DType t);
 // f32 lanes of one native vector register for `acc` (at least 1).
 int vector_lanes(const CpuInfo& cpu, DType acc);
 // Architectural vector registers (AVX-512: 32, narrower x86 vectors: 16).

@@ -187,6 +187,28 @@ TEST_CASE("conv default schedules and other configs agree with the reference", "
   }
 }
 
+TEST_CASE("16-bit float convolutions sum in f32 and round once: deep reductions agree with the reference",
+          "[ops][conv]") {
+  // 2304- and 4608-term sums: a 16-bit accumulator (rounding after every
+  // step, or native f16 FMAs on CPUs that have them) drifts past the
+  // tolerance here, as the default schedules of these layers once did.
+  for (const char* w : {"conv2d:C=256,H=6,W=6,K=16,R=3,S=3,pad=1,dtype=bf16",
+                        "conv2d_nhwc:H=5,W=6,C=256,K=24,R=3,S=3,pad=1,dtype=f16,bias=1,hswish=1",
+                        "conv2d_nhwc:H=4,W=4,C=512,K=16,R=3,S=3,pad=1,dtype=bf16",
+                        "conv2d_nchwc:C=256,H=6,W=6,K=32,R=3,S=3,pad=1,dtype=bf16,bias=1,relu=1",
+                        "depthwise_conv2d:C=32,H=9,W=9,R=7,S=7,pad=3,dtype=f16,bias=1",
+                        "depthwise_conv2d_nchwc:C=32,H=9,W=9,R=7,S=7,pad=3,dtype=bf16"}) {
+    INFO(w);
+    OpInstance op = build_workload(w);
+    // The sums are f32 stages; the output keeps the 16-bit type.
+    REQUIRE(op.parts.count(op.op));
+    CHECK(op.parts.at(op.op).dtype() == DType::f32());
+    CHECK(op.outputs[0].dtype() == op.dtype);
+    check_default_schedule(w);
+    check_template_configs(w, 2, 16);
+  }
+}
+
 TEST_CASE("conv workload errors are user errors", "[ops][conv][user_error]") {
   CHECK_THROWS_WITH(build_workload("conv2d:C=6,H=5,W=5,K=8,R=3,S=3,groups=4"),
                     Contains("groups=4 must divide both the input channels (6) and the output channels (8)"));
