@@ -6,6 +6,8 @@
 #   bin/kiln, bin/kiln-serve (when the build has it)   stripped, RPATH $ORIGIN/../lib
 #   lib/*.so.*      every shared library they load beyond glibc, libstdc++
 #                   and libgcc_s (LLVM and LLD are linked into kiln statically)
+#   lib/kiln/       the cuBLAS / cuDNN baseline plug-ins of kiln bench --target cuda
+#                   (when the build has them; CUDA itself comes from the GPU machine)
 #   share/kiln/     chart.min.js (Debian's libjs-chart.js), for kiln report
 #   share/licenses/ the Debian copyright file of each package shipped or linked in
 #
@@ -44,8 +46,12 @@ fi
 targets=(kiln)
 all_targets=$(ninja -C "$BUILD" -t targets all 2>/dev/null || true)
 if grep -q '^kiln-serve:' <<<"$all_targets"; then targets+=(kiln-serve); fi
+plugins=()  # the GPU baselines of kiln bench --target cuda, where the build has them
+for p in cublas cudnn; do
+  if grep -q "^kiln-contender-$p:" <<<"$all_targets"; then plugins+=("kiln-contender-$p"); fi
+done
 log "building ${targets[*]} in $BUILD"
-ninja -C "$BUILD" -j "${KILN_JOBS:-$(nproc)}" "${targets[@]}" | { grep -E 'error|FAILED' || true; }
+ninja -C "$BUILD" -j "${KILN_JOBS:-$(nproc)}" "${targets[@]}" "${plugins[@]}" | { grep -E 'error|FAILED' || true; }
 
 # --- stage -----------------------------------------------------------------
 mkdir -p dist
@@ -115,6 +121,8 @@ kiln $VERSION for x86-64 Linux (glibc >= 2.36, libstdc++ from GCC >= 12).
   bin/kiln          the compiler and tuner (LLVM 14 and LLD linked in)
   bin/kiln-serve    the device server of a tuning pool (when present)
   lib/              the shared libraries they need beyond glibc and libstdc++
+  lib/kiln/         the cuBLAS and cuDNN baselines of kiln bench --target cuda
+                    (when built; they use the GPU machine's CUDA 13 and cuDNN 9)
   share/kiln/       Chart.js, which kiln report inlines into its pages
   share/licenses/   the licenses of what is shipped or linked in
 
@@ -134,11 +142,19 @@ for f in "$PKG"/bin/* "$PKG"/lib/*; do
     esac
   done < <(env -i PATH=/usr/bin:/bin ldd "$f")
 done
-glibc_needed=$(readelf -W --dyn-syms "$PKG"/bin/* "$PKG"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+# The GPU baseline plug-ins go to lib/kiln/, where kiln looks for contender
+# plug-ins. They load cuBLAS, the CUDA runtime and cuDNN 9 from the GPU
+# machine's own CUDA installation (LD_LIBRARY_PATH or ld.so.conf), which the
+# bundle does not ship; kiln bench --target cuda names what is missing.
+if [ ${#plugins[@]} -gt 0 ]; then
+  mkdir -p "$PKG/lib/kiln"
+  for t in "${plugins[@]}"; do strip --strip-unneeded -o "$PKG/lib/kiln/lib$t.so" "$BUILD/lib$t.so"; done
+fi
+glibc_needed=$(readelf -W --dyn-syms "$PKG"/bin/* "$PKG"/lib/*.so* "$PKG"/lib/kiln/*.so 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
 if [ "$(printf '%s\n' GLIBC_2.36 "$glibc_needed" | sort -V | tail -1)" != GLIBC_2.36 ]; then
   die "the bundle needs $glibc_needed, newer than the promised glibc 2.36: build it on Debian 12"
 fi
-glibcxx_needed=$(readelf -W --dyn-syms "$PKG"/bin/* "$PKG"/lib/* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)
+glibcxx_needed=$(readelf -W --dyn-syms "$PKG"/bin/* "$PKG"/lib/*.so* "$PKG"/lib/kiln/*.so 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)
 
 if [ "${KILN_BUNDLE_SMOKE:-1}" != 0 ]; then
   log "smoke run: bin/kiln run matmul:M=16,N=16,K=16 --check (empty environment)"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# What to run when a GPU is at hand for a short while: kiln's portable
+# bundle (scripts/bundle.sh, which ships the cuBLAS and cuDNN plug-ins)
+# checked on every cuda template, then the f16 suites tuned and benched
+# against cuBLAS and cuDNN. Each step is time-boxed, and everything it
+# writes is archived after each step, so a cut-off run still leaves results.
+#
+#   bench/gpu_session.sh BUNDLE.tar.xz OUT_DIR
+#
+# Environment: TRIALS (per workload, default 32), SUITES (default
+# "cuda-matmul-f16 cuda-resnet50-f16"), TUNE_S (seconds of tuning per suite,
+# default 240), DB_JSONL (records to import first, e.g. an earlier session's
+# bench/results/*records*.jsonl.xz). CUDA 13 and cuDNN 9 must be loadable:
+# their folders are added to LD_LIBRARY_PATH where found under /usr/local
+# and /opt (the CUDA toolkit, pip's nvidia-* wheels).
+set -u
+[ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+W=$(mktemp -d)  # what the session writes (archived)
+B=$(mktemp -d)  # the unpacked bundle
+T0=$(date +%s)
+step() { echo "[$(($(date +%s) - T0))s] $*"; }
+save() { tar -C "$W" -czf "$OUT/results.tgz" .; }
+
+tar -C "$B" -xJf "$1" || exit 1
+K=$(echo "$B"/kiln-*/bin/kiln)
+[ -x "$K" ] || { echo "no bin/kiln in $1" >&2; exit 1; }
+libs=$(find /usr/local /opt -maxdepth 9 \( -name 'libcudnn.so.9' -o -name 'libcublas.so.13' \
+  -o -name 'libcudart.so.13' -o -name 'libnvrtc.so.13' \) -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
+export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+cd "$W" || exit 1
+if [ -n "${DB_JSONL:-}" ]; then
+  case "$DB_JSONL" in *.xz) xz -dc "$DB_JSONL" > in.jsonl ;; *) cp "$DB_JSONL" in.jsonl ;; esac
+  "$K" import --db gpu.db in.jsonl
+fi
+
+step "correctness of every cuda template on the GPU"
+for w in "softmax:M=1536,N=128" "layer_norm:M=128,N=768" "matmul:M=37,N=45,K=19,bias=1,relu=1" \
+    "matmul:M=1024,N=1024,K=1024" "dense:N=16,IN=768,OUT=3072,bias=1,gelu=1" \
+    "matmul:M=4096,N=4096,K=4096,dtype=f16" "matmul:M=256,N=256,K=256,dtype=bf16,bias=1,gelu=1" \
+    "batch_matmul:B=12,M=128,N=128,K=64,trans_b=1,dtype=f16" \
+    "conv2d_nhwc:N=1,H=56,W=56,C=64,K=64,R=3,S=3,stride=1,pad=1,dtype=f16" \
+    "conv2d_nhwc:N=2,H=17,W=13,C=24,K=40,R=3,S=3,stride=2,pad=1,dtype=bf16,bias=1,relu=1" \
+    "conv2d:N=2,C=5,H=9,W=11,K=7,R=3,S=3,stride=2,pad=1,bias=1,relu=1" \
+    "depthwise_conv2d:C=32,H=28,W=28,R=3,S=3,pad=1,bias=1,relu6=1" \
+    "avg_pool2d:N=2,C=3,H=13,W=11,R=3,S=3,stride=2,pad=1"; do
+  out=$(timeout 60 "$K" run "$w" --target cuda --check --repeat 3 --min-repeat-ms 10 2>&1)
+  echo "$w rc=$? :: $(grep -E "correct|median|error" <<<"$out" | tr '\n' ' ' | head -c 300)"
+done | tee correctness.log
+save
+
+for suite in ${SUITES:-cuda-matmul-f16 cuda-resnet50-f16}; do
+  step "tune $suite (${TRIALS:-32} trials a workload, at most ${TUNE_S:-240} s)"
+  # SIGINT: kiln tune stops after the batch in flight, its records kept.
+  timeout -s INT -k 15 "${TUNE_S:-240}" "$K" tune $(grep -v '^#' "$ROOT/bench/suites/$suite.txt") --target cuda \
+    --db gpu.db --trials "${TRIALS:-32}" --batch 16 --repeat 2 --min-repeat-ms 10 > "tune_$suite.log" 2>&1
+  echo "rc=$?"
+  save
+  step "bench $suite"
+  timeout 300 "$K" bench --suite "$ROOT/bench/suites/$suite.txt" --target cuda --db gpu.db --rounds 3 \
+    --min-repeat-ms 20 --json "$suite.json" --md "$suite.md" > "bench_$suite.log" 2>&1
+  echo "rc=$?"
+  grep -E "geomean" "bench_$suite.log"
+  save
+done
+"$K" export --db gpu.db --jsonl records.jsonl && xz -9 records.jsonl
+save
+step "done: $OUT/results.tgz"
