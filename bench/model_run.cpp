@@ -83,6 +83,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   r.fused_activations = ex.pass_stats().fused_activation;
   r.fused_biases = ex.pass_stats().fused_bias;
   r.packed_weights = ex.pass_stats().packed_weights;
+  r.padded_inputs = ex.pass_stats().padded_inputs;
   r.nodes = static_cast<int>(gr.nodes.size());
   r.folded = ex.folded_nodes();
   r.steps = static_cast<int>(ex.steps().size());

@@ -43,7 +43,7 @@ struct ModelOutputCheck {
 
 struct ModelRunResult {
   int model_nodes = 0;  // before the graph passes
-  int folded_affine = 0, fused_activations = 0, fused_biases = 0, packed_weights = 0;
+  int folded_affine = 0, fused_activations = 0, fused_biases = 0, packed_weights = 0, padded_inputs = 0;
   int nodes = 0, folded = 0, views = 0, steps = 0, distinct_kernels = 0;
   int fused_elementwise = 0;  // nodes computed inside another node's kernel
   int tuned_steps = 0, default_steps = 0, generic_steps = 0;

@@ -1,6 +1,7 @@
 #include "graph/executor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -99,7 +100,12 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
     const std::string key = kernel_key(f);
     auto it = kernel_names.find(key);
     if (it == kernel_names.end()) {
-      f.name = "k" + std::to_string(funcs.size()) + "_" + n.op_type;
+      // The op type in the kernel's (exported) name, as a C identifier:
+      // kiln's own node types have a dot ("kiln.PadSpatial").
+      std::string op = n.op_type;
+      for (char& ch : op)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      f.name = "k" + std::to_string(funcs.size()) + "_" + op;
       it = kernel_names.emplace(key, f.name).first;
       funcs.push_back(std::move(f));
     }

@@ -222,6 +222,24 @@ NodeCompute conv_transpose(const NodeArgs& a) {
 }
 
 // B packed by graph/passes.h: kiln's pack_matmul_b, folded at compile time.
+// kPadSpatial (graph/passes.h): the input with zeros around its two
+// spatial axes.
+NodeCompute pad_spatial(const NodeArgs& a) {
+  const std::vector<int64_t>& in = a.shape(0);
+  const std::vector<int64_t> p = a.attr_ints(kSpatialPads, {});
+  if (in.size() != 4 || p.size() != 4 || std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0; }))
+    a.fail("pads a tensor of shape " + shape_str(in) + " by " + std::to_string(p.size()) + " values");
+  const std::vector<int64_t> out = {in[0], in[1], in[2] + p[0] + p[2], in[3] + p[1] + p[3]};
+  Tensor x = input_placeholder(a, 0);
+  Tensor y = compute(te_shape(out), [&](const std::vector<Var>& i) {
+    Expr h = i[2] - Expr(p[0]), w = i[3] - Expr(p[1]);
+    Expr inside = h >= 0 && h < Expr(in[2]) && w >= 0 && w < Expr(in[3]);
+    Expr v = x({i[0], i[1], max(min(h, Expr(in[2] - 1)), Expr(0)), max(min(w, Expr(in[3] - 1)), Expr(0))});
+    return select(inside, v, make_zero(x.dtype()));
+  }, "out", "pad");
+  return single_output({x}, y, out);
+}
+
 NodeCompute pack_matmul_b(const NodeArgs& a) {
   const std::vector<int64_t>& sb = a.shape(0);
   const int64_t nb = a.attr_int(kPackedPanel, kPackPanelColumns);
@@ -573,6 +591,7 @@ void add_nn_ops(std::map<std::string, OpBuilder>& ops) {
   ops["ConvTranspose"] = conv_transpose;
   ops["MatMul"] = matmul;
   ops[kPackMatmulB] = pack_matmul_b;
+  ops[kPadSpatial] = pad_spatial;
   ops["Gemm"] = gemm;
   ops["Softmax"] = [](const NodeArgs& a) { return softmax_op(a, false); };
   ops["LogSoftmax"] = [](const NodeArgs& a) { return softmax_op(a, true); };

@@ -1,5 +1,6 @@
 #include "graph/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -35,6 +36,33 @@ struct Uses {
     return r[0];
   }
 };
+
+// An int-list attribute, or `dflt` when absent (nullopt when of another type).
+std::optional<std::vector<int64_t>> ints_attr(const Node& n, const std::string& name, std::vector<int64_t> dflt) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return dflt;
+  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+  return std::nullopt;
+}
+
+bool all_equal(const std::vector<int64_t>& v) { return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; }); }
+
+// A 2-D Conv whose explicit pads differ across its sides while its strides
+// and dilations are the same on both axes (kiln's conv2d family then covers
+// it once the padding is a copy of its own).
+bool needs_padded_copy(const Node& conv) {
+  auto auto_pad = conv.attrs.find("auto_pad");
+  if (auto_pad != conv.attrs.end()) {
+    auto* s = std::get_if<std::string>(&auto_pad->second);
+    if (!s || *s != "NOTSET") return false;
+  }
+  auto pads = ints_attr(conv, "pads", {});
+  auto strides = ints_attr(conv, "strides", {1, 1}), dilations = ints_attr(conv, "dilations", {1, 1});
+  if (!pads || !strides || !dilations || pads->size() != 4 || strides->size() != 2 || dilations->size() != 2)
+    return false;
+  const bool non_negative = std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p >= 0; });
+  return non_negative && !all_equal(*pads) && all_equal(*strides) && all_equal(*dilations);
+}
 
 const HostTensor* constant_of(const Graph& g, const Node& n, size_t i) {
   if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
@@ -282,6 +310,31 @@ PassStats optimize(Graph& g) {
       nodes.push_back(std::move(pack));
       nodes.push_back(std::move(mm));
       ++st.packed_weights;
+    }
+    g.nodes = std::move(nodes);
+  }
+  // 5. A 2-D convolution padded differently on its sides (pads (0,1,0,1)
+  //    around a 1x3 kernel, asymmetric padding written out) reads a
+  //    zero-padded copy and pads nothing: kiln's conv2d family has one
+  //    padding for every side, and the copy is one pass over the input.
+  {
+    std::vector<Node> nodes;
+    for (Node& conv : g.nodes) {
+      if (conv.op_type == "Conv" && !conv.inputs.empty() && conv.inputs[0] >= 0 && needs_padded_copy(conv)) {
+        Node pad;
+        pad.op_type = kPadSpatial;
+        pad.name = conv.name + ":pad";
+        pad.inputs = {conv.inputs[0]};
+        pad.attrs[kSpatialPads] = std::get<std::vector<int64_t>>(conv.attrs.at("pads"));
+        Value padded;
+        padded.name = g.values[static_cast<size_t>(conv.inputs[0])].name + ":padded";
+        pad.outputs = {g.add_value(std::move(padded))};
+        conv.inputs[0] = pad.outputs[0];
+        conv.attrs["pads"] = std::vector<int64_t>{0, 0, 0, 0};
+        nodes.push_back(std::move(pad));
+        ++st.padded_inputs;
+      }
+      nodes.push_back(std::move(conv));
     }
     g.nodes = std::move(nodes);
   }

@@ -15,6 +15,7 @@ struct PassStats {
   int fused_activation = 0;  // Relu, Clip(0, 6), hard-swish, hard-sigmoid fused into a Conv
   int fused_bias = 0;        // Add of a constant row fused into a MatMul
   int packed_weights = 0;    // MatMul weights packed once, at compile time
+  int padded_inputs = 0;     // Conv inputs zero-padded by a kPadSpatial node (padding unequal across sides)
 };
 
 // The attributes the passes set on a node (not ONNX's; node builders read them).
@@ -26,6 +27,11 @@ inline const std::string kPackedPanel = "kiln_packed_nb";
 inline const std::string kPackedColumns = "kiln_packed_n";
 inline const std::string kPackMatmulB = "kiln.PackMatmulB";  // not an ONNX operator: the passes insert it
 inline constexpr int64_t kPackPanelColumns = 32;
+// Zeros around the two spatial axes of an NCHW tensor, kSpatialPads =
+// [top, left, bottom, right]: what a 2-D Conv padded differently on its
+// sides reads instead, so that it pads nothing itself.
+inline const std::string kPadSpatial = "kiln.PadSpatial";  // not an ONNX operator: the passes insert it
+inline const std::string kSpatialPads = "kiln_pads";
 
 // Rewrites `g` in place: the nodes a pass removes are gone, the node that
 // absorbed them writes their output. The values a pass creates (folded

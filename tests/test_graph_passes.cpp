@@ -121,3 +121,36 @@ TEST_CASE("passes: constant matrix weights are packed once, at compile time") {
   dyn.input("x", {3, 4}).input("w", {4, 5}).node("MatMul", {"x", "w"}, {"y"}).output("y");
   CHECK(check_model(dyn, {{"x", {3, 4}}, {"w", {4, 5}}}, 9, "matmul by an input")->pass_stats().packed_weights == 0);
 }
+
+TEST_CASE("passes: a convolution padded differently on its sides reads a zero-padded copy") {
+  // PP-OCRv4's recognizer has 1x3 convolutions with pads (0,1,0,1); an
+  // asymmetric padding (a SAME padding written out) is the other case.
+  for (const std::vector<int64_t>& pads : {std::vector<int64_t>{0, 1, 0, 1}, std::vector<int64_t>{0, 0, 1, 2}}) {
+    for (bool relu : {false, true}) {
+      OnnxBuilder b(11);
+      b.input("x", {1, 4, 9, 7}).weight("w", {6, 4, 1, 3}, {}, 2).weight("b", {6}, {}, 3);
+      b.node("Conv", {"x", "w", "b"}, {"c"},
+             {{"kernel_shape", std::vector<int64_t>{1, 3}}, {"pads", pads}, {"strides", std::vector<int64_t>{2, 2}}});
+      if (relu) b.node("Relu", {"c"}, {"y"}).output("y");
+      else b.output("c");
+      INFO(pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << (relu ? " relu" : ""));
+      auto ex = check_model(b, {{"x", {1, 4, 9, 7}}}, 11, "conv with unequal pads");
+      CHECK(ex->pass_stats().padded_inputs == 1);
+      CHECK(ex->pass_stats().fused_activation == (relu ? 1 : 0));
+      // The copy (a generic kernel), then kiln's conv2d, padding nothing.
+      REQUIRE(ex->steps().size() == 2);
+      CHECK(ex->steps()[0].workload.empty());
+      CHECK(ex->steps()[1].workload.rfind("conv2d:", 0) == 0);
+      CHECK(ex->steps()[1].workload.find(",pad=0,") != std::string::npos);
+    }
+  }
+  // Equal pads, or unequal strides (the generic convolution either way), add no copy.
+  OnnxBuilder same = conv_model(11, 3, 5, false);
+  same.output("c");
+  CHECK(run(same, 3, "conv with equal pads")->pass_stats().padded_inputs == 0);
+  OnnxBuilder strided(11);
+  strided.input("x", {1, 3, 9, 7}).weight("w", {5, 3, 3, 3}, {}, 2);
+  strided.node("Conv", {"x", "w"}, {"c"},
+               {{"pads", std::vector<int64_t>{0, 1, 0, 1}}, {"strides", std::vector<int64_t>{2, 1}}}).output("c");
+  CHECK(run(strided, 3, "conv with unequal strides")->pass_stats().padded_inputs == 0);
+}
