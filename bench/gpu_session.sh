@@ -37,15 +37,7 @@ if [ -n "${DB_JSONL:-}" ]; then
 fi
 
 step "correctness of every cuda template on the GPU"
-for w in "softmax:M=1536,N=128" "layer_norm:M=128,N=768" "matmul:M=37,N=45,K=19,bias=1,relu=1" \
-    "matmul:M=1024,N=1024,K=1024" "dense:N=16,IN=768,OUT=3072,bias=1,gelu=1" \
-    "matmul:M=4096,N=4096,K=4096,dtype=f16" "matmul:M=256,N=256,K=256,dtype=bf16,bias=1,gelu=1" \
-    "batch_matmul:B=12,M=128,N=128,K=64,trans_b=1,dtype=f16" \
-    "conv2d_nhwc:N=1,H=56,W=56,C=64,K=64,R=3,S=3,stride=1,pad=1,dtype=f16" \
-    "conv2d_nhwc:N=2,H=17,W=13,C=24,K=40,R=3,S=3,stride=2,pad=1,dtype=bf16,bias=1,relu=1" \
-    "conv2d:N=2,C=5,H=9,W=11,K=7,R=3,S=3,stride=2,pad=1,bias=1,relu=1" \
-    "depthwise_conv2d:C=32,H=28,W=28,R=3,S=3,pad=1,bias=1,relu6=1" \
-    "avg_pool2d:N=2,C=3,H=13,W=11,R=3,S=3,stride=2,pad=1"; do
+for w in $(grep -v '^#' "$ROOT/bench/suites/cuda-templates.txt"); do
   out=$(timeout 60 "$K" run "$w" --target cuda --check --repeat 3 --min-repeat-ms 10 2>&1)
   echo "$w rc=$? :: $(grep -E "correct|median|error" <<<"$out" | tr '\n' ' ' | head -c 300)"
 done | tee correctness.log
