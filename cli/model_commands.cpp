@@ -41,7 +41,11 @@ int run_model_command(RunModelOptions& o) {
   nlohmann::json j;
   j["model"] = o.run.model;
   j["model_nodes"] = r.model_nodes;
-  j["passes"] = {{"folded_affine", r.folded_affine}, {"fused_activations", r.fused_activations}, {"fused_biases", r.fused_biases}, {"packed_weights", r.packed_weights}, {"padded_inputs", r.padded_inputs}};
+  j["passes"] = {{"folded_affine", r.folded_affine},
+                 {"fused_activations", r.fused_activations},
+                 {"fused_biases", r.fused_biases},
+                 {"packed_weights", r.packed_weights},
+                 {"padded_inputs", r.padded_inputs}};
   j["nodes"] = r.nodes;
   j["folded"] = r.folded;
   j["views"] = r.views;
@@ -77,11 +81,12 @@ int run_model_command(RunModelOptions& o) {
     std::cout << o.run.model << ": " << r.model_nodes << " nodes; passes folded " << r.folded_affine
               << " batch norms and per-channel affines into convolutions, fused " << r.fused_activations
               << " activations and " << r.fused_biases << " biases, packed " << r.packed_weights
-              << " matrix weights, padded " << r.padded_inputs << " convolution inputs; " << r.nodes << " nodes left: " << r.folded
-              << " folded at compile time, " << r.views << " views, " << r.fused_elementwise
-              << " fused into element-wise kernels; " << r.steps << " kernels (" << r.distinct_kernels << " distinct; " << r.tuned_steps
-              << " tuned, " << r.default_steps << " default configs, " << r.generic_steps << " generic), compiled in "
-              << std::fixed << std::setprecision(1) << r.compile_s << " s\n";
+              << " matrix weights, padded " << r.padded_inputs << " convolution inputs; " << r.nodes
+              << " nodes left: " << r.folded << " folded at compile time, " << r.views << " views, "
+              << r.fused_elementwise << " fused into element-wise kernels; " << r.steps << " kernels ("
+              << r.distinct_kernels << " distinct; " << r.tuned_steps << " tuned, " << r.default_steps
+              << " default configs, " << r.generic_steps << " generic), compiled in " << std::fixed
+              << std::setprecision(1) << r.compile_s << " s\n";
     std::cout << "  memory: " << mib(r.peak_bytes) << " in " << r.buffers << " shared buffers, for "
               << mib(r.intermediate_bytes) << " of intermediate tensors\n";
     for (const auto& c : r.outputs) {

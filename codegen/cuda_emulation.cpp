@@ -76,7 +76,8 @@ std::string entry_point(const CudaSource& src) {
        // dynamic bytes asked for; a configuration it refuses returns 2.
        << "  const long long shared = " << l.shared_bytes << "ll + dynamic_shared_bytes;\n"
        << "  const std::string bad = kiln_emu::check_config(g, b, shared);\n"
-       << "  if (!bad.empty()) { kiln_emu::set_error(\"cannot launch kernel " << l.kernel << ": \" + bad); return 2; }\n"
+       << "  if (!bad.empty()) { kiln_emu::set_error(\"cannot launch kernel " << l.kernel
+       << ": \" + bad); return 2; }\n"
        << "  return kiln_emu::launch(g, b, \"" << l.kernel << "\", [&]() { " << l.kernel << "(";
     for (size_t i = 0; i < l.params.size(); ++i)
       os << (i ? ", " : "") << "*(" << l.params[i].c_type << "*)params[" << i << "]";

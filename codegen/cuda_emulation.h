@@ -71,13 +71,12 @@ std::string host_cxx_compiler();
 // (one per kernel: cuLaunchKernel's arguments, params[i] pointing at the
 // i-th parameter's value, so that a stand-in for the CUDA driver can launch
 // it; it returns 2 where the driver refuses the configuration, as when the
-// kernel's static shared memory plus the dynamic bytes pass 48 KiB) to a .cpp in out_dir (created if needed; the .cpp stays there, #line
-// directives number the CUDA source's own lines) and compiles it into a
-// uniquely named .so next to it, exporting only those symbols. The entry point runs src.launches in order, passing
-// kernel parameter p as (p.c_type)args[p.arg_index] (a non-pointer c_type
-// reads the value args[p.arg_index] points to), and returns non-zero at the
-// first launch that fails. User errors: no host C++ compiler (naming
-// KILN_HOST_CXX), or the compiler's output when the source does not compile.
+// kernel's static shared memory plus the dynamic bytes pass 48 KiB) to a .cpp in out_dir (created if needed; the .cpp
+// stays there, #line directives number the CUDA source's own lines) and compiles it into a uniquely named .so next to
+// it, exporting only those symbols. The entry point runs src.launches in order, passing kernel parameter p as
+// (p.c_type)args[p.arg_index] (a non-pointer c_type reads the value args[p.arg_index] points to), and returns non-zero
+// at the first launch that fails. User errors: no host C++ compiler (naming KILN_HOST_CXX), or the compiler's output
+// when the source does not compile.
 EmulatedModule build_emulated_module(const CudaSource& src, const std::string& out_dir);
 
 // The message of the last failed launch of a loaded emulated module in this

@@ -231,12 +231,15 @@ NodeCompute pad_spatial(const NodeArgs& a) {
     a.fail("pads a tensor of shape " + shape_str(in) + " by " + std::to_string(p.size()) + " values");
   const std::vector<int64_t> out = {in[0], in[1], in[2] + p[0] + p[2], in[3] + p[1] + p[3]};
   Tensor x = input_placeholder(a, 0);
-  Tensor y = compute(te_shape(out), [&](const std::vector<Var>& i) {
-    Expr h = i[2] - Expr(p[0]), w = i[3] - Expr(p[1]);
-    Expr inside = h >= 0 && h < Expr(in[2]) && w >= 0 && w < Expr(in[3]);
-    Expr v = x({i[0], i[1], max(min(h, Expr(in[2] - 1)), Expr(0)), max(min(w, Expr(in[3] - 1)), Expr(0))});
-    return select(inside, v, make_zero(x.dtype()));
-  }, "out", "pad");
+  Tensor y = compute(
+      te_shape(out),
+      [&](const std::vector<Var>& i) {
+        Expr h = i[2] - Expr(p[0]), w = i[3] - Expr(p[1]);
+        Expr inside = h >= 0 && h < Expr(in[2]) && w >= 0 && w < Expr(in[3]);
+        Expr v = x({i[0], i[1], max(min(h, Expr(in[2] - 1)), Expr(0)), max(min(w, Expr(in[3] - 1)), Expr(0))});
+        return select(inside, v, make_zero(x.dtype()));
+      },
+      "out", "pad");
   return single_output({x}, y, out);
 }
 

@@ -45,7 +45,9 @@ std::optional<std::vector<int64_t>> ints_attr(const Node& n, const std::string& 
   return std::nullopt;
 }
 
-bool all_equal(const std::vector<int64_t>& v) { return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; }); }
+bool all_equal(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; });
+}
 
 // A 2-D Conv whose explicit pads differ across its sides while its strides
 // and dilations are the same on both axes (kiln's conv2d family then covers

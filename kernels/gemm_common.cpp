@@ -174,8 +174,6 @@ Expr gelu(Expr x) {
   return make_const(t, 0.5) * x * (make_const(t, 1.0) + erf(x * make_const(t, 1.0 / std::sqrt(2.0))));
 }
 
-DType gemm_accumulator(DType input) { return accumulator_type(input); }
-
 OpInstance gemm_define(const GemmShape& g, DType dtype) {
   user_check(!(g.relu && g.gelu)) << "relu and gelu are exclusive epilogues: set at most one of them";
   user_check(!g.gelu || (dtype.is_float() && !g.quantized))
@@ -184,7 +182,7 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
       << "a packed B has panels of nb > 0 columns and is never transposed";
   if (g.quantized) check_quantized_output("a quantized GEMM", g.out_type);
   OpInstance op;
-  DType acc = gemm_accumulator(gemm_a_type(g, dtype));
+  DType acc = accumulator_type(gemm_a_type(g, dtype));
   Tensor A = placeholder(g.trans_a ? dims(g, g.K, g.M) : dims(g, g.M, g.K), gemm_a_type(g, dtype), g.a_name);
   Tensor B = placeholder(b_dims(g), gemm_b_type(g, dtype), g.b_name);
   IterVar k = reduce_axis(static_cast<int>(g.K), "k");
@@ -219,7 +217,7 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
 
 std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
   const int64_t M = g.M, N = g.N, K = g.K;
-  int lanes = vector_lanes(cpu, gemm_accumulator(gemm_a_type(g, dtype)));
+  int lanes = vector_lanes(cpu, accumulator_type(gemm_a_type(g, dtype)));
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_y", M, {block_candidates(M, M), capped_candidates(M, kTileRows)});
   // A packed B fixes the register tile's width to its panels' (or to N,
@@ -262,7 +260,7 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
 }
 
 Config gemm_default(const GemmShape& g, DType dtype, const CpuInfo& cpu, const ConfigSpace& space) {
-  int lanes = vector_lanes(cpu, gemm_accumulator(gemm_a_type(g, dtype)));
+  int lanes = vector_lanes(cpu, accumulator_type(gemm_a_type(g, dtype)));
   nlohmann::json j;
   // Six rows of two (16 registers) or four (32 registers) vectors: the
   // accumulators, the B vectors and a broadcast A value fit the registers.
@@ -315,7 +313,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   user_check(ym > 0 && yi > 0 && xm > 0 && xi > 0 && kin > 0 && p.unroll_k > 0)
       << "matmul template: tile sizes and unroll factors must be positive";
   const int64_t N = g.N, K = g.K;
-  DType acc = gemm_accumulator(gemm_a_type(g, op.dtype));
+  DType acc = accumulator_type(gemm_a_type(g, op.dtype));
   const Tensor& A = op.inputs[0];
   const Tensor& B = op.inputs[1];
   user_check(p.reduce_vector == 0 || g.trans_b) << "matmul template: reduce_vector needs B stored transposed";

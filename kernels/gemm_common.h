@@ -40,11 +40,6 @@ struct GemmShape {
   std::string a_name = "A", b_name = "B", bias_name = "bias";
 };
 
-// The type a GEMM sums its products in: i32 for integers, f32 for 16-bit
-// floats (stored in 16 bits, computed and accumulated in f32), else the
-// input type.
-DType gemm_accumulator(DType input);
-
 // A config's values, decoded (also what the legacy MatmulSchedule maps to).
 struct MatmulParams {
   std::vector<int64_t> tile_y{1, 1, 1}, tile_x{1, 1, 1}, tile_k{1, 1};

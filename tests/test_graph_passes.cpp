@@ -131,8 +131,10 @@ TEST_CASE("passes: a convolution padded differently on its sides reads a zero-pa
       b.input("x", {1, 4, 9, 7}).weight("w", {6, 4, 1, 3}, {}, 2).weight("b", {6}, {}, 3);
       b.node("Conv", {"x", "w", "b"}, {"c"},
              {{"kernel_shape", std::vector<int64_t>{1, 3}}, {"pads", pads}, {"strides", std::vector<int64_t>{2, 2}}});
-      if (relu) b.node("Relu", {"c"}, {"y"}).output("y");
-      else b.output("c");
+      if (relu)
+        b.node("Relu", {"c"}, {"y"}).output("y");
+      else
+        b.output("c");
       INFO(pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << (relu ? " relu" : ""));
       auto ex = check_model(b, {{"x", {1, 4, 9, 7}}}, 11, "conv with unequal pads");
       CHECK(ex->pass_stats().padded_inputs == 1);
@@ -150,7 +152,9 @@ TEST_CASE("passes: a convolution padded differently on its sides reads a zero-pa
   CHECK(run(same, 3, "conv with equal pads")->pass_stats().padded_inputs == 0);
   OnnxBuilder strided(11);
   strided.input("x", {1, 3, 9, 7}).weight("w", {5, 3, 3, 3}, {}, 2);
-  strided.node("Conv", {"x", "w"}, {"c"},
-               {{"pads", std::vector<int64_t>{0, 1, 0, 1}}, {"strides", std::vector<int64_t>{2, 1}}}).output("c");
+  strided
+      .node("Conv", {"x", "w"}, {"c"},
+            {{"pads", std::vector<int64_t>{0, 1, 0, 1}}, {"strides", std::vector<int64_t>{2, 1}}})
+      .output("c");
   CHECK(run(strided, 3, "conv with unequal strides")->pass_stats().padded_inputs == 0);
 }

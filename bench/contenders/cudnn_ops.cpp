@@ -198,7 +198,7 @@ class DnnConvolution : public GpuContender {
     workspace_ = CudaMemory(best->memory);
 
     impl_ = std::string(c.epilogue == ConvEpilogue::kFusedBiasRelu ? "cudnnConvolutionBiasActivationForward"
-                                                                    : "cudnnConvolutionForward") +
+                                                                   : "cudnnConvolutionForward") +
             " " + algo_name(algo_) + (best->mathType == CUDNN_TENSOR_OP_MATH ? " tensor-op" : "") + ", workspace " +
             std::to_string(best->memory) + " B (fastest of " + std::to_string(timed) + " algorithms timed)";
     if (c.epilogue == ConvEpilogue::kSeparate)
