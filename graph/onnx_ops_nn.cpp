@@ -52,11 +52,15 @@ Activation fused_activation(const NodeArgs& a) {
 // Window geometry of a convolution or pooling over the spatial axes 2...
 struct Window {
   std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end, out;
+  // The same stride, dilation and padding on every axis and side.
   bool uniform() const {
+    return uniform_but_strides() &&
+           std::all_of(stride.begin(), stride.end(), [&](int64_t s) { return s == stride[0]; });
+  }
+  // The same dilation and padding on every axis and side (strides may differ).
+  bool uniform_but_strides() const {
     for (size_t k = 0; k < kernel.size(); ++k)
-      if (stride[k] != stride[0] || dilation[k] != dilation[0] || pad_begin[k] != pad_begin[0] ||
-          pad_end[k] != pad_begin[0])
-        return false;
+      if (dilation[k] != dilation[0] || pad_begin[k] != pad_begin[0] || pad_end[k] != pad_begin[0]) return false;
     return true;
   }
 };
@@ -137,14 +141,18 @@ NodeCompute conv(const NodeArgs& a) {
   const Activation act = fused_activation(a);
   std::vector<int64_t> out_shape = {in[0], K};
   out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
-  if (in.size() == 4 && w.uniform() && a.input(0).dtype == DType::f32()) {
+  const bool depthwise = groups == C && K == C;
+  // depthwise_conv2d takes a stride in W of its own (MobileNets and PP-OCR
+  // downsample rows only, with strides (2, 1)); conv2d one stride.
+  const bool covered = w.uniform() || (depthwise && w.uniform_but_strides());
+  if (in.size() == 4 && covered && a.input(0).dtype == DType::f32()) {
     std::ostringstream wl;
-    const bool depthwise = groups == C && K == C;
     wl << (depthwise ? "depthwise_conv2d" : "conv2d") << ":N=" << in[0] << ",C=" << C << ",H=" << in[2] << ",W=" << in[3];
     if (!depthwise) wl << ",K=" << K;
     wl << ",R=" << w.kernel[0] << ",S=" << w.kernel[1] << ",stride=" << w.stride[0] << ",pad=" << w.pad_begin[0]
        << ",dilation=" << w.dilation[0];
     if (!depthwise && groups > 1) wl << ",groups=" << groups;
+    if (w.stride[1] != w.stride[0]) wl << ",stride_w=" << w.stride[1];
     if (bias) wl << ",bias=1";
     if (act != Activation::kNone) wl << "," << activation_flag(act) << "=1";
     if (auto c = as_registry_op(wl.str(), out_shape)) return *c;

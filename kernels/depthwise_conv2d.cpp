@@ -10,25 +10,30 @@ namespace kiln {
 
 namespace {
 
+// stride is the stride in H; stride_w the one in W (the op's stride_w
+// parameter, or stride when that is 0).
 struct DwShape {
-  int64_t N, C, H, W, R, S, stride, pad, dil, OH, OW;
+  int64_t N, C, H, W, R, S, stride, stride_w, pad, dil, OH, OW;
   bool bias;
   Activation act;
 };
 
 DwShape dw_shape(const OpInstance& op) {
   auto at = [&](const char* n) { return op.ints.at(n); };
-  DwShape s{at("N"),   at("C"),        at("H"), at("W"), at("R"),         at("S"),        at("stride"),
-            at("pad"), at("dilation"), 0,       0,       at("bias") != 0, activation_of(op.ints)};
+  auto sw = op.ints.find("stride_w");
+  const int64_t stride_w = sw != op.ints.end() && sw->second > 0 ? sw->second : at("stride");
+  DwShape s{at("N"),  at("C"),   at("H"),        at("W"), at("R"), at("S"),         at("stride"),
+            stride_w, at("pad"), at("dilation"), 0,       0,       at("bias") != 0, activation_of(op.ints)};
   s.OH = window_out_extent(s.H, s.R, s.stride, s.pad, s.dil);
-  s.OW = window_out_extent(s.W, s.S, s.stride, s.pad, s.dil);
+  s.OW = window_out_extent(s.W, s.S, s.stride_w, s.pad, s.dil);
   return s;
 }
 
 }  // namespace
 
 OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t stride,
-                                   int64_t pad, int64_t dilation, bool with_bias, Activation act, DType dtype) {
+                                   int64_t pad, int64_t dilation, bool with_bias, Activation act, DType dtype,
+                                   int64_t stride_w) {
   check_window("depthwise_conv2d", H, W, R, S, pad, dilation);
   OpInstance op;
   op.op = "depthwise_conv2d";
@@ -43,6 +48,7 @@ OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, i
              {"pad", pad},
              {"dilation", dilation},
              {"bias", with_bias}};
+  if (stride_w > 0 && stride_w != stride) op.ints["stride_w"] = stride_w;
   set_activation_flags(act, &op.ints);
   DwShape s = dw_shape(op);
   DType acc = accumulator_type(dtype);
@@ -57,11 +63,11 @@ OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, i
   Tensor padded = pad_spatial(data, 2, 3, pad, make_zero(dtype));
   if (pad > 0) op.parts["data_pad"] = padded;
   IterVar rr = reduce_axis(static_cast<int>(R), "rr"), rs = reduce_axis(static_cast<int>(S), "rs");
-  const int st = static_cast<int>(stride), dl = static_cast<int>(dilation);
+  const int st = static_cast<int>(s.stride), st_w = static_cast<int>(s.stride_w), dl = static_cast<int>(dilation);
   Tensor conv = compute(
       {N, C, s.OH, s.OW},
       [&](Var n, Var c, Var oh, Var ow) {
-        return sum(cast(acc, padded(n, c, oh * st + rr->var * dl, ow * st + rs->var * dl)) *
+        return sum(cast(acc, padded(n, c, oh * st + rr->var * dl, ow * st_w + rs->var * dl)) *
                        cast(acc, weight(c, 0, rr->var, rs->var)),
                    {rr, rs});
       },
@@ -136,11 +142,12 @@ ScheduledOp depthwise_nchw_apply(const OpInstance& op, const DwShape& s, const C
   const Tensor& data = op.inputs[0];
   const Tensor& weight = op.inputs[1];
   IterVar rr = reduce_axis(static_cast<int>(s.R), "rr"), rs = reduce_axis(static_cast<int>(s.S), "rs");
-  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil), p = static_cast<int>(s.pad);
+  const int st = static_cast<int>(s.stride), st_w = static_cast<int>(s.stride_w), dl = static_cast<int>(s.dil),
+            p = static_cast<int>(s.pad);
   Tensor conv_acc = compute(
       {s.N, s.C, s.OH, s.OW},
       [&](Var n, Var c, Var oh, Var ow) {
-        Expr h = oh * st + rr->var * dl - p, w = ow * st + rs->var * dl - p;
+        Expr h = oh * st + rr->var * dl - p, w = ow * st_w + rs->var * dl - p;
         Expr x = cast(acc, data(n, c, h, w)) * cast(acc, weight(c, 0, rr->var, rs->var));
         if (p == 0) return sum(x, {rr, rs});
         return sum(x, {rr, rs}, h >= 0 && h < static_cast<int>(s.H) && w >= 0 && w < static_cast<int>(s.W));
@@ -199,11 +206,11 @@ ScheduledOp depthwise_conv2d_apply(const OpInstance& op, const Config& cfg) {
       },
       "weight_pack", "pack");
   IterVar rr = reduce_axis(static_cast<int>(s.R), "rr"), rs = reduce_axis(static_cast<int>(s.S), "rs");
-  const int st = static_cast<int>(s.stride), dl = static_cast<int>(s.dil);
+  const int st = static_cast<int>(s.stride), st_w = static_cast<int>(s.stride_w), dl = static_cast<int>(s.dil);
   Tensor conv_blocked = compute(
       {s.N, CB, s.OH, s.OW, cb},
       [&](const std::vector<Var>& v) {
-        Expr x = dpack(v[0], v[1], v[2] * st + rr->var * dl, v[3] * st + rs->var * dl, v[4]);
+        Expr x = dpack(v[0], v[1], v[2] * st + rr->var * dl, v[3] * st_w + rs->var * dl, v[4]);
         return sum(cast(acc, x) * cast(acc, wpack(v[1], rr->var, rs->var, v[4])), {rr, rs});
       },
       "conv_blocked", "depthwise_conv2d");
@@ -258,10 +265,17 @@ OpDef depthwise_conv2d_op_def() {
   for (const OpParam& p : window_params(true)) d.params.push_back(p);
   d.params.push_back(dtype_param());
   for (const OpParam& p : epilogue_params("1: add bias[C] (one value per channel)")) d.params.push_back(p);
+  // After the others: added later, left out of canonical strings at 0.
+  d.params.push_back({OpParam::kInt, "stride_w", "stride in W when it differs from the one in H (0: stride)", "0", 0,
+                      /*omit_when_default=*/true});
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
+    // One spelling per op, so one task key: stride_w only where it differs.
+    user_check(p.at("stride_w") != p.at("stride"))
+        << "depthwise_conv2d: stride_w=" << p.at("stride_w")
+        << " is the stride already; give stride_w only for a stride in W that differs from stride";
     return depthwise_conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("R"), p.at("S"), p.at("stride"),
                                    p.at("pad"), p.at("dilation"), p.at("bias") != 0,
-                                   activation_from_flags("depthwise_conv2d", p, t), t);
+                                   activation_from_flags("depthwise_conv2d", p, t), t, p.at("stride_w"));
   };
   d.define_space = depthwise_conv2d_space;
   d.default_config = depthwise_conv2d_default;

@@ -1,7 +1,9 @@
 // depthwise_conv2d: one filter per channel (channel multiplier 1), NCHW
 // data, weights [C, 1, R, S]:
 //   out[n, c, oh, ow] = sum_{r, s} pad(data)[n, c, oh*stride + r*dilation,
-//                                            ow*stride + s*dilation] * W[c, 0, r, s]
+//                                            ow*stride_w + s*dilation] * W[c, 0, r, s]
+// (stride_w: the stride in W where it differs from stride, which MobileNets
+// and PP-OCR's (2, 1) downsampling need; stride otherwise)
 // then optional + bias[c] and an activation (kernels/activation.h).
 //
 // Its CPU template vectorizes across channels in the NCHW[x]c layout
@@ -31,8 +33,10 @@ namespace kiln {
 
 OpDef depthwise_conv2d_op_def();
 
+// `stride` is the stride in H, and in W too unless `stride_w` > 0.
 OpInstance depthwise_conv2d_define(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t stride,
-                                   int64_t pad, int64_t dilation, bool bias, Activation act, DType dtype);
+                                   int64_t pad, int64_t dilation, bool bias, Activation act, DType dtype,
+                                   int64_t stride_w = 0);
 
 std::shared_ptr<ConfigSpace> depthwise_conv2d_space(const OpInstance& op, const CpuInfo& cpu);
 Config depthwise_conv2d_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space);

@@ -45,6 +45,8 @@ Arrays arrays_for(const OpInstance& op) {
 std::vector<OpInstance> smoke_ops() {
   std::vector<OpInstance> ops;
   for (auto& w : load_suite("smoke").workloads) ops.push_back(build_workload(w.text));
+  // A stride in W of its own (oneDNN gets both strides).
+  ops.push_back(build_workload("depthwise_conv2d:C=8,H=11,W=9,R=3,S=3,stride=2,stride_w=1,pad=1,bias=1"));
   return ops;
 }
 

@@ -103,6 +103,10 @@ TEST_CASE("cuda depthwise_conv2d template: fixed awkward shapes, emulated agains
                      {R"({"tile_c":[2,2],"tile_h":[2,2,2],"tile_w":[2,2,2],"shared":"none","unroll_window":"none"})",
                       R"({"tile_c":[3,1],"tile_h":[2,1,4],"tile_w":[4,1,2],"shared":"both","unroll_window":"unroll"})"},
                      0, 32, dir.path));
+  // A stride in W of its own: 7 x 13 outputs.
+  add(check_emulated("depthwise_conv2d:C=3,H=13,W=13,R=3,S=3,stride=2,stride_w=1,pad=1,bias=1",
+                     {R"({"tile_c":[3,1],"tile_h":[2,2,2],"tile_w":[2,4,2],"shared":"data","unroll_window":"none"})"},
+                     1, 33, dir.path));
   // 7 x 13 outputs.
   add(check_emulated("depthwise_conv2d:C=4,H=7,W=17,R=3,S=5,pad=2,dilation=2,hswish=1",
                      {R"({"tile_c":[2,2],"tile_h":[2,2,2],"tile_w":[2,4,2],"shared":"none","unroll_window":"none"})",
@@ -113,7 +117,7 @@ TEST_CASE("cuda depthwise_conv2d template: fixed awkward shapes, emulated agains
   add(check_emulated("depthwise_conv2d:C=5,H=16,W=11,R=2,S=3,stride=2",
                      {R"({"tile_c":[2,4],"tile_h":[1,8,1],"tile_w":[1,5,1],"shared":"data","unroll_window":"none"})"},
                      1, 34, dir.path));
-  CHECK(all.ran + all.rejected == 12);
+  CHECK(all.ran + all.rejected == 15);
 }
 
 TEST_CASE("cuda pool2d and depthwise_conv2d templates: random shapes and configs, emulated against the interpreter",
@@ -133,7 +137,7 @@ TEST_CASE("cuda pool2d and depthwise_conv2d templates: random shapes and configs
       all.rejected += t.rejected;
     }
   }
-  CHECK(all.ran + all.rejected == 12);
+  CHECK(all.ran + all.rejected == 15);
   check_nvrtc_covered(nvrtc_before);  // and NVRTC compiled each for sm_80 and sm_90
 }
 

@@ -158,3 +158,17 @@ TEST_CASE("passes: a convolution padded differently on its sides reads a zero-pa
       .output("c");
   CHECK(run(strided, 3, "conv with unequal strides")->pass_stats().padded_inputs == 0);
 }
+
+TEST_CASE("import: a depthwise Conv with strides (2, 1) runs on depthwise_conv2d with its own stride in W") {
+  // The classifier's MobileNetV3 downsamples rows only.
+  OnnxBuilder b(11);
+  b.input("x", {1, 6, 11, 9}).weight("w", {6, 1, 3, 3}, {}, 2).weight("b", {6}, {}, 3);
+  b.node("Conv", {"x", "w", "b"}, {"y"},
+         {{"group", int64_t{6}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 1}}})
+      .output("y");
+  auto ex = check_model(b, {{"x", {1, 6, 11, 9}}}, 12, "depthwise conv, strides (2, 1)");
+  REQUIRE(ex->steps().size() == 1);
+  CHECK(ex->steps()[0].workload.rfind("depthwise_conv2d:", 0) == 0);
+  CHECK(ex->steps()[0].workload.find(",stride=2,") != std::string::npos);
+  CHECK(ex->steps()[0].workload.find(",stride_w=1") != std::string::npos);
+}

@@ -147,6 +147,28 @@ TEST_CASE("depthwise_conv2d: random shapes, epilogues and configs", "[ops][conv]
   check_template_configs("depthwise_conv2d:C=32,H=9,W=9,R=3,S=3,stride=2,pad=1,dtype=i8", 2, 10);
 }
 
+TEST_CASE("depthwise_conv2d with a stride in W of its own: random shapes and configs", "[ops][conv][property]") {
+  // PP-OCR's and MobileNet's (2, 1) downsampling, and the other way round.
+  std::mt19937_64 rng(53);
+  for (int t = 0; t < 4; ++t) {
+    Window w = random_window(rng);
+    const int64_t stride_w = w.stride == 1 ? 2 : 1;
+    std::ostringstream os;
+    os << "depthwise_conv2d:N=" << pick(rng, 1, 2) << ",C=" << odd_extent(rng) + pick(rng, 0, 20) << ",H=" << w.H
+       << ",W=" << w.W << "," << window_params(w) << ",stride_w=" << stride_w << ",bias=" << pick(rng, 0, 1)
+       << random_activation(rng);
+    INFO(os.str());
+    const OpInstance op = build_workload(os.str());
+    CHECK(op.canonical.find(",stride_w=" + std::to_string(stride_w)) != std::string::npos);
+    check_template_configs(os.str(), 3, 400 + static_cast<uint64_t>(t));
+  }
+  // Without stride_w the canonical string (the task key) is as before.
+  CHECK(build_workload("depthwise_conv2d:C=8,H=9,W=9,R=3,S=3,stride=2").canonical ==
+        "depthwise_conv2d:N=1,C=8,H=9,W=9,R=3,S=3,stride=2,pad=0,dilation=1,dtype=f32");
+  CHECK_THROWS_WITH(build_workload("depthwise_conv2d:C=8,H=9,W=9,R=3,S=3,stride=2,stride_w=2"),
+                    Contains("stride_w=2 is the stride already"));
+}
+
 TEST_CASE("depthwise_conv2d: the nchw layout packs nothing and agrees with the reference", "[ops][conv]") {
   CpuInfo cpu = avx512_cpu();
   const OpDef& def = find_op("depthwise_conv2d");

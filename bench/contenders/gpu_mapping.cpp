@@ -126,7 +126,9 @@ DnnConv dnn_conv(const ContenderOp& op) {
   c.bias = param_or(op, "bias", 0);
   for (const char* a : {"relu", "relu6", "hswish", "hsigmoid"})
     if (param_or(op, a, 0)) c.activation = a;
-  if (c.activation == "hswish" || c.activation == "hsigmoid")
+  if (param_or(op, "stride_w", 0) > 0)
+    c.uncovered = "kiln's cuDNN mapping takes one stride for both axes, and this workload has stride_w";
+  else if (c.activation == "hswish" || c.activation == "hsigmoid")
     c.uncovered = "cuDNN's convolution API has no " + c.activation +
                   " activation (cudnnConvolutionBiasActivationForward fuses relu only, cudnnActivationForward has "
                   "no hard-swish or hard-sigmoid)";

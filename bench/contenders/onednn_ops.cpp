@@ -233,7 +233,8 @@ std::unique_ptr<Contender> conv(const ContenderOp& op, const std::vector<rt::NDA
     wei_user = plain(wd);
   auto p = std::make_unique<Primitive>();
   dnnl::memory::desc bias_md = plain({K});
-  dims st{stride, stride}, dl{dil - 1, dil - 1}, pd_{pad, pad};
+  const int64_t stride_w = param_or(op, "stride_w", 0) > 0 ? param_or(op, "stride_w", 0) : stride;
+  dims st{stride, stride_w}, dl{dil - 1, dil - 1}, pd_{pad, pad};
   using cf = dnnl::convolution_forward;
   cf::desc d = bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_d),
                                any(wd), bias_md, any(dst_d), st, dl, pd_, pd_)
