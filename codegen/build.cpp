@@ -18,6 +18,13 @@
 
 namespace kiln {
 
+std::string c_identifier_chars(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return out;
+}
+
 bool is_c_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {

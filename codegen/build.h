@@ -31,6 +31,9 @@ constexpr int64_t kMaxStackAllocationBytes = 256 * 1024;
 
 // Whether `s` can name a C symbol: a letter or '_', then letters, digits, '_'.
 bool is_c_identifier(const std::string& s);
+// `s` with every character a C identifier cannot hold replaced by '_' (a
+// leading digit or an empty result is the caller's to handle).
+std::string c_identifier_chars(const std::string& s);
 
 // Optimized LLVM IR as text.
 std::string emit_llvm_ir(const std::vector<LoweredFunc>& funcs, const Target& target);

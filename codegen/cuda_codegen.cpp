@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "codegen/alignment.h"
+#include "codegen/build.h"
 #include "codegen/cuda_allreduce.h"
 #include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
@@ -94,8 +95,7 @@ std::string storage_type(DType t) {
 std::string narrow_suffix(DType t) { return t.code == DType::kBFloat ? "bf16" : "f16"; }
 
 std::string sanitize(const std::string& name) {
-  std::string s;
-  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  std::string s = c_identifier_chars(name);
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
   return s;
 }

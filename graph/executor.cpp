@@ -1,7 +1,6 @@
 #include "graph/executor.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -102,10 +101,7 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
     if (it == kernel_names.end()) {
       // The op type in the kernel's (exported) name, as a C identifier:
       // kiln's own node types have a dot ("kiln.PadSpatial").
-      std::string op = n.op_type;
-      for (char& ch : op)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      f.name = "k" + std::to_string(funcs.size()) + "_" + op;
+      f.name = "k" + std::to_string(funcs.size()) + "_" + c_identifier_chars(n.op_type);
       it = kernel_names.emplace(key, f.name).first;
       funcs.push_back(std::move(f));
     }

@@ -46,8 +46,7 @@ std::string c_name(const std::string& onnx_name, const std::string& fallback, co
       "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
       "bool", "true", "false", "NULL", "API", "HIDDEN", "MAX_KERNEL_ARGS", "free", "malloc", "memcpy", "aligned_alloc",
       "size_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t"};
-  std::string s;
-  for (char c : onnx_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string s = c_identifier_chars(onnx_name);
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = fallback + "_" + s;
   if (s.rfind("kiln_", 0) == 0 || s.rfind(lib + "_", 0) == 0 || s.find("__") != std::string::npos) s = fallback + "_" + s;
   while (reserved.count(s) || std::find(used->begin(), used->end(), s) != used->end()) s += "_";

@@ -167,32 +167,16 @@ class CublasBatchedGemm : public GpuContender {
                                      compute_, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmBatchedEx");
   }
-  // Milliseconds of one call of the form (events on the default stream).
-  float time_once(bool arrays, cudaEvent_t start, cudaEvent_t stop) {
-    check_cuda(cudaEventRecord(start, nullptr), "cudaEventRecord");
-    arrays ? enqueue_arrays() : enqueue_strided();
-    check_cuda(cudaEventRecord(stop, nullptr), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    return ms;
-  }
   void choose() {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-    check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+    EventTimer timer;
+    // Milliseconds of one call of the form.
+    auto time_once = [&](bool arrays) {
+      return timer.time([&] { arrays ? enqueue_arrays() : enqueue_strided(); });
+    };
     float best[2] = {1e30f, 1e30f};  // strided, arrays
-    try {
-      for (int form = 0; form < 2; ++form) time_once(form == 1, start, stop);  // warm-up
-      for (int r = 0; r < kRounds; ++r)
-        for (int form = 0; form < 2; ++form) best[form] = std::min(best[form], time_once(form == 1, start, stop));
-    } catch (...) {
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
-      throw;
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    for (int form = 0; form < 2; ++form) time_once(form == 1);  // warm-up
+    for (int r = 0; r < kRounds; ++r)
+      for (int form = 0; form < 2; ++form) best[form] = std::min(best[form], time_once(form == 1));
     pointer_arrays_ = best[1] < best[0];
     const char* strided = "cublasGemmStridedBatchedEx";
     const char* arrays = "cublasGemmBatchedEx";

@@ -47,25 +47,51 @@ inline void check_shared_pointer(uint64_t ptr, const std::string& library) {
       << "); is KILN_LIBCUDA a different driver than the CUDA runtime's libcuda.so.1?";
 }
 
-// Milliseconds per call of `enqueue` on the default stream, in steady state:
-// a few calls to warm up, then `calls` back to back between two events.
-// How kiln bench times every contender, so a plug-in choosing among a
-// library's variants picks the one that is fastest when timed that way.
+// A pair of CUDA events on the default stream that time what a plug-in
+// issues between them (destroyed with the object, also when a call throws).
+class EventTimer {
+ public:
+  EventTimer() {
+    check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+    if (cudaError_t e = cudaEventCreate(&stop_); e != cudaSuccess) {
+      cudaEventDestroy(start_);
+      check_cuda(e, "cudaEventCreate");
+    }
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  // Milliseconds of the work `issue` enqueues.
+  template <typename F>
+  float time(F&& issue) {
+    check_cuda(cudaEventRecord(start_, nullptr), "cudaEventRecord");
+    issue();
+    check_cuda(cudaEventRecord(stop_, nullptr), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+// Milliseconds per call of `enqueue` in steady state: a few calls to warm
+// up, then `calls` back to back. How kiln bench times every contender, so a
+// plug-in choosing among a library's variants picks the one that is fastest
+// when timed that way.
 template <typename F>
 double time_calls_ms(F&& enqueue, int calls = 20) {
   for (int i = 0; i < 3; ++i) enqueue();
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  check_cuda(cudaEventRecord(start, nullptr), "cudaEventRecord");
-  for (int i = 0; i < calls; ++i) enqueue();
-  check_cuda(cudaEventRecord(stop, nullptr), "cudaEventRecord");
-  check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  float ms = 0;
-  check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return static_cast<double>(ms) / calls;
+  EventTimer timer;
+  return static_cast<double>(timer.time([&] {
+           for (int i = 0; i < calls; ++i) enqueue();
+         })) /
+         calls;
 }
 
 // Device memory of the plug-in's own, freed with the object.
