@@ -11,6 +11,7 @@
 #include "codegen/alignment.h"
 #include "codegen/build.h"
 #include "codegen/cuda_allreduce.h"
+#include "codegen/cuda_async_prelude.h"
 #include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
 #include "compute/analyzer.h"
@@ -489,6 +490,8 @@ class KernelPrinter {
       }
       case NodeKind::TensorIntrinCall:
         return intrin_call(s.as<TensorIntrinCallNode>());
+      case NodeKind::Token:
+        return token(s.as<TokenNode>());
       default:
         break;
     }
@@ -524,6 +527,25 @@ class KernelPrinter {
 
   // A tensor-core instruction (compute/hw_instructions.h) as a call of the
   // mma prelude, every operand checked against the instruction's scopes.
+  // A pipeline's fills are commit groups of asynchronous copies: the
+  // compute waits for its slot's group (the barrier after it, in the IR,
+  // shows it to the block); freeing a slot needs nothing more here, as the
+  // next iteration's barrier orders the compute before the slot's refill.
+  void token(const TokenNode* op) {
+    using Op = TokenNode::Op;
+    using Queue = TokenNode::Queue;
+    if (limits_.sm_version < 80) {  // no asynchronous copies: the fills were plain stores
+      line() << "// pipeline " << op->pipeline << " token\n";
+    } else if (op->queue == Queue::kFull && op->op == Op::kPush) {
+      line() << "kiln_cp_async_commit();\n";
+    } else if (op->queue == Queue::kFull) {
+      line() << "kiln_cp_async_wait(" << expr(op->in_flight) << ");\n";
+    } else {
+      line() << "// " << (op->op == Op::kPush ? "release" : "refill") << " slot " << expr(op->slot) << " of pipeline "
+             << op->pipeline << "\n";
+    }
+  }
+
   void intrin_call(const TensorIntrinCallNode* op) {
     const HwInstruction& h = find_hw_instruction(op->intrin);
     user_check(h.backend == "cuda") << "instruction '" << op->intrin << "' is for the " << h.backend
@@ -552,7 +574,12 @@ class KernelPrinter {
     }
     const std::string& n = op->intrin;
     auto has = [&](const char* part) { return n.find(part) != std::string::npos; };
-    if (n == kCudaMmaZero) {
+    if (n.rfind(kCudaCpAsyncPrefix, 0) == 0) {
+      const std::string bytes = n.substr(n.rfind('.') + 1);
+      line() << "kiln_cp_async<" << bytes << ">(" << name_of(op->operands[0].buffer.node()) << ", "
+             << expr(op->operands[0].offset) << ", " << name_of(op->operands[1].buffer.node()) << " + ("
+             << expr(op->operands[1].offset) << "));\n";
+    } else if (n == kCudaMmaZero) {
       line() << "kiln_mma_zero(" << ptr[0] << ");\n";
     } else if (n == kCudaMmaStore) {
       line() << "kiln_mma_store(" << base[0] << ", " << ptr[1] << ");\n";
@@ -723,17 +750,19 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
   os << "// kiln: " << f.name << " for " << limits.arch << ", " << kernels.size() << " kernel"
      << (kernels.size() == 1 ? "" : "s") << "\n";
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
-  bool reduces_across_threads = false, narrow = false, mma = false;
+  bool reduces_across_threads = false, narrow = false, mma = false, async = false;
   for (auto& a : f.args) narrow |= is_narrow_float(a.dtype);
   for (auto& k : kernels)
     post_order_visit(k.body, [&](const Ref<Object>& n) {
       reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce;
       mma |= n->kind() == NodeKind::TensorIntrinCall;
+      async |= n->kind() == NodeKind::Token;
       if (n->kind() == NodeKind::Allocate) narrow |= is_narrow_float(static_cast<const AllocateNode*>(n.get())->dtype);
       if (n->kind() == NodeKind::Cast) narrow |= is_narrow_float(static_cast<const CastNode*>(n.get())->dtype);
     });
   if (narrow || mma) os << cuda_narrow_float_prelude();
   if (mma) os << cuda_mma_prelude();
+  if (async && limits.sm_version >= 80) os << cuda_async_prelude();
   if (reduces_across_threads) os << cuda_allreduce_helpers();
   for (size_t i = 0; i < kernels.size(); ++i) {
     CudaKernelLaunch launch;

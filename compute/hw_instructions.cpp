@@ -37,7 +37,35 @@ std::vector<HwInstruction> cuda_mma_family(DType t) {
   };
 }
 
+// cp.async of 4, 8 or 16 bytes of `t` from global into shared memory.
+std::vector<HwInstruction> cuda_cp_async_family(DType t) {
+  std::vector<HwInstruction> l;
+  for (int64_t bytes : {4, 8, 16}) {
+    const int64_t lanes = bytes / t.bytes();
+    if (lanes < 1) continue;
+    l.push_back({cuda_cp_async_instruction(t, bytes),
+                 "cuda",
+                 "sm_80",
+                 {{"dst", t, lanes, true, false, MemScope::kShared}, {"src", t, lanes, false}},
+                 "dst[0 .. " + std::to_string(lanes) + ") = src[0 .. " + std::to_string(lanes) +
+                     "), asynchronously (cp.async." + (bytes == 16 ? "cg" : "ca") + ".shared.global, " +
+                     std::to_string(bytes) + " bytes, both aligned to them): the data lands by the issuing " +
+                     "thread's cp.async.wait_group that covers its commit group"});
+  }
+  return l;
+}
+
 }  // namespace
+
+std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
+  return "cuda.cp_async." + t.str() + "." + std::to_string(bytes);
+}
+
+const std::vector<DType>& cuda_cp_async_types() {
+  static const std::vector<DType> types = {DType::f32(), DType::f16(), DType::bf16(), DType::i32(), DType::i8(),
+                                           DType::u8()};
+  return types;
+}
 
 CudaMmaInstructions cuda_mma_instructions(DType input) {
   const std::string n = input.str();
@@ -86,6 +114,8 @@ const std::vector<HwInstruction>& hw_instructions() {
     };
     for (DType t : {DType::f16(), DType::bf16()})
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));
+    for (DType t : cuda_cp_async_types())
+      for (HwInstruction& h : cuda_cp_async_family(t)) l.push_back(std::move(h));
     return l;
   }();
   return list;

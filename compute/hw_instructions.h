@@ -50,6 +50,12 @@ CudaMmaInstructions cuda_mma_instructions(DType input);
 constexpr const char* kCudaMmaZero = "cuda.mma.zero.16x8";
 constexpr const char* kCudaMmaStore = "cuda.mma.store.16x8";
 
+constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
+// The asynchronous copy of `bytes` (4, 8 or 16) of `t` from global to shared
+// memory (cp.async, sm_80 and later), and the element types it is offered for.
+std::string cuda_cp_async_instruction(DType t, int64_t bytes);
+const std::vector<DType>& cuda_cp_async_types();
+
 // Every instruction, in a fixed order.
 const std::vector<HwInstruction>& hw_instructions();
 // The instruction of that name; user_error listing the known ones otherwise.

@@ -121,6 +121,10 @@ void IRVisitor::visit_ThreadAllReduce(const ThreadAllReduceNode* op) {
   visit(op->value);
   visit(op->result);
 }
+void IRVisitor::visit_Token(const TokenNode* op) {
+  visit(op->slot);
+  visit(op->in_flight);
+}
 void IRVisitor::visit_AttrStmt(const AttrStmtNode* op) {
   visit(op->value);
   visit(op->body);
@@ -328,6 +332,12 @@ Stmt IRMutator::mutate_Barrier(const BarrierNode*, const Stmt& self) { return se
 Stmt IRMutator::mutate_ThreadAllReduce(const ThreadAllReduceNode* op, const Stmt& self) {
   Expr v = mutate(op->value);
   return v.same_as(op->value) ? self : ThreadAllReduceNode::make(op->combiner, v, op->result, op->thread_tag);
+}
+Stmt IRMutator::mutate_Token(const TokenNode* op, const Stmt& self) {
+  Expr s = mutate(op->slot);
+  Expr f = op->in_flight.defined() ? mutate(op->in_flight) : Expr();
+  if (s.same_as(op->slot) && f.same_as(op->in_flight)) return self;
+  return TokenNode::make(op->op, op->queue, op->pipeline, s, f);
 }
 Stmt IRMutator::mutate_AttrStmt(const AttrStmtNode* op, const Stmt& self) {
   Expr v = mutate(op->value);

@@ -272,6 +272,19 @@ class IRPrinter {
         os_ << ", over " << op->thread_tag << ")\n";
         return;
       }
+      case NodeKind::Token: {
+        auto* op = s.as<TokenNode>();
+        indent();
+        os_ << (op->op == TokenNode::Op::kPush ? "push_token(" : "pop_token(")
+            << (op->queue == TokenNode::Queue::kFull ? "full" : "free") << ", pipeline " << op->pipeline << ", slot ";
+        print(op->slot);
+        if (op->in_flight.defined()) {
+          os_ << ", in_flight ";
+          print(op->in_flight);
+        }
+        os_ << ")\n";
+        return;
+      }
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
         indent();

@@ -91,6 +91,13 @@ Stmt LetStmtNode::make(Var v, Expr value, Stmt body) {
 Stmt EvaluateNode::make(Expr v) { return Stmt(new EvaluateNode(std::move(v))); }
 Stmt BarrierNode::make(MemScope scope) { return Stmt(new BarrierNode(scope)); }
 
+Stmt TokenNode::make(Op op, Queue queue, int pipeline, Expr slot, Expr in_flight) {
+  internal_assert(slot.defined()) << "a pipeline token needs its slot";
+  internal_assert(!in_flight.defined() || (op == Op::kPop && queue == Queue::kFull))
+      << "only a pop of a full token says how many fills may stay in flight";
+  return Stmt(new TokenNode(op, queue, pipeline, std::move(slot), std::move(in_flight)));
+}
+
 Stmt ThreadAllReduceNode::make(Combiner c, Expr value, Var result, std::string thread_tag) {
   internal_assert(value.dtype().lanes == 1) << "a cross-thread reduction combines scalars";
   internal_assert(result.dtype().is_handle()) << "a cross-thread reduction writes into a buffer";

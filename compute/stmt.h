@@ -150,6 +150,32 @@ class ThreadAllReduceNode : public StmtNode {
   static Stmt make(Combiner c, Expr value, Var result, std::string thread_tag);
 };
 
+// A dependency token of a software pipeline (schedule/passes/inject_pipeline.h):
+// the access stage of pipeline `pipeline` pushes a kFull token for buffer
+// slot `slot` once it has filled the slot, and the execute stage pops it
+// before it reads the slot; the execute stage pushes kFree when it is done
+// with the slot, and the access stage pops it before it fills the slot
+// again. Every slot starts with one kFree token. Each target lowers them its
+// own way: in program order on a CPU nothing is left to do; a GPU waits for
+// its asynchronous copies (`in_flight`, on pops of kFull: how many fills
+// pushed after this slot's may still be in flight) and a barrier makes them
+// visible to the block. schedule/verify.h's verify_pipeline_tokens checks
+// that every push is popped and no slot is filled before it is released.
+class TokenNode : public StmtNode {
+ public:
+  enum class Op : uint8_t { kPush, kPop };
+  enum class Queue : uint8_t { kFull, kFree };
+  static constexpr NodeKind kKind = NodeKind::Token;
+  TokenNode(Op o, Queue q, int p, Expr s, Expr f)
+      : StmtNode(kKind), op(o), queue(q), pipeline(p), slot(std::move(s)), in_flight(std::move(f)) {}
+  const Op op;
+  const Queue queue;
+  const int pipeline;
+  const Expr slot;
+  const Expr in_flight;  // pops of kFull only; undefined otherwise
+  static Stmt make(Op op, Queue queue, int pipeline, Expr slot, Expr in_flight = Expr());
+};
+
 // Annotation around a body: key "pragma_<name>", "thread_extent",
 // "double_buffer", "storage_scope"... `node` names what it annotates (an
 // IterVar, a buffer Var) and may be undefined.
@@ -157,6 +183,11 @@ namespace attr {
 constexpr const char* kPragmaPrefix = "pragma_";
 constexpr const char* kThreadExtent = "thread_extent";
 constexpr const char* kDoubleBuffer = "double_buffer";
+// On a loop: software-pipeline it with `value` stages (Stage::pipeline).
+constexpr const char* kPipelineStages = "pipeline_stages";
+// On the steady-state fills of a pipeline (inject_pipeline): writes into
+// slots that the pipeline's tokens order, not the block's barriers.
+constexpr const char* kPipelineFill = "pipeline_fill";
 }  // namespace attr
 
 class AttrStmtNode : public StmtNode {

@@ -62,7 +62,7 @@ Config gpu_gemm_default(const GemmShape& g, DType dtype, const GpuLimits& gpu, c
   j["unroll_k"] = "unroll";
   j["warp_cols"] = 0;
   // Tensor cores where the target has them and the shape is whole fragments.
-  if (gpu_mma_offered(g, dtype, gpu)) gpu_mma_default(g, &j);
+  if (gpu_mma_offered(g, dtype, gpu)) gpu_mma_default(g, gpu, &j);
   return space.nearest(j);
 }
 

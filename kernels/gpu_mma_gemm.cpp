@@ -19,13 +19,31 @@ void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
   s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_k", g.K / 16, {{1, 2, 4}}, /*added_later=*/true);
+  // Slots of the shared A and B tiles: k tiles loaded (cp.async) that many
+  // minus one ahead of the compute (Stage::pipeline); 1 loads each in turn.
+  s->define_choice("stages", {1, 2, 3, 4}, /*added_later=*/true);
 }
 
-void gpu_mma_default(const GemmShape& g, nlohmann::json* j) {
+int64_t gpu_mma_shared_bytes(const GemmShape& g, const nlohmann::json& j, int64_t stages) {
+  // A and B tiles (padded rows at most 8 elements longer) per slot, and the
+  // f32 staging tile of the block's outputs.
+  const int64_t bm = j["mma_m"][1].get<int64_t>() * j["mma_m"][2].get<int64_t>() * 16;
+  const int64_t bn = j["mma_n"][1].get<int64_t>() * j["mma_n"][2].get<int64_t>() * 8;
+  const int64_t bk = j["mma_k"][1].get<int64_t>() * 16;
+  const int64_t a = g.trans_a ? bk * (bm + 8) : bm * (bk + 8), b = g.trans_b ? bn * (bk + 8) : bk * (bn + 8);
+  return (a + b) * 2 * stages + bm * bn * 4;
+}
+
+void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j) {
   (*j)["tensor_core"] = "mma";
   (*j)["mma_m"] = {std::max<int64_t>(1, g.M / 64), 2, 2};
   (*j)["mma_n"] = {std::max<int64_t>(1, g.N / 64), 2, 4};
   (*j)["mma_k"] = {std::max<int64_t>(1, g.K / 32), 2};
+  // Three slots where they fit (two loads in flight), as CUTLASS's sm_80
+  // kernels do; fewer where the k loop is too short for more.
+  int64_t stages = std::min<int64_t>(3, std::max<int64_t>(1, g.K / 32));
+  while (stages > 1 && gpu_mma_shared_bytes(g, *j, stages) > gpu.max_shared_static_per_block) --stages;
+  (*j)["stages"] = stages;
 }
 
 ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
@@ -107,6 +125,7 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
   };
   Tensor As = stage_shared(op.inputs[0], g.trans_a ? block_m : fk[1] * 16);
   Tensor Bs = stage_shared(op.inputs[1], g.trans_b ? fk[1] * 16 : block_n);
+  if (cfg.has("stages") && cfg.choice("stages") > 1) sa.pipeline(ko, static_cast<int>(cfg.choice("stages")));
 
   // Fragments: all of the warp's A rows per 16-step, one B column at a time.
   Tensor Af = s.cache_read(As, MemScope::kWarp, {s.current_op(acc)});

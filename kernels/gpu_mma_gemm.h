@@ -18,6 +18,9 @@
 //   mma_m  [blocks, warps, fragments] of M / 16
 //   mma_n  [blocks, warps, fragments] of N / 8
 //   mma_k  [k tiles, 16-steps per tile] of K / 16
+//   stages slots of the shared A and B tiles (Stage::pipeline of the k-tile
+//          loop): the tiles of k tile i + stages - 1 are copied (cp.async)
+//          while k tile i is computed
 // Offered where M is a multiple of 16, N of 8 and K of 16 (whole
 // fragments); the splits divide those exactly, so that no block is partial
 // (every warp of a block takes part in every tile: a partial block would
@@ -35,8 +38,12 @@ bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu);
 // Adds the tensor-core knobs to the template's space (all added later: a
 // stored config without them means the plain schedule).
 void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* space);
-// The default's tensor-core values (a 64 x 64 block of 2 x 2 warps).
-void gpu_mma_default(const GemmShape& g, nlohmann::json* j);
+// The default's tensor-core values (a 64 x 64 block of 2 x 2 warps, a
+// 3-stage pipeline where it fits the static shared memory of `gpu`).
+void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j);
+// The shared memory the tensor-core schedule of config `j` takes with
+// `stages` slots, padded rows counted at most.
+int64_t gpu_mma_shared_bytes(const GemmShape& g, const nlohmann::json& j, int64_t stages);
 // The schedule of `op` on tensor cores.
 ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg);
 

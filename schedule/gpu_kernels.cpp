@@ -150,6 +150,7 @@ class KernelScanner : public IRVisitor {
     user_check(!warp || lane_depth_ == 0)
         << "'" << op->intrin << "' is a warp-wide instruction (all 32 lanes take part) but runs inside a loop bound "
         << "to threadIdx.x, the lanes: tensorize a stage computed at a loop outside the lanes";
+    for (const auto& o : op->operands) used_.insert(o.buffer.node());  // cp.async reads global arguments
     IRVisitor::visit_TensorIntrinCall(op);
   }
 

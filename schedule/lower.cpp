@@ -11,6 +11,7 @@
 #include "schedule/bound.h"
 #include "schedule/gpu_kernels.h"
 #include "schedule/passes/hoist_guards.h"
+#include "schedule/passes/inject_pipeline.h"
 #include "schedule/passes/loop_partition.h"
 #include "schedule/passes/remove_no_op.h"
 #include "schedule/passes/storage_flatten.h"
@@ -33,11 +34,24 @@ struct Pass {
 
 Stmt simplify_stmt(const Stmt& s) { return simplify(s); }
 
+// Pipelines, their tokens checked (a deadlock is a compile-time error).
+Stmt pipeline_cpu(const Stmt& s) {
+  Stmt r = passes::inject_pipeline_cpu(s);
+  if (!r.same_as(s)) verify_pipeline_tokens(r);
+  return r;
+}
+Stmt pipeline_gpu(const Stmt& s) {
+  Stmt r = passes::inject_pipeline_gpu(s);
+  if (!r.same_as(s)) verify_pipeline_tokens(r);
+  return r;
+}
+
 // The pass pipeline, in order. Every pass is a pure Stmt -> Stmt function.
 const std::vector<Pass>& pass_list() {
   static const std::vector<Pass> passes = {
       {"storage_flatten", passes::storage_flatten, true, false},
       {"simplify", simplify_stmt, true, false},
+      {"inject_pipeline", pipeline_cpu, true, false},
       {"loop_partition", passes::loop_partition, true, false},
       // Partitioned loops have constant extents only once simplified.
       {"simplify", simplify_stmt, true, false},
@@ -61,6 +75,8 @@ const std::vector<Pass>& gpu_pass_list() {
       {"vectorize", passes::vectorize, true, true},
       {"unroll", passes::unroll, true, true},
       {"simplify", simplify_stmt, true, true},
+      // After vectorizing: a fill's vector copies become cp.async calls.
+      {"inject_pipeline", pipeline_gpu, true, true},
       {"thread_sync", passes::insert_thread_syncs, true, true},
       {"hoist_guards", passes::hoist_guards, true, true},
       {"remove_no_op", passes::remove_no_op, true, true},

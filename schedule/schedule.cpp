@@ -468,6 +468,25 @@ Stage& Stage::tensorize(const IterVar& iv, const TensorIntrin& intrin) {
   return *this;
 }
 
+Stage& Stage::pipeline(const IterVar& iv, int stages) {
+  check_not_placeholder(node_, "pipeline");
+  check_leaf(node_, iv, "pipeline");
+  user_check(stages >= 1 && stages <= kMaxPipelineStages)
+      << "pipeline: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for " << stages
+      << " stages; a pipeline has 1 to " << kMaxPipelineStages;
+  node_->iter_attrs[iv.get()].pipeline_stages = stages;
+  return *this;
+}
+
+Stage& Stage::double_buffer() {
+  check_not_placeholder(node_, "double_buffer");
+  user_check(node_->attach_type == AttachType::kScope && node_->attach_stage)
+      << "double_buffer: stage '" << name()
+      << "' is not computed at a loop of another stage (compute_at it inside the loop it should load ahead of)";
+  Stage(node_->attach_stage).pipeline(node_->attach_ivar, 2);
+  return *this;
+}
+
 Stage& Stage::storage_align(int axis, int64_t factor, int64_t offset) {
   check_not_placeholder(node_, "storage_align");
   int nd = static_cast<int>(node_->storage_align.size());

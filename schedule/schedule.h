@@ -35,7 +35,12 @@ struct IterVarAttr {
   // Set by tensorize: the loops from this axis inward are replaced by the
   // intrinsic (compute/tensor_intrin.h, matched in schedule/tensorize.h).
   TensorIntrin tensor_intrin;
+  // Set by pipeline: software-pipeline this loop with that many stages.
+  int pipeline_stages = 0;
 };
+
+// The most slots Stage::pipeline gives a loop.
+constexpr int kMaxPipelineStages = 5;
 
 enum class AttachType { kRoot, kInline, kScope };
 
@@ -81,6 +86,17 @@ class Stage {
   // outside `iv` is split into the intrinsic's reset (before them) and
   // update (the call).
   Stage& tensorize(const IterVar& iv, const TensorIntrin& intrin);
+  // Software-pipelines the loop `iv` with `stages` buffer slots (1 to 5; 1
+  // leaves it as it is): the stages computed at `iv` (its loads) fill slot
+  // i % stages for iteration i, and the fills of iteration i + stages - 1
+  // are issued before the compute of iteration i, with a prologue that
+  // fills the first stages - 1 slots. Push and pop of dependency tokens
+  // order the fills and the compute (schedule/passes/inject_pipeline.h);
+  // on a GPU the fills become asynchronous copies where they can.
+  Stage& pipeline(const IterVar& iv, int stages);
+  // Double-buffers this stage, which must be computed at a loop of its
+  // consumer: pipeline(that loop, 2).
+  Stage& double_buffer();
   // Pads the row pitch of dimension `axis` of this stage's buffer so that
   // pitch % factor == offset (avoids bank/set conflicts).
   Stage& storage_align(int axis, int64_t factor, int64_t offset);

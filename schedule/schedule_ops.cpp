@@ -376,6 +376,8 @@ class NestBuilder {
     }
     // An i64 axis (a fused axis of 2^31 iterations or more) loops in i64.
     Stmt loop = ForNode::make(iv->var, cast(iv->var->dtype, r.min), cast(iv->var->dtype, r.extent), kind, body, tag);
+    if (it != s->iter_attrs.end() && it->second.pipeline_stages > 1)
+      loop = AttrStmtNode::make(iv, attr::kPipelineStages, Expr(it->second.pipeline_stages), loop);
     if (it != s->iter_attrs.end())
       for (auto p = it->second.pragmas.rbegin(); p != it->second.pragmas.rend(); ++p)
         loop = AttrStmtNode::make(iv, std::string(attr::kPragmaPrefix) + p->first, p->second, loop);

@@ -38,3 +38,20 @@ void verify_ir(const Stmt& s, const std::string& after_pass, const VerifyOptions
 void verify_ir(const Stmt& s, const std::string& after_pass, bool flattened, const std::vector<Var>& free_vars = {});
 
 }  // namespace kiln
+
+namespace kiln {
+
+// Checks the dependency tokens of software pipelines (TokenNode) by running
+// their loops: every slot starts with one free token; the access stage pops
+// a slot's free token before it fills the slot and pushes its full token
+// after; the execute stage pops the full token before it reads and pushes
+// the free token back when done. A pop with no token to take (the pipeline
+// would deadlock), a slot filled without taking its free token (reused
+// before it was released), a full token pushed twice, a release of a slot
+// not taken, and tokens left over at the end are user errors that say
+// which pipeline, slot and iteration. Loops around tokens must have
+// constant bounds, and conditions around them must depend only on those
+// loops (a thread-bound loop is one thread's view: it is not iterated).
+void verify_pipeline_tokens(const Stmt& s);
+
+}  // namespace kiln

@@ -75,8 +75,51 @@ class SyncPlanner {
     });
   }
 
+  // The shared accesses of `s`, but for a pipeline's steady-state fills:
+  // they write slots the compute of the same iteration does not read, and
+  // the barrier after each iteration's pop of a full token orders them
+  // (inject_pipeline), so they are nobody's conflict.
   Pending accesses(const Stmt& s) const {
     Pending p;
+    std::vector<Stmt> parts;
+    without_pipeline_fills(s, &parts);
+    for (const Stmt& part : parts) add_accesses(part, &p);
+    return p;
+  }
+
+  static void without_pipeline_fills(const Stmt& s, std::vector<Stmt>* parts) {
+    if (!s.defined()) return;
+    bool has_fill = false;
+    post_order_visit(s, [&](const Ref<Object>& n) {
+      if (n->kind() == NodeKind::AttrStmt && static_cast<const AttrStmtNode*>(n.get())->key == attr::kPipelineFill)
+        has_fill = true;
+    });
+    if (!has_fill) return parts->push_back(s);
+    if (auto* a = s.as<AttrStmtNode>(); a && a->key == attr::kPipelineFill) return;
+    // Split around the fills: keep every other child (and the expressions
+    // of the node itself, which read no shared buffer in a fill's place).
+    if (auto* seq = s.as<SeqNode>()) {
+      for (const Stmt& c : seq->seq) without_pipeline_fills(c, parts);
+    } else if (auto* f = s.as<ForNode>()) {
+      without_pipeline_fills(f->body, parts);
+    } else if (auto* i = s.as<IfThenElseNode>()) {
+      parts->push_back(EvaluateNode::make(i->condition));
+      without_pipeline_fills(i->then_case, parts);
+      without_pipeline_fills(i->else_case, parts);
+    } else if (auto* l = s.as<LetStmtNode>()) {
+      parts->push_back(EvaluateNode::make(l->value));
+      without_pipeline_fills(l->body, parts);
+    } else if (auto* al = s.as<AllocateNode>()) {
+      without_pipeline_fills(al->body, parts);
+    } else if (auto* at = s.as<AttrStmtNode>()) {
+      without_pipeline_fills(at->body, parts);
+    } else {
+      parts->push_back(s);
+    }
+  }
+
+  void add_accesses(const Stmt& s, Pending* out) const {
+    Pending& p = *out;
     post_order_visit(s, [&](const Ref<Object>& n) {
       if (n->kind() == NodeKind::Load) {
         auto* l = static_cast<const LoadNode*>(n.get());
@@ -95,7 +138,6 @@ class SyncPlanner {
         }
       }
     });
-    return p;
   }
 
   bool thread_dependent(const Expr& e) const {
@@ -190,6 +232,10 @@ class SyncPlanner {
       return AllocateNode::make(a->buffer, a->dtype, a->extents, a->scope, visit(a->body, p));
     auto* at = s.as<AttrStmtNode>();
     internal_assert(at) << "thread_sync: unexpected statement kind";
+    if (at->key == attr::kPipelineFill) {  // ordered by the pipeline's barrier, not in what is pending (accesses())
+      Pending own;
+      return AttrStmtNode::make(at->node, at->key, at->value, visit(at->body, &own));
+    }
     return AttrStmtNode::make(at->node, at->key, at->value, visit(at->body, p));
   }
 

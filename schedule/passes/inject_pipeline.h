@@ -1,0 +1,48 @@
+// inject_pipeline: software pipelining of the loops Stage::pipeline marks.
+//
+// Expects: flattened IR in which a loop to pipeline sits directly under an
+// AttrStmt "pipeline_stages" (value N), serial, with a constant extent T,
+// and its body is the Allocates of the stages computed at it (the access
+// stage's buffers), then those stages' fills (statements that write only
+// those buffers and read none of them), then the compute (the execute
+// stage), which reads them and writes none of them.
+//
+// Guarantees: with S = min(N, T) slots (nothing changes when S < 2), each
+// buffer is allocated once, outside the loop, with S slots (its size rounded
+// up to 16 bytes, the alignment asynchronous copies need), and the loop
+// becomes
+//
+//   for p in [0, S-1):                       prologue
+//     pop_token(free, p); fill(p) into slot p; push_token(full, p)
+//   for k in [0, T):                         steady state and epilogue
+//     pop_token(full, k % S, in_flight = min(S-2, T-1-k))
+//     [gpu: barrier]                         the slot's fills are visible to
+//                                            the block, and every thread is
+//                                            done with slot (k-1) % S
+//     if (k + S-1 < T)                       attr pipeline_fill
+//       pop_token(free, (k+S-1) % S); fill(k+S-1) into that slot; push_token(full, ..)
+//     compute(k) on slot k % S
+//     push_token(free, k % S)
+//
+// so the fills of iteration k + S - 1 are issued before the compute of
+// iteration k. With `gpu`, a fill's vector copy of 4, 8 or 16 bytes from a
+// global buffer into a slot (same element type, no predicate, contiguous on
+// both sides) becomes a cp.async instruction call; other fills stay plain
+// stores, still ordered by the tokens. The tokens it emits pass
+// verify_pipeline_tokens. A loop that does not have the expected shape is a
+// user error that says what is missing.
+#pragma once
+
+#include "compute/stmt.h"
+
+namespace kiln {
+namespace passes {
+
+Stmt inject_pipeline(const Stmt& body, bool gpu);
+
+// The same, for the pass lists (CPU and GPU).
+Stmt inject_pipeline_cpu(const Stmt& body);
+Stmt inject_pipeline_gpu(const Stmt& body);
+
+}  // namespace passes
+}  // namespace kiln

@@ -1,0 +1,272 @@
+// Software pipelining (Stage::pipeline, Stage::double_buffer,
+// schedule/passes/inject_pipeline.h) and its dependency tokens
+// (verify_pipeline_tokens): pipelined and plain schedules against the
+// interpreter on the CPU (random shapes and stage counts), the tensor-core
+// GEMM's `stages` knob emulated with cp.async (and a planted missing wait
+// that the emulator reports), NVRTC compiles, and one test per token-balance
+// error and per misuse of the primitives.
+#include <catch2/catch.hpp>
+#include <random>
+#include <regex>
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "compute/printer.h"
+#include "schedule/verify.h"
+#include "support/gpu_check.h"
+#include "support/kernel_check.h"
+#include "support/skip.h"
+#include "support/te_examples.h"
+#include "support/temp_dir.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// C = A x B with A's and B's tiles of k (kt wide) read into local buffers
+// at the k-tile loop, which is pipelined with `stages` slots (1: plain).
+struct PipelinedMatmul {
+  PlainMatmul m;
+  std::unique_ptr<Schedule> s;
+  IterVar ko;
+  Tensor AL, BL;
+};
+
+PipelinedMatmul pipelined_matmul(int M, int N, int K, int kt, int stages) {
+  PipelinedMatmul p;
+  p.m = plain_matmul(M, N, K);
+  p.s = std::make_unique<Schedule>(std::vector<Tensor>{p.m.C});
+  Schedule& s = *p.s;
+  p.AL = s.cache_read(p.m.A, MemScope::kLocal, {p.m.C->op});
+  p.BL = s.cache_read(p.m.B, MemScope::kLocal, {p.m.C->op});
+  IterVar ki;
+  s[p.m.C].split(s[p.m.C].reduce_axis()[0], kt, &p.ko, &ki);
+  s[p.AL].compute_at(s[p.m.C], p.ko);
+  s[p.BL].compute_at(s[p.m.C], p.ko);
+  if (stages > 0) s[p.m.C].pipeline(p.ko, stages);
+  return p;
+}
+
+std::string lowered(const Schedule& s, const std::vector<Tensor>& args) { return to_string(lower(s, args, "f")); }
+
+using Op = TokenNode::Op;
+using Queue = TokenNode::Queue;
+Stmt tok(Op op, Queue q, Expr slot) { return TokenNode::make(op, q, 0, slot); }
+// A fill of slot `slot`, and the compute's take and release of it.
+Stmt fill(Expr slot) { return SeqNode::make({tok(Op::kPop, Queue::kFree, slot), tok(Op::kPush, Queue::kFull, slot)}); }
+Stmt use(Expr slot) { return SeqNode::make({tok(Op::kPop, Queue::kFull, slot), tok(Op::kPush, Queue::kFree, slot)}); }
+
+std::string token_error(const Stmt& s) {
+  try {
+    verify_pipeline_tokens(s);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("pipelined and plain matmuls agree with the interpreter on random shapes and stage counts",
+          "[schedule][pipeline]") {
+  std::mt19937_64 rng(20261126);
+  const int sizes[] = {1, 2, 3, 5, 7, 13, 16, 31};
+  for (int trial = 0; trial < 24; ++trial) {
+    const int M = sizes[rng() % 8], N = sizes[rng() % 8], K = sizes[rng() % 8];
+    const int kt = 1 + static_cast<int>(rng() % 8), stages = 1 + static_cast<int>(rng() % 5);
+    PipelinedMatmul p = pipelined_matmul(M, N, K, kt, stages);
+    std::string ir;
+    INFO("M=" << M << " N=" << N << " K=" << K << " k tile " << kt << ", " << stages << " stages");
+    CHECK(check_schedule(*p.s, {p.m.A, p.m.B}, {p.m.A, p.m.B, p.m.C}, {p.m.C}, 100 + trial, &ir) == "");
+    const int tiles = (K + kt - 1) / kt;
+    // A pipeline needs two slots and two k tiles; otherwise the loop stays.
+    CHECK((ir.find("push_token(full") != std::string::npos) == (std::min(stages, tiles) >= 2));
+  }
+}
+
+TEST_CASE("a pipeline fills the first slots in a prologue and the next tiles ahead of the compute",
+          "[schedule][pipeline]") {
+  PipelinedMatmul p = pipelined_matmul(4, 4, 24, 4, 3);  // 6 k tiles, 3 slots
+  const std::string ir = lowered(*p.s, {p.m.A, p.m.B, p.m.C});
+  CHECK_THAT(ir, Contains("for (k.outer.prologue, 0, 2)"));
+  // (The CPU's loop partitioning then peels the iterations that fill nothing.)
+  CHECK_THAT(ir, Contains("pop_token(full, pipeline 0, slot floormod(k.outer, 3), in_flight "));
+  CHECK_THAT(ir, Contains("pop_token(free, pipeline 0, slot floormod((k.outer + 2), 3))"));
+  CHECK_THAT(ir, Contains("push_token(free, pipeline 0, slot floormod(k.outer, 3))"));
+  // Three slots of 4 elements for A's 1 x 4 tile.
+  CHECK_THAT(ir, Contains("A.local[f32 * 12]"));
+}
+
+TEST_CASE("double_buffer is a two-slot pipeline of the loop the stage is computed at", "[schedule][pipeline]") {
+  PipelinedMatmul p = pipelined_matmul(5, 3, 12, 3, 0);
+  (*p.s)[p.AL].double_buffer();
+  std::string ir;
+  CHECK(check_schedule(*p.s, {p.m.A, p.m.B}, {p.m.A, p.m.B, p.m.C}, {p.m.C}, 7, &ir) == "");
+  CHECK_THAT(ir, Contains("pop_token(free, pipeline 0, slot 0)"));
+  CHECK_THAT(ir, Contains("pop_token(free, pipeline 0, slot floormod((k.outer + 1), 2))"));
+}
+
+TEST_CASE("pipeline and double_buffer misuse are user errors that say what to do", "[schedule][pipeline][errors]") {
+  {
+    PipelinedMatmul p = pipelined_matmul(4, 4, 8, 2, 0);
+    CHECK_THROWS_WITH((*p.s)[p.m.C].pipeline(p.ko, 0), Contains("a pipeline has 1 to 5"));
+    CHECK_THROWS_WITH((*p.s)[p.m.C].pipeline(p.ko, 6), Contains("asks for 6 stages"));
+  }
+  {
+    PlainMatmul m = plain_matmul(4, 4, 8);
+    Schedule s({m.C});
+    Tensor AL = s.cache_read(m.A, MemScope::kLocal, {m.C->op});
+    CHECK_THROWS_WITH(s[AL].double_buffer(), Contains("is not computed at a loop of another stage"));
+  }
+  {
+    // Nothing is computed at the pipelined loop: nothing to fill ahead.
+    PlainMatmul m = plain_matmul(4, 4, 8);
+    Schedule s({m.C});
+    IterVar ko, ki;
+    s[m.C].split(s[m.C].reduce_axis()[0], 2, &ko, &ki);
+    s[m.C].pipeline(ko, 2);
+    CHECK_THROWS_WITH(lower(s, {m.A, m.B, m.C}, "f"), Contains("no stage is computed at loop 'k.outer'"));
+  }
+  {
+    // A parallel loop's iterations do not run in order.
+    PlainMatmul m = plain_matmul(8, 4, 8);
+    Schedule s({m.C});
+    Tensor AL = s.cache_read(m.A, MemScope::kLocal, {m.C->op});
+    IterVar io, ii;
+    s[m.C].split(s[m.C].axis()[0], 2, &io, &ii);
+    s[AL].compute_at(s[m.C], io);
+    s[m.C].parallel(io);
+    s[m.C].pipeline(io, 2);
+    CHECK_THROWS_WITH(lower(s, {m.A, m.B, m.C}, "f"), Contains("only a serial loop can be pipelined"));
+  }
+}
+
+TEST_CASE("balanced pipeline tokens pass the verifier", "[schedule][pipeline][tokens]") {
+  Var k("k");
+  // Two slots: fill 0, then per iteration fill the next and use the current.
+  Stmt s = SeqNode::make({fill(0), ForNode::make(k, 0, 4, ForKind::kSerial,
+                                                 SeqNode::make({IfThenElseNode::make(k + 1 < 4, fill(floormod(k + 1, 2))),
+                                                                use(floormod(k, 2))}))});
+  CHECK(token_error(s) == "");
+}
+
+TEST_CASE("token balance: the compute waiting for a slot no fill pushed is a deadlock", "[schedule][pipeline][tokens]") {
+  CHECK_THAT(token_error(use(0)), Contains("pipeline 0: slot 0: the compute waits for the slot to be filled") &&
+                                      Contains("would deadlock"));
+}
+
+TEST_CASE("token balance: a slot filled again before the compute released it is a deadlock",
+          "[schedule][pipeline][tokens]") {
+  Var k("k");
+  // One slot refilled every iteration, used only after the loop.
+  Stmt s = SeqNode::make({ForNode::make(k, 0, 2, ForKind::kSerial, fill(0)), use(0)});
+  CHECK_THAT(token_error(s), Contains("slot 0 (at k = 1): the fill waits for the slot to be released") &&
+                                 Contains("compute still holds it"));
+}
+
+TEST_CASE("token balance: a slot marked full without being taken may be overwritten while read",
+          "[schedule][pipeline][tokens]") {
+  Stmt s = SeqNode::make({tok(Op::kPush, Queue::kFull, 1), use(1)});
+  CHECK_THAT(token_error(s), Contains("slot 1 is marked full without being taken for the fill"));
+}
+
+TEST_CASE("token balance: a fill nobody reads is a token pushed and never popped", "[schedule][pipeline][tokens]") {
+  CHECK_THAT(token_error(SeqNode::make({fill(0), use(0), fill(0)})), Contains("slot 0 is filled") &&
+                                                                          Contains("never read"));
+}
+
+TEST_CASE("token balance: a slot read and never released", "[schedule][pipeline][tokens]") {
+  Stmt s = SeqNode::make({fill(0), tok(Op::kPop, Queue::kFull, 0)});
+  CHECK_THAT(token_error(s), Contains("slot 0 is read (its full token popped) but never released"));
+}
+
+TEST_CASE("token balance: a release of a slot the compute never took", "[schedule][pipeline][tokens]") {
+  Stmt s = SeqNode::make({fill(0), tok(Op::kPush, Queue::kFree, 0)});
+  CHECK_THAT(token_error(s), Contains("slot 0 is released (push of its free token) but the compute never took it"));
+}
+
+TEST_CASE("token balance: tokens under a loop of unknown extent cannot be checked", "[schedule][pipeline][tokens]") {
+  Var k("k"), n("n");
+  Stmt s = ForNode::make(k, 0, n, ForKind::kSerial, SeqNode::make({fill(0), use(0)}));
+  CHECK_THAT(token_error(s), Contains("does not reduce to a constant"));
+}
+
+namespace {
+
+const char* const kPipelinedGemm = "matmul:M=64,N=48,K=160,dtype=f16";
+
+// A config refers to its space, which must outlive it.
+Config mma_config(const OpInstance& op, int stages) {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  const GpuTemplate& t = find_op(op.op).gpu;
+  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
+  auto space = spaces.emplace_back(t.define_space(op, gpu));
+  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+  j["tensor_core"] = "mma";
+  j["mma_k"] = {5, 2};  // 5 k tiles of 32
+  j["stages"] = stages;
+  return space->from_json(j);
+}
+
+}  // namespace
+
+TEST_CASE("cuda tensor-core GEMM: every stage count copies with cp.async and agrees with the interpreter",
+          "[gpu][pipeline][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_pipeline_gemm");
+  const OpInstance op = build_workload(kPipelinedGemm);
+  Tally tally;
+  for (int stages = 1; stages <= 4; ++stages) {
+    const Config cfg = mma_config(op, stages);
+    const CudaSource src = gpu_source(op, cfg, gpu_limits_for_arch("sm_90"));
+    CHECK((src.code.find("kiln_cp_async<8>(A_shared") != std::string::npos) == (stages > 1));
+    CHECK((src.code.find("kiln_cp_async_wait(") != std::string::npos) == (stages > 1));
+    check_config(op, cfg, dir.path, 40 + stages, &tally);
+  }
+  // bf16 with bias and gelu, batched, B transposed; random configs of the
+  // whole space (stages among the knobs).
+  const Tally random = check_emulated("batch_matmul:B=2,M=32,N=24,K=96,dtype=bf16,trans_b=1", {}, 4, 9, dir.path);
+  CHECK(tally.ran == 4);
+  CHECK(random.ran + random.rejected == 5);
+}
+
+TEST_CASE("cuda tensor-core GEMM: a planted missing cp.async wait is reported by the emulator",
+          "[gpu][pipeline][emulation][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_pipeline_planted");
+  const OpInstance op = build_workload(kPipelinedGemm);
+  CudaSource src = gpu_source(op, mma_config(op, 3), gpu_limits_for_arch("sm_90"));
+  REQUIRE(run_emulated_and_check(op, src, dir.path + "/good", 3) == "");
+  // The kernel's waits go (the prelude defines the function before it).
+  const size_t kernel = src.code.find("__global__ void");
+  REQUIRE(kernel != std::string::npos);
+  const std::string planted =
+      src.code.substr(0, kernel) +
+      std::regex_replace(src.code.substr(kernel), std::regex(R"(kiln_cp_async_wait\([^;]*\);)"), "");
+  REQUIRE(planted != src.code);
+  src.code = planted;
+  const std::string err = run_emulated_and_check(op, src, dir.path + "/planted", 3);
+  CHECK_THAT(err, Contains("was read before its cp.async copy arrived"));
+}
+
+TEST_CASE("cuda tensor-core GEMM: pipelined 4096^3 configs compile with NVRTC for sm_80 and sm_90",
+          "[gpu][pipeline][nvrtc]") {
+  if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
+  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const GpuLimits gpu = gpu_limits_for_arch(arch);
+    const GpuTemplate& t = find_op(op.op).gpu;
+    auto space = t.define_space(op, gpu);
+    const Config def = t.default_config(op, gpu, *space);
+    CHECK(def.choice("stages") == 3);
+    for (int stages : {2, 3}) {
+      nlohmann::json j = def.to_json();
+      j["stages"] = stages;
+      const CudaSource src = gpu_source(op, space->from_json(j), gpu);
+      INFO(arch << ", " << stages << " stages");
+      CHECK(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes) == "");
+    }
+  }
+}
