@@ -150,4 +150,19 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
   builder_.CreateMaskedScatter(value, ptrs, align, mask);
 }
 
+// llvm.prefetch(address, read, locality 3 = all cache levels (prefetcht0),
+// data cache). The address may lie past the buffer's end (a prefetched
+// region rounds up to whole cache lines): a plain GEP, and a prefetch never
+// faults.
+void CodeGenLLVM::emit_prefetch(const PrefetchNode* op) {
+  llvm::Value* base = lookup(op->buffer.node());
+  llvm::Type* elem = memory_type(buffer_elem_type(op->buffer));
+  llvm::Value* addr = builder_.CreateGEP(elem, base, int_to_i64(emit(op->index), op->index.dtype()));
+  llvm::Type* i8p = builder_.getInt8PtrTy();
+  llvm::Function* prefetch = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::prefetch, {i8p});
+  llvm::Type* i32 = builder_.getInt32Ty();
+  builder_.CreateCall(prefetch, {builder_.CreatePointerCast(addr, i8p), llvm::ConstantInt::get(i32, 0),
+                                 llvm::ConstantInt::get(i32, 3), llvm::ConstantInt::get(i32, 1)});
+}
+
 }  // namespace kiln

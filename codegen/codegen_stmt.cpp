@@ -39,6 +39,9 @@ void CodeGenLLVM::emit(const Stmt& s) {
     case NodeKind::ThreadAllReduce:
       user_error() << "a reduction across threads (an axis bound to "
                    << s.as<ThreadAllReduceNode>()->thread_tag << ") needs a cuda target; the llvm backend runs on the CPU";
+    case NodeKind::Prefetch:
+      emit_prefetch(s.as<PrefetchNode>());
+      return;
     case NodeKind::Token:
       return;  // one thread runs both stages in program order: nothing to wait for
     case NodeKind::TensorIntrinCall:

@@ -106,6 +106,7 @@ class CodeGenLLVM {
   // ---- codegen_memory.cpp: loads, stores, alignment
   llvm::Value* emit_load(const LoadNode* op);
   void emit_store(const StoreNode* op);
+  void emit_prefetch(const PrefetchNode* op);
   // A hardware instruction call (compute/hw_instructions.h): the x86 ones,
   // for targets with their feature (codegen_intrin.cpp).
   void emit_tensor_intrin(const TensorIntrinCallNode* op);

@@ -125,6 +125,10 @@ void IRVisitor::visit_Token(const TokenNode* op) {
   visit(op->slot);
   visit(op->in_flight);
 }
+void IRVisitor::visit_Prefetch(const PrefetchNode* op) {
+  visit(op->buffer);
+  visit(op->index);
+}
 void IRVisitor::visit_AttrStmt(const AttrStmtNode* op) {
   visit(op->value);
   visit(op->body);
@@ -338,6 +342,10 @@ Stmt IRMutator::mutate_Token(const TokenNode* op, const Stmt& self) {
   Expr f = op->in_flight.defined() ? mutate(op->in_flight) : Expr();
   if (s.same_as(op->slot) && f.same_as(op->in_flight)) return self;
   return TokenNode::make(op->op, op->queue, op->pipeline, s, f);
+}
+Stmt IRMutator::mutate_Prefetch(const PrefetchNode* op, const Stmt& self) {
+  Expr i = mutate(op->index);
+  return i.same_as(op->index) ? self : PrefetchNode::make(op->buffer, i);
 }
 Stmt IRMutator::mutate_AttrStmt(const AttrStmtNode* op, const Stmt& self) {
   Expr v = mutate(op->value);

@@ -285,6 +285,14 @@ class IRPrinter {
         os_ << ")\n";
         return;
       }
+      case NodeKind::Prefetch: {
+        auto* op = s.as<PrefetchNode>();
+        indent();
+        os_ << "prefetch(" << name_of(op->buffer.node()) << "[";
+        print(op->index);
+        os_ << "])\n";
+        return;
+      }
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
         indent();

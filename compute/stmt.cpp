@@ -98,6 +98,12 @@ Stmt TokenNode::make(Op op, Queue queue, int pipeline, Expr slot, Expr in_flight
   return Stmt(new TokenNode(op, queue, pipeline, std::move(slot), std::move(in_flight)));
 }
 
+Stmt PrefetchNode::make(Var buffer, Expr index) {
+  internal_assert(index.defined() && index.dtype().is_int() && index.dtype().lanes == 1)
+      << "a prefetch needs a scalar integer index";
+  return Stmt(new PrefetchNode(std::move(buffer), std::move(index)));
+}
+
 Stmt ThreadAllReduceNode::make(Combiner c, Expr value, Var result, std::string thread_tag) {
   internal_assert(value.dtype().lanes == 1) << "a cross-thread reduction combines scalars";
   internal_assert(result.dtype().is_handle()) << "a cross-thread reduction writes into a buffer";

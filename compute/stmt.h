@@ -176,6 +176,17 @@ class TokenNode : public StmtNode {
   static Stmt make(Op op, Queue queue, int pipeline, Expr slot, Expr in_flight = Expr());
 };
 
+// A hint that buffer[index] will be read soon: the CPU fetches its cache
+// line into L1 (prefetcht0) without waiting. No effect on the result.
+class PrefetchNode : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Prefetch;
+  PrefetchNode(Var b, Expr i) : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)) {}
+  const Var buffer;
+  const Expr index;
+  static Stmt make(Var buffer, Expr index);
+};
+
 // Annotation around a body: key "pragma_<name>", "thread_extent",
 // "double_buffer", "storage_scope"... `node` names what it annotates (an
 // IterVar, a buffer Var) and may be undefined.
@@ -185,6 +196,9 @@ constexpr const char* kThreadExtent = "thread_extent";
 constexpr const char* kDoubleBuffer = "double_buffer";
 // On a loop: software-pipeline it with `value` stages (Stage::pipeline).
 constexpr const char* kPipelineStages = "pipeline_stages";
+// On a loop: prefetch the region of buffer `node` that iteration i + value
+// reads, at the start of iteration i (Stage::prefetch).
+constexpr const char* kPrefetch = "prefetch";
 // On the steady-state fills of a pipeline (inject_pipeline): writes into
 // slots that the pipeline's tokens order, not the block's barriers.
 constexpr const char* kPipelineFill = "pipeline_fill";

@@ -95,6 +95,10 @@ class Collector {
   int num_stores = 0;
   int loop_kinds[4] = {0, 0, 0, 0};
   double local_bytes = 0, global_bytes = 0;
+  // Latency hiding: the most slots of a pipelined loop (the GPU passes
+  // pipeline after the depth features are taken at), the prefetches run.
+  int pipeline_slots = 0;
+  double prefetches = 0;
   GpuStats gpu;
 
  private:
@@ -122,6 +126,12 @@ class Collector {
         stmt(op->body);
         path_.pop_back();
         depth_.erase(op->loop_var.node());
+        return;
+      }
+      case NodeKind::Prefetch: {
+        double executions = 1;
+        for (const Loop& l : path_) executions *= static_cast<double>(l.extent);
+        prefetches += executions;
         return;
       }
       case NodeKind::Allocate: {
@@ -163,9 +173,13 @@ class Collector {
         lets_.erase(op->var.node());
         return;
       }
-      case NodeKind::AttrStmt:
-        stmt(s.as<AttrStmtNode>()->body);
+      case NodeKind::AttrStmt: {
+        auto* a = s.as<AttrStmtNode>();
+        const int64_t* v = as_const_int(a->value);
+        if (v && a->key == attr::kPipelineStages) pipeline_slots = std::max<int>(pipeline_slots, static_cast<int>(*v));
+        stmt(a->body);
         return;
+      }
       case NodeKind::Realize:
         stmt(s.as<RealizeNode>()->body);
         return;
@@ -699,6 +713,8 @@ FeatureVector extract_features(const LoweredFunc& f) {
   fill_loop_slots(s, out.data());
   fill_globals(s, c, out.data() + kGlobalOffset);
   fill_gpu(s, c, out.data() + kGpuOffset);
+  out[kLatencyOffset] = static_cast<float>(c.pipeline_slots);
+  out[kLatencyOffset + 1] = feature_log(c.prefetches);
   return out;
 }
 

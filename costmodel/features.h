@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 204 floats):
+// Layout (kFeatureLength = 206 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -102,7 +102,7 @@
 //       +7 log reuse count: that loop's extent
 //       +8 log distinct elements over the register tile's loops
 //
-//   [kGpuOffset, kFeatureLength): GPU kernels (all zeros on a CPU):
+//   [kGpuOffset, kLatencyOffset): GPU kernels (all zeros on a CPU):
 //     +0  1 for a GPU kernel (a loop bound to a thread or block index)
 //     +1  log threads per block: the thread-bound loops on the path
 //     +2  log blocks: the block-bound loops on the path
@@ -119,6 +119,13 @@
 //     +9  log mean bank conflict degree of shared accesses, likewise
 //     +10 log mean vector lanes of global accesses (float4: 4), likewise
 //     +11 log mean vector lanes of shared accesses, likewise
+//
+//   [kLatencyOffset, kFeatureLength): latency hiding (Stage::pipeline,
+//   Stage::prefetch), CPU and GPU:
+//     +0  the most slots of a pipelined loop (0 without one; GPU kernels:
+//         the CPU's pipelines are lowered before the depth features see)
+//     +1  log prefetch instructions run (Prefetch statements weighted by
+//         their executions)
 #pragma once
 
 #include "compute/function.h"
@@ -138,8 +145,10 @@ constexpr int kGlobalBufferStride = 9;
 constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStride;
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
 constexpr int kGpuCount = 12;
-constexpr int kFeatureLength = kGpuOffset + kGpuCount;
-static_assert(kFeatureLength == 204, "update the layout comment");
+constexpr int kLatencyOffset = kGpuOffset + kGpuCount;
+constexpr int kLatencyCount = 2;
+constexpr int kFeatureLength = kLatencyOffset + kLatencyCount;
+static_assert(kFeatureLength == 206, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

@@ -133,6 +133,9 @@ std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuI
   Conv2dNchwcShape c = conv2d_nchwc_shape(op);
   auto s = nchwc_tile_space(c, vector_lanes(cpu, accumulator_type(op.dtype)));
   s->define_annotate("border", border_options(c.pad), true);  // configs stored before it: pad
+  // Prefetch the data and weights the outermost reduction loop's iteration
+  // this many ahead reads (0: none).
+  s->define_choice("prefetch", {0, 1, 2}, /*added_later=*/true);
   return s;
 }
 
@@ -191,6 +194,16 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
                    cfg.annotate("unroll_kw") == "unroll" ? 2 : -1);
   if (conv2d.padded.defined() && s.pad > 0)
     place_stage(sc[conv2d.padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
+  if (cfg.has("prefetch") && cfg.choice("prefetch") > 0) {
+    IterVar outer_reduce;
+    for (const IterVar& iv : sb.leaf_iter_vars())
+      if (iv->iter_kind == IterKind::kReduce) {
+        outer_reduce = iv;
+        break;
+      }
+    for (const Tensor& in : input_tensors(sc.current_op(conv_acc)))
+      sb.prefetch(in, outer_reduce, static_cast<int>(cfg.choice("prefetch")));
+  }
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);
   return ScheduledOp{sch, args};

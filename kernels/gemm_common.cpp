@@ -244,6 +244,7 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   s->define_choice("unroll_k", {1, 2, 4, 8});
   s->define_annotate("unroll_y", {"unroll", "none"});
   s->define_choice("parallel", {0, 1, 2});
+  s->define_choice("prefetch", {0, 4, 8, 16}, /*added_later=*/true);
   // Only with trans_b: the spaces of the other variants stay as they were
   // (tuning databases hold their configs).
   if (g.trans_b) {
@@ -302,6 +303,7 @@ MatmulParams gemm_decode(const Config& c) {
   if (c.has("reduce_vector")) p.reduce_vector = c.choice("reduce_vector");
   if (c.has("pack_b")) p.pack_b = static_cast<int>(c.choice("pack_b"));
   if (c.has("tensorize")) p.tensorize = c.annotate("tensorize");
+  if (c.has("prefetch")) p.prefetch = static_cast<int>(c.choice("prefetch"));
   return p;
 }
 
@@ -465,6 +467,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     sc.unroll(cku);
     k_inner = {ckm, cku};
   }
+  // B's rows ahead of the k steps (hardware prefetchers follow A's rows).
+  if (p.prefetch > 0 && !amx) sc.prefetch(pack ? PB : B, k_inner.front(), p.prefetch);
   std::vector<IterVar> acc_order =
       p.k_outer ? std::vector<IterVar>{cko, cyo, cxo} : std::vector<IterVar>{cyo, cxo, cko};
   if (amx) {

@@ -58,6 +58,10 @@ struct MatmulParams {
   // (u8 x i8, kernels/tensor_intrinsics.h) or "bf16". B is then packed in the
   // intrinsic's blocked layout, 16 columns by its k steps per block.
   std::string tensorize = "none";
+  // 0, or each iteration of the register tile's k loop (a group of
+  // unroll_k steps) prefetches the B (or packed B) rows that the iteration
+  // this many ahead reads (Stage::prefetch; not with AMX or reduce_vector).
+  int prefetch = 0;
 };
 
 // The plain definition: inputs A, B (and bias, and scale when quantized to

@@ -12,6 +12,7 @@
 #include "schedule/gpu_kernels.h"
 #include "schedule/passes/hoist_guards.h"
 #include "schedule/passes/inject_pipeline.h"
+#include "schedule/passes/inject_prefetch.h"
 #include "schedule/passes/loop_partition.h"
 #include "schedule/passes/remove_no_op.h"
 #include "schedule/passes/storage_flatten.h"
@@ -52,6 +53,7 @@ const std::vector<Pass>& pass_list() {
       {"storage_flatten", passes::storage_flatten, true, false},
       {"simplify", simplify_stmt, true, false},
       {"inject_pipeline", pipeline_cpu, true, false},
+      {"inject_prefetch", passes::inject_prefetch_cpu, true, false},
       {"loop_partition", passes::loop_partition, true, false},
       // Partitioned loops have constant extents only once simplified.
       {"simplify", simplify_stmt, true, false},
@@ -77,6 +79,7 @@ const std::vector<Pass>& gpu_pass_list() {
       {"simplify", simplify_stmt, true, true},
       // After vectorizing: a fill's vector copies become cp.async calls.
       {"inject_pipeline", pipeline_gpu, true, true},
+      {"inject_prefetch", passes::inject_prefetch_gpu, true, true},
       {"thread_sync", passes::insert_thread_syncs, true, true},
       {"hoist_guards", passes::hoist_guards, true, true},
       {"remove_no_op", passes::remove_no_op, true, true},

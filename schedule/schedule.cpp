@@ -478,6 +478,22 @@ Stage& Stage::pipeline(const IterVar& iv, int stages) {
   return *this;
 }
 
+Stage& Stage::prefetch(const Tensor& t, const IterVar& iv, int distance) {
+  check_not_placeholder(node_, "prefetch");
+  check_leaf(node_, iv, "prefetch");
+  user_check(distance >= 1) << "prefetch: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for distance "
+                            << distance << "; a prefetch looks at least 1 iteration ahead";
+  user_check(t.defined()) << "prefetch: no tensor given for axis '" << axis_name(iv) << "' of stage '" << name() << "'";
+  const Schedule& sch = *node_->schedule;
+  bool read = false;
+  if (t.defined() && sch.has_stage(t->op))
+    for (const Tensor& in : input_tensors(node_->op)) read |= sch.has_stage(in->op) && sch[in].node() == sch[t].node();
+  user_check(read) << "prefetch: stage '" << name() << "' does not read '" << t.name()
+                   << "'; prefetch a tensor the stage reads";
+  node_->iter_attrs[iv.get()].prefetch.emplace_back(t, distance);
+  return *this;
+}
+
 Stage& Stage::double_buffer() {
   check_not_placeholder(node_, "double_buffer");
   user_check(node_->attach_type == AttachType::kScope && node_->attach_stage)

@@ -37,6 +37,9 @@ struct IterVarAttr {
   TensorIntrin tensor_intrin;
   // Set by pipeline: software-pipeline this loop with that many stages.
   int pipeline_stages = 0;
+  // Set by prefetch: tensors whose region `distance` iterations ahead each
+  // iteration of this loop prefetches.
+  std::vector<std::pair<Tensor, int>> prefetch;
 };
 
 // The most slots Stage::pipeline gives a loop.
@@ -94,6 +97,12 @@ class Stage {
   // order the fills and the compute (schedule/passes/inject_pipeline.h);
   // on a GPU the fills become asynchronous copies where they can.
   Stage& pipeline(const IterVar& iv, int stages);
+  // CPU: at the start of each iteration i of loop `iv`, prefetches (into L1)
+  // the cache lines of tensor `t` that iteration i + distance reads
+  // (distance >= 1; t is an input of this stage with storage: an argument
+  // or a stage that is not inlined). Iterations with none ahead prefetch
+  // nothing (schedule/passes/inject_prefetch.h).
+  Stage& prefetch(const Tensor& t, const IterVar& iv, int distance);
   // Double-buffers this stage, which must be computed at a loop of its
   // consumer: pipeline(that loop, 2).
   Stage& double_buffer();

@@ -379,6 +379,9 @@ class NestBuilder {
     if (it != s->iter_attrs.end() && it->second.pipeline_stages > 1)
       loop = AttrStmtNode::make(iv, attr::kPipelineStages, Expr(it->second.pipeline_stages), loop);
     if (it != s->iter_attrs.end())
+      for (const auto& [t, distance] : it->second.prefetch)
+        loop = AttrStmtNode::make(Tensor(sch_[t]->op), attr::kPrefetch, Expr(distance), loop);
+    if (it != s->iter_attrs.end())
       for (auto p = it->second.pragmas.rbegin(); p != it->second.pragmas.rend(); ++p)
         loop = AttrStmtNode::make(iv, std::string(attr::kPragmaPrefix) + p->first, p->second, loop);
     return loop;

@@ -404,7 +404,7 @@ namespace {
 std::vector<float> gpu_block(const LoweredFunc& f) {
   FeatureVector v = extract_features(f);
   REQUIRE(v.size() == static_cast<size_t>(ft::kFeatureLength));
-  return std::vector<float>(v.begin() + ft::kGpuOffset, v.end());
+  return std::vector<float>(v.begin() + ft::kGpuOffset, v.begin() + ft::kLatencyOffset);
 }
 
 std::vector<float> gpu_template_block(const std::string& workload, const nlohmann::json& knobs) {
@@ -438,7 +438,7 @@ TEST_CASE("features: the GPU block describes launch, occupancy, coalescing and b
   const OpDef& def = find_op("matmul");
   const ScheduledOp so = def.apply_config(mm, def.define_space(mm, CpuInfo{})->get(0));
   const FeatureVector cpu = extract_features(lower(*so.schedule, so.args, "cpu", LowerDepth::kAnnotatedLoops));
-  for (int k = ft::kGpuOffset; k < ft::kFeatureLength; ++k) CHECK(cpu[k] == 0.0f);
+  for (int k = ft::kGpuOffset; k < ft::kLatencyOffset; ++k) CHECK(cpu[k] == 0.0f);
 
   // The GEMM template: 16 x 16 threads, 4 x 4 blocks, both tiles in shared memory.
   const std::vector<float> g = gpu_template_block(
@@ -496,4 +496,36 @@ TEST_CASE("features: a tensorized nest's instruction call is its hottest store",
   CHECK(v[ft::kGlobalOffset + 18] == 2.0f);
   j["tensorize"] = "none";
   CHECK(features_of(j) != v);
+}
+
+TEST_CASE("features: the latency block counts pipeline slots and the prefetches run", "[costmodel]") {
+  auto latency = [](const LoweredFunc& f) {
+    FeatureVector v = extract_features(f);
+    return std::vector<float>(v.begin() + ft::kLatencyOffset, v.end());
+  };
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  const OpInstance mm = build_workload("matmul:M=128,N=128,K=256,dtype=f16");
+  const GpuTemplate& t = find_op("matmul").gpu;
+  auto space = t.define_space(mm, gpu);
+  for (int stages : {1, 3}) {
+    nlohmann::json j = t.default_config(mm, gpu, *space).to_json();
+    j["stages"] = stages;
+    ScheduledOp so = t.apply_config(mm, space->from_json(j));
+    const std::vector<float> l = latency(lower_gpu(*so.schedule, so.args, "f", gpu, LowerDepth::kAnnotatedLoops));
+    CHECK(l[0] == (stages > 1 ? 3.0f : 0.0f));
+    CHECK(l[1] == 0.0f);
+  }
+  const OpInstance cpu_mm = build_workload("matmul:M=64,N=64,K=64");
+  const OpDef& def = find_op("matmul");
+  auto cpu_space = def.define_space(cpu_mm, CpuInfo{});
+  nlohmann::json j = def.default_config(cpu_mm, CpuInfo{}, *cpu_space).to_json();
+  j["prefetch"] = 4;
+  j["tile_k"] = {1, 64};
+  ScheduledOp so = def.apply_config(cpu_mm, cpu_space->from_json(j));
+  const std::vector<float> l = latency(lower(*so.schedule, so.args, "f", LowerDepth::kAnnotatedLoops));
+  CHECK(l[0] == 0.0f);
+  CHECK(l[1] > 0.0f);
+  j["prefetch"] = 0;
+  so = def.apply_config(cpu_mm, cpu_space->from_json(j));
+  CHECK(latency(lower(*so.schedule, so.args, "f", LowerDepth::kAnnotatedLoops))[1] == 0.0f);
 }

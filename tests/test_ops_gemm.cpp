@@ -43,19 +43,26 @@ TEST_CASE("matmul task keys and its 1024^3 space are unchanged by the new flags"
         "matmul:M=8,N=16,K=4,dtype=f32,bias=0,relu=0,trans_a=1,gelu=1");
 
   // The space and default of the existing parameters, as recorded before
-  // transposes and gelu existed (tuning databases hold configs of it).
+  // transposes and gelu existed (tuning databases hold configs of it), and
+  // the prefetch knob added since (4 options; a stored config without it
+  // means 0, no prefetch).
   CpuInfo cpu = avx512_cpu();
   OpInstance mm = build_workload("matmul:M=1024,N=1024,K=1024");
   const OpDef& def = find_op("matmul");
   auto space = def.define_space(mm, cpu);
-  CHECK(space->size() == 233342208ull);
+  CHECK(space->size() == 233342208ull * 4);
   std::vector<std::string> names;
   for (auto& k : space->knobs()) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"tile_y", "tile_x", "tile_k", "order", "acc_at", "k_outer", "pack_b",
-                                          "unroll_k", "unroll_y", "parallel"});
+                                          "unroll_k", "unroll_y", "parallel", "prefetch"});
+  CHECK(space->knobs().back().added_later);
   CHECK(def.default_config(mm, cpu, *space).str() ==
-        R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"tile_k":[1,1024],)"
+        R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,"tile_k":[1,1024],)"
         R"("tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})");
+  CHECK(space->from_json(nlohmann::json::parse(
+                             R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"tile_k":[1,1024],)"
+                             R"("tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})"))
+            .choice("prefetch") == 0);
   // trans_a and gelu tune in the same space; trans_b adds dot products along k.
   auto ta = def.define_space(build_workload("matmul:M=1024,N=1024,K=1024,trans_a=1,gelu=1"), cpu);
   CHECK(ta->size() == space->size());

@@ -197,6 +197,7 @@ class Vectorizer : public IRMutator {
   Stmt mutate_Allocate(const AllocateNode*, const Stmt& self) override { return fail(self); }
   Stmt mutate_Barrier(const BarrierNode*, const Stmt& self) override { return fail(self); }
   Stmt mutate_Token(const TokenNode*, const Stmt& self) override { return fail(self); }
+  Stmt mutate_Prefetch(const PrefetchNode*, const Stmt& self) override { return fail(self); }
   Stmt mutate_ThreadAllReduce(const ThreadAllReduceNode*, const Stmt& self) override { return fail(self); }
   Stmt mutate_TensorIntrinCall(const TensorIntrinCallNode*, const Stmt& self) override { return fail(self); }
   Stmt mutate_Provide(const ProvideNode*, const Stmt& self) override { return fail(self); }
