@@ -62,8 +62,8 @@ std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
 }
 
 const std::vector<DType>& cuda_cp_async_types() {
-  static const std::vector<DType> types = {DType::f32(), DType::f16(), DType::bf16(), DType::i32(), DType::i8(),
-                                           DType::u8()};
+  static const std::vector<DType> types = {DType::f32(), DType::f16(), DType::bf16(),
+                                           DType::i32(), DType::i8(),  DType::u8()};
   return types;
 }
 

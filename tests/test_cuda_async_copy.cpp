@@ -14,11 +14,15 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/nvrtc.h"
 #include "runtime/module.h"
+#include "support/emulated_module.h"
 #include "support/launch_watchdog.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
 using namespace kiln;
+using kiln::testing::build_emulated;
+using kiln::testing::Emulated;
+using kiln::testing::substitute;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -36,36 +40,11 @@ CudaKernelLaunch make_launch(const std::string& kernel, int64_t blocks, std::vec
   return l;
 }
 
-// A built and loaded emulated module.
-struct Emulated {
-  std::shared_ptr<rt::Module> module;
-  kiln_packed_fn fn = nullptr;
-  int32_t run(std::vector<void*> args) const { return fn(args.data()); }
-  std::string error() const { return emulated_error(*module); }
-};
-
 Emulated build(const testing::TempDir& dir, const std::string& function, const std::string& kernels,
                std::vector<CudaKernelLaunch> launches) {
-  CudaSource src;
-  src.function = function;
-  src.code = device_source(kernels);
-  src.launches = std::move(launches);
-  EmulatedModule m = build_emulated_module(src, dir.path + "/emu");
-  Emulated e;
-  e.module = rt::Module::load(m.path);
-  e.fn = e.module->get_function(function);
-  REQUIRE(e.fn != nullptr);
-  return e;
+  return build_emulated(dir, function, device_source(kernels), std::move(launches));
 }
 
-// No placeholder is a prefix of another.
-std::string substitute(std::string text, const std::map<std::string, std::string>& vars) {
-  for (const auto& [name, value] : vars) {
-    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size()))
-      text.replace(at, name.size(), value);
-  }
-  return text;
-}
 
 // A tile is 448 floats; thread t of 64 copies floats 4t..4t+3 (16 bytes,
 // into a pointer into the array), 256+2t.. (8 bytes) and 384+t (4 bytes).

@@ -16,11 +16,14 @@
 #include "codegen/cuda_emulation.h"
 #include "codegen/cuda_prelude.h"
 #include "runtime/module.h"
+#include "support/emulated_module.h"
 #include "support/launch_watchdog.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
 using namespace kiln;
+using kiln::testing::build_emulated;
+using kiln::testing::Emulated;
 
 namespace {
 
@@ -37,28 +40,9 @@ CudaKernelLaunch make_launch(const std::string& kernel, std::array<int64_t, 3> g
   return l;
 }
 
-// A built and loaded emulated module.
-struct Emulated {
-  std::shared_ptr<rt::Module> module;
-  kiln_packed_fn fn = nullptr;
-  int32_t run(std::vector<void*> args) const { return fn(args.data()); }
-  std::string error() const { return emulated_error(*module); }
-};
-
 Emulated build(const testing::TempDir& dir, const std::string& function, const std::string& kernels,
                std::vector<CudaKernelLaunch> launches) {
-  CudaSource src;
-  src.function = function;
-  src.code = cuda_prelude() + kernels;
-  src.launches = std::move(launches);
-  EmulatedModule m = build_emulated_module(src, dir.path + "/emu");
-  REQUIRE(m.entry == function);
-  REQUIRE(std::filesystem::exists(m.path));
-  Emulated e;
-  e.module = rt::Module::load(m.path);
-  e.fn = e.module->get_function(function);
-  REQUIRE(e.fn != nullptr);
-  return e;
+  return build_emulated(dir, function, cuda_prelude() + kernels, std::move(launches));
 }
 
 // 64-byte aligned host memory, as kiln's runtime arrays are.

@@ -21,12 +21,16 @@
 #include "codegen/nvrtc.h"
 #include "compute/interpreter.h"
 #include "runtime/module.h"
+#include "support/emulated_module.h"
 #include "support/launch_watchdog.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 #include "support/test_seed.h"
 
 using namespace kiln;
+using kiln::testing::build_emulated;
+using kiln::testing::Emulated;
+using kiln::testing::substitute;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -45,35 +49,11 @@ CudaKernelLaunch make_launch(const std::string& kernel, std::array<int64_t, 3> b
   return l;
 }
 
-// A built and loaded emulated module.
-struct Emulated {
-  std::shared_ptr<rt::Module> module;
-  kiln_packed_fn fn = nullptr;
-  int32_t run(std::vector<void*> args) const { return fn(args.data()); }
-  std::string error() const { return emulated_error(*module); }
-};
-
 Emulated build(const testing::TempDir& dir, const std::string& function, const std::string& kernels,
                std::vector<CudaKernelLaunch> launches) {
-  CudaSource src;
-  src.function = function;
-  src.code = device_source(kernels);
-  src.launches = std::move(launches);
-  EmulatedModule m = build_emulated_module(src, dir.path + "/emu");
-  Emulated e;
-  e.module = rt::Module::load(m.path);
-  e.fn = e.module->get_function(function);
-  REQUIRE(e.fn != nullptr);
-  return e;
+  return build_emulated(dir, function, device_source(kernels), std::move(launches));
 }
 
-std::string substitute(std::string text, const std::map<std::string, std::string>& vars) {
-  for (const auto& [name, value] : vars) {
-    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size()))
-      text.replace(at, name.size(), value);
-  }
-  return text;
-}
 
 // D (16 x 8 per warp) = C (or 0) + A (16 x 32) * B (32 x 8): the tiles are
 // copied into shared arrays at offset 8 with padded rows, A by rows

@@ -59,9 +59,10 @@ TEST_CASE("matmul task keys and its 1024^3 space are unchanged by the new flags"
   CHECK(def.default_config(mm, cpu, *space).str() ==
         R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,"tile_k":[1,1024],)"
         R"("tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})");
-  CHECK(space->from_json(nlohmann::json::parse(
-                             R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"tile_k":[1,1024],)"
-                             R"("tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})"))
+  CHECK(space
+            ->from_json(nlohmann::json::parse(
+                R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"tile_k":[1,1024],)"
+                R"("tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})"))
             .choice("prefetch") == 0);
   // trans_a and gelu tune in the same space; trans_b adds dot products along k.
   auto ta = def.define_space(build_workload("matmul:M=1024,N=1024,K=1024,trans_a=1,gelu=1"), cpu);

@@ -146,15 +146,17 @@ TEST_CASE("pipeline and double_buffer misuse are user errors that say what to do
 TEST_CASE("balanced pipeline tokens pass the verifier", "[schedule][pipeline][tokens]") {
   Var k("k");
   // Two slots: fill 0, then per iteration fill the next and use the current.
-  Stmt s = SeqNode::make({fill(0), ForNode::make(k, 0, 4, ForKind::kSerial,
-                                                 SeqNode::make({IfThenElseNode::make(k + 1 < 4, fill(floormod(k + 1, 2))),
-                                                                use(floormod(k, 2))}))});
+  Stmt s = SeqNode::make(
+      {fill(0),
+       ForNode::make(k, 0, 4, ForKind::kSerial,
+                     SeqNode::make({IfThenElseNode::make(k + 1 < 4, fill(floormod(k + 1, 2))), use(floormod(k, 2))}))});
   CHECK(token_error(s) == "");
 }
 
-TEST_CASE("token balance: the compute waiting for a slot no fill pushed is a deadlock", "[schedule][pipeline][tokens]") {
-  CHECK_THAT(token_error(use(0)), Contains("pipeline 0: slot 0: the compute waits for the slot to be filled") &&
-                                      Contains("would deadlock"));
+TEST_CASE("token balance: the compute waiting for a slot no fill pushed is a deadlock",
+          "[schedule][pipeline][tokens]") {
+  CHECK_THAT(token_error(use(0)),
+             Contains("pipeline 0: slot 0: the compute waits for the slot to be filled") && Contains("would deadlock"));
 }
 
 TEST_CASE("token balance: a slot filled again before the compute released it is a deadlock",
@@ -173,8 +175,8 @@ TEST_CASE("token balance: a slot marked full without being taken may be overwrit
 }
 
 TEST_CASE("token balance: a fill nobody reads is a token pushed and never popped", "[schedule][pipeline][tokens]") {
-  CHECK_THAT(token_error(SeqNode::make({fill(0), use(0), fill(0)})), Contains("slot 0 is filled") &&
-                                                                          Contains("never read"));
+  CHECK_THAT(token_error(SeqNode::make({fill(0), use(0), fill(0)})),
+             Contains("slot 0 is filled") && Contains("never read"));
 }
 
 TEST_CASE("token balance: a slot read and never released", "[schedule][pipeline][tokens]") {

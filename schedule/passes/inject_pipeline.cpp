@@ -51,8 +51,10 @@ Use use_of(const Stmt& s, const BufferSet& bufs) {
       const HwInstruction& h = find_hw_instruction(c->intrin);
       for (size_t k = 0; k < c->operands.size() && k < h.operands.size(); ++k) {
         const VarNode* b = c->operands[k].buffer.node();
-        if (h.operands[k].written) written(b);
-        else u.reads |= bufs.count(b) > 0;
+        if (h.operands[k].written)
+          written(b);
+        else
+          u.reads |= bufs.count(b) > 0;
       }
     }
   });
@@ -138,10 +140,9 @@ class AsyncCopies : public IRMutator {
     if (!dst || !src) return self;
     const Expr n = make_const(dst->dtype(), int64_t{lanes});
     const Expr one = make_const(dst->dtype(), int64_t{1});
-    return TensorIntrinCallNode::make(cuda_cp_async_instruction(t, bytes),
-                                      {{op->buffer, *dst, n, one}, {l->buffer, *src, cast(src->dtype(), n),
-                                                                    cast(src->dtype(), one)}},
-                                      {});
+    return TensorIntrinCallNode::make(
+        cuda_cp_async_instruction(t, bytes),
+        {{op->buffer, *dst, n, one}, {l->buffer, *src, cast(src->dtype(), n), cast(src->dtype(), one)}}, {});
   }
 
  private:
@@ -177,8 +178,8 @@ class Pipeliner : public IRMutator {
         << "pipeline: loop '" << name << "' is " << for_kind_name(f->for_kind)
         << "; only a serial loop can be pipelined (its iterations run one after another)";
     const int64_t* trips = as_const_int(f->extent);
-    user_check(trips && is_zero(f->min)) << "pipeline: loop '" << name << "' runs over [" << to_string(f->min)
-                                         << ", +" << to_string(f->extent)
+    user_check(trips && is_zero(f->min)) << "pipeline: loop '" << name << "' runs over [" << to_string(f->min) << ", +"
+                                         << to_string(f->extent)
                                          << "); a pipeline needs a loop from 0 with a constant extent";
     const int64_t slots = std::min(stages, *trips);
     if (slots < 2) return body;
@@ -258,8 +259,8 @@ class Pipeliner : public IRMutator {
         {prologue, ForNode::make(k, f->min, f->extent, ForKind::kSerial, SeqNode::make(steady), f->thread_tag)});
     for (auto a = allocs.rbegin(); a != allocs.rend(); ++a) {
       const Expr& e0 = (*a)->extents.front();
-      out = AllocateNode::make((*a)->buffer, (*a)->dtype, {make_const(e0.dtype(), stride.at((*a)->buffer.node()) * slots)},
-                               (*a)->scope, out);
+      out = AllocateNode::make((*a)->buffer, (*a)->dtype,
+                               {make_const(e0.dtype(), stride.at((*a)->buffer.node()) * slots)}, (*a)->scope, out);
     }
     return simplify(out);
   }

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "base/error.h"
+#include "compute/analyzer.h"
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/simplify.h"
-#include "compute/analyzer.h"
 #include "schedule/interval.h"
 
 namespace kiln {
@@ -75,9 +75,9 @@ Stmt prefetch_load(const Var& buffer, const Expr& index, const std::vector<LoopR
   if (count * lines > kMaxLines) return Stmt();
   const Expr start = substitute(row.min, ahead);
   Var line(buffer->name + ".line", start.dtype());
-  Stmt s = ForNode::make(line, make_const(start.dtype(), int64_t{0}), make_const(start.dtype(), lines),
-                         ForKind::kSerial,
-                         PrefetchNode::make(buffer, start + line * make_const(start.dtype(), kLineBytes / elem)));
+  Stmt s =
+      ForNode::make(line, make_const(start.dtype(), int64_t{0}), make_const(start.dtype(), lines), ForKind::kSerial,
+                    PrefetchNode::make(buffer, start + line * make_const(start.dtype(), kLineBytes / elem)));
   // The rows' loops, with the variables they range over renamed (the body
   // keeps its own loops).
   for (auto r = rows.rbegin(); r != rows.rend(); ++r) {
@@ -153,8 +153,7 @@ class Prefetcher : public IRMutator {
     std::vector<Stmt> fetch = prefetches(f->body, Var(buffer), {{f->loop_var.node(), ahead}});
     if (fetch.empty()) return body;
     Stmt guarded = IfThenElseNode::make(ahead < f->min + f->extent, SeqNode::make(fetch));
-    return ForNode::make(f->loop_var, f->min, f->extent, f->for_kind, SeqNode::make({guarded, f->body}),
-                         f->thread_tag);
+    return ForNode::make(f->loop_var, f->min, f->extent, f->for_kind, SeqNode::make({guarded, f->body}), f->thread_tag);
   }
 
  private:
