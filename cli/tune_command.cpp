@@ -45,6 +45,7 @@ struct TuneCommandOptions {
   uint64_t seed = 0;
   int early_stop = 0;
   int neighbor_seeds = 4;
+  std::string fix;  // knob values every config keeps (JSON object)
   bool variants = false;
   bool json = false;
   int repeat = 3;
@@ -149,7 +150,11 @@ int run_tune(const TuneCommandOptions& o) {
   for (auto& w : o.workloads) {
     groups.push_back(o.variants ? workload_variants(w) : std::vector<std::string>{build_workload(w).canonical});
     for (auto& v : groups.back())
-      if (!tasks.count(v)) tasks.emplace(v, make_task(v, target));
+      if (!tasks.count(v)) {
+        Task t = make_task(v, target);
+        if (!o.fix.empty()) fix_task_knobs(&t, o.fix);
+        tasks.emplace(v, std::move(t));
+      }
   }
   const bool tty = isatty(STDERR_FILENO);
   int exit_code = 0;
@@ -231,6 +236,9 @@ Handler add_tune_command(CLI::App& app) {
   sub->add_option("--neighbor-seeds", o->neighbor_seeds,
                   "xgb: measure first the best configs of the N nearest tuned shapes of the op (default 4; 0: none)")
       ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("--fix", o->fix,
+                  "knob values as a JSON object that every tuned config keeps, e.g. '{\"prefetch\":0}' (a search with "
+                  "those knobs held; earlier records with other values are not resumed from)");
   sub->add_flag("--variants", o->variants,
                 "also tune each workload's alternatives (Winograd for a 3x3 stride-1 conv2d_nchwc) on the same --trials "
                 "budget, and say which is fastest");

@@ -204,33 +204,79 @@ bool json_int_list_equals(const nlohmann::json& v, const std::vector<int64_t>& v
   return true;
 }
 
+bool option_matches(const Knob& k, size_t o, const nlohmann::json& v) {
+  switch (k.kind) {
+    case Knob::kSplit:
+    case Knob::kReorder:
+      return json_int_list_equals(v, k.options[o]);
+    case Knob::kChoice: {
+      int64_t x = 0;
+      return json_int64(v, &x) && x == k.options[o][0];
+    }
+    case Knob::kAnnotate:
+      return v.is_string() && v.get<std::string>() == k.labels[o];
+  }
+  return false;
+}
+
+// Option o of k as a config's JSON writes it.
+nlohmann::json option_json(const Knob& k, size_t o) {
+  switch (k.kind) {
+    case Knob::kSplit:
+    case Knob::kReorder:
+      return k.options[o];
+    case Knob::kChoice:
+      return k.options[o][0];
+    case Knob::kAnnotate:
+      return k.labels[o];
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+void ConfigSpace::pin(const std::string& name, const nlohmann::json& value) {
+  int i = -1;
+  for (size_t n = 0; n < knobs_.size(); ++n)
+    if (knobs_[n].name == name) i = static_cast<int>(n);
+  if (i < 0) {
+    std::string names;
+    for (const Knob& k : knobs_) names += (names.empty() ? "" : ", ") + k.name;
+    user_error() << "cannot fix knob '" << name << "': the template has no such knob (its knobs: " << names << ")";
+  }
+  Knob& k = knobs_[static_cast<size_t>(i)];
+  std::string options;
+  for (size_t o = 0; o < k.size(); ++o) {
+    if (option_matches(k, o, value)) {
+      if (k.kind == Knob::kAnnotate) {
+        k.labels = {k.labels[o]};
+        k.options = {{0}};
+      } else {
+        k.options = {k.options[o]};
+      }
+      k.absent = o == 0 ? 0 : -1;
+      return;
+    }
+    options += (options.empty() ? "" : ", ") + option_json(k, o).dump();
+  }
+  user_error() << "cannot fix knob '" << name << "' to " << value.dump() << ": its options are " << options;
+}
 
 Config ConfigSpace::from_json(const nlohmann::json& j) const {
   user_check(j.is_object()) << "a config must be a JSON object of knob values, got " << j.dump();
   std::vector<int> choices;
   for (auto& k : knobs_) {
     if (!j.contains(k.name) && k.added_later) {
-      choices.push_back(0);
+      user_check(k.absent >= 0) << "config " << j.dump() << " lacks knob '" << k.name
+                                << "', which means its first option, and the space leaves that out (pinned)";
+      choices.push_back(k.absent);
       continue;
     }
     user_check(j.contains(k.name)) << "config " << j.dump() << " lacks knob '" << k.name << "'";
     const auto& v = j.at(k.name);
     int found = -1;
-    for (size_t o = 0; o < k.size() && found < 0; ++o) {
-      bool match = false;
-      switch (k.kind) {
-        case Knob::kSplit:
-        case Knob::kReorder: match = json_int_list_equals(v, k.options[o]); break;
-        case Knob::kChoice: {
-          int64_t x = 0;
-          match = json_int64(v, &x) && x == k.options[o][0];
-          break;
-        }
-        case Knob::kAnnotate: match = v.is_string() && v.get<std::string>() == k.labels[o]; break;
-      }
-      if (match) found = static_cast<int>(o);
-    }
+    for (size_t o = 0; o < k.size() && found < 0; ++o)
+      if (option_matches(k, o, v)) found = static_cast<int>(o);
     user_check(found >= 0) << "config value " << v.dump() << " is not an option of knob '" << k.name << "'";
     choices.push_back(found);
   }

@@ -31,6 +31,9 @@ struct Knob {
   // A knob added to a template after configs of it were stored: a stored
   // config without it means its first option (so databases stay valid).
   bool added_later = false;
+  // The option a stored config without this knob means (added_later): 0,
+  // or -1 once pin() has left that option out.
+  int absent = 0;
   size_t size() const { return options.size(); }
 };
 
@@ -87,6 +90,12 @@ class ConfigSpace {
   // template did before the knob existed).
   void define_annotate(const std::string& name, const std::vector<std::string>& choices, bool added_later = false);
   void define_choice(const std::string& name, const std::vector<int64_t>& values, bool added_later = false);
+
+  // Keeps only the option of knob `name` whose value is `value` (as a
+  // config's JSON writes it): every config of the space then has it, as
+  // `kiln tune --fix` asks. user_error for an unknown knob or a value that
+  // is not one of its options, naming the options.
+  void pin(const std::string& name, const nlohmann::json& value);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   const Knob& knob(const std::string& name) const;

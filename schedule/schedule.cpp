@@ -486,7 +486,7 @@ Stage& Stage::prefetch(const Tensor& t, const IterVar& iv, int distance) {
   user_check(t.defined()) << "prefetch: no tensor given for axis '" << axis_name(iv) << "' of stage '" << name() << "'";
   const Schedule& sch = *node_->schedule;
   bool read = false;
-  if (t.defined() && sch.has_stage(t->op))
+  if (sch.has_stage(t->op))
     for (const Tensor& in : input_tensors(node_->op)) read |= sch.has_stage(in->op) && sch[in].node() == sch[t].node();
   user_check(read) << "prefetch: stage '" << name() << "' does not read '" << t.name()
                    << "'; prefetch a tensor the stage reads";

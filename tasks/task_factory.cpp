@@ -207,6 +207,25 @@ ScheduledOp apply_task_config(const std::string& workload, const Target& target,
   return def.apply_config(op, space->from_json(config));
 }
 
+void fix_task_knobs(Task* task, const std::string& fixed) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(fixed);
+  } catch (const nlohmann::json::exception& e) {
+    user_error() << "--fix '" << fixed << "' is not valid JSON: " << e.what();
+  }
+  user_check(j.is_object()) << "--fix takes a JSON object of knob values, e.g. '{\"prefetch\":0}', not " << j.dump();
+  auto space = std::make_shared<ConfigSpace>(*task->space);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    try {
+      space->pin(it.key(), it.value());
+    } catch (const UserError& e) {
+      user_error() << task->workload << ": " << e.what();
+    }
+  }
+  task->space = space;
+}
+
 FeatureVector config_features(const Task& task, const Config& c) {
   return extract_features(task.instantiate(c, LowerDepth::kAnnotatedLoops));
 }

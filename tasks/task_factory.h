@@ -18,6 +18,12 @@ namespace kiln {
 // task can only provide features (transfer learning).
 Task make_task(const std::string& workload, const Target& target, bool with_reference = true);
 
+// Holds knobs of a task's space at the values of `fixed`, a JSON object of
+// knob values (`kiln tune --fix`): its configs, and the earlier records it
+// resumes from, are then those with these values. user_error for text that
+// is not a JSON object, an unknown knob or a value that is not an option.
+void fix_task_knobs(Task* task, const std::string& fixed);
+
 // The cost model's features of a config of the task (its loop nest lowered
 // to annotated loops). UserError when the template rejects the config: the
 // xgb tuner then never proposes it.

@@ -128,3 +128,45 @@ TEST_CASE("exact split levels keep only inner factors that divide the extent", "
   // A stored config without the knob takes its first option.
   CHECK(exact.from_json(nlohmann::json::object()).split("t") == std::vector<int64_t>{12, 1, 1});
 }
+
+TEST_CASE("pin keeps one option of a knob, and says what the options are", "[config]") {
+  ConfigSpace s;
+  s.define_split("tile", 16, 2);
+  s.define_annotate("mode", {"a", "b", "c"});
+  s.define_choice("prefetch", {0, 4, 8}, /*added_later=*/true);
+  const uint64_t before = s.size();
+  s.pin("mode", "c");
+  s.pin("prefetch", 8);
+  CHECK(s.size() == before / 9);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20; ++i) {
+    const Config c = s.random(rng);
+    CHECK(c.annotate("mode") == "c");
+    CHECK(c.choice("prefetch") == 8);
+  }
+  // A stored config without the later knob meant its first option, 0: no
+  // longer in the space.
+  CHECK_THROWS_WITH(s.from_json(nlohmann::json::parse(R"({"tile":[2,8],"mode":"c"})")),
+                    Contains("lacks knob 'prefetch', which means its first option, and the space leaves that out"));
+  CHECK_THROWS_WITH(s.from_json(nlohmann::json::parse(R"({"tile":[2,8],"mode":"a","prefetch":8})")),
+                    Contains("is not an option of knob 'mode'"));
+  CHECK(s.from_json(nlohmann::json::parse(R"({"tile":[2,8],"mode":"c","prefetch":8})")).annotate("mode") == "c");
+  // Pinned to its first option, an absent later knob still reads as it.
+  ConfigSpace t;
+  t.define_split("tile", 16, 2);
+  t.define_choice("prefetch", {0, 4}, /*added_later=*/true);
+  t.pin("prefetch", 0);
+  CHECK(t.from_json(nlohmann::json::parse(R"({"tile":[2,8]})")).choice("prefetch") == 0);
+  t.pin("tile", nlohmann::json::parse("[4,4]"));
+  CHECK(t.size() == 1);
+}
+
+TEST_CASE("pin errors name the knob and its options", "[config][errors]") {
+  ConfigSpace s;
+  s.define_choice("prefetch", {0, 4, 8});
+  s.define_annotate("mode", {"a", "b"});
+  CHECK_THROWS_WITH(s.pin("prefech", 0), Contains("cannot fix knob 'prefech': the template has no such knob (its "
+                                                  "knobs: prefetch, mode)"));
+  CHECK_THROWS_WITH(s.pin("prefetch", 3), Contains("cannot fix knob 'prefetch' to 3: its options are 0, 4, 8"));
+  CHECK_THROWS_WITH(s.pin("mode", 1), Contains("cannot fix knob 'mode' to 1: its options are \"a\", \"b\""));
+}
