@@ -11,7 +11,7 @@
 using namespace kiln;
 using Catch::Contains;
 
-TEST_CASE("--fix holds a task's knobs in every config of its space", "[tasks][fix]") {
+TEST_CASE("kiln tune --fix holds a task's knobs in every config of its space", "[tasks][fix]") {
   Task t = make_task("matmul:M=16,N=32,K=24", Target::host(), /*with_reference=*/false);
   const uint64_t before = t.space->size();
   fix_task_knobs(&t, R"({"prefetch": 4, "unroll_y": "none"})");
@@ -25,7 +25,7 @@ TEST_CASE("--fix holds a task's knobs in every config of its space", "[tasks][fi
   }
 }
 
-TEST_CASE("--fix errors name the workload, the knob and its options", "[tasks][fix][errors]") {
+TEST_CASE("kiln tune --fix errors name the workload, the knob and its options", "[tasks][fix][errors]") {
   Task t = make_task("matmul:M=16,N=32,K=24", Target::host(), /*with_reference=*/false);
   CHECK_THROWS_WITH(fix_task_knobs(&t, "{prefetch: 4}"), Contains("--fix '{prefetch: 4}' is not valid JSON"));
   CHECK_THROWS_WITH(fix_task_knobs(&t, "[4]"), Contains("--fix takes a JSON object of knob values"));
