@@ -36,13 +36,8 @@ struct Pass {
 Stmt simplify_stmt(const Stmt& s) { return simplify(s); }
 
 // Pipelines, their tokens checked (a deadlock is a compile-time error).
-Stmt pipeline_cpu(const Stmt& s) {
-  Stmt r = passes::inject_pipeline_cpu(s);
-  if (!r.same_as(s)) verify_pipeline_tokens(r);
-  return r;
-}
-Stmt pipeline_gpu(const Stmt& s) {
-  Stmt r = passes::inject_pipeline_gpu(s);
+Stmt pipelined(const Stmt& s, bool gpu) {
+  Stmt r = passes::inject_pipeline(s, gpu);
   if (!r.same_as(s)) verify_pipeline_tokens(r);
   return r;
 }
@@ -52,8 +47,8 @@ const std::vector<Pass>& pass_list() {
   static const std::vector<Pass> passes = {
       {"storage_flatten", passes::storage_flatten, true, false},
       {"simplify", simplify_stmt, true, false},
-      {"inject_pipeline", pipeline_cpu, true, false},
-      {"inject_prefetch", passes::inject_prefetch_cpu, true, false},
+      {"inject_pipeline", [](const Stmt& s) { return pipelined(s, false); }, true, false},
+      {"inject_prefetch", [](const Stmt& s) { return passes::inject_prefetch(s, false); }, true, false},
       {"loop_partition", passes::loop_partition, true, false},
       // Partitioned loops have constant extents only once simplified.
       {"simplify", simplify_stmt, true, false},
@@ -78,8 +73,8 @@ const std::vector<Pass>& gpu_pass_list() {
       {"unroll", passes::unroll, true, true},
       {"simplify", simplify_stmt, true, true},
       // After vectorizing: a fill's vector copies become cp.async calls.
-      {"inject_pipeline", pipeline_gpu, true, true},
-      {"inject_prefetch", passes::inject_prefetch_gpu, true, true},
+      {"inject_pipeline", [](const Stmt& s) { return pipelined(s, true); }, true, true},
+      {"inject_prefetch", [](const Stmt& s) { return passes::inject_prefetch(s, true); }, true, true},
       {"thread_sync", passes::insert_thread_syncs, true, true},
       {"hoist_guards", passes::hoist_guards, true, true},
       {"remove_no_op", passes::remove_no_op, true, true},

@@ -273,8 +273,6 @@ class Pipeliner : public IRMutator {
 }  // namespace
 
 Stmt inject_pipeline(const Stmt& body, bool gpu) { return Pipeliner(gpu).mutate(body); }
-Stmt inject_pipeline_cpu(const Stmt& body) { return inject_pipeline(body, false); }
-Stmt inject_pipeline_gpu(const Stmt& body) { return inject_pipeline(body, true); }
 
 }  // namespace passes
 }  // namespace kiln

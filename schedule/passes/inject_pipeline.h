@@ -40,9 +40,5 @@ namespace passes {
 
 Stmt inject_pipeline(const Stmt& body, bool gpu);
 
-// The same, for the pass lists (CPU and GPU).
-Stmt inject_pipeline_cpu(const Stmt& body);
-Stmt inject_pipeline_gpu(const Stmt& body);
-
 }  // namespace passes
 }  // namespace kiln

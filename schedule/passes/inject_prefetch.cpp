@@ -163,8 +163,6 @@ class Prefetcher : public IRMutator {
 }  // namespace
 
 Stmt inject_prefetch(const Stmt& body, bool gpu) { return Prefetcher(gpu).mutate(body); }
-Stmt inject_prefetch_cpu(const Stmt& body) { return inject_prefetch(body, false); }
-Stmt inject_prefetch_gpu(const Stmt& body) { return inject_prefetch(body, true); }
 
 }  // namespace passes
 }  // namespace kiln

@@ -22,8 +22,6 @@ namespace kiln {
 namespace passes {
 
 Stmt inject_prefetch(const Stmt& body, bool gpu);
-Stmt inject_prefetch_cpu(const Stmt& body);
-Stmt inject_prefetch_gpu(const Stmt& body);
 
 }  // namespace passes
 }  // namespace kiln
