@@ -185,14 +185,29 @@ class KernelPrinter {
     }
     os << ") {\n";
     indent_ = 1;
+    // Past 48 KiB the arrays are carved, 16-byte aligned, out of the
+    // kernel's dynamic shared memory, in the order gpu_kernels counted them.
+    const bool dynamic = kernel_.dynamic_shared_bytes > 0;
+    launch->dynamic_shared_bytes = kernel_.dynamic_shared_bytes;
+    if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL();\n";
+    int64_t offset = 0;
+    auto declare = [&](const std::string& type, const std::string& name, int64_t elems, int64_t elem_bytes) {
+      if (dynamic)
+        line() << "KILN_DYNAMIC_SHARED(" << type << ", " << name << ", " << elems << ", " << offset << ");";
+      else
+        line() << "KILN_SHARED(" << type << ", " << name << ", " << elems << ");";
+      offset += (elems * elem_bytes + 15) / 16 * 16;
+    };
     for (auto* a : shared_) {
-      line() << "KILN_SHARED(" << storage_type(a->dtype) << ", " << name_of(a->buffer.node()) << ", "
-             << *as_const_int(a->extents[0]) << ");\n";
+      declare(storage_type(a->dtype), name_of(a->buffer.node()), *as_const_int(a->extents[0]), a->dtype.bytes());
+      body_ << "\n";
     }
     for (auto& [type, elems] : kernel_.allreduce_scratch) {
-      const std::string name = name_of(scratch_var(type).node());
-      line() << "KILN_SHARED(" << c_type(type) << ", " << name << ", " << elems << ");  // cross-thread reductions\n";
+      declare(c_type(type), name_of(scratch_var(type).node()), elems, type.bytes());
+      body_ << "  // cross-thread reductions\n";
     }
+    internal_assert(offset == kernel_.shared_bytes)
+        << "the shared arrays of " << kernel_name << " take " << offset << " bytes, counted " << kernel_.shared_bytes;
     stmt(kernel_.body);
     os << body_.str() << "}\n";
     return os.str();
@@ -374,7 +389,9 @@ class KernelPrinter {
 
   // The packed 16-bit vector type of `lanes` f16/bf16 elements, and the
   // conversion of one to or from the f32 vector.
-  static std::string packed_type(int lanes) { return lanes == 4 ? "kiln_u16x4" : "kiln_u16x2"; }
+  static std::string packed_type(int lanes) {
+    return lanes == 8 ? "kiln_u16x8" : lanes == 4 ? "kiln_u16x4" : "kiln_u16x2";
+  }
   static std::string packed_conv(DType t, bool to_f32) {
     const std::string v = narrow_suffix(t) + "x" + std::to_string(t.lanes);
     return to_f32 ? "kiln_" + v + "_to_f32" : "kiln_f32_to_" + v;
@@ -769,7 +786,8 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
     const std::string name = sanitize(f.name) + "_kernel" + std::to_string(i);
     os << "// grid " << kernels[i].grid[0] << " x " << kernels[i].grid[1] << " x " << kernels[i].grid[2] << ", block "
        << kernels[i].block[0] << " x " << kernels[i].block[1] << " x " << kernels[i].block[2] << ", "
-       << kernels[i].shared_bytes << " bytes of shared memory\n";
+       << kernels[i].shared_bytes << " bytes of shared memory" << (kernels[i].dynamic_shared_bytes ? " (dynamic)" : "")
+       << "\n";
     os << KernelPrinter(kernels[i], f, limits).print(name, &launch) << "\n";
     src.launches.push_back(launch);
   }

@@ -61,7 +61,10 @@ std::string entry_point(const CudaSource& src) {
         os << "*(" << p.c_type << "*)" << arg;
       }
     }
-    os << "); }, " << l.shared_bytes << "ll) != 0)\n    return 1;\n";
+    // The host entry point opts each kernel in to its dynamic shared memory.
+    const int64_t static_bytes = l.shared_bytes - l.dynamic_shared_bytes;
+    os << "); }, " << static_bytes << "ll, " << l.dynamic_shared_bytes << "ll, " << l.dynamic_shared_bytes
+       << "ll) != 0)\n    return 1;\n";
   }
   os << "  return 0;\n}\n"
      << "extern \"C\" __attribute__((visibility(\"default\"))) const char* kiln_emu_last_error(void) {\n"
@@ -70,18 +73,20 @@ std::string entry_point(const CudaSource& src) {
   // points at the i-th parameter's value), for a stand-in of the driver.
   for (const CudaKernelLaunch& l : src.launches) {
     os << "extern \"C\" __attribute__((visibility(\"default\"))) int " << kEmulatedKernelPrefix << l.kernel
-       << "(const unsigned* grid, const unsigned* block, unsigned dynamic_shared_bytes, void** params) {\n"
+       << "(const unsigned* grid, const unsigned* block, unsigned dynamic_shared_bytes, unsigned max_dynamic, "
+       << "void** params) {\n"
        << "  const dim3 g(grid[0], grid[1], grid[2]), b(block[0], block[1], block[2]);\n"
        // As cuLaunchKernel: the kernel's static shared memory plus the
-       // dynamic bytes asked for; a configuration it refuses returns 2.
-       << "  const long long shared = " << l.shared_bytes << "ll + dynamic_shared_bytes;\n"
-       << "  const std::string bad = kiln_emu::check_config(g, b, shared);\n"
+       // dynamic bytes asked for, within what the kernel is opted in to
+       // (max_dynamic); a configuration it refuses returns 2.
+       << "  const long long static_bytes = " << l.shared_bytes - l.dynamic_shared_bytes << "ll;\n"
+       << "  const std::string bad = kiln_emu::check_config(g, b, static_bytes, dynamic_shared_bytes, max_dynamic);\n"
        << "  if (!bad.empty()) { kiln_emu::set_error(\"cannot launch kernel " << l.kernel
        << ": \" + bad); return 2; }\n"
        << "  return kiln_emu::launch(g, b, \"" << l.kernel << "\", [&]() { " << l.kernel << "(";
     for (size_t i = 0; i < l.params.size(); ++i)
       os << (i ? ", " : "") << "*(" << l.params[i].c_type << "*)params[" << i << "]";
-    os << "); }, shared);\n}\n";
+    os << "); }, static_bytes, dynamic_shared_bytes, max_dynamic);\n}\n";
   }
   return os.str();
 }

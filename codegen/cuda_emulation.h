@@ -67,11 +67,15 @@ std::string host_cxx_compiler();
 //   extern "C" int32_t <src.function>(void** args)  // packed ABI, runtime/c_api.h
 //   extern "C" const char* kiln_emu_last_error(void)
 //   extern "C" int kiln_emu_kernel_<kernel>(const unsigned* grid,
-//       const unsigned* block, unsigned dynamic_shared_bytes, void** params)
+//       const unsigned* block, unsigned dynamic_shared_bytes,
+//       unsigned max_dynamic, void** params)
 // (one per kernel: cuLaunchKernel's arguments, params[i] pointing at the
-// i-th parameter's value, so that a stand-in for the CUDA driver can launch
+// i-th parameter's value, and the dynamic bytes the kernel is opted in to
+// (cuFuncSetAttribute), so that a stand-in for the CUDA driver can launch
 // it; it returns 2 where the driver refuses the configuration, as when the
-// kernel's static shared memory plus the dynamic bytes pass 48 KiB) to a .cpp in out_dir (created if needed; the .cpp
+// kernel's static shared memory plus the dynamic bytes pass 48 KiB without
+// an opt-in, or a kernel gets less dynamic shared memory than its arrays
+// need (that one fails the launch)) to a .cpp in out_dir (created if needed; the .cpp
 // stays there, #line directives number the CUDA source's own lines) and compiles it into a uniquely named .so next to
 // it, exporting only those symbols. The entry point runs src.launches in order, passing kernel parameter p as
 // (p.c_type)args[p.arg_index] (a non-pointer c_type reads the value args[p.arg_index] points to), and returns non-zero

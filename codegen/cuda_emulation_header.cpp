@@ -43,6 +43,12 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 #define __align__(n) alignas(n)
 #define __syncthreads() ::kiln_emu::syncthreads(__LINE__)
 #define KILN_SHARED(T, name, count) static ::kiln_emu::SharedArray<T, (count)> name(#name)
+// Dynamic shared arrays are arrays of their own here too (kiln carves
+// disjoint ranges); each checks that the launch asked for enough bytes.
+#define KILN_DYNAMIC_SHARED_POOL() ((void)0)
+#define KILN_DYNAMIC_SHARED(T, name, count, offset) \
+  KILN_SHARED(T, name, count);                      \
+  ::kiln_emu::check_dynamic_shared(#name, (offset) + (count) * (long long)sizeof(T))
 
 struct dim3 {
   unsigned x, y, z;
@@ -464,6 +470,15 @@ struct Shadow {
   throw std::runtime_error(msg);
 }
 
+// The dynamic shared memory of the launch in progress, in bytes.
+long long g_dynamic_shared = 0;
+
+void check_dynamic_shared(const char* name, long long end) {
+  if (end > g_dynamic_shared)
+    check_error(std::string("shared array ") + name + " ends at byte " + std::to_string(end) +
+                " of the dynamic shared memory, but the launch asked for " + std::to_string(g_dynamic_shared));
+}
+
 template <typename T> class Ref;
 template <typename T> struct SharedPtr;
 
@@ -786,7 +801,12 @@ struct WorkerArg {
   int tid;
 };
 
-std::string check_config(dim3 grid, dim3 block, long long shared_bytes) {
+// CUDA's limits on a launch. A kernel may declare 48 KiB of shared memory
+// statically; with dynamic shared memory a block may have up to 48 KiB in
+// all, or up to the opt-in limit (227 KiB on sm_90) once the kernel is opted
+// in to its dynamic bytes (cuFuncSetAttribute: max_dynamic).
+std::string check_config(dim3 grid, dim3 block, long long static_bytes, long long dynamic_bytes = 0,
+                         long long max_dynamic = 0) {
   const unsigned long long threads = 1ull * block.x * block.y * block.z;
   if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
     return "a launch dimension is 0 (grid " + dim_str(grid) + ", block " + dim_str(block) + ")";
@@ -795,8 +815,14 @@ std::string check_config(dim3 grid, dim3 block, long long shared_bytes) {
            " threads; CUDA allows at most 1024 (x, y <= 1024, z <= 64)";
   if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
     return "grid " + dim_str(grid) + " exceeds CUDA's limits (x < 2^31, y and z <= 65535)";
-  if (shared_bytes > 48 * 1024)
-    return std::to_string(shared_bytes) + " bytes of shared memory exceed the 48 KiB CUDA allows without an opt-in";
+  const long long shared_bytes = static_bytes + dynamic_bytes;
+  if (static_bytes > 48 * 1024)
+    return std::to_string(static_bytes) + " bytes of static shared memory exceed the 48 KiB CUDA allows";
+  if (shared_bytes > 48 * 1024 && dynamic_bytes > max_dynamic)
+    return std::to_string(shared_bytes) + " bytes of shared memory exceed the 48 KiB CUDA allows without an opt-in" +
+           (max_dynamic > 0 ? " (the kernel is opted in to " + std::to_string(max_dynamic) + " dynamic bytes)" : "");
+  if (shared_bytes > 227 * 1024)
+    return std::to_string(shared_bytes) + " bytes of shared memory exceed the 227 KiB a block may have";
   return "";
 }
 
@@ -807,10 +833,12 @@ int set_error(const std::string& msg) {
 
 // Runs body once per thread of every block; 0 on success, else 1 with
 // last_error() set. Blocks run in order, x fastest, on one team of threads.
-int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body, long long shared_bytes = 0) {
+int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body, long long static_bytes = 0,
+           long long dynamic_bytes = 0, long long max_dynamic = 0) {
   std::lock_guard<std::mutex> launch_lock(g_launch_mu);
   tl_error[0] = 0;
-  const std::string bad = check_config(grid, block, shared_bytes);
+  const std::string bad = check_config(grid, block, static_bytes, dynamic_bytes, max_dynamic);
+  g_dynamic_shared = dynamic_bytes;
   if (!bad.empty()) return set_error("cannot launch kernel " + std::string(kernel) + ": " + bad);
   Team t(static_cast<int>(block.x * block.y * block.z));
   t.kernel = kernel;

@@ -17,7 +17,11 @@ struct CudaKernelLaunch {
   std::string kernel;                       // the extern "C" __global__ function's name in the source
   std::array<int64_t, 3> grid{{1, 1, 1}};   // blocks per grid (x, y, z)
   std::array<int64_t, 3> block{{1, 1, 1}};  // threads per block (x, y, z)
-  int64_t shared_bytes = 0;                 // static shared memory the kernel declares
+  int64_t shared_bytes = 0;                 // the block's shared memory
+  // How much of it the launch asks for as dynamic shared memory (0, or all
+  // of it when it is past the 48 KiB a kernel may declare statically); the
+  // kernel must be opted in to that much before it is launched.
+  int64_t dynamic_shared_bytes = 0;
   // The kernel's parameters in order: their C type ("float*") and the index
   // of the function argument (packed args, runtime/c_api.h) passed for it.
   struct Param {

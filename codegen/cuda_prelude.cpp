@@ -8,6 +8,9 @@ const std::string& cuda_prelude() {
 // KILN_SHARED(T, name, count): the block's shared array `name` of `count` T,
 //   16-byte aligned so that 16-byte vectors may be loaded from it. The CPU
 //   emulation defines its own (a race-checked array object), hence the guard.
+// KILN_DYNAMIC_SHARED_POOL() / KILN_DYNAMIC_SHARED(T, name, count, offset):
+//   the same array at byte `offset` of the launch's dynamic shared memory,
+//   for blocks that need more than the 48 KiB CUDA allows statically.
 // float2/float4 + - * / (and += -= *= /=): element-wise, for vector
 //   expressions printed as ordinary operators (CUDA defines none).
 // kiln_max/kiln_min: element-wise fmaxf/fminf on float, float2 and float4.
@@ -17,6 +20,8 @@ const std::string& cuda_prelude() {
 //   also check that alignment and, on shared arrays, races and bounds.
 #ifndef KILN_SHARED
 #define KILN_SHARED(T, name, count) __shared__ __align__(16) T name[count]
+#define KILN_DYNAMIC_SHARED_POOL() extern __shared__ __align__(16) unsigned char kiln_dynamic_shared[]
+#define KILN_DYNAMIC_SHARED(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_dynamic_shared + (offset))
 #endif
 
 #define KILN_VEC2_OP(op)                                                                        \
@@ -73,12 +78,15 @@ const std::string& cuda_narrow_float_prelude() {
 //   values in registers are f32. kiln_f16_to_f32 / kiln_f32_to_f16 (and
 //   bf16) convert, rounding to nearest even as compute/interpreter.h states;
 //   kiln_round_f16 rounds an f32 value to f16's precision (a cast). The
-//   x2/x4 forms convert packed kiln_u16x2/kiln_u16x4 vectors (half2 accesses).
+//   x2/x4 forms convert packed kiln_u16x2/kiln_u16x4 vectors (half2 accesses);
+//   kiln_u16x8 is a 16-byte copy of eight.
 
 typedef unsigned short kiln_half;
 typedef unsigned short kiln_bfloat16;
 struct __align__(4) kiln_u16x2 { unsigned short x, y; };
 struct __align__(8) kiln_u16x4 { unsigned short x, y, z, w; };
+// Eight 16-bit values: only ever copied whole (16-byte tile fills).
+struct __align__(16) kiln_u16x8 { unsigned short v[8]; };
 
 __device__ __forceinline__ unsigned int kiln_f32_bits(float f) { union { float f; unsigned int u; } v; v.f = f; return v.u; }
 __device__ __forceinline__ float kiln_f32_from_bits(unsigned int u) { union { unsigned int u; float f; } v; v.u = u; return v.f; }

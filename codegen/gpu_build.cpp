@@ -56,6 +56,7 @@ std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src) {
       k.block[d] = static_cast<unsigned>(l.block[d]);
     }
     k.shared_bytes = static_cast<unsigned>(l.shared_bytes);
+    k.dynamic_shared_bytes = static_cast<unsigned>(l.dynamic_shared_bytes);
     for (auto& p : l.params) {
       internal_assert(!p.c_type.empty() && p.c_type.back() == '*') << "kernel " << l.kernel << " takes a scalar";
       k.arg_indices.push_back(p.arg_index);

@@ -22,6 +22,9 @@ void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
   // Slots of the shared A and B tiles: k tiles loaded (cp.async) that many
   // minus one ahead of the compute (Stage::pipeline); 1 loads each in turn.
   s->define_choice("stages", {1, 2, 3, 4}, /*added_later=*/true);
+  // Elements per copy of the shared tiles' fills: 0 keeps `vec`; 8 moves 16
+  // bytes at a time (cp.async.cg when pipelined), where rows allow it.
+  s->define_choice("fill_vec", {0, 8}, /*added_later=*/true);
 }
 
 int64_t gpu_mma_shared_bytes(const GemmShape& g, const nlohmann::json& j, int64_t stages) {
@@ -119,7 +122,8 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
     Stage st = s[cached];
     st.compute_at(sa, ko);
     const int64_t row = *as_const_int(t.shape().back());
-    cooperative_fill(st, warps, 32, tile_row % vec == 0 && row % vec == 0 ? vec : 1);
+    const int64_t fill = cfg.has("fill_vec") && cfg.choice("fill_vec") > 0 ? cfg.choice("fill_vec") : vec;
+    cooperative_fill(st, warps, 32, tile_row % fill == 0 && row % fill == 0 ? fill : 1);
     if (pad) st.storage_align(static_cast<int>(t.ndim()) - 2, 64, 8);
     return cached;
   };

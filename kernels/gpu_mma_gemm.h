@@ -21,6 +21,10 @@
 //   stages slots of the shared A and B tiles (Stage::pipeline of the k-tile
 //          loop): the tiles of k tile i + stages - 1 are copied (cp.async)
 //          while k tile i is computed
+//   fill_vec elements per copy of those fills: 0 keeps vec, 8 copies 16
+//            bytes (a 16-byte cp.async, which bypasses L1, when pipelined)
+// Past 48 KiB of shared memory a block takes dynamic shared memory, up to
+// the architecture's opt-in limit (227 KiB on sm_90).
 // Offered where M is a multiple of 16, N of 8 and K of 16 (whole
 // fragments); the splits divide those exactly, so that no block is partial
 // (every warp of a block takes part in every tile: a partial block would

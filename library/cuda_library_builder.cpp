@@ -200,15 +200,17 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
     for (const GpuArtifactKernel& a : artifact_kernels(cuda)) {
       CudaLibraryLaunch l;
       l.function = static_cast<int>(src.functions.size());
-      src.functions.push_back({static_cast<int>(src.images.size()), a.name});
+      src.functions.push_back({static_cast<int>(src.images.size()), a.name, a.dynamic_shared_bytes});
       for (int d = 0; d < 3; ++d) l.grid[d] = a.grid[d], l.block[d] = a.block[d];
       l.shared_bytes = a.shared_bytes;
+      l.dynamic_shared_bytes = a.dynamic_shared_bytes;
       l.args = a.arg_indices;
       k.launches.push_back(l);
       launches.push_back({{"kernel", a.name},
                           {"grid", {a.grid[0], a.grid[1], a.grid[2]}},
                           {"block", {a.block[0], a.block[1], a.block[2]}},
                           {"shared_bytes", a.shared_bytes},
+                          {"dynamic_shared_bytes", a.dynamic_shared_bytes},
                           {"resources", resources_json(a.name, image.resources)}});
     }
     src.images.push_back(image.bytes);

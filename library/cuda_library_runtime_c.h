@@ -46,13 +46,15 @@ typedef void* CUstream;
 struct function_ref {
   int image;
   const char* name;
+  unsigned dynamic_shared_bytes; /* opted in to when loaded (past 48 KiB the driver needs it) */
 };
 
 /* One kernel launch of a tuned kernel: parameter i is the entry point's buffer args[i]. */
 struct launch {
   int function;
   unsigned grid[3], block[3];
-  unsigned shared_bytes; /* static: the kernel declares it, so launches ask for no dynamic shared memory */
+  unsigned shared_bytes;         /* the block's shared memory */
+  unsigned dynamic_shared_bytes; /* of it, what the launch asks for (the rest the kernel declares) */
   int num_args;
   int args[8];
 };
@@ -94,6 +96,7 @@ static struct {
   CUresult (*module_load_data)(CUmodule*, const void*);
   CUresult (*module_unload)(CUmodule);
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*);
+  CUresult (*func_set_attribute)(CUfunction, int, int);
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             CUstream, void**, void**);
 } drv;
@@ -149,6 +152,7 @@ static int load_driver(const char* fn) {
   SYM(module_load_data, "cuModuleLoadData");
   SYM(module_unload, "cuModuleUnload");
   SYM(module_get_function, "cuModuleGetFunction");
+  SYM(func_set_attribute, "cuFuncSetAttribute");
   SYM(launch_kernel, "cuLaunchKernel");
 #undef SYM
   if (missing) {
@@ -234,6 +238,13 @@ static int init_locked(const char* fn, int ordinal) {
   for (int i = 0; i < NUM_FUNCTIONS; ++i) {
     if ((r = drv.module_get_function(&functions[i], modules[kFunctions[i].image], kFunctions[i].name)) != 0) {
       rc = cuda_failed(fn, "cuModuleGetFunction", r);
+      unload_locked();
+      return rc;
+    }
+    /* 8: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    if (kFunctions[i].dynamic_shared_bytes > 0 &&
+        (r = drv.func_set_attribute(functions[i], 8, (int)kFunctions[i].dynamic_shared_bytes)) != 0) {
+      rc = cuda_failed(fn, "cuFuncSetAttribute (opting a kernel in to its dynamic shared memory)", r);
       unload_locked();
       return rc;
     }
@@ -414,7 +425,8 @@ static UNUSED int launch_tuned(const char* fn, const struct launch* launches, in
       params[a] = &values[a];
     }
     const CUresult r = drv.launch_kernel(functions[l->function], l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                         l->block[1], l->block[2], 0, (CUstream)stream, params, NULL);
+                                         l->block[1], l->block[2], l->dynamic_shared_bytes, (CUstream)stream,
+                                         params, NULL);
     if (r != 0) return launch_failed(fn, l->function, r);
   }
   return @N@_OK;

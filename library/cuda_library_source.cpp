@@ -110,7 +110,8 @@ std::string entry_point(const CudaLibraryKernel& k) {
       args.push_back(std::to_string(a));
     }
     os << "      {" << l.function << ", {" << l.grid[0] << ", " << l.grid[1] << ", " << l.grid[2] << "}, {"
-       << l.block[0] << ", " << l.block[1] << ", " << l.block[2] << "}, " << l.shared_bytes << ", " << l.args.size()
+       << l.block[0] << ", " << l.block[1] << ", " << l.block[2] << "}, " << l.shared_bytes << ", "
+       << l.dynamic_shared_bytes << ", " << l.args.size()
        << ", {" << join(args, ", ") << "}},\n";
   }
   os << "  };\n  return launch_tuned(__func__, launches, " << k.launches.size() << ", buffers, stream);\n}\n";
@@ -229,7 +230,8 @@ std::string cuda_library_c_source(const CudaLibrarySource& lib) {
   os << "};\n";
   os << "#define NUM_FUNCTIONS " << lib.functions.size() << "\n";
   os << "static const struct function_ref kFunctions[NUM_FUNCTIONS] = {\n";
-  for (const auto& f : lib.functions) os << "    {" << f.image << ", \"" << f.name << "\"},\n";
+  for (const auto& f : lib.functions)
+    os << "    {" << f.image << ", \"" << f.name << "\", " << f.dynamic_shared_bytes << "},\n";
   os << "};\n";
   const std::vector<std::string>& fallbacks = cuda_fallback_kernels();
   for (size_t i = 0; i < fallbacks.size(); ++i) {

@@ -26,7 +26,8 @@ struct CudaLibraryLaunch {
   int function = 0;  // index into CudaLibrarySource::functions
   std::array<int64_t, 3> grid{{1, 1, 1}}, block{{1, 1, 1}};
   int64_t shared_bytes = 0;
-  std::vector<int> args;  // parameter i is the entry point's buffer args[i]
+  int64_t dynamic_shared_bytes = 0;  // of shared_bytes, what the launch asks for dynamically
+  std::vector<int> args;             // parameter i is the entry point's buffer args[i]
 };
 
 struct CudaLibraryKernel {
@@ -49,6 +50,7 @@ struct CudaLibrarySource {
   struct Function {
     int image;
     std::string name;
+    int64_t dynamic_shared_bytes = 0;  // what the kernel is opted in to when the library loads
   };
   std::vector<Function> functions;  // every kernel the library launches
   int fallback_functions = 0;       // index of the first fallback kernel (cuda_fallback_kernels() order)

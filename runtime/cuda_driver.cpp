@@ -78,6 +78,7 @@ struct Driver {
   CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
   CUresult (*module_unload)(CUmodule) = nullptr;
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*func_set_attribute)(CUfunction, int, int) = nullptr;
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                             void**, void**) = nullptr;
   CUresult (*event_create)(CUevent*, unsigned) = nullptr;
@@ -113,6 +114,7 @@ std::string resolve(Driver& d) {
   sym(d.module_load_data, "cuModuleLoadData");
   sym(d.module_unload, "cuModuleUnload");
   sym(d.module_get_function, "cuModuleGetFunction");
+  sym(d.func_set_attribute, "cuFuncSetAttribute");
   sym(d.launch_kernel, "cuLaunchKernel");
   sym(d.event_create, "cuEventCreate");
   sym(d.event_destroy, "cuEventDestroy_v2");
@@ -452,9 +454,15 @@ CudaModule::~CudaModule() {
   if (module_) driver().module_unload(module_);
 }
 
-void* CudaModule::kernel(const std::string& name) const {
+void* CudaModule::kernel(const std::string& name, unsigned dynamic_shared_bytes) const {
   CUfunction f = nullptr;
   check(driver().module_get_function(&f, module_, name.c_str()), "cuModuleGetFunction('" + name + "')");
+  // Past 48 KiB a launch's dynamic shared memory needs the kernel's opt-in.
+  constexpr int kMaxDynamicSharedSizeBytes = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  if (dynamic_shared_bytes > 0)
+    check(driver().func_set_attribute(f, kMaxDynamicSharedSizeBytes, static_cast<int>(dynamic_shared_bytes)),
+          "cuFuncSetAttribute('" + name + "', max dynamic shared memory " + std::to_string(dynamic_shared_bytes) +
+              " bytes)");
   return f;
 }
 
@@ -470,11 +478,10 @@ void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_
     }
     std::vector<void*> params;
     for (auto& v : values) params.push_back(&v);
-    // kiln's kernels declare their shared memory statically: no dynamic
-    // shared memory (which the driver adds to the static size, so passing
-    // the static size again would double it past the 48 KiB limit).
+    // Only the dynamic part: the driver adds the kernel's static shared
+    // memory itself (passing it again would double it).
     check(d.launch_kernel(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                          /*sharedMemBytes=*/0, nullptr, params.data(), nullptr),
+                          l.dynamic_shared_bytes, nullptr, params.data(), nullptr),
           "cuLaunchKernel('" + l.name + "')");
   }
 }

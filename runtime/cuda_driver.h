@@ -118,7 +118,9 @@ class CudaModule {
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;
   // The kernel's handle (a CUfunction); user_error naming it when absent.
-  void* kernel(const std::string& name) const;
+  // A kernel launched with dynamic shared memory is opted in to that many
+  // bytes (the driver refuses more than 48 KiB otherwise).
+  void* kernel(const std::string& name, unsigned dynamic_shared_bytes = 0) const;
 
  private:
   void* module_ = nullptr;
@@ -131,7 +133,8 @@ struct KernelLaunch {
   std::string name;
   std::array<unsigned, 3> grid{{1, 1, 1}};
   std::array<unsigned, 3> block{{1, 1, 1}};
-  unsigned shared_bytes = 0;  // static shared memory (no dynamic shared memory is launched)
+  unsigned shared_bytes = 0;          // the block's shared memory
+  unsigned dynamic_shared_bytes = 0;  // how much of it the launch asks for dynamically
   std::vector<int> arg_indices;
 };
 

@@ -9,7 +9,7 @@
 namespace kiln {
 
 namespace {
-const std::string kMagic = "kiln-gpu-artifact-1\n";
+const std::string kMagic = "kiln-gpu-artifact-2\n";
 }
 
 bool is_gpu_artifact(const std::string& path) {
@@ -22,11 +22,12 @@ std::vector<rt::cuda::KernelLaunch> kernel_launches(const rt::cuda::CudaModule& 
   std::vector<rt::cuda::KernelLaunch> out;
   for (const GpuArtifactKernel& k : kernels) {
     rt::cuda::KernelLaunch l;
-    l.function = module.kernel(k.name);
+    l.function = module.kernel(k.name, k.dynamic_shared_bytes);
     l.name = k.name;
     l.grid = k.grid;
     l.block = k.block;
     l.shared_bytes = k.shared_bytes;
+    l.dynamic_shared_bytes = k.dynamic_shared_bytes;
     l.arg_indices = k.arg_indices;
     out.push_back(l);
   }
@@ -41,7 +42,7 @@ void write_gpu_artifact(const GpuArtifact& a, const std::string& path) {
   for (const GpuArtifactKernel& k : a.kernels) {
     w.str(k.name);
     for (int d = 0; d < 3; ++d) w.i64(k.grid[d]).i64(k.block[d]);
-    w.i64(k.shared_bytes).i64(static_cast<int64_t>(k.arg_indices.size()));
+    w.i64(k.shared_bytes).i64(k.dynamic_shared_bytes).i64(static_cast<int64_t>(k.arg_indices.size()));
     for (int i : k.arg_indices) w.i64(i);
   }
   w.str(std::string(a.image.begin(), a.image.end()));
@@ -70,6 +71,7 @@ GpuArtifact read_gpu_artifact(const std::string& path) {
         k.block[d] = static_cast<unsigned>(r.i64());
       }
       k.shared_bytes = static_cast<unsigned>(r.i64());
+      k.dynamic_shared_bytes = static_cast<unsigned>(r.i64());
       const int64_t args = r.i64();
       user_check(args >= 0 && args < 4096) << "'" << path << "' is a damaged GPU artifact";
       for (int64_t j = 0; j < args; ++j) k.arg_indices.push_back(static_cast<int>(r.i64()));

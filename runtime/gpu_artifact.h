@@ -19,6 +19,7 @@ struct GpuArtifactKernel {
   std::array<unsigned, 3> block{{1, 1, 1}};
   unsigned shared_bytes = 0;
   std::vector<int> arg_indices;  // parameter i is the function's argument arg_indices[i]
+  unsigned dynamic_shared_bytes = 0;  // of shared_bytes, what the launch asks for dynamically
 };
 
 struct GpuArtifact {

@@ -71,6 +71,7 @@ class KernelScanner : public IRVisitor {
     for (size_t i = 0; i < args_.size(); ++i)
       if (used_.count(args_[i].data.node())) k->arg_indices.push_back(static_cast<int>(i));
     check_limits(*k);
+    if (k->shared_bytes > limits_.max_shared_static_per_block) k->dynamic_shared_bytes = k->shared_bytes;
   }
 
  protected:
@@ -188,10 +189,10 @@ class KernelScanner : public IRVisitor {
           << "loop '" << grid_names_[d] << "' bound to blockIdx." << kDims[d] << " has " << k.grid[d] << " iterations; "
           << limits_.arch << " allows at most " << limits_.max_grid_dim[d] << " blocks along " << kDims[d];
     }
-    user_check(k.shared_bytes <= limits_.max_shared_static_per_block)
-        << "the block needs " << k.shared_bytes << " bytes of shared memory (" << shared_list_ << "); kiln declares "
-        << "shared memory statically, which " << limits_.arch << " limits to " << limits_.max_shared_static_per_block
-        << " bytes per block: use smaller tiles";
+    user_check(k.shared_bytes <= limits_.max_shared_optin_per_block)
+        << "the block needs " << k.shared_bytes << " bytes of shared memory (" << shared_list_ << "); "
+        << limits_.arch << " allows at most " << limits_.max_shared_optin_per_block
+        << " bytes per block (dynamic shared memory, opted in): use smaller tiles";
   }
 
   const GpuLimits& limits_;

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
@@ -14,10 +15,11 @@
 
 namespace kiln::test {
 
-// Stores a measurement of `workload` on the cuda `target` with the template's
-// default config (a random one of the space when seed >= 0).
+// One measured record of `workload` on a cuda target: the template's
+// default config, a random one (seed >= 0), or the knobs of `config_json`
+// over the default.
 inline void add_cuda_record(Database& db, const std::string& workload, const std::string& target, double median_ms,
-                            int seed = -1) {
+                            int seed = -1, const std::string& config_json = "") {
   const Target t = Target::parse(target);
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
@@ -31,6 +33,11 @@ inline void add_cuda_record(Database& db, const std::string& workload, const std
   task.space = space;
   std::mt19937_64 rng(static_cast<uint64_t>(seed));
   Config cfg = seed >= 0 ? space->random(rng) : def.gpu.default_config(op, limits, *space);
+  if (!config_json.empty()) {
+    nlohmann::json j = cfg.to_json();
+    j.update(nlohmann::json::parse(config_json));
+    cfg = space->from_json(j);
+  }
   MeasureResult res;
   res.device = "kiln fake H100";
   res.samples_ms = {median_ms, median_ms};

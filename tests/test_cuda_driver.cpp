@@ -119,6 +119,53 @@ TEST_CASE("cuda driver: kernels run from a module, checked against the interpret
   CHECK(fake_stat("launches") == 4);
 }
 
+TEST_CASE("cuda driver: a block past 48 KiB gets dynamic shared memory, the kernel opted in to it",
+          "[gpu][driver][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_cuda_dynamic_shared");
+  cuda::Context ctx(0);
+  fake_reset();
+  // A 64 x 128 tensor-core block with two slots of k tiles: 57344 bytes.
+  const std::string w = "matmul:M=64,N=128,K=64,dtype=f16";
+  BuiltKernel k = build_kernel(w, "cuda", "",
+                               R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,8],"mma_k":[2,2],"stages":2})");
+  const CudaSource src = emit_cuda(k.func, k.gpu);
+  REQUIRE(src.launches.size() == 1);
+  REQUIRE(src.launches[0].dynamic_shared_bytes == 57344);
+  const std::vector<char> image = fake_cubin(src, dir.path);
+  {
+    GpuKernelRunner runner(ctx, src, k.func.args, image);
+    std::vector<rt::NDArray> arrays = random_arguments(k, 3);
+    runner.run(arrays, k.op.inputs.size());
+    std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + 2), outs(arrays.begin() + 2, arrays.end());
+    const CheckResult cr = check_outputs(k.op, ins, outs, 3);
+    INFO(cr.detail);
+    CHECK(cr.ok);
+  }
+  // What the driver does with a kernel that is not opted in: it refuses
+  // the launch, as a GPU does (CUDA_ERROR_INVALID_VALUE, not sticky).
+  cuda::CudaModule module(image);
+  std::vector<GpuArtifactKernel> kernels = artifact_kernels(src);
+  std::vector<cuda::DeviceBuffer> buffers;
+  std::vector<uint64_t> pointers;
+  for (const BufferArg& a : k.func.args) {
+    buffers.emplace_back(static_cast<size_t>(a.dtype.bytes() * a.shape[0] * a.shape[1]));
+    pointers.push_back(buffers.back().ptr());
+  }
+  fake_reset();  // forgets the opt-in of the runner's kernel_launches
+  std::vector<GpuArtifactKernel> unopted = kernels;
+  unopted[0].dynamic_shared_bytes = 0;
+  cuda::KernelLaunch l = kernel_launches(module, unopted)[0];
+  l.dynamic_shared_bytes = 57344;
+  CHECK_THROWS_WITH(cuda::launch({l}, pointers), Catch::Contains("cuLaunchKernel") && Catch::Contains("(1)"));
+  // Opted in, but launched with less than its arrays need: the kernel fails.
+  l = kernel_launches(module, kernels)[0];
+  CHECK_NOTHROW(cuda::launch({l}, pointers));
+  l.dynamic_shared_bytes = 40000;
+  CHECK_THROWS_WITH(cuda::launch({l}, pointers), Catch::Contains("cuLaunchKernel"));
+  fake_reset();
+}
+
 TEST_CASE("cuda driver: timing with events, number grown, the L2 flushed before each measurement",
           "[gpu][driver][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");

@@ -341,7 +341,18 @@ extern "C" __global__ void touch(float* __restrict__ out) { out[0] = 1.0f; }
   CHECK(out[0] == 0.0f);
   Emulated smem = build(dir, "big_smem", kernel, {make_launch("touch", {1, 1, 1}, {32, 1, 1}, {{"float*", 0}}, 65536)});
   CHECK(smem.run({out.data}) != 0);
-  CHECK_THAT(smem.error(), Catch::Contains("65536 bytes of shared memory exceed the 48 KiB"));
+  CHECK_THAT(smem.error(), Catch::Contains("65536 bytes of static shared memory exceed the 48 KiB CUDA allows"));
+  // Dynamic shared memory past 48 KiB: the entry point opts the kernel in,
+  // up to the 227 KiB a block may have.
+  CudaKernelLaunch dyn = make_launch("touch", {1, 1, 1}, {32, 1, 1}, {{"float*", 0}}, 65536);
+  dyn.dynamic_shared_bytes = 65536;
+  Emulated opted = build(dir, "dynamic_smem", kernel, {dyn});
+  CHECK(opted.run({out.data}) == 0);
+  CHECK(out[0] == 1.0f);
+  dyn.shared_bytes = dyn.dynamic_shared_bytes = 228 * 1024;
+  Emulated huge = build(dir, "huge_smem", kernel, {dyn});
+  CHECK(huge.run({out.data}) != 0);
+  CHECK_THAT(huge.error(), Catch::Contains("233472 bytes of shared memory exceed the 227 KiB a block may have"));
 }
 
 TEST_CASE("emulated source that does not compile is a user error with the compiler output",

@@ -222,6 +222,6 @@ TEST_CASE("cuda conv2d templates: user errors", "[gpu][template][errors]") {
   CHECK_THAT(
       lower_error(
           R"({"tile_k":[1,32,8],"tile_h":[56,1,1],"tile_w":[56,1,1],"tile_c":[2,32],"taps":"inner","shared":"weight","vec":1,"unroll":"none"})"),
-      Contains("limits to 49152 bytes"));
+      Contains("sm_90 allows at most 232448 bytes per block"));
 }
 

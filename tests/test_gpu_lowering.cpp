@@ -154,10 +154,10 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
     CHECK_THAT(user_error_of([&] { lower_gpu(s, {A, O}, "f", kSm90); }), Contains("is parallel, a CPU annotation"));
   }
   {
-    // Too much shared memory: a 128 x 128 f32 tile.
-    Tensor A = placeholder({128, 128}, DType::f32(), "A");
+    // Too much shared memory: a 128 x 512 f32 tile (256 KiB).
+    Tensor A = placeholder({256, 512}, DType::f32(), "A");
     Tensor O = compute(
-        {128, 128}, [&](Var i, Var j) { return A(i, j) + 1.0f; }, "O");
+        {256, 512}, [&](Var i, Var j) { return A(i, j) + 1.0f; }, "O");
     Schedule s({O});
     Tensor AS = s.cache_read(A, MemScope::kShared, {s[O]->op});
     IterVar bx, tx;
@@ -172,7 +172,8 @@ TEST_CASE("cuda kernels: schedules that cannot launch are user errors in schedul
     CHECK_THAT(user_error_of([&] {
                  lower_gpu(s, {A, O}, "f", kSm90);
                }),
-               Contains("65536 bytes of shared memory") && Contains("A.shared") && Contains("49152"));
+               Contains("the block needs 262144 bytes of shared memory (A.shared 262144)") &&
+                   Contains("sm_90 allows at most 232448 bytes per block (dynamic shared memory, opted in)"));
   }
   {
     Tensor A = placeholder({8, 8}, DType::f32(), "A");
@@ -203,6 +204,39 @@ TEST_CASE("cuda kernels: a shared stage holds the whole block's tile", "[gpu][lo
   CHECK(ks[0].grid == std::array<int64_t, 3>{{2, 2, 1}});
   CHECK(ks[0].block == std::array<int64_t, 3>{{16, 16, 1}});
   CHECK(ks[0].shared_bytes == 4096);
+}
+
+TEST_CASE("cuda kernels: past 48 KiB the shared arrays are carved out of dynamic shared memory", "[gpu][lower]") {
+  // A 128 x 128 block on tensor cores: the f32 staging tile (64 KiB) and
+  // three slots of the A and B k tiles (3 x 16 KiB).
+  const std::string mma = R"({"tensor_core":"mma","mma_m":[1,2,4],"mma_n":[1,2,8],"mma_k":[4,2],"pad":0,"stages":)";
+  LoweredFunc f = gpu_matmul("matmul:M=128,N=128,K=128,dtype=f16", mma + "3}");
+  auto ks = gpu_kernels(f, kSm90);
+  REQUIRE(ks.size() == 1);
+  CHECK(ks[0].shared_bytes == 65536 + 3 * 16384);
+  CHECK(ks[0].dynamic_shared_bytes == ks[0].shared_bytes);
+  const CudaSource src = emit_cuda(f, kSm90);
+  REQUIRE(src.launches.size() == 1);
+  CHECK(src.launches[0].shared_bytes == 114688);
+  CHECK(src.launches[0].dynamic_shared_bytes == 114688);
+  CHECK_THAT(src.code, Contains("114688 bytes of shared memory (dynamic)"));
+  CHECK(count(src.code, "  KILN_DYNAMIC_SHARED_POOL();") == 1);
+  // Each array at its own 16-byte aligned offset, in the order counted.
+  CHECK(count(src.code, "  KILN_DYNAMIC_SHARED(") == 3);
+  CHECK(count(src.code, "KILN_DYNAMIC_SHARED(kiln_half, B_shared, 12288, 0);") == 1);
+  CHECK(count(src.code, "KILN_DYNAMIC_SHARED(kiln_half, A_shared, 12288, 24576);") == 1);
+  CHECK(count(src.code, "KILN_DYNAMIC_SHARED(float, C_shared, 16384, 49152);") == 1);
+  CHECK(src.code.find("  KILN_SHARED(") == std::string::npos);
+  // At 48 KiB and below, static arrays as before.
+  LoweredFunc small = gpu_matmul("matmul:M=64,N=64,K=64,dtype=f16");
+  auto sk = gpu_kernels(small, kSm90);
+  REQUIRE(sk.size() == 1);
+  CHECK(sk[0].shared_bytes <= 49152);
+  CHECK(sk[0].dynamic_shared_bytes == 0);
+  CHECK(emit_cuda(small, kSm90).code.find("  KILN_DYNAMIC_SHARED") == std::string::npos);
+  // An architecture with less to opt in to: sm_86 allows 99 KiB a block.
+  CHECK_THAT(user_error_of([&] { gpu_kernels(f, gpu_limits_for_arch("sm_86")); }),
+             Contains("the block needs 114688 bytes") && Contains("sm_86 allows at most 101376 bytes per block"));
 }
 
 TEST_CASE("cuda kernels: barriers around each shared tile, and the verifier", "[gpu][lower][sync]") {

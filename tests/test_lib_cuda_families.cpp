@@ -36,7 +36,7 @@
 namespace kiln {
 namespace {
 
-using Launcher = int (*)(const unsigned*, const unsigned*, unsigned, void**);
+using Launcher = int (*)(const unsigned*, const unsigned*, unsigned, unsigned, void**);
 
 // A kernel's parameter values, each at a stable address (cuLaunchKernel's params).
 struct Params {
@@ -147,7 +147,7 @@ std::string run_fallback(void* so, const std::string& workload, uint64_t seed) {
   auto launch = reinterpret_cast<Launcher>(dlsym(so, (kEmulatedKernelPrefix + kernel).c_str()));
   if (!launch) return "the module has no kernel " + kernel;
   const unsigned grid[3] = {static_cast<unsigned>((c.items + 127) / 128), 1, 1}, block[3] = {128, 1, 1};
-  if (launch(grid, block, 0, c.params.values.data()) != 0) return kernel + ": the emulated launch failed";
+  if (launch(grid, block, 0, 0, c.params.values.data()) != 0) return kernel + ": the emulated launch failed";
   const std::string wrong = check_against_interpreter(op, arrays, seed);
   return wrong.empty() ? "" : kernel + ": " + wrong;
 }
@@ -254,6 +254,8 @@ int call_library(void* fn, const std::vector<int64_t>& s, const std::vector<void
   switch (s.size()) {
     case 0:
       return call_sizes<0>(fn, s, b);
+    case 3:
+      return call_sizes<3>(fn, s, b);
     case 8:
       return call_sizes<8>(fn, s, b);
     case 9:
@@ -315,7 +317,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kLibraryWork
      {"avg_pool2d:N=2,C=2,H=5,W=11,R=5,S=4,stride=3,pad=2,dtype=bf16"}},
 };
 
-TEST_CASE("lib_cuda families: convolutions and pools in f32, f16 and bf16 through a library's dispatchers",
+const std::string kDynamicShared = "matmul:M=64,N=128,K=64,dtype=f16";
+
+TEST_CASE("lib_cuda families: convolutions, pools and a GEMM past 48 KiB of shared memory through a library's dispatchers",
           "[lib][emulation]") {
   if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
   if (test::shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
@@ -324,6 +328,10 @@ TEST_CASE("lib_cuda families: convolutions and pools in f32, f16 and bf16 throug
   {
     auto d = Database::open(db);
     for (const auto& [tuned, untuned] : kLibraryWorkloads) test::add_cuda_record(*d, tuned, "cuda -arch=sm_90", 0.01);
+    // A tensor-core block of 57344 bytes: dynamic shared memory, which the
+    // library opts its kernel in to when it loads.
+    test::add_cuda_record(*d, kDynamicShared, "cuda -arch=sm_90", 0.01, -1,
+                          R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,8],"mma_k":[2,2],"stages":2})");
   }
   test::ImageKind kind("emulated");
   LibraryOptions o;
@@ -332,7 +340,7 @@ TEST_CASE("lib_cuda families: convolutions and pools in f32, f16 and bf16 throug
   o.name = "kf";
   o.target = "cuda -arch=sm_90";
   const LibraryResult built = build_library(o);
-  REQUIRE(built.kernels.size() == kLibraryWorkloads.size());
+  REQUIRE(built.kernels.size() == kLibraryWorkloads.size() + 1);
   std::map<std::string, std::string> entries;  // canonical workload -> entry point
   for (const LibraryKernel& k : built.kernels) entries[k.workload] = k.entry;
 
@@ -364,6 +372,18 @@ TEST_CASE("lib_cuda families: convolutions and pools in f32, f16 and bf16 throug
       INFO(w);
       CHECK(run_library(lib, w, "", seed++) == "");
     }
+  }
+
+  {
+    INFO(kDynamicShared);
+    const auto manifest = nlohmann::json::parse(test::read_text(dir / "out/kf.json"));
+    int64_t dynamic = 0;
+    for (const auto& k : manifest.at("kernels"))
+      for (const auto& l : k.at("launches")) dynamic = std::max(dynamic, l.at("dynamic_shared_bytes").get<int64_t>());
+    CHECK(dynamic == 57344);
+    const std::string canonical = build_workload(kDynamicShared).canonical;
+    CHECK(run_library(lib, kDynamicShared, "", seed++) == "");
+    CHECK(run_library(lib, kDynamicShared, entries[canonical], seed++) == "");
   }
 
   // Argument errors: each a clear message, nothing launched.

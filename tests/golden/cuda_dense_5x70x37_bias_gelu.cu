@@ -3,6 +3,9 @@
 // KILN_SHARED(T, name, count): the block's shared array `name` of `count` T,
 //   16-byte aligned so that 16-byte vectors may be loaded from it. The CPU
 //   emulation defines its own (a race-checked array object), hence the guard.
+// KILN_DYNAMIC_SHARED_POOL() / KILN_DYNAMIC_SHARED(T, name, count, offset):
+//   the same array at byte `offset` of the launch's dynamic shared memory,
+//   for blocks that need more than the 48 KiB CUDA allows statically.
 // float2/float4 + - * / (and += -= *= /=): element-wise, for vector
 //   expressions printed as ordinary operators (CUDA defines none).
 // kiln_max/kiln_min: element-wise fmaxf/fminf on float, float2 and float4.
@@ -12,6 +15,8 @@
 //   also check that alignment and, on shared arrays, races and bounds.
 #ifndef KILN_SHARED
 #define KILN_SHARED(T, name, count) __shared__ __align__(16) T name[count]
+#define KILN_DYNAMIC_SHARED_POOL() extern __shared__ __align__(16) unsigned char kiln_dynamic_shared[]
+#define KILN_DYNAMIC_SHARED(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_dynamic_shared + (offset))
 #endif
 
 #define KILN_VEC2_OP(op)                                                                        \

@@ -29,11 +29,12 @@ namespace {
 
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
-using Launcher = int (*)(const unsigned*, const unsigned*, unsigned, void**);
+using Launcher = int (*)(const unsigned*, const unsigned*, unsigned, unsigned, void**);
 
 std::mutex mu;
 std::map<std::string, long long> stats;
 std::map<CUdeviceptr, void*> buffers;
+std::map<void*, int> max_dynamic_shared;  // per function: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 int sticky_error = 0;
 
 int env_int(const char* name, int fallback) {
@@ -200,6 +201,17 @@ FAKE_API CUresult cuModuleGetFunction(void** f, void* module, const char* name) 
   return 0;
 }
 
+// Only the attribute kiln sets: the dynamic shared memory a kernel may be
+// launched with (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8), at
+// most the device's opt-in limit.
+FAKE_API CUresult cuFuncSetAttribute(void* f, int attr, int value) {
+  FAKE_CHECK_STICKY();
+  if (attr != 8 || value < 0 || value > 232448) return 1;  // CUDA_ERROR_INVALID_VALUE
+  std::lock_guard<std::mutex> lock(mu);
+  max_dynamic_shared[f] = value;
+  return 0;
+}
+
 FAKE_API CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                  unsigned shared, void*, void** params, void**) {
   FAKE_CHECK_STICKY();
@@ -208,11 +220,14 @@ FAKE_API CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz,
     return fail;
   }
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  unsigned max_dynamic = 0;
   {
     std::lock_guard<std::mutex> lock(mu);
     ++stats["launches"];
+    auto it = max_dynamic_shared.find(f);
+    if (it != max_dynamic_shared.end()) max_dynamic = static_cast<unsigned>(it->second);
   }
-  const int rc = reinterpret_cast<Launcher>(f)(grid, block, shared, params);
+  const int rc = reinterpret_cast<Launcher>(f)(grid, block, shared, max_dynamic, params);
   if (rc == 2) return 1;  // a launch configuration the driver refuses: CUDA_ERROR_INVALID_VALUE, not sticky
   if (rc != 0) {
     sticky_error = 719;  // what a kernel that faults on a GPU gives
@@ -254,5 +269,6 @@ FAKE_API long long kiln_fake_cuda_stat(const char* name) {
 FAKE_API void kiln_fake_cuda_reset() {
   std::lock_guard<std::mutex> lock(mu);
   stats.clear();
+  max_dynamic_shared.clear();
   sticky_error = 0;
 }
