@@ -37,13 +37,48 @@ int64_t gpu_mma_shared_bytes(const GemmShape& g, const nlohmann::json& j, int64_
   return (a + b) * 2 * stages + bm * bn * 4;
 }
 
+namespace {
+
+// A block of 128 rows by `bn` columns (two rows of warps, 64 rows each), k
+// tiles of 32, where the shape divides into them and makes `min_blocks`.
+bool big_tile_fits(const GemmShape& g, int64_t bn, int64_t min_blocks) {
+  const int64_t batch = std::max<int64_t>(1, g.batch);
+  return g.M % 128 == 0 && g.N % bn == 0 && g.K % 32 == 0 && batch * (g.M / 128) * (g.N / bn) >= min_blocks;
+}
+
+}  // namespace
+
 void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j) {
   (*j)["tensor_core"] = "mma";
+  // Large products: the fastest blocks measured on an H100
+  // (bench/results/gpu_h100_pipeline_20261126.md): 128 x 256 of eight
+  // 64 x 64 warps with two slots and 16-byte fills (4096^3 f16: 276
+  // TFLOP/s), else 128 x 128 of eight 64 x 32 warps with three slots (239).
+  // Both take dynamic shared memory; where the blocks would not fill the
+  // GPU, or the architecture cannot hold them, the small default below.
+  struct Big {
+    int64_t bn, warps_n, frags_n, stages, fill_vec, min_blocks;
+  };
+  for (const Big& b : {Big{256, 4, 8, 2, 8, 2 * gpu.sm_count}, Big{128, 4, 4, 3, 0, gpu.sm_count / 4}}) {
+    if (!big_tile_fits(g, b.bn, b.min_blocks)) continue;
+    nlohmann::json big = *j;
+    big["mma_m"] = {g.M / 128, 2, 4};
+    big["mma_n"] = {g.N / b.bn, b.warps_n, b.frags_n};
+    big["mma_k"] = {g.K / 32, 2};
+    big["stages"] = std::min<int64_t>(b.stages, g.K / 32);
+    big["fill_vec"] = b.fill_vec;
+    big["pad"] = 1;
+    if (gpu_mma_shared_bytes(g, big, big["stages"].get<int64_t>()) > gpu.max_shared_optin_per_block) continue;
+    *j = big;
+    return;
+  }
+  // 64 x 64 blocks of four 32 x 32 warps.
   (*j)["mma_m"] = {std::max<int64_t>(1, g.M / 64), 2, 2};
   (*j)["mma_n"] = {std::max<int64_t>(1, g.N / 64), 2, 4};
   (*j)["mma_k"] = {std::max<int64_t>(1, g.K / 32), 2};
-  // Three slots where they fit (two loads in flight), as CUTLASS's sm_80
-  // kernels do; fewer where the k loop is too short for more.
+  // Three slots where they fit in static shared memory (two loads in
+  // flight), as CUTLASS's sm_80 kernels do; fewer where the k loop is too
+  // short for more.
   int64_t stages = std::min<int64_t>(3, std::max<int64_t>(1, g.K / 32));
   while (stages > 1 && gpu_mma_shared_bytes(g, *j, stages) > gpu.max_shared_static_per_block) --stages;
   (*j)["stages"] = stages;

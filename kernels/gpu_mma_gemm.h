@@ -42,8 +42,10 @@ bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu);
 // Adds the tensor-core knobs to the template's space (all added later: a
 // stored config without them means the plain schedule).
 void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* space);
-// The default's tensor-core values (a 64 x 64 block of 2 x 2 warps, a
-// 3-stage pipeline where it fits the static shared memory of `gpu`).
+// The default's tensor-core values: for products large enough to fill the
+// GPU, 128 x 256 blocks (two slots) or 128 x 128 blocks (three) in dynamic
+// shared memory; else a 64 x 64 block of 2 x 2 warps, with a 3-stage
+// pipeline where it fits the static shared memory of `gpu`.
 void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j);
 // The shared memory the tensor-core schedule of config `j` takes with
 // `stages` slots, padded rows counted at most.
