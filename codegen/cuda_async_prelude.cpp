@@ -12,12 +12,12 @@ const std::string& cuda_async_prelude() {
 // bounds, marks the destination pending until a wait lands the copy, and
 // counts the copy as the issuing thread's write for race detection.
 template <int Bytes, typename T>
-inline void kiln_cp_async(kiln_emu::SharedBuffer<T>& dst, long long dst_index, const T* src) {
-  kiln_emu::cp_async<Bytes>(dst, dst_index, src);
+inline void kiln_cp_async(kiln_emu::SharedBuffer<T>& dst, long long dst_index, const T* src, bool copy = true) {
+  kiln_emu::cp_async<Bytes>(dst, dst_index, src, copy);
 }
 template <int Bytes, typename T>
-inline void kiln_cp_async(const kiln_emu::SharedPtr<T>& dst, long long dst_index, const T* src) {
-  kiln_emu::cp_async<Bytes>(*dst.buf, dst.off + dst_index, src);
+inline void kiln_cp_async(const kiln_emu::SharedPtr<T>& dst, long long dst_index, const T* src, bool copy = true) {
+  kiln_emu::cp_async<Bytes>(*dst.buf, dst.off + dst_index, src, copy);
 }
 inline void kiln_cp_async_commit() { kiln_emu::cp_async_commit(); }
 inline void kiln_cp_async_wait(int n) { kiln_emu::cp_async_wait(n); }
@@ -31,6 +31,19 @@ __device__ __forceinline__ void kiln_cp_async(T* dst, long long dst_index, const
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(addr), "l"(src) : "memory");
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(addr), "l"(src), "n"(Bytes) : "memory");
+}
+// copy false: src-size 0, so nothing is read and the bytes are zeros.
+template <int Bytes, typename T>
+__device__ __forceinline__ void kiln_cp_async(T* dst, long long dst_index, const T* src, bool copy) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  static_assert(Bytes % sizeof(T) == 0, "cp.async copies whole elements");
+  const unsigned addr = (unsigned)__cvta_generic_to_shared(dst + dst_index);
+  const unsigned src_size = copy ? Bytes : 0;
+  if (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(src), "r"(src_size) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(addr), "l"(src), "n"(Bytes), "r"(src_size)
+                 : "memory");
 }
 __device__ __forceinline__ void kiln_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // wait_group takes an immediate: one case per count. Outside 0..7, wait for

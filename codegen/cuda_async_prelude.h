@@ -15,12 +15,13 @@
 namespace kiln {
 
 // The prelude's CUDA C text (ends with a newline). Functions:
-//   kiln_cp_async<Bytes>(dst, dst_index, src)
+//   kiln_cp_async<Bytes>(dst, dst_index, src[, copy])
 //       copies Bytes (4, 8 or 16) from global memory at `src` (a const T*)
 //       to dst[dst_index ..], asynchronously; dst is a KILN_SHARED array of
 //       T, or a pointer into one (array + offset). dst_index * sizeof(T) and
 //       src must be aligned to Bytes. 16 bytes: cp.async.cg (bypasses L1),
-//       4 and 8: cp.async.ca.
+//       4 and 8: cp.async.ca. With copy false, src-size 0: nothing is read
+//       and zeros land (a gather's padding).
 //   kiln_cp_async_commit()  closes this thread's copies issued since the
 //       last commit into a group (cp.async.commit_group)
 //   kiln_cp_async_wait(n)   waits until at most the newest n (0..7) of this

@@ -593,9 +593,11 @@ class KernelPrinter {
     auto has = [&](const char* part) { return n.find(part) != std::string::npos; };
     if (n.rfind(kCudaCpAsyncPrefix, 0) == 0) {
       const std::string bytes = n.substr(n.rfind('.') + 1);
+      // A scalar, when there is one: copy where it holds, zeros elsewhere.
       line() << "kiln_cp_async<" << bytes << ">(" << name_of(op->operands[0].buffer.node()) << ", "
              << expr(op->operands[0].offset) << ", " << name_of(op->operands[1].buffer.node()) << " + ("
-             << expr(op->operands[1].offset) << "));\n";
+             << expr(op->operands[1].offset) << ")"
+             << (op->scalars.empty() ? std::string() : ", " + expr(op->scalars[0])) << ");\n";
     } else if (n == kCudaMmaZero) {
       line() << "kiln_mma_zero(" << ptr[0] << ");\n";
     } else if (n == kCudaMmaStore) {

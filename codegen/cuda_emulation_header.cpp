@@ -748,14 +748,18 @@ template <typename T> void finish_copy(const AsyncCopy& c, bool land) {
     b.async_drop(c.index, c.count, c.tid);
 }
 
-template <int Bytes, typename T> void cp_async(SharedBuffer<T>& dst, long long i, const T* src) {
+// copy false: cp.async with src-size 0, which reads nothing and lands zeros.
+template <int Bytes, typename T> void cp_async(SharedBuffer<T>& dst, long long i, const T* src, bool copy = true) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
   static_assert(Bytes % sizeof(T) == 0, "cp.async copies whole elements");
   constexpr long long count = Bytes / static_cast<long long>(sizeof(T));
   dst.async_check(i, count);
   check_aligned(src, Bytes, Bytes, "cp.async source");
   AsyncCopy c{&dst, finish_copy<T>, i, count, tl_tid, {}};
-  memcpy(c.bytes, src, Bytes);
+  if (copy)
+    memcpy(c.bytes, src, Bytes);
+  else
+    memset(c.bytes, 0, Bytes);
   tl_async.open.push_back(c);  // queued before the elements are marked, so that a failure still unmarks them
   dst.async_issue(i, count);
 }

@@ -50,7 +50,8 @@ std::vector<HwInstruction> cuda_cp_async_family(DType t) {
                  "dst[0 .. " + std::to_string(lanes) + ") = src[0 .. " + std::to_string(lanes) +
                      "), asynchronously (cp.async." + (bytes == 16 ? "cg" : "ca") + ".shared.global, " +
                      std::to_string(bytes) + " bytes, both aligned to them): the data lands by the issuing " +
-                     "thread's cp.async.wait_group that covers its commit group"});
+                     "thread's cp.async.wait_group that covers its commit group; with a scalar, only where it " +
+                     "holds, zeros elsewhere (src-size 0)"});
   }
   return l;
 }

@@ -36,6 +36,10 @@ void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
   s->define_exact_split_levels("mma_n", c.K / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_k", padded_channels(c) / 16, {{1, 2, 4}}, /*added_later=*/true);
   s->define_choice("pad_rows", {0, 1}, /*added_later=*/true);
+  // Slots of the shared tiles of the fused tap and channel-tile loop:
+  // tiles copied (cp.async where they are plain copies) that many minus one
+  // ahead of the compute; 1 loads each in turn.
+  s->define_choice("stages", {1, 2, 3, 4}, /*added_later=*/true);
 }
 
 void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {
@@ -141,6 +145,9 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   sa.split(sa.axis()[1], 16, &ami, &am16);
   sa.split(sa.axis()[2], 8, &ani, &an8);
   sa.reorder({sa.axis()[0], sa.reduce_axis()[0], sa.reduce_axis()[1], co, ci, ani, ami, am16, an8, c16});
+  // One k loop over the taps and channel tiles, so that a pipeline runs
+  // across taps rather than restarting at each.
+  const IterVar kloop = sa.fuse({sa.reduce_axis()[0], sa.reduce_axis()[1], co});
   sa.unroll(ani);
   sa.unroll(ami);
   if (cfg.annotate("unroll") == "unroll") sa.unroll(ci);
@@ -150,7 +157,7 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   // (padded rows stay 16-byte aligned for ldmatrix).
   Stage sg = s[A];
   sg.set_scope(MemScope::kShared);
-  sg.compute_at(sa, co);
+  sg.compute_at(sa, kloop);
   cooperative_fill(sg, warps, 32, kt % vec == 0 ? vec : 1);
   if (pad) sg.storage_align(1, 64, 8);
   // The weights' shared tile: a cache of the weights, or the zero-filled
@@ -162,9 +169,10 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
     s[B].set_scope(MemScope::kShared);
   }
   Stage sw = s[Ws];
-  sw.compute_at(sa, co);
+  sw.compute_at(sa, kloop);
   cooperative_fill(sw, warps, 32, block_n % vec == 0 && c.K % vec == 0 ? vec : 1);
   if (pad) sw.storage_align(2, 64, 8);
+  if (cfg.has("stages") && cfg.choice("stages") > 1) sa.pipeline(kloop, static_cast<int>(cfg.choice("stages")));
 
   // Fragments: the warp's positions per 16 channels, one B column at a time.
   Tensor Af = s.cache_read(A, MemScope::kWarp, {s.current_op(acc)});

@@ -5,6 +5,7 @@
 // still being read, misaligned copies and other misuse) as failed launches
 // with messages; and the same source compiled by NVRTC for sm_80 and sm_90.
 #include <catch2/catch.hpp>
+#include <regex>
 #include <map>
 #include <string>
 #include <vector>
@@ -215,6 +216,14 @@ extern "C" __global__ void misuse(const float* __restrict__ A, float* __restrict
       kiln_cp_async_commit();
     }
   }
+  if (mode == 12 && t == 0) {  // zero-filling copies: the source read only where the flag holds
+    kiln_cp_async<16>(buf, 0, A, true);
+    kiln_cp_async<16>(buf, 4, (const float*)0, false);  // nothing is read
+    kiln_cp_async<8>(buf, 8, A + 2, blockIdx.x == 0);
+    kiln_cp_async_commit();
+    kiln_cp_async_wait(0);
+    for (int i = 0; i < 10; ++i) out[16 * blockIdx.x + i] = buf[i];
+  }
   if (mode == 11) {  // correct: wait, then a barrier, then another thread reads
     if (t == 1) {
       kiln_cp_async<8>(buf, 2, A + 2);
@@ -329,6 +338,25 @@ TEST_CASE("misaligned and misused cp.async fail the launch with a message", "[co
   CHECK(out[1] == 4.0f);
 }
 
+TEST_CASE("a zero-filling cp.async lands zeros where its flag is false, and reads nothing",
+          "[codegen][cuda][emulation][async]") {
+  SKIP_WITHOUT_COMPILER();
+  testing::TempDir dir("kiln_async");
+  Emulated e =
+      build(dir, "run_zfill", kMisuse, {make_launch("misuse", 2, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
+  alignas(16) float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> out(32, -1.0f);
+  int mode = 12;
+  REQUIRE(e.run({a, out.data(), &mode}) == 0);
+  for (int b = 0; b < 2; ++b) {
+    INFO("block " << b);
+    const float* o = out.data() + 16 * b;
+    CHECK(std::vector<float>(o, o + 4) == std::vector<float>{1, 2, 3, 4});
+    CHECK(std::vector<float>(o + 4, o + 8) == std::vector<float>{0, 0, 0, 0});
+    CHECK(std::vector<float>(o + 8, o + 10) == (b == 0 ? std::vector<float>{3, 4} : std::vector<float>{0, 0}));
+  }
+}
+
 TEST_CASE("NVRTC compiles the async-copy prelude to cp.async for sm_80 and sm_90", "[codegen][cuda][nvrtc][async]") {
   std::string why;
   if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
@@ -347,6 +375,9 @@ TEST_CASE("NVRTC compiles the async-copy prelude to cp.async for sm_80 and sm_90
     CHECK(out.ptx.find("], 16;") != std::string::npos);
     CHECK(out.ptx.find("], 8;") != std::string::npos);
     CHECK(out.ptx.find("], 4;") != std::string::npos);
+    // The zero-filling form: the source size in a register.
+    CHECK(std::regex_search(out.ptx, std::regex(R"(cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16, %r\d+;)")));
+    CHECK(std::regex_search(out.ptx, std::regex(R"(cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8, %r\d+;)")));
     REQUIRE(out.resources.size() == 4);
     for (const CudaKernelResources& r : out.resources) {
       INFO(r.kernel);

@@ -234,6 +234,32 @@ TEST_CASE("cuda tensor-core GEMM: every stage count copies with cp.async and agr
   CHECK(random.ran + random.rejected == 5);
 }
 
+TEST_CASE("cuda tensor-core conv2d: one k loop over taps and channels, the padding zero-filled by cp.async",
+          "[gpu][pipeline][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_pipeline_conv");
+  const OpInstance op = build_workload("conv2d_nhwc:N=2,H=7,W=6,C=32,K=16,R=3,S=3,stride=1,pad=1,dtype=f16,bias=1");
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  const GpuTemplate& t = find_op(op.op).gpu;
+  auto space = t.define_space(op, gpu);
+  Tally tally;
+  for (int stages = 1; stages <= 3; ++stages) {
+    INFO(stages << " stages");
+    nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+    j["tensor_core"] = "mma";
+    j["stages"] = stages;
+    const Config cfg = space->from_json(j);
+    const std::string ir = to_string(build_kernel(op.canonical, "cuda -arch=sm_90", "", cfg.to_json().dump()).func);
+    // The gathered input's copies carry the condition of its padding (a
+    // scalar after the operands); the weights' copies are plain.
+    const std::regex zero_filled(R"(tensor_intrin cuda\.cp_async\.f16\.8\(im2col\.shared\[[^\n]*\], [^\n]*>= 0)");
+    CHECK(std::regex_search(ir, zero_filled) == (stages > 1));
+    CHECK((ir.find("tensor_intrin cuda.cp_async.f16.8(weight.shared[") != std::string::npos) == (stages > 1));
+    check_config(op, cfg, dir.path, 60 + stages, &tally);
+  }
+  CHECK(tally.ran == 3);
+}
+
 TEST_CASE("cuda tensor-core GEMM: a planted missing cp.async wait is reported by the emulator",
           "[gpu][pipeline][emulation][errors]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
@@ -261,9 +287,12 @@ TEST_CASE("cuda tensor-core GEMM: pipelined 4096^3 configs compile with NVRTC fo
     const GpuLimits gpu = gpu_limits_for_arch(arch);
     const GpuTemplate& t = find_op(op.op).gpu;
     auto space = t.define_space(op, gpu);
+    // The defaults: 128 x 256 blocks with two slots on sm_90; on sm_80,
+    // whose blocks may opt in to less, 128 x 128 blocks with three.
     const Config def = t.default_config(op, gpu, *space);
-    CHECK(def.choice("stages") == 3);
-    for (int stages : {2, 3}) {
+    CHECK(def.choice("stages") == (std::string(arch) == "sm_90" ? 2 : 3));
+    CHECK(def.split("mma_n")[1] * def.split("mma_n")[2] * 8 == (std::string(arch) == "sm_90" ? 256 : 128));
+    for (int64_t stages = 1; stages <= def.choice("stages"); ++stages) {
       nlohmann::json j = def.to_json();
       j["stages"] = stages;
       const CudaSource src = gpu_source(op, space->from_json(j), gpu);

@@ -1,6 +1,7 @@
 #include "schedule/passes/inject_pipeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -124,10 +125,34 @@ class AsyncCopies : public IRMutator {
 
  protected:
   Stmt mutate_Store(const StoreNode* op, const Stmt& self) override {
-    auto* l = op->value.as<LoadNode>();
-    if (!bufs_.count(op->buffer.node()) || op->predicate.defined() || !l || l->predicate.defined() ||
-        allocated_.count(l->buffer.node()) || bufs_.count(l->buffer.node()))
+    // select(cond, load, 0) with one condition for all lanes (a gather's
+    // zero padding): a copy of src-size 0 where cond is false, which fills
+    // the slot with zeros and reads nothing.
+    Expr zero_unless;
+    const Expr* value = &op->value;
+    if (auto* sel = op->value.as<SelectNode>()) {
+      const Expr* cond = &sel->condition;
+      if (auto* b = cond->as<BroadcastNode>()) cond = &b->value;
+      const Expr* f = &sel->false_value;
+      if (auto* b = f->as<BroadcastNode>()) f = &b->value;
+      auto* fz = f->as<FloatImmNode>();
+      if (cond->dtype().lanes != 1 || !(is_zero(*f) || (fz && fz->value == 0.0 && !std::signbit(fz->value))))
+        return self;
+      zero_unless = *cond;
+      value = &sel->true_value;
+    }
+    auto* l = value->as<LoadNode>();
+    if (!bufs_.count(op->buffer.node()) || op->predicate.defined() || !l || allocated_.count(l->buffer.node()) ||
+        bufs_.count(l->buffer.node()))
       return self;
+    // A load masked by one condition for all lanes reads zeros where it is
+    // false (what codegen makes of masked lanes): zero-filled there too.
+    if (l->predicate.defined()) {
+      const Expr* p = &l->predicate;
+      if (auto* b = p->as<BroadcastNode>()) p = &b->value;
+      if (p->dtype().lanes != 1) return self;
+      zero_unless = zero_unless.defined() ? (zero_unless && *p) : *p;
+    }
     const DType t = l->dtype.element_of();
     const int lanes = l->dtype.lanes;
     const int64_t bytes = int64_t{lanes} * t.bytes();
@@ -140,9 +165,11 @@ class AsyncCopies : public IRMutator {
     if (!dst || !src) return self;
     const Expr n = make_const(dst->dtype(), int64_t{lanes});
     const Expr one = make_const(dst->dtype(), int64_t{1});
+    std::vector<Expr> scalars;
+    if (zero_unless.defined()) scalars.push_back(zero_unless);
     return TensorIntrinCallNode::make(
         cuda_cp_async_instruction(t, bytes),
-        {{op->buffer, *dst, n, one}, {l->buffer, *src, cast(src->dtype(), n), cast(src->dtype(), one)}}, {});
+        {{op->buffer, *dst, n, one}, {l->buffer, *src, cast(src->dtype(), n), cast(src->dtype(), one)}}, scalars);
   }
 
  private:
