@@ -111,8 +111,7 @@ std::string entry_point(const CudaLibraryKernel& k) {
     }
     os << "      {" << l.function << ", {" << l.grid[0] << ", " << l.grid[1] << ", " << l.grid[2] << "}, {"
        << l.block[0] << ", " << l.block[1] << ", " << l.block[2] << "}, " << l.shared_bytes << ", "
-       << l.dynamic_shared_bytes << ", " << l.args.size()
-       << ", {" << join(args, ", ") << "}},\n";
+       << l.dynamic_shared_bytes << ", " << l.args.size() << ", {" << join(args, ", ") << "}},\n";
   }
   os << "  };\n  return launch_tuned(__func__, launches, " << k.launches.size() << ", buffers, stream);\n}\n";
   return os.str();

@@ -190,8 +190,8 @@ class KernelScanner : public IRVisitor {
           << limits_.arch << " allows at most " << limits_.max_grid_dim[d] << " blocks along " << kDims[d];
     }
     user_check(k.shared_bytes <= limits_.max_shared_optin_per_block)
-        << "the block needs " << k.shared_bytes << " bytes of shared memory (" << shared_list_ << "); "
-        << limits_.arch << " allows at most " << limits_.max_shared_optin_per_block
+        << "the block needs " << k.shared_bytes << " bytes of shared memory (" << shared_list_ << "); " << limits_.arch
+        << " allows at most " << limits_.max_shared_optin_per_block
         << " bytes per block (dynamic shared memory, opted in): use smaller tiles";
   }
 

@@ -40,7 +40,7 @@ struct GpuKernel {
   Stmt body;  // the kernel's nest, its block and thread loops included
   std::array<int64_t, 3> grid{{1, 1, 1}};
   std::array<int64_t, 3> block{{1, 1, 1}};
-  int64_t shared_bytes = 0;      // the block's shared memory (each array 16-byte aligned)
+  int64_t shared_bytes = 0;  // the block's shared memory (each array 16-byte aligned)
   // How much of it is dynamic shared memory: all of it when it is more than
   // an architecture allows statically (48 KiB), else none. The launch asks
   // for it and opts the kernel in to it (cuFuncSetAttribute).

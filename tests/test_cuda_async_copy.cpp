@@ -5,8 +5,8 @@
 // still being read, misaligned copies and other misuse) as failed launches
 // with messages; and the same source compiled by NVRTC for sm_80 and sm_90.
 #include <catch2/catch.hpp>
-#include <regex>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 

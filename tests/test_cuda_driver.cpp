@@ -127,8 +127,8 @@ TEST_CASE("cuda driver: a block past 48 KiB gets dynamic shared memory, the kern
   fake_reset();
   // A 64 x 128 tensor-core block with two slots of k tiles: 57344 bytes.
   const std::string w = "matmul:M=64,N=128,K=64,dtype=f16";
-  BuiltKernel k = build_kernel(w, "cuda", "",
-                               R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,8],"mma_k":[2,2],"stages":2})");
+  BuiltKernel k =
+      build_kernel(w, "cuda", "", R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,8],"mma_k":[2,2],"stages":2})");
   const CudaSource src = emit_cuda(k.func, k.gpu);
   REQUIRE(src.launches.size() == 1);
   REQUIRE(src.launches[0].dynamic_shared_bytes == 57344);

@@ -319,8 +319,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kLibraryWork
 
 const std::string kDynamicShared = "matmul:M=64,N=128,K=64,dtype=f16";
 
-TEST_CASE("lib_cuda families: convolutions, pools and a GEMM past 48 KiB of shared memory through a library's dispatchers",
-          "[lib][emulation]") {
+TEST_CASE(
+    "lib_cuda families: convolutions, pools and a GEMM past 48 KiB of shared memory through a library's dispatchers",
+    "[lib][emulation]") {
   if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
   if (test::shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
   testing::TempDir dir("kiln_lib_cuda_families");
