@@ -26,9 +26,11 @@
 //
 // so the fills of iteration k + S - 1 are issued before the compute of
 // iteration k. With `gpu`, a fill's vector copy of 4, 8 or 16 bytes from a
-// global buffer into a slot (same element type, no predicate, contiguous on
-// both sides) becomes a cp.async instruction call; other fills stay plain
-// stores, still ordered by the tokens. The tokens it emits pass
+// global buffer into a slot (same element type, contiguous on both sides)
+// becomes a cp.async instruction call. A copy of select(cond, load, 0), or
+// of a masked load, whose condition is the same for all lanes, becomes one
+// that zero-fills where the condition is false (the call's scalar); other
+// fills stay plain stores, still ordered by the tokens. The tokens it emits pass
 // verify_pipeline_tokens. A loop that does not have the expected shape is a
 // user error that says what is missing.
 #pragma once
