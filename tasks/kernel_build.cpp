@@ -52,6 +52,17 @@ const GpuTemplate& gpu_template_of(const OpDef& def) {
   return def.gpu;
 }
 
+nlohmann::json template_default_config(const OpInstance& op, const Target& target) {
+  const OpDef& def = find_op(op.op);
+  if (target.is_cuda()) {
+    const GpuLimits gpu = gpu_limits_for(target);
+    const GpuTemplate& t = gpu_template_of(def);
+    return t.default_config(op, gpu, *t.define_space(op, gpu)).to_json();
+  }
+  const CpuInfo cpu = cpu_info_for(target);
+  return def.default_config(op, cpu, *def.define_space(op, cpu)).to_json();
+}
+
 BuiltKernel build_kernel(const std::string& workload, const std::string& target_str, const std::string& db_path,
                          const std::string& config_text) {
   BuiltKernel k;
@@ -66,15 +77,7 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
   }
   const bool cuda = k.target.is_cuda();
   if (cuda) k.gpu = gpu_limits_for(k.target);
-  // The template's default config for the target, as JSON.
-  auto default_config = [&]() {
-    if (cuda) {
-      const GpuTemplate& gpu = gpu_template_of(def);
-      return gpu.default_config(k.op, k.gpu, *gpu.define_space(k.op, k.gpu)).to_json();
-    }
-    const CpuInfo cpu = cpu_info_for(k.target);
-    return def.default_config(k.op, cpu, *def.define_space(k.op, cpu)).to_json();
-  };
+  auto default_config = [&]() { return template_default_config(k.op, k.target); };
   if (cuda) gpu_template_of(def);  // an op without a cuda template fails here, config or not
   if (!config_text.empty()) {
     user_check(cuda || def.define_space) << "op '" << k.op.op << "' has no tunable template, so it takes no config";

@@ -29,6 +29,8 @@ CpuInfo cpu_info_for(const Target& target);
 GpuLimits gpu_limits_for(const Target& target);
 // The op's GPU template, or user_error naming the ops that have one.
 const GpuTemplate& gpu_template_of(const OpDef& def);
+// The template's default config of `op` for `target` (every knob), as JSON.
+nlohmann::json template_default_config(const OpInstance& op, const Target& target);
 // user_error on a bad workload or target string. With a database, the best
 // record of the workload on the target is used when there is one. A given
 // config (a JSON object of knob values, `config_text` not empty) overrides

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "costmodel/xgb_model.h"
+#include "tasks/kernel_build.h"
 #include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
 #include "tuner/grid_tuner.h"
@@ -26,8 +27,11 @@ std::unique_ptr<Tuner> make_tuner(const TunerChoice& o, const Task& task, Databa
   mo.nthread = 1;  // more would leave OpenMP threads behind, and the builder forks
   auto tuner = std::make_unique<XGBTuner>(
       *task.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
+  // The template's default config is measured first, so that a search
+  // never ends slower than the default it would replace.
+  tuner->add_seeds({task.space->nearest(template_default_config(build_workload(task.workload), target))});
   // Records of tuned neighbouring shapes warm-start the model, and their
-  // best configs are measured first.
+  // best configs are measured next.
   WarmStart ws = warm_start_from_neighbors(*tuner, task, db, target, o.neighbor_seeds);
   if (!ws.neighbors.empty())
     log << task.workload << ": warm start from " << ws.neighbors.size() << " tuned neighbour"

@@ -3,12 +3,15 @@
 // task's search from a database of tuned neighbours.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <sstream>
 
 #include "costmodel/xgb_model.h"
 #include "costmodel/features.h"
 #include "support/temp_dir.h"
+#include "tasks/kernel_build.h"
 #include "tasks/neighbors.h"
 #include "tasks/task_factory.h"
+#include "tasks/tuner_factory.h"
 
 using namespace kiln;
 using kiln::testing::TempDir;
@@ -79,4 +82,31 @@ TEST_CASE("neighbours: a new task's search starts from its tuned neighbours' rec
       *task.space, [tp](const Config& c) { return config_features(*tp, c); },
       std::make_unique<XGBoostRanker>(mo));
   CHECK(warm_start_from_neighbors(plain, task, *db, host, 0).seeds == 0);
+}
+
+TEST_CASE("tuner factory: the xgb search measures the template's default config first, then the neighbours' best",
+          "[neighbors][tuner]") {
+  TempDir tmp("kiln_default_seed");
+  auto db = Database::open(tmp / "d.db");
+  const Target host = Target::host();
+  Task tuned = make_task("matmul:M=16,N=16,K=16", host, /*with_reference=*/false);
+  MeasureResult r;
+  r.samples_ms = {1.0};
+  db->add_records(tuned, {tuned.space->get(1)}, {r});
+
+  Task task = make_task("matmul:M=32,N=16,K=16", host, false);
+  std::ostringstream log;
+  TunerChoice choice;
+  std::unique_ptr<Tuner> tuner = make_tuner(choice, task, *db, host, log);
+  const std::vector<Config> batch = tuner->next_batch(4);
+  REQUIRE(batch.size() == 4);
+  const Config def = task.space->from_json(template_default_config(build_workload(task.workload), host));
+  CHECK(batch[0] == def);
+  CHECK(batch[1] == task.space->nearest(tuned.space->get(1).to_json()));
+  // Held knobs (kiln tune --fix): the default's nearest config that keeps them.
+  Task fixed = make_task("matmul:M=32,N=16,K=16", host, false);
+  fix_task_knobs(&fixed, R"({"prefetch":4})");
+  std::unique_ptr<Tuner> held = make_tuner(choice, fixed, *db, host, log);
+  const Config first = held->next_batch(1).at(0);
+  CHECK(first.choice("prefetch") == 4);
 }
