@@ -191,19 +191,19 @@ class KernelPrinter {
     launch->dynamic_shared_bytes = kernel_.dynamic_shared_bytes;
     if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL();\n";
     int64_t offset = 0;
-    auto declare = [&](const std::string& type, const std::string& name, int64_t elems, int64_t elem_bytes) {
+    auto declare = [&](const std::string& type, const std::string& name, int64_t elems, DType t) {
       if (dynamic)
         line() << "KILN_DYNAMIC_SHARED(" << type << ", " << name << ", " << elems << ", " << offset << ");";
       else
         line() << "KILN_SHARED(" << type << ", " << name << ", " << elems << ");";
-      offset += (elems * elem_bytes + 15) / 16 * 16;
+      offset += shared_array_bytes(elems, t);
     };
     for (auto* a : shared_) {
-      declare(storage_type(a->dtype), name_of(a->buffer.node()), *as_const_int(a->extents[0]), a->dtype.bytes());
+      declare(storage_type(a->dtype), name_of(a->buffer.node()), *as_const_int(a->extents[0]), a->dtype);
       body_ << "\n";
     }
     for (auto& [type, elems] : kernel_.allreduce_scratch) {
-      declare(c_type(type), name_of(scratch_var(type).node()), elems, type.bytes());
+      declare(c_type(type), name_of(scratch_var(type).node()), elems, type);
       body_ << "  // cross-thread reductions\n";
     }
     internal_assert(offset == kernel_.shared_bytes)

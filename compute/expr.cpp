@@ -298,5 +298,10 @@ bool is_const_int(const Expr& e, int64_t v) {
 }
 bool is_zero(const Expr& e) { return is_const_int(e, 0); }
 bool is_one(const Expr& e) { return is_const_int(e, 1); }
+bool is_zero_bits(const Expr& e) {
+  if (auto* b = e.as<BroadcastNode>()) return is_zero_bits(b->value);
+  auto* f = e.as<FloatImmNode>();
+  return is_zero(e) || (f && f->value == 0.0 && !std::signbit(f->value));
+}
 
 }  // namespace kiln

@@ -305,5 +305,8 @@ const int64_t* as_const_int(const Expr& e);
 bool is_const_int(const Expr& e, int64_t v);
 bool is_zero(const Expr& e);
 bool is_one(const Expr& e);
+// An integer 0 or a float +0.0 (through a Broadcast): a constant whose
+// bits are all zero, as memory filled with zero bytes reads.
+bool is_zero_bits(const Expr& e);
 
 }  // namespace kiln

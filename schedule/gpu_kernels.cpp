@@ -64,7 +64,7 @@ class KernelScanner : public IRVisitor {
         << dims_text(k->block);
     k->shared_bytes = shared_bytes_;
     for (auto& [t, e] : k->allreduce_scratch) {
-      const int64_t bytes = (e * t.bytes() + 15) / 16 * 16;
+      const int64_t bytes = shared_array_bytes(e, t);
       k->shared_bytes += bytes;
       shared_list_ += (shared_list_.empty() ? "" : ", ") + std::string("reduction scratch ") + std::to_string(bytes);
     }
@@ -137,7 +137,7 @@ class KernelScanner : public IRVisitor {
       if (first_warp_buffer_.empty()) first_warp_buffer_ = op->buffer->name;
     }
     if (op->scope == MemScope::kShared) {
-      const int64_t bytes = (elems * op->dtype.bytes() + 15) / 16 * 16;
+      const int64_t bytes = shared_array_bytes(elems, op->dtype);
       shared_bytes_ += bytes;
       shared_list_ += (shared_list_.empty() ? "" : ", ") + op->buffer->name + " " + std::to_string(bytes);
     }

@@ -36,6 +36,10 @@ DType allreduce_value_type(DType t);
 // The shared scratch it needs, in elements (0 for shuffles alone).
 int64_t allreduce_scratch_elems(AllreduceStrategy s, const std::array<int64_t, 3>& block);
 
+// The bytes a shared array of `elems` elements of `t` takes in a block's
+// shared memory: each array starts 16-byte aligned.
+inline int64_t shared_array_bytes(int64_t elems, DType t) { return (elems * t.bytes() + 15) / 16 * 16; }
+
 struct GpuKernel {
   Stmt body;  // the kernel's nest, its block and thread loops included
   std::array<int64_t, 3> grid{{1, 1, 1}};

@@ -77,7 +77,6 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
   }
   const bool cuda = k.target.is_cuda();
   if (cuda) k.gpu = gpu_limits_for(k.target);
-  auto default_config = [&]() { return template_default_config(k.op, k.target); };
   if (cuda) gpu_template_of(def);  // an op without a cuda template fails here, config or not
   if (!config_text.empty()) {
     user_check(cuda || def.define_space) << "op '" << k.op.op << "' has no tunable template, so it takes no config";
@@ -88,12 +87,12 @@ BuiltKernel build_kernel(const std::string& workload, const std::string& target_
       user_error() << "config is not valid JSON: " << e.what();
     }
     user_check(given.is_object()) << "a config must be a JSON object of knob values, got " << given.dump();
-    if (!best) k.config = default_config();
+    if (!best) k.config = template_default_config(k.op, k.target);
     for (auto it = given.begin(); it != given.end(); ++it) k.config[it.key()] = it.value();
     k.config_source = "given";
   }
   if (cuda) {
-    if (k.config_source == "default") k.config = default_config();
+    if (k.config_source == "default") k.config = template_default_config(k.op, k.target);
     k.scheduled = apply_task_config(k.op.canonical, k.target, k.config);
     k.func = lower_gpu(*k.scheduled.schedule, k.scheduled.args, "kiln_" + k.op.op, k.gpu);
     return k;

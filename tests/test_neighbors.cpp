@@ -16,6 +16,17 @@
 using namespace kiln;
 using kiln::testing::TempDir;
 
+namespace {
+
+// A measurement of one sample.
+MeasureResult measured(double ms) {
+  MeasureResult r;
+  r.samples_ms = {ms};
+  return r;
+}
+
+}  // namespace
+
 TEST_CASE("neighbours: same op and structure, distance in log2 of the sizes", "[neighbors]") {
   const std::string a = "conv2d_nchwc:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1";
   auto d = workload_distance(a, "conv2d_nchwc:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1");
@@ -49,14 +60,9 @@ TEST_CASE("neighbours: a new task's search starts from its tuned neighbours' rec
   const Target host = Target::host();
   Task tuned = make_task("matmul:M=16,N=16,K=16", host, /*with_reference=*/false);
   Task other_op = make_task("dense:N=16,IN=16,OUT=16", host, false);
-  auto result = [](double ms) {
-    MeasureResult r;
-    r.samples_ms = {ms};
-    return r;
-  };
   std::vector<Config> cs = {tuned.space->get(0), tuned.space->get(1), tuned.space->get(2)};
-  db->add_records(tuned, cs, {result(3.0), result(1.0), result(2.0)});  // get(1) is the best
-  db->add_records(other_op, {other_op.space->get(0)}, {result(1.0)});
+  db->add_records(tuned, cs, {measured(3.0), measured(1.0), measured(2.0)});  // get(1) is the best
+  db->add_records(other_op, {other_op.space->get(0)}, {measured(1.0)});
 
   Task task = make_task("matmul:M=32,N=16,K=16", host, false);
   const Task* tp = &task;
@@ -90,9 +96,7 @@ TEST_CASE("tuner factory: the xgb search measures the template's default config 
   auto db = Database::open(tmp / "d.db");
   const Target host = Target::host();
   Task tuned = make_task("matmul:M=16,N=16,K=16", host, /*with_reference=*/false);
-  MeasureResult r;
-  r.samples_ms = {1.0};
-  db->add_records(tuned, {tuned.space->get(1)}, {r});
+  db->add_records(tuned, {tuned.space->get(1)}, {measured(1.0)});
 
   Task task = make_task("matmul:M=32,N=16,K=16", host, false);
   std::ostringstream log;

@@ -1,7 +1,6 @@
 #include "schedule/passes/inject_pipeline.h"
 
 #include <algorithm>
-#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -116,6 +115,13 @@ const Expr* contiguous_base(const Expr& index, int lanes) {
   return r && is_one(r->stride) && r->lanes == lanes ? &r->base : nullptr;
 }
 
+// The scalar every lane of `e` has (e itself, or a broadcast's value), or null.
+const Expr* uniform_scalar(const Expr& e) {
+  const Expr* s = &e;
+  if (auto* b = e.as<BroadcastNode>()) s = &b->value;
+  return s->dtype().lanes == 1 ? s : nullptr;
+}
+
 // A fill's plain copies from global memory into a slot become cp.async
 // calls where the instruction covers them (see the header).
 class AsyncCopies : public IRMutator {
@@ -125,19 +131,15 @@ class AsyncCopies : public IRMutator {
 
  protected:
   Stmt mutate_Store(const StoreNode* op, const Stmt& self) override {
-    // select(cond, load, 0) with one condition for all lanes (a gather's
-    // zero padding): a copy of src-size 0 where cond is false, which fills
-    // the slot with zeros and reads nothing.
+    // select(cond, load, 0), and a load masked by a condition (whose masked
+    // lanes read 0), where the condition is the same for all lanes (a
+    // gather's zero padding): a copy of src-size 0 where it is false, which
+    // fills the slot with zeros and reads nothing.
     Expr zero_unless;
     const Expr* value = &op->value;
     if (auto* sel = op->value.as<SelectNode>()) {
-      const Expr* cond = &sel->condition;
-      if (auto* b = cond->as<BroadcastNode>()) cond = &b->value;
-      const Expr* f = &sel->false_value;
-      if (auto* b = f->as<BroadcastNode>()) f = &b->value;
-      auto* fz = f->as<FloatImmNode>();
-      if (cond->dtype().lanes != 1 || !(is_zero(*f) || (fz && fz->value == 0.0 && !std::signbit(fz->value))))
-        return self;
+      const Expr* cond = uniform_scalar(sel->condition);
+      if (!cond || !is_zero_bits(sel->false_value)) return self;
       zero_unless = *cond;
       value = &sel->true_value;
     }
@@ -145,12 +147,9 @@ class AsyncCopies : public IRMutator {
     if (!bufs_.count(op->buffer.node()) || op->predicate.defined() || !l || allocated_.count(l->buffer.node()) ||
         bufs_.count(l->buffer.node()))
       return self;
-    // A load masked by one condition for all lanes reads zeros where it is
-    // false (what codegen makes of masked lanes): zero-filled there too.
     if (l->predicate.defined()) {
-      const Expr* p = &l->predicate;
-      if (auto* b = p->as<BroadcastNode>()) p = &b->value;
-      if (p->dtype().lanes != 1) return self;
+      const Expr* p = uniform_scalar(l->predicate);
+      if (!p) return self;
       zero_unless = zero_unless.defined() ? (zero_unless && *p) : *p;
     }
     const DType t = l->dtype.element_of();

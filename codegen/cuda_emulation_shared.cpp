@@ -1,0 +1,360 @@
+// The shared arrays and cp.async part of the CUDA emulation header's text
+// (see cuda_emulation_shared.h).
+#include "codegen/cuda_emulation_shared.h"
+
+namespace kiln {
+
+const char* cuda_emulation_shared_text() {
+  return R"KILN(namespace kiln_emu {
+namespace {
+
+// Who last wrote and who read an element since, with the epochs that order
+// them: the block epoch changes at every __syncthreads() and block start, a
+// warp's epoch at every warp operation of that warp.
+struct Shadow {
+  uint64_t w_epoch = 0, w_warp_epoch = 0, r_epoch = 0, r_warp_epoch = 0;
+  int16_t writer = -1, reader = -1, reader2 = -1;
+  int8_t reader_warp = -1;   // the readers' warp, -2 when they are in several
+  bool multi = false;        // several readers, none ordered after the others
+  int16_t pending = -1;      // the thread whose cp.async into it has not landed yet
+  bool async_write = false;  // the last write was a cp.async copy
+};
+
+[[noreturn]] void check_error(const std::string& msg) {
+  if (g_failed.load(std::memory_order_relaxed)) throw Abort{};
+  throw std::runtime_error(msg);
+}
+
+// The dynamic shared memory of the launch in progress, in bytes.
+long long g_dynamic_shared = 0;
+
+void check_dynamic_shared(const char* name, long long end) {
+  if (end > g_dynamic_shared)
+    check_error(std::string("shared array ") + name + " ends at byte " + std::to_string(end) +
+                " of the dynamic shared memory, but the launch asked for " + std::to_string(g_dynamic_shared));
+}
+
+template <typename T> class Ref;
+template <typename T> struct SharedPtr;
+
+// A block-shared array of T: every access is bounds- and race-checked.
+template <typename T>
+class SharedBuffer {
+ public:
+  SharedBuffer(const char* name, long long n) : name_(name), n_(n), data_(new T[n]()), shadow_(new Shadow[n]) {}
+  ~SharedBuffer() {
+    delete[] data_;
+    delete[] shadow_;
+  }
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+
+  Ref<T> operator[](long long i) { return Ref<T>(this, i); }
+  SharedPtr<T> operator+(long long i) { return SharedPtr<T>{this, i}; }
+  const char* name() const { return name_; }  // for messages
+
+  T read(long long i) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    on_read(i);
+    return data_[i];
+  }
+  void write(long long i, const T& v) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    on_write(i);
+    data_[i] = v;
+  }
+  template <typename F> void update(long long i, F f) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    on_read(i);
+    on_write(i);
+    data_[i] = f(data_[i]);
+  }
+  template <typename V> V load(long long i) {
+    V v;
+    vector_access<V>(i, [&](long long k, size_t off) {
+      on_read(k);
+      memcpy(reinterpret_cast<char*>(&v) + off, &data_[k], sizeof(T));
+    });
+    return v;
+  }
+  template <typename V> void store(long long i, const V& v) {
+    vector_access<V>(i, [&](long long k, size_t off) {
+      on_write(k);
+      memcpy(&data_[k], reinterpret_cast<const char*>(&v) + off, sizeof(T));
+    });
+  }
+
+  // cp.async (the async-copy prelude) into elements i..i+count-1: checks
+  // bounds and alignment; the copy counts as this thread's write now, and the
+  // elements stay pending (no access allowed) until it lands.
+  void async_check(long long i, long long count) {
+    check(i, count);
+    const long long bytes = count * static_cast<long long>(sizeof(T));
+    if ((i * static_cast<long long>(sizeof(T))) % bytes != 0)
+      check_error("misaligned cp.async of " + std::to_string(bytes) + " bytes into " + elem(i) + " (needs " +
+                  std::to_string(bytes) + "-byte alignment: an index that is a multiple of " + std::to_string(count) +
+                  ") " + where() + ", " + thread_str(tl_tid) + "; the GPU would fault");
+  }
+  void async_issue(long long i, long long count) {
+    for (long long k = i; k < i + count; ++k) {
+      std::lock_guard<std::mutex> g(stripe(k));
+      Shadow& s = shadow_[k];
+      if (s.pending >= 0)
+        check_error(thread_str(tl_tid) + " " + where() + " issues a cp.async into " + elem(k) +
+                    " while an earlier cp.async into it, issued by " + issuer(s.pending) +
+                    ", is in flight; wait for that one (kiln_cp_async_wait) first");
+      on_write(k, true);
+      s.pending = static_cast<int16_t>(tl_tid);
+    }
+  }
+  // The copy arrives: a write by the issuing thread (the caller) now, so
+  // that other threads still need a __syncthreads() before they read it.
+  void async_land(long long i, long long count, const unsigned char* bytes) {
+    for (long long k = i; k < i + count; ++k) {
+      std::lock_guard<std::mutex> g(stripe(k));
+      shadow_[k].pending = -1;
+      on_write(k, true);
+      memcpy(&data_[k], bytes + (k - i) * sizeof(T), sizeof(T));
+    }
+  }
+  // The copy is dropped (its thread finished the block, or the launch failed).
+  void async_drop(long long i, long long count, int tid) {
+    for (long long k = i; k < i + count; ++k) {
+      std::lock_guard<std::mutex> g(stripe(k));
+      if (shadow_[k].pending == tid) shadow_[k].pending = -1;
+    }
+  }
+
+ private:
+  std::mutex& stripe(long long i) { return stripes_[i & 15]; }
+  std::string elem(long long i) const { return std::string(name_) + "[" + std::to_string(i) + "]"; }
+  void check(long long i, long long lanes) {
+    if (g_failed.load(std::memory_order_relaxed)) throw Abort{};
+    if (i < 0 || i + lanes > n_)
+      check_error("shared-memory index " + std::to_string(i) +
+                  (lanes > 1 ? " (a vector of " + std::to_string(lanes) + ")" : "") + " is out of bounds of " +
+                  name_ + "[" + std::to_string(n_) + "] " + where() + ", " + thread_str(tl_tid));
+  }
+  template <typename V, typename F> void vector_access(long long i, F f) {
+    static_assert(sizeof(V) % sizeof(T) == 0, "a vector of whole elements");
+    const long long lanes = sizeof(V) / sizeof(T);
+    check(i, lanes);
+    if ((i * sizeof(T)) % alignof(V) != 0)
+      check_error("misaligned vector access to " + elem(i) + " (" + std::to_string(sizeof(V)) + " bytes, needs " +
+                  std::to_string(alignof(V)) + "-byte alignment) " + where() + ", " + thread_str(tl_tid));
+    for (long long k = 0; k < lanes; ++k) {
+      std::lock_guard<std::mutex> g(stripe(i + k));
+      f(i + k, static_cast<size_t>(k) * sizeof(T));
+    }
+  }
+  // Accesses to an element whose cp.async (by thread `tid`) is in flight.
+  static std::string issuer(int tid) { return tid == tl_tid ? "this thread" : thread_str(tid); }
+  [[noreturn]] void pending_read(long long i, int tid) {
+    check_error("shared-memory element " + elem(i) + " was read before its cp.async copy arrived, " + where() + ": " +
+                thread_str(tl_tid) + " reads it while the cp.async issued by " + issuer(tid) +
+                " is in flight. The issuing " + thread_str(tid) +
+                " must wait for the copy (kiln_cp_async_wait: cp.async.wait_group), and the block must "
+                "__syncthreads(), before any thread reads it");
+  }
+  [[noreturn]] void pending_write(long long i, int tid) {
+    check_error(thread_str(tl_tid) + " writes " + elem(i) + " " + where() + " while the cp.async issued into it by " +
+                issuer(tid) + " is in flight: the copy would overwrite the value when it arrives. The issuing " +
+                thread_str(tid) + " must wait for the copy (kiln_cp_async_wait), and the block must __syncthreads(), "
+                "before any thread writes it");
+  }
+  // This thread's access (`verb`: reads, writes, overwrites; by a cp.async
+  // copy when `async`) races with thread `other`'s earlier write or read.
+  [[noreturn]] void race(long long i, int other, const char* verb, bool async, bool other_wrote) {
+    const bool other_copied = other_wrote && shadow_[i].async_write;
+    check_error("shared-memory race on " + elem(i) + " " + where() + ": " + thread_str(tl_tid) +
+                (async ? "'s cp.async " : " ") + verb + " what " + thread_str(other) +
+                (other_wrote ? (other_copied ? " wrote (a cp.async copy)" : " wrote") : " read") +
+                " with no __syncthreads() in between" +
+                (other_copied ? "; kiln_cp_async_wait makes a copy visible to its issuing thread only" : ""));
+  }
+  // Whether thread `o`'s access at (epoch, warp epoch) is ordered before this thread's.
+  static bool ordered(int o, uint64_t epoch, uint64_t warp_epoch) {
+    return o == tl_tid || epoch != tl_epoch || (o / 32 == tl_warp && warp_epoch < tl_warp_epoch);
+  }
+  void on_read(long long i) {
+    Shadow& s = shadow_[i];
+    if (s.pending >= 0) pending_read(i, s.pending);
+    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch))
+      race(i, s.writer, "reads", false, true);
+    const bool after_all = s.r_epoch != tl_epoch || (!s.multi && s.reader == tl_tid) ||
+                           (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch);
+    if (after_all) {  // earlier reads are ordered before this one: it stands for them
+      s.r_epoch = tl_epoch;
+      s.r_warp_epoch = tl_warp_epoch;
+      s.reader = static_cast<int16_t>(tl_tid);
+      s.reader_warp = static_cast<int8_t>(tl_warp);
+      s.multi = false;
+    } else if (s.reader != tl_tid) {
+      s.multi = true;
+      s.reader2 = static_cast<int16_t>(tl_tid);
+      if (s.reader_warp != tl_warp) s.reader_warp = -2;
+      if (s.r_warp_epoch < tl_warp_epoch) s.r_warp_epoch = tl_warp_epoch;
+    }
+  }
+  // A write, or a cp.async copy (`async`) as it is issued and as it lands.
+  void on_write(long long i, bool async = false) {
+    Shadow& s = shadow_[i];
+    if (s.pending >= 0) pending_write(i, s.pending);
+    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch))
+      race(i, s.writer, "overwrites", async, true);
+    const bool reads_before = s.r_epoch != tl_epoch || (!s.multi && s.reader == tl_tid) ||
+                              (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch);
+    if (!reads_before)
+      race(i, s.reader != tl_tid ? s.reader : s.reader2, async ? "overwrites" : "writes", async, false);
+    s.async_write = async;
+    s.w_epoch = tl_epoch;
+    s.w_warp_epoch = tl_warp_epoch;
+    s.writer = static_cast<int16_t>(tl_tid);
+    s.r_epoch = 0;  // those reads are ordered before this write
+  }
+
+  const char* name_;
+  long long n_;
+  T* data_;
+  Shadow* shadow_;
+  std::mutex stripes_[16];
+};
+
+template <typename T, long long N>
+class SharedArray : public SharedBuffer<T> {
+ public:
+  static_assert(N > 0, "a shared array has at least one element");
+  explicit SharedArray(const char* name) : SharedBuffer<T>(name, N) {}
+};
+
+// name[i]: reads convert to T, writes assign.
+template <typename T>
+class Ref {
+ public:
+  Ref(SharedBuffer<T>* b, long long i) : b_(b), i_(i) {}
+  Ref(const Ref&) = default;
+  operator T() const { return b_->read(i_); }
+  Ref& operator=(const T& v) {
+    b_->write(i_, v);
+    return *this;
+  }
+  Ref& operator=(const Ref& o) { return *this = static_cast<T>(o); }
+  Ref& operator+=(const T& v) { return update([&](const T& x) { return T(x + v); }); }
+  Ref& operator-=(const T& v) { return update([&](const T& x) { return T(x - v); }); }
+  Ref& operator*=(const T& v) { return update([&](const T& x) { return T(x * v); }); }
+  Ref& operator/=(const T& v) { return update([&](const T& x) { return T(x / v); }); }
+
+ private:
+  template <typename F> Ref& update(F f) {
+    b_->update(i_, f);
+    return *this;
+  }
+  SharedBuffer<T>* b_;
+  long long i_;
+};
+
+// name + offset: a pointer into a shared array.
+template <typename T>
+struct SharedPtr {
+  SharedBuffer<T>* buf;
+  long long off;
+  Ref<T> operator[](long long i) const { return Ref<T>(buf, off + i); }
+  SharedPtr operator+(long long i) const { return SharedPtr{buf, off + i}; }
+};
+
+void check_aligned(const void* p, size_t align, size_t bytes, const char* op) {
+  if (reinterpret_cast<uintptr_t>(p) % align == 0) return;
+  char addr[32];
+  snprintf(addr, sizeof(addr), "%p", p);
+  check_error(std::string("misaligned ") + op + " of " + std::to_string(bytes) + " bytes at " + addr + " (needs " +
+              std::to_string(align) + "-byte alignment) " + where() + ", " + thread_str(tl_tid) +
+              "; the GPU would fault");
+}
+
+// cp.async (the async-copy prelude, codegen/cuda_async_prelude.h): each
+// thread queues its copies, issued but not committed, then committed groups
+// oldest first, as the GPU does per thread. A copy reads its source when it
+// is issued and writes the shared array when a wait lands it.
+struct AsyncCopy {
+  void* buf;                                    // the SharedBuffer<T>
+  void (*finish)(const AsyncCopy&, bool land);  // lands the bytes, or drops the copy
+  long long index, count;                       // the destination elements
+  int tid;                                      // the issuing thread
+  unsigned char bytes[16];
+};
+struct AsyncQueue {
+  std::vector<AsyncCopy> open;
+  std::vector<std::vector<AsyncCopy>> groups;
+};
+thread_local AsyncQueue tl_async;
+// Copies that never landed, of threads that finished their block: their
+// elements stay pending until the whole block has finished.
+std::mutex g_async_mu;
+std::vector<AsyncCopy> g_unlanded;
+
+template <typename T> void finish_copy(const AsyncCopy& c, bool land) {
+  SharedBuffer<T>& b = *static_cast<SharedBuffer<T>*>(c.buf);
+  if (land)
+    b.async_land(c.index, c.count, c.bytes);
+  else
+    b.async_drop(c.index, c.count, c.tid);
+}
+
+// copy false: cp.async with src-size 0, which reads nothing and lands zeros.
+template <int Bytes, typename T> void cp_async(SharedBuffer<T>& dst, long long i, const T* src, bool copy = true) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  static_assert(Bytes % sizeof(T) == 0, "cp.async copies whole elements");
+  constexpr long long count = Bytes / static_cast<long long>(sizeof(T));
+  dst.async_check(i, count);
+  check_aligned(src, Bytes, Bytes, "cp.async source");
+  AsyncCopy c{&dst, finish_copy<T>, i, count, tl_tid, {}};
+  if (copy)
+    memcpy(c.bytes, src, Bytes);
+  else
+    memset(c.bytes, 0, Bytes);
+  tl_async.open.push_back(c);  // queued before the elements are marked, so that a failure still unmarks them
+  dst.async_issue(i, count);
+}
+
+void cp_async_commit() {
+  tl_async.groups.push_back(std::move(tl_async.open));
+  tl_async.open.clear();
+}
+
+// cp.async.wait_group n: lands every committed group but the newest n, in
+// order; copies not yet committed stay in flight.
+void cp_async_wait(int n) {
+  if (n < 0 || n > 7)
+    check_error("kiln_cp_async_wait(" + std::to_string(n) + ") " + where() + ", " + thread_str(tl_tid) +
+                ": cp.async.wait_group takes a count of 0 to 7 groups left in flight");
+  std::vector<std::vector<AsyncCopy>>& groups = tl_async.groups;
+  const size_t land = groups.size() > static_cast<size_t>(n) ? groups.size() - n : 0;
+  for (size_t g = 0; g < land; ++g) {
+    for (const AsyncCopy& c : groups[g]) c.finish(c, true);
+  }
+  groups.erase(groups.begin(), groups.begin() + static_cast<long>(land));
+}
+
+// A thread's block is over: its copies in flight wait for the whole block.
+void async_retire() {
+  if (tl_async.open.empty() && tl_async.groups.empty()) return;
+  std::lock_guard<std::mutex> g(g_async_mu);
+  for (std::vector<AsyncCopy>& group : tl_async.groups) g_unlanded.insert(g_unlanded.end(), group.begin(), group.end());
+  g_unlanded.insert(g_unlanded.end(), tl_async.open.begin(), tl_async.open.end());
+  tl_async = AsyncQueue{};
+}
+// Every thread has finished the block (or the launch): the next one starts
+// with no element pending. The arrays keep their data, as they do across blocks.
+void async_drop_unlanded() {
+  std::lock_guard<std::mutex> g(g_async_mu);
+  for (const AsyncCopy& c : g_unlanded) c.finish(c, false);
+  g_unlanded.clear();
+}
+
+)KILN";
+}
+
+}  // namespace kiln
