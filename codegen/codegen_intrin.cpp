@@ -3,7 +3,8 @@
 // backend. The broadcast dots (VNNI, BF16): the accumulator loaded as one
 // vector and stored back, the broadcast operand loaded as one 32-bit word
 // and splat, the other operand loaded as one 64-byte vector. The AMX tile
-// products: four 16 x 16 accumulator tiles loaded into tile registers, a
+// products: four 16 x 16 accumulator tiles loaded into tile registers (or
+// zeroed, for a call that covers the whole reduction), a
 // loop over the k steps loading two tiles of a and two of b per step, the
 // accumulators stored back after it (LLVM configures the tiles from the
 // shapes of its .internal intrinsics). The calls' operands were matched
@@ -22,8 +23,9 @@ namespace {
 llvm::Intrinsic::ID x86_intrinsic(const std::string& name) {
   if (name == "x86.vpdpbusd.512") return llvm::Intrinsic::x86_avx512_vpdpbusd_512;
   if (name == "x86.vdpbf16ps.512") return llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512;
-  if (name == "x86.amx.dpbusd.32x32") return llvm::Intrinsic::x86_tdpbusd_internal;
-  if (name == "x86.amx.dpbf16ps.32x32") return llvm::Intrinsic::x86_tdpbf16ps_internal;
+  if (name == "x86.amx.dpbusd.32x32" || name == "x86.amx.dpbusd.32x32.set") return llvm::Intrinsic::x86_tdpbusd_internal;
+  if (name == "x86.amx.dpbf16ps.32x32" || name == "x86.amx.dpbf16ps.32x32.set")
+    return llvm::Intrinsic::x86_tdpbf16ps_internal;
   return llvm::Intrinsic::not_intrinsic;
 }
 
@@ -40,7 +42,10 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
       << h.name << " needs the CPU feature '" << h.feature << "', which target '" << target_.str()
       << "' does not have (name a CPU that has it, or add -mattr=+" << h.feature << ")";
 
-  if (h.name.rfind("x86.amx.", 0) == 0) return emit_amx_tile_product(op, id, h.steps_of(*op));
+  if (h.name.rfind("x86.amx.", 0) == 0) {
+    const bool from_zero = h.name.size() > 4 && h.name.compare(h.name.size() - 4, 4, ".set") == 0;
+    return emit_amx_tile_product(op, id, h.steps_of(*op), from_zero);
+  }
 
   // Both instructions: acc (16 x 32-bit lanes), a (one 32-bit word, splat),
   // b (64 bytes), as the intrinsic's declared parameter types.
@@ -79,8 +84,10 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
 
 // acc (32 x 32 of 4 bytes, rows `stride` elements apart) += a (32 rows of
 // 64 bytes per step, its stride apart) . b (per step 16 rows of 128 bytes:
-// two 16-column tiles side by side), `steps` k steps.
-void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps) {
+// two 16-column tiles side by side), `steps` k steps; from_zero: acc =, the
+// accumulator tiles zeroed rather than loaded.
+void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps,
+                                        bool from_zero) {
   const auto& acc = op->operands[0];
   const auto& a = op->operands[1];
   const auto& b = op->operands[2];
@@ -99,6 +106,7 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
   llvm::Function* load = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tileloadd64_internal);
   llvm::Function* store = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tilestored64_internal);
   llvm::Function* dot = llvm::Intrinsic::getDeclaration(module_.get(), product);
+  llvm::Function* zero = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tilezero_internal);
 
   llvm::Value* acc_base = byte_pointer(acc);
   llvm::Value* acc_stride = bytes(acc);
@@ -113,7 +121,8 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
       llvm::Value* at = builder_.CreateAdd(builder_.CreateMul(acc_stride, llvm::ConstantInt::get(i64, 16 * i)),
                                            llvm::ConstantInt::get(i64, 64 * j));
       acc_ptr[i][j] = offset(acc_base, at);
-      tile[i][j] = builder_.CreateCall(load, {rows, row_bytes, acc_ptr[i][j], acc_stride});
+      tile[i][j] = from_zero ? builder_.CreateCall(zero, {rows, row_bytes})
+                             : builder_.CreateCall(load, {rows, row_bytes, acc_ptr[i][j], acc_stride});
     }
 
   llvm::BasicBlock* preheader = builder_.GetInsertBlock();
@@ -132,19 +141,29 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
   // Per step: a's 64 bytes of each row, b's 16 rows of 128 bytes.
   llvm::Value* a_at = builder_.CreateMul(step, llvm::ConstantInt::get(i64, 64));
   llvm::Value* b_at = builder_.CreateMul(step, llvm::ConstantInt::get(i64, 16 * 128));
-  llvm::Value* a_tile[2] = {
-      builder_.CreateCall(load, {rows, row_bytes, offset(a_base, a_at), a_stride}),
-      builder_.CreateCall(load, {rows, row_bytes,
-                                 offset(a_base, builder_.CreateAdd(a_at, builder_.CreateMul(a_stride, llvm::ConstantInt::get(i64, 16)))),
-                                 a_stride})};
-  llvm::Value* b_tile[2] = {
-      builder_.CreateCall(load, {rows, row_bytes, offset(b_base, b_at), llvm::ConstantInt::get(i64, 128)}),
-      builder_.CreateCall(load, {rows, row_bytes, offset(b_base, builder_.CreateAdd(b_at, llvm::ConstantInt::get(i64, 64))),
-                                 llvm::ConstantInt::get(i64, 128)})};
+  // The operand tiles are loaded just before their first product, in the
+  // order the products use them, so that the tile unit overlaps each load
+  // with the product before it.
+  llvm::Value* a1_at = builder_.CreateAdd(a_at, builder_.CreateMul(a_stride, llvm::ConstantInt::get(i64, 16)));
+  llvm::Value* b1_at = builder_.CreateAdd(b_at, llvm::ConstantInt::get(i64, 64));
+  llvm::Value* b_stride = llvm::ConstantInt::get(i64, 128);
+  auto load_tile = [&](llvm::Value* base, llvm::Value* at, llvm::Value* stride) {
+    return builder_.CreateCall(load, {rows, row_bytes, offset(base, at), stride});
+  };
+  llvm::Value* a_tile[2] = {nullptr, nullptr};
+  llvm::Value* b_tile[2] = {nullptr, nullptr};
   llvm::Value* next_tile[2][2];
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
-      next_tile[i][j] = builder_.CreateCall(dot, {rows, row_bytes, row_bytes, phi[i][j], a_tile[i], b_tile[j]});
+  auto multiply = [&](int i, int j) {
+    next_tile[i][j] = builder_.CreateCall(dot, {rows, row_bytes, row_bytes, phi[i][j], a_tile[i], b_tile[j]});
+  };
+  a_tile[0] = load_tile(a_base, a_at, a_stride);
+  b_tile[0] = load_tile(b_base, b_at, b_stride);
+  multiply(0, 0);
+  b_tile[1] = load_tile(b_base, b1_at, b_stride);
+  multiply(0, 1);
+  a_tile[1] = load_tile(a_base, a1_at, a_stride);
+  multiply(1, 0);
+  multiply(1, 1);
   llvm::Value* next = builder_.CreateAdd(step, llvm::ConstantInt::get(i64, 1));
   llvm::BasicBlock* latch = builder_.GetInsertBlock();
   step->addIncoming(next, latch);

@@ -1,6 +1,7 @@
 // Loads and stores: scalar, contiguous vector (Ramp with stride 1), broadcast,
-// gather/scatter for any other vector index, masked variants for predicates,
-// and alignment from the index's congruence (every buffer is 64-byte aligned).
+// small constant strides as masked contiguous accesses, gather/scatter for
+// any other vector index, masked variants for predicates, and alignment from
+// the index's congruence (every buffer is 64-byte aligned).
 #include "codegen/alignment.h"
 #include "codegen/llvm_codegen.h"
 #include "base/error.h"
@@ -20,7 +21,72 @@ Expr uniform_index(const Expr& index) {
   return Expr();
 }
 
+// The stride s of a ramp index with a small constant stride (2 to 8) whose
+// span, lanes * s elements, is at most 16 vectors of 64 bytes; else 0.
+int64_t small_stride(const Expr& index, DType elem) {
+  const RampNode* ramp = index.as<RampNode>();
+  if (!ramp || elem.is_bool()) return 0;
+  const IntImmNode* s = ramp->stride.as<IntImmNode>();
+  if (!s || s->value < 2 || s->value > 8) return 0;
+  return ramp->lanes * s->value * elem.bytes() <= 1024 ? s->value : 0;
+}
+
+// Shuffle indices spreading `lanes` values to every s-th of lanes*s
+// positions; the others take `other` (-1: undefined).
+std::vector<int> spread_indices(int lanes, int64_t s, int other) {
+  std::vector<int> idx(static_cast<size_t>(lanes * s), other);
+  for (int i = 0; i < lanes; ++i) idx[static_cast<size_t>(i * s)] = i;
+  return idx;
+}
+
 }  // namespace
+
+// A load of lanes elements s apart reads them as one masked load of the
+// lanes*s elements from the first one, only every s-th enabled (the others
+// are neither read nor can fault, so nothing past the last element is
+// touched), then picks them out with one shuffle. A gather of 1- or 2-byte
+// elements is one scalar load per lane on x86.
+llvm::Value* CodeGenLLVM::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
+  const DType elem = op->dtype.element_of();
+  const int64_t s = small_stride(op->index, elem);
+  if (s == 0 || !(elem.bytes() <= 2 ? masked_bytes_ : masked_words_)) return nullptr;
+  const int lanes = op->dtype.lanes;
+  const int wide_lanes = static_cast<int>(lanes * s);
+  auto* wide = llvm::FixedVectorType::get(memory_type(elem), static_cast<unsigned>(wide_lanes));
+  const Expr& base = op->index.as<RampNode>()->base;
+  llvm::Value* ptr = element_pointer(op->buffer, emit(base), base.dtype());
+  llvm::Value* vptr = builder_.CreateBitCast(ptr, wide->getPointerTo());
+  llvm::Value* v = builder_.CreateMaskedLoad(wide, vptr, llvm::Align(alignment_of(op->index, elem)),
+                                             spread_mask(mask, lanes, s), llvm::Constant::getNullValue(wide));
+  std::vector<int> pick(static_cast<size_t>(lanes));
+  for (int i = 0; i < lanes; ++i) pick[static_cast<size_t>(i)] = static_cast<int>(i * s);
+  return builder_.CreateShuffleVector(v, pick);
+}
+
+// A store of lanes elements s apart: the value spread to every s-th lane of
+// lanes*s, stored by one masked store that writes only those lanes (the
+// elements between them keep what they hold, whoever writes them).
+bool CodeGenLLVM::emit_strided_store(const StoreNode* op, llvm::Value* value, llvm::Value* mask) {
+  const DType elem = op->value.dtype().element_of();
+  const int64_t s = small_stride(op->index, elem);
+  if (s == 0 || !(elem.bytes() <= 2 ? masked_bytes_ : masked_words_)) return false;
+  const int lanes = op->value.dtype().lanes;
+  llvm::Value* spread = builder_.CreateShuffleVector(value, spread_indices(lanes, s, -1));
+  const Expr& base = op->index.as<RampNode>()->base;
+  llvm::Value* ptr = element_pointer(op->buffer, emit(base), base.dtype());
+  llvm::Value* vptr = builder_.CreateBitCast(ptr, spread->getType()->getPointerTo());
+  builder_.CreateMaskedStore(spread, vptr, llvm::Align(alignment_of(op->index, elem)), spread_mask(mask, lanes, s));
+  return true;
+}
+
+// The mask of a strided access: lane i's predicate (true without one) at
+// position i*s of lanes*s, false elsewhere.
+llvm::Value* CodeGenLLVM::spread_mask(llvm::Value* mask, int lanes, int64_t s) {
+  llvm::Type* i1 = builder_.getInt1Ty();
+  if (!mask) mask = llvm::Constant::getAllOnesValue(llvm::FixedVectorType::get(i1, static_cast<unsigned>(lanes)));
+  llvm::Value* off = llvm::Constant::getNullValue(mask->getType());
+  return builder_.CreateShuffleVector(mask, off, spread_indices(lanes, s, lanes));
+}
 
 unsigned CodeGenLLVM::alignment_of(const Expr& index, DType elem) {
   const RampNode* ramp = index.as<RampNode>();
@@ -90,6 +156,8 @@ llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
     } else {
       v = builder_.CreateAlignedLoad(vec_mem, vptr, align);
     }
+  } else if (llvm::Value* strided = emit_strided_load(op, mask)) {
+    v = strided;
   } else if (Expr u = uniform_index(op->index); u.defined() && !mask) {
     llvm::Value* ptr = element_pointer(op->buffer, emit(u), u.dtype());
     llvm::Value* s = builder_.CreateAlignedLoad(mem_elem, ptr, llvm::Align(alignment_of(u, elem)));
@@ -144,6 +212,7 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
     }
     return;
   }
+  if (emit_strided_store(op, value, mask)) return;
   // Scatter; lanes that hit the same element store in lane order (last wins).
   llvm::Value* ptrs = element_pointer(op->buffer, emit(op->index), op->index.dtype());
   const llvm::Align align(elem.is_bool() ? 1 : elem.bytes());

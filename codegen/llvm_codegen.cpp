@@ -60,6 +60,8 @@ CodeGenLLVM::CodeGenLLVM(llvm::LLVMContext& ctx, const Target& target, llvm::Tar
   llvm::FastMathFlags fmf;
   fmf.setAllowContract(true);  // a*b+c may become an FMA; nothing else is relaxed
   builder_.setFastMathFlags(fmf);
+  masked_bytes_ = target_.has_feature("avx512bw");
+  masked_words_ = target_.has_feature("avx512f");
 }
 
 std::unique_ptr<llvm::Module> CodeGenLLVM::compile(const std::vector<LoweredFunc>& funcs) {

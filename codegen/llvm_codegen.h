@@ -107,10 +107,17 @@ class CodeGenLLVM {
   llvm::Value* emit_load(const LoadNode* op);
   void emit_store(const StoreNode* op);
   void emit_prefetch(const PrefetchNode* op);
+  // A vector access at a ramp of small constant stride s, as one masked
+  // access of lanes*s contiguous elements and a shuffle (nullptr/false where
+  // the target has no masked accesses of that element size).
+  llvm::Value* emit_strided_load(const LoadNode* op, llvm::Value* mask);
+  bool emit_strided_store(const StoreNode* op, llvm::Value* value, llvm::Value* mask);
+  llvm::Value* spread_mask(llvm::Value* mask, int lanes, int64_t s);
   // A hardware instruction call (compute/hw_instructions.h): the x86 ones,
   // for targets with their feature (codegen_intrin.cpp).
   void emit_tensor_intrin(const TensorIntrinCallNode* op);
-  void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps);
+  void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps,
+                             bool from_zero);
   // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.
   llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);
   // Alignment in bytes of element `index` of a 64-byte-aligned buffer.
@@ -143,6 +150,10 @@ class CodeGenLLVM {
 
   llvm::LLVMContext& ctx_;
   Target target_;
+  // Whether the target has masked vector loads and stores of 1- and 2-byte
+  // (AVX512-BW) and of 4- and 8-byte elements (AVX-512F).
+  bool masked_bytes_ = false;
+  bool masked_words_ = false;
   llvm::TargetMachine& tm_;
   std::unique_ptr<llvm::Module> module_;
   llvm::IRBuilder<> builder_;

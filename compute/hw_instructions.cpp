@@ -106,6 +106,22 @@ const std::vector<HwInstruction>& hw_instructions() {
         {"b", DType::bf16(), 16 * 32 * 2, false, true}},
        "acc[i][j] += sum over k < 32*steps of a[i][k] * b[k/2][j][k%2] for i, j < 32, summed in f32 by AMX "
        "tdpbf16ps (its own order and rounding) over tiles of 16 x 16 per k step of 32"},
+      // The same products starting from zero (tilezero, acc not read): a
+      // call that covers the whole reduction.
+      {"x86.amx.dpbusd.32x32.set",
+       "llvm",
+       "amx-int8",
+       {{"acc", DType::i32(), 32 * 32, true}, {"a", DType::u8(), 32 * 64, false, true},
+        {"b", DType::i8(), 16 * 32 * 4, false, true}},
+       "acc[i][j] = sum over k < 64*steps of a[i][k] * b[k/4][j][k%4] for i, j < 32, in i32 (wrapping): as "
+       "x86.amx.dpbusd.32x32, the tiles zeroed (tilezero) instead of loaded from acc"},
+      {"x86.amx.dpbf16ps.32x32.set",
+       "llvm",
+       "amx-bf16",
+       {{"acc", DType::f32(), 32 * 32, true}, {"a", DType::bf16(), 32 * 32, false, true},
+        {"b", DType::bf16(), 16 * 32 * 2, false, true}},
+       "acc[i][j] = sum over k < 32*steps of a[i][k] * b[k/2][j][k%2] for i, j < 32: as x86.amx.dpbf16ps.32x32, "
+       "the tiles zeroed (tilezero) instead of loaded from acc"},
       {kCudaMmaZero, "cuda", "sm_80", {{"acc", DType::f32(), 128, true, false, MemScope::kWarp}},
        "acc[16 x 8] = 0 (each lane its four accumulators)"},
       // Not warp scope: the destination is shared or global memory.

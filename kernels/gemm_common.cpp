@@ -46,15 +46,18 @@ int64_t intrinsic_steps(const std::string& name, const GemmShape& g) {
 // lists them: "vnni" (u8 x i8 on AVX512-VNNI) or "bf16" (bf16 on
 // AVX512-BF16), for whole blocks of 16 columns and k steps; "amx" (AMX int8
 // or bf16) for whole 32 x 32 blocks and k tiles of 64 (int8) or 32 (bf16).
-// A's rows must be contiguous along k, and B not given in another packed
-// layout.
+// A's rows must be contiguous along k. A B given packed must be in the
+// instruction's blocked layout already: whole panels of whole blocks (AMX:
+// panels of exactly one 32-column block), k in the instruction's steps.
 std::vector<std::string> gemm_intrinsics(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
   std::vector<std::string> out;
-  if (g.b_panel > 0 || g.trans_a || g.N % kIntrinsicLanes != 0) return out;
+  if (g.trans_a || g.N % kIntrinsicLanes != 0) return out;
   const bool bf16 = !g.quantized && dtype == DType::bf16();
+  const int64_t steps = g.quantized ? 4 : 2;
+  if (g.b_panel > 0 && (g.b_kstep != steps || g.b_panel % kIntrinsicLanes != 0 || g.N % g.b_panel != 0)) return out;
   if (g.quantized && cpu.avx512_vnni && g.K % 4 == 0) out.push_back("vnni");
   if (bf16 && cpu.avx512_bf16 && g.K % 2 == 0) out.push_back("bf16");
-  const bool blocks = g.M % kAmxBlock == 0 && g.N % kAmxBlock == 0;
+  const bool blocks = g.M % kAmxBlock == 0 && g.N % kAmxBlock == 0 && (g.b_panel == 0 || g.b_panel == kAmxBlock);
   if (blocks && ((g.quantized && cpu.amx_int8 && g.K % 64 == 0) || (bf16 && cpu.amx_bf16 && g.K % 32 == 0)))
     out.push_back("amx");
   return out;
@@ -81,13 +84,18 @@ std::vector<Expr> at(const GemmShape& g, const std::vector<Var>& b, Expr r, Expr
 Expr read_a(const GemmShape& g, const Tensor& A, const std::vector<Var>& b, Expr i, Expr k) {
   return g.trans_a ? A(at(g, b, k, i)) : A(at(g, b, i, k));
 }
-// A packed B (b_panel > 0) is read at [.., j / b_panel, k, j % b_panel].
+// A packed B (b_panel > 0) is read at [.., j / b_panel, k, j % b_panel], or
+// with k in steps at [.., j / b_panel, k / b_kstep, j % b_panel, k % b_kstep].
 Expr read_b(const GemmShape& g, const Tensor& B, const std::vector<Var>& b, Expr k, Expr j) {
   if (g.b_panel > 0) {
-    const int nb = static_cast<int>(g.b_panel);
+    const int nb = static_cast<int>(g.b_panel), ks = static_cast<int>(g.b_kstep);
     std::vector<Expr> idx;
     if (g.batch > 0) idx.push_back(b.at(0));
-    for (Expr e : {floordiv(j, nb), k, floormod(j, nb)}) idx.push_back(e);
+    if (ks > 1) {
+      for (Expr e : {floordiv(j, nb), floordiv(k, ks), floormod(j, nb), floormod(k, ks)}) idx.push_back(e);
+    } else {
+      for (Expr e : {floordiv(j, nb), k, floormod(j, nb)}) idx.push_back(e);
+    }
     return B(idx);
   }
   return g.trans_b ? B(at(g, b, j, k)) : B(at(g, b, k, j));
@@ -98,7 +106,10 @@ std::vector<Expr> b_dims(const GemmShape& g) {
   if (g.b_panel <= 0) return g.trans_b ? dims(g, g.N, g.K) : dims(g, g.K, g.N);
   std::vector<Expr> d;
   if (g.batch > 0) d.push_back(Expr(static_cast<int>(g.batch)));
-  for (int64_t e : {(g.N + g.b_panel - 1) / g.b_panel, g.K, g.b_panel}) d.push_back(Expr(static_cast<int>(e)));
+  const int64_t panels = (g.N + g.b_panel - 1) / g.b_panel;
+  const std::vector<int64_t> shape = g.b_kstep > 1 ? std::vector<int64_t>{panels, g.K / g.b_kstep, g.b_panel, g.b_kstep}
+                                                   : std::vector<int64_t>{panels, g.K, g.b_panel};
+  for (int64_t e : shape) d.push_back(Expr(static_cast<int>(e)));
   return d;
 }
 
@@ -180,6 +191,8 @@ OpInstance gemm_define(const GemmShape& g, DType dtype) {
       << "gelu needs a float dtype (f32 or f64), got " << dtype.str();
   user_check(g.b_panel >= 0 && !(g.b_panel > 0 && g.trans_b))
       << "a packed B has panels of nb > 0 columns and is never transposed";
+  user_check(g.b_kstep >= 1 && (g.b_kstep == 1 || (g.b_panel > 0 && g.K % g.b_kstep == 0)))
+      << "a packed B in k steps of " << g.b_kstep << " needs K (" << g.K << ") a multiple of them";
   if (g.quantized) check_quantized_output("a quantized GEMM", g.out_type);
   OpInstance op;
   DType acc = accumulator_type(gemm_a_type(g, dtype));
@@ -221,9 +234,12 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_y", M, {block_candidates(M, M), capped_candidates(M, kTileRows)});
   // A packed B fixes the register tile's width to its panels' (or to N,
-  // when N is narrower), so that a tile never straddles two panels.
+  // when N is narrower), so that a tile never straddles two panels. In the
+  // tensor instructions' blocked layout (k steps), each block reads its own
+  // panel: a tile may be up to four panels wide, so that it reuses A's rows.
   std::vector<int64_t> widths = g.b_panel > 0 ? std::vector<int64_t>{std::min(N, g.b_panel)}
                                               : vector_tile_candidates(N, lanes);
+  for (int64_t m = 2; g.b_panel > 0 && g.b_kstep > 1 && m <= 4 && m * g.b_panel <= N; ++m) widths.push_back(m * g.b_panel);
   std::vector<int64_t> k_tiles = block_candidates(K, K);
   // With a tensor intrinsic on offer, every register tile is whole blocks
   // of it: 16 columns by its k steps (AMX rounds them up to its blocks).
@@ -320,9 +336,10 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   const Tensor& B = op.inputs[1];
   user_check(p.reduce_vector == 0 || g.trans_b) << "matmul template: reduce_vector needs B stored transposed";
   const bool dot = p.reduce_vector > 0;
-  user_check(g.b_panel == 0 || (p.pack_b == -2 && (xi == g.b_panel || xi == N)))
+  user_check(g.b_panel == 0 || (p.pack_b == -2 && (xi == g.b_panel || xi == N ||
+                                                    (g.b_kstep > 1 && xi % g.b_panel == 0))))
       << "matmul template: with B packed in panels of " << g.b_panel
-      << " columns, the register tile is one panel wide and nothing is packed again";
+      << " columns, the register tile is one panel wide (whole panels in k steps) and nothing is packed again";
   // A tensorized register tile: B always packed, in the intrinsic's blocks
   // of 16 columns (32 for AMX) by `steps` of k.
   const bool tensorized = p.tensorize != "none" && !dot;
@@ -352,7 +369,15 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
         << "matmul template: tensorize=" << p.tensorize << " needs a register tile of whole " << kIntrinsicLanes
         << "-column blocks (got " << xi << ") and k tiles of whole " << steps << "-step blocks (got " << kin << ")";
   }
-  const bool pack = (p.pack_b != -2 || tensorized) && !dot;
+  user_check(!tensorized || g.b_panel == 0 ||
+             (g.b_kstep == steps && g.b_panel % kIntrinsicLanes == 0 && N % g.b_panel == 0 &&
+              (!amx || g.b_panel == kAmxBlock)))
+      << "matmul template: tensorize=" << p.tensorize << " reads a packed B in its own blocks: panels of "
+      << (amx ? "32" : "whole 16-column blocks") << " dividing N and k steps of " << steps << " (got panels of "
+      << g.b_panel << ", k steps of " << g.b_kstep << ")";
+  // B given in panels is read as it is; else a tensorized tile reads B
+  // packed in the intrinsic's blocks.
+  const bool pack = (p.pack_b != -2 || (tensorized && g.b_panel == 0)) && !dot;
   const bool batched = g.batch > 0;
   const size_t o = batched ? 1 : 0;
   const int nb = static_cast<int>(amx ? kAmxBlock : tensorized ? kIntrinsicLanes : xi);
@@ -448,7 +473,14 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   IterVar cyo, cyi, cxo, cxi, cko, cki;
   sc.split(sc.axis()[o], yi, &cyo, &cyi);
   sc.split(sc.axis()[o + 1], xi, &cxo, &cxi);
-  sc.split(sc.reduce_axis()[0], kin, &cko, &cki);
+  // AMX over the whole of K in one call: no k loop outside it, so the call
+  // starts from zeroed tiles (the intrinsic's body) instead of a reset.
+  const bool whole_k = amx && kin == K;
+  if (whole_k) {
+    cki = sc.reduce_axis()[0];
+  } else {
+    sc.split(sc.reduce_axis()[0], kin, &cko, &cki);
+  }
   // Tensorized: the register tile's columns in blocks of 16 and k in the
   // intrinsic's steps, both below the call.
   IterVar cxb, cxl, ckq = cki, ckl;
@@ -469,8 +501,9 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   }
   // B's rows ahead of the k steps (hardware prefetchers follow A's rows).
   if (p.prefetch > 0 && !amx) sc.prefetch(pack ? PB : B, k_inner.front(), p.prefetch);
-  std::vector<IterVar> acc_order =
-      p.k_outer ? std::vector<IterVar>{cko, cyo, cxo} : std::vector<IterVar>{cyo, cxo, cko};
+  std::vector<IterVar> acc_order = whole_k     ? std::vector<IterVar>{cyo, cxo}
+                                  : p.k_outer ? std::vector<IterVar>{cko, cyo, cxo}
+                                              : std::vector<IterVar>{cyo, cxo, cko};
   if (amx) {
     // The tile's 32-column blocks, then one call over its rows, columns and k.
     for (const IterVar& iv : {cxb, cyi, cxl, ckq, ckl}) acc_order.push_back(iv);

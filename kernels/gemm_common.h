@@ -30,6 +30,11 @@ struct GemmShape {
   // PB[.., ceil(N / b_panel), K, b_panel] (zero past N; see
   // kernels/matmul_packed_b.h), and never transposed.
   int64_t b_panel = 0;
+  // > 1 (with b_panel): each panel row holds this many consecutive k values
+  // of every column, PB[.., ceil(N / b_panel), K / b_kstep, b_panel, b_kstep]:
+  // the blocked layout of the tensor intrinsics' B operand (4 for int8, 2
+  // for bf16), so that a tensorized kernel reads it without packing.
+  int64_t b_kstep = 1;
   // Quantized (qmatmul, qdense): A holds u8 and B i8 whatever the dtype; the
   // i32 sums (plus an i32 bias) are multiplied by a per-column f32 scale
   // (input "scale") and requantized into out_type: u8 or i8 rounded to

@@ -52,7 +52,7 @@ const std::vector<OpDef>& op_registry() {
       batch_matmul_op_def(),
       dense_op_def(),
       qmatmul_op_def(), qdense_op_def(),
-      matmul_packed_b_op_def(), pack_matmul_b_op_def(),
+      matmul_packed_b_op_def(), qmatmul_packed_b_op_def(), pack_matmul_b_op_def(),
       softmax_op_def(),
       layer_norm_op_def(),
       elemwise_op_def(),

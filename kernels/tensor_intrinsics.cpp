@@ -38,8 +38,8 @@ TensorIntrin broadcast_dot(const std::string& name, const std::string& instructi
   return decl_tensor_intrin(name, c, {a, b}, lower, {contiguous, block, contiguous});
 }
 
-// c[32, 32] (+)= a[32, kt] . b[kt/s, 32, s], one AMX call per update;
-// reset stores zeros row by row.
+// c[32, 32] (+)= a[32, kt] . b[kt/s, 32, s], one AMX call per update (or
+// per body, from zeroed tiles); reset stores zeros row by row.
 TensorIntrin amx_block(const std::string& name, const std::string& instruction, int64_t kt, int64_t s, DType in_a,
                        DType in_b, DType acc) {
   const int steps = static_cast<int>(s);
@@ -62,12 +62,15 @@ TensorIntrin amx_block(const std::string& name, const std::string& instruction, 
                                        StoreNode::make(out.data, BroadcastNode::make(make_zero(acc), 16),
                                                        RampNode::make(first, make_const(t, int64_t{1}), 16))));
   };
-  lower.update = [instruction, kt](const std::vector<IntrinBuffer>& ops) {
+  auto call = [kt](const std::string& name, const std::vector<IntrinBuffer>& ops) {
     const Expr zero = make_zero(ops[0].offset.dtype());
     return TensorIntrinCallNode::make(
-        instruction, {ops[2].at({zero, zero}, 32 * 32, 0), ops[0].at({zero, zero}, 32 * kt, 0), ops[1].at({zero, zero, zero}, 32 * kt)},
+        name, {ops[2].at({zero, zero}, 32 * 32, 0), ops[0].at({zero, zero}, 32 * kt, 0), ops[1].at({zero, zero, zero}, 32 * kt)},
         {});
   };
+  lower.update = [call, instruction](const std::vector<IntrinBuffer>& ops) { return call(instruction, ops); };
+  // The whole reduction in one call: the tiles start from zero.
+  lower.body = [call, instruction](const std::vector<IntrinBuffer>& ops) { return call(instruction + ".set", ops); };
   IntrinRequirement rows;
   rows.unit_inner = true;
   IntrinRequirement block;

@@ -1,11 +1,14 @@
 // The "packed_b" alternative of matmul and dense (kernels/matmul_packed_b.h):
-// pack_matmul_b packs B once into panels, matmul_packed_b reads them. On
+// pack_matmul_b packs B once into panels, matmul_packed_b reads them; int8
+// and bf16 weights (qmatmul, qdense, bf16 matmul and dense) in k steps, the
+// tensor instructions' blocked layout, read by tensorized kernels. On
 // random shapes (1, primes, odd sizes, N not a multiple of the panel or
 // narrower than one), every dtype's packing and random configs of the
 // kernel, compiled, agree with the original op's reference; the kernel's
 // space keeps the register tile one panel wide; bad workloads and configs
 // are user errors.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <random>
 #include <sstream>
 
@@ -14,7 +17,10 @@
 #include "kernels/matmul_packed_b.h"
 #include "kernels/op_registry.h"
 #include "support/kernel_check.h"
+#include "support/quantized_check.h"
+#include "support/skip.h"
 #include "support/template_check.h"
+#include "support/test_seed.h"
 #include "tasks/variant_tuning.h"
 
 using namespace kiln;
@@ -147,4 +153,101 @@ TEST_CASE("packed_b: bad workloads and configs are user errors", "[ops][gemm][pa
   OpInstance mm = build_workload("matmul:M=8,N=64,K=8");
   CHECK_THROWS_WITH(find_op("matmul_packed_b").apply_config(mm, space->get(0)),
                     Contains("matmul_packed_b template cannot schedule op 'matmul'"));
+}
+
+TEST_CASE("packed_b: int8 and bf16 weights packed in k steps agree with qmatmul, qdense and bf16 matmul",
+          "[ops][gemm][packed_b][qgemm][bf16][property]") {
+  // Without the instructions (avx512_cpu has none): the plain kernel reads
+  // the blocked layout. N not a multiple of the panel, K of several steps.
+  check_packed_b("qmatmul:M=7,N=48,K=20,bias=1,relu=1,out=u8", 3, 5500);
+  check_packed_b("qdense:N=5,IN=12,OUT=33,out=f32", 3, 5501);
+  check_packed_b("qdense:N=3,IN=8,OUT=64,bias=1,out=i32", 2, 5502);
+  check_packed_b("qmatmul:M=1,N=17,K=4,out=i8", 2, 5503);
+  check_packed_b("matmul:M=3,N=32,K=10,dtype=bf16,bias=1", 2, 5504);
+  check_packed_b("dense:N=2,IN=6,OUT=40,dtype=bf16,gelu=1", 2, 5505);
+  CHECK(workload_variants("qdense:N=4,IN=768,OUT=768,bias=1")[1] ==
+        "qmatmul_packed_b:M=4,N=768,K=768,nb=32,kstep=4,bias=1,relu=0,out=u8");
+  CHECK(workload_variants("matmul:M=4,N=64,K=64,dtype=bf16")[1] ==
+        "matmul_packed_b:M=4,N=64,K=64,nb=32,trans_a=0,bias=0,relu=0,gelu=0,dtype=bf16,kstep=2");
+  // K not whole steps: no packed alternative.
+  CHECK(workload_variants("qmatmul:M=2,N=16,K=7").size() == 1);
+  CHECK(workload_variants("matmul:M=2,N=16,K=7,dtype=bf16").size() == 1);
+}
+
+TEST_CASE("packed_b: VNNI- and AMX-tensorized kernels read int8 weights packed in k steps, exactly",
+          "[ops][gemm][packed_b][qgemm][amx]") {
+  if (!host_has("avx512vnni")) KILN_SKIP("this CPU has no AVX512-VNNI");
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 11);
+  const std::vector<std::string> outs = {"u8", "i8", "i32", "f32"};
+  auto workload = [&](int64_t m, int64_t n, int64_t k) {
+    return "qmatmul_packed_b:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k) +
+           ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
+  };
+  for (int w = 0; w < 4; ++w) {
+    const int64_t m = 1 + static_cast<int64_t>(rng() % 13), n = 32 * static_cast<int64_t>(1 + rng() % 3),
+                  k = 4 * static_cast<int64_t>(1 + rng() % 6);
+    check_random_configs(workload(m, n, k), cpu_with(true, false), "vnni", 3, rng);
+  }
+  if (!host_has("amx-int8")) KILN_SKIP("this CPU has no AMX-INT8 (the VNNI configs passed)");
+  CpuInfo cpu = cpu_with(true, false);
+  cpu.amx_int8 = true;
+  for (int w = 0; w < 4; ++w) {
+    const int64_t m = 32 * static_cast<int64_t>(1 + rng() % 3), n = 32 * static_cast<int64_t>(1 + rng() % 4),
+                  k = 64 * static_cast<int64_t>(1 + rng() % 4);
+    check_random_configs(workload(m, n, k), cpu, "amx", 4, rng);
+  }
+  // Register tiles of one to four panels.
+  OpInstance op = build_workload("qmatmul_packed_b:M=64,N=128,K=64");
+  auto space = find_op(op.op).define_space(op, cpu);
+  std::vector<int64_t> widths;
+  for (const auto& option : space->knob("tile_x").options) widths.push_back(option.back());
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  CHECK(widths == std::vector<int64_t>{32, 64, 96, 128});
+}
+
+TEST_CASE("packed_b: AVX512-BF16- and AMX-tensorized kernels read bf16 weights packed in k steps",
+          "[ops][gemm][packed_b][bf16][amx]") {
+  if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16");
+  const uint64_t seed = kiln::testing::run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 12);
+  check_random_configs("matmul_packed_b:M=5,N=64,K=18,dtype=bf16,kstep=2,bias=1", cpu_with(false, true), "bf16", 4,
+                       rng, 2e-2);
+  if (!host_has("amx-bf16")) KILN_SKIP("this CPU has no AMX-BF16 (the AVX512-BF16 configs passed)");
+  CpuInfo amx = cpu_with(false, true);
+  amx.amx_bf16 = true;
+  check_random_configs("matmul_packed_b:M=64,N=96,K=64,dtype=bf16,kstep=2,gelu=1", amx, "amx", 4, rng, 2e-2);
+  check_random_configs("matmul_packed_b:M=32,N=32,K=32,dtype=bf16,kstep=2", amx, "amx", 3, rng, 2e-2);
+}
+
+TEST_CASE("packed_b: k steps that do not divide K, or that the instruction does not read, are user errors",
+          "[ops][gemm][packed_b][user_error]") {
+  CHECK_THROWS_WITH(build_workload("pack_matmul_b:K=6,N=8,kstep=4,dtype=i8"),
+                    Contains("pack_matmul_b: K (6) must be a multiple of kstep (4)"));
+  CHECK_THROWS_WITH(build_workload("qmatmul_packed_b:M=2,N=8,K=6"),
+                    Contains("a packed B in k steps of 4 needs K (6) a multiple of them"));
+  // VNNI reads 4 k values per column; B packed in steps of 2 is not its layout.
+  OpInstance op = build_workload("qmatmul_packed_b:M=4,N=32,K=8,kstep=2");
+  GemmShape g;
+  g.M = 4;
+  g.N = 32;
+  g.K = 8;
+  g.b_panel = 32;
+  g.b_kstep = 2;
+  g.quantized = true;
+  g.b_name = "packed_B";
+  MatmulParams p;
+  p.tile_y = {1, 1, 4};
+  p.tile_x = {1, 1, 32};
+  p.tile_k = {1, 8};
+  p.pack_b = -2;
+  p.tensorize = "vnni";
+  CHECK_THROWS_WITH(gemm_schedule(op, g, p),
+                    Contains("tensorize=vnni reads a packed B in its own blocks: panels of whole 16-column blocks "
+                             "dividing N and k steps of 4 (got panels of 32, k steps of 2)"));
+  // ... and the knob does not offer it.
+  for (const Knob& k : find_op(op.op).define_space(op, cpu_with(true, false))->knobs()) CHECK(k.name != "tensorize");
 }
