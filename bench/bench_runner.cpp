@@ -77,21 +77,22 @@ double tune_workload(const std::string& w, int trials, const BenchOptions& o, Da
     return -1;
   }
   Task task = make_task(w, target);
-  const Task* tp = &task;
+  const Task search = search_task(task);  // refine knobs held, swept at the end
+  const Task* tp = &search;
   XGBTunerOptions xo;
   xo.batch_size = std::min(64, trials);
   XGBoostRanker::Options mo;
   mo.nthread = 1;
   XGBTuner tuner(
-      *task.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
-  warm_start_from_neighbors(tuner, task, db, target, /*max_seeds=*/4);
+      *search.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
+  warm_start_from_neighbors(tuner, search, db, target, /*max_seeds=*/4);
   LocalBuilder builder(LocalBuilderOptions{});
   LocalRunner runner(MeasureOptions{});
   TuneOptions to;
   to.trials = trials;
   to.batch = xo.batch_size;
   to.early_stop = o.tune_early_stop;
-  TuneResult r = tune_task(task, tuner, builder, runner, db, to, [](const TuneProgress&) {});
+  TuneResult r = tune_and_refine(task, search, tuner, builder, runner, db, to, [](const TuneProgress&) {});
   log << "tuned " << r.workload << ": " << r.trials << " trials, best " << std::fixed << std::setprecision(1)
       << r.best_gflops << " GFLOP/s\n";
   return r.best_gflops;

@@ -164,7 +164,10 @@ int run_tune(const TuneCommandOptions& o) {
     choice.seed = o.seed;
     choice.batch = o.batch;
     choice.neighbor_seeds = o.neighbor_seeds;
-    auto tuner = make_tuner(choice, task, *db, target, std::cerr);
+    // The search holds the refine knobs (prefetch); they are swept on its
+    // best configs afterwards.
+    const Task search = search_task(task);
+    auto tuner = make_tuner(choice, search, *db, target, std::cerr);
     LocalBuilderOptions bo;
     bo.timeout_s = o.build_timeout_s;
     LocalBuilder builder(bo);
@@ -184,8 +187,8 @@ int run_tune(const TuneCommandOptions& o) {
       else
         std::cerr << line.str() << "\n";
     };
-    TuneResult r = tune_task(task, *tuner, builder, runner, *db, to, progress,
-                             [&](const TuneProgress&) { write_live_report(true); });
+    TuneResult r = tune_and_refine(task, search, *tuner, builder, runner, *db, to, progress,
+                                   [&](const TuneProgress&) { write_live_report(true); });
     if (tty) std::cerr << "\n";
     if (o.json) {
       nlohmann::json j;

@@ -109,9 +109,11 @@ ModelTuneResult tune_model(const ModelTuneOptions& o,
   }
   // Every task is built before the builder forks.
   std::vector<Task> tasks;
+  std::vector<Task> searches;  // refine knobs held (tuner/tuning_loop.h)
   std::vector<ScheduledTask> sched;
   for (const ModelTask& mt : model_tasks) {
     tasks.push_back(make_task(mt.workload, target));
+    searches.push_back(search_task(tasks.back()));
     ScheduledTask st;
     st.workload = mt.workload;
     st.weight = mt.weight;
@@ -134,16 +136,17 @@ ModelTuneResult tune_model(const ModelTuneOptions& o,
     const ScheduledTask& st = scheduler.tasks()[static_cast<size_t>(i)];
     int batch = o.batch;
     if (o.trials > 0) batch = std::min(batch, o.trials - scheduler.total_trials());
-    auto tuner = make_tuner(o.tuner, task, *db, target, std::cerr);
+    const Task& search = searches[static_cast<size_t>(i)];
+    auto tuner = make_tuner(o.tuner, search, *db, target, std::cerr);
     LocalBuilder builder(bo);
     LocalRunner runner(o.measure);
     TuneOptions to;
     to.trials = st.trials + batch;
     to.batch = batch;
     to.job = o.job;
-    const TuneResult r = tune_task(task, *tuner, builder, runner, *db, to, {});
+    const TuneResult r = tune_and_refine(task, search, *tuner, builder, runner, *db, to, {});
     const double best_ms = r.best_gflops > 0 ? task.flops / (r.best_gflops * 1e6) : st.best_ms;
-    scheduler.record(i, r.trials, best_ms, r.trials < to.trials);
+    scheduler.record(i, r.trials, best_ms, r.exhausted);
     ModelTuneRound mr;
     mr.round = round;
     mr.workload = task.workload;

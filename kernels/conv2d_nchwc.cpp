@@ -136,6 +136,7 @@ std::shared_ptr<ConfigSpace> conv2d_nchwc_space(const OpInstance& op, const CpuI
   // Prefetch the data and weights the outermost reduction loop's iteration
   // this many ahead reads (0: none).
   s->define_choice("prefetch", {0, 1, 2}, /*added_later=*/true);
+  s->set_refine("prefetch");  // swept on the search's best configs
   return s;
 }
 

@@ -261,6 +261,7 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   s->define_annotate("unroll_y", {"unroll", "none"});
   s->define_choice("parallel", {0, 1, 2});
   s->define_choice("prefetch", {0, 4, 8, 16}, /*added_later=*/true);
+  s->set_refine("prefetch");  // swept on the search's best configs
   // Only with trans_b: the spaces of the other variants stay as they were
   // (tuning databases hold their configs).
   if (g.trans_b) {

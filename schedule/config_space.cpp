@@ -262,6 +262,13 @@ void ConfigSpace::pin(const std::string& name, const nlohmann::json& value) {
   user_error() << "cannot fix knob '" << name << "' to " << value.dump() << ": its options are " << options;
 }
 
+void ConfigSpace::set_refine(const std::string& name) { knobs_[static_cast<size_t>(knob_index(name))].refine = true; }
+
+void ConfigSpace::hold_refine_knobs() {
+  for (const Knob& k : std::vector<Knob>(knobs_))
+    if (k.refine && k.size() > 1) pin(k.name, option_json(k, 0));
+}
+
 Config ConfigSpace::from_json(const nlohmann::json& j) const {
   user_check(j.is_object()) << "a config must be a JSON object of knob values, got " << j.dump();
   std::vector<int> choices;

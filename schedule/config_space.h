@@ -34,6 +34,12 @@ struct Knob {
   // The option a stored config without this knob means (added_later): 0,
   // or -1 once pin() has left that option out.
   int absent = 0;
+  // Tuned last (ConfigSpace::set_refine): a search holds it at its first
+  // option, then the fastest configs found are measured with each of its
+  // other options (tuner/tuning_loop.h's refine_task). For knobs whose effect
+  // adds to the rest's, such as a prefetch distance: they do not widen the
+  // search, and a tuned result is never slower than the search without them.
+  bool refine = false;
   size_t size() const { return options.size(); }
 };
 
@@ -96,6 +102,10 @@ class ConfigSpace {
   // `kiln tune --fix` asks. user_error for an unknown knob or a value that
   // is not one of its options, naming the options.
   void pin(const std::string& name, const nlohmann::json& value);
+  // Marks knob `name` as tuned last (Knob::refine).
+  void set_refine(const std::string& name);
+  // Pins every refine knob at its first option (what a search explores).
+  void hold_refine_knobs();
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   const Knob& knob(const std::string& name) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "base/error.h"
 
@@ -82,7 +83,10 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     double t0 = now_s();
     std::vector<Config> configs = tuner.next_batch(n);
     double t1 = now_s();
-    if (configs.empty()) break;
+    if (configs.empty()) {
+      result.exhausted = true;
+      break;
+    }
     // What the model thought of the batch before seeing it (search health).
     Database::SearchTag tag{options.job, round++, tuner.predict(configs)};
     internal_assert(tag.predicted.empty() || tag.predicted.size() == configs.size())
@@ -121,12 +125,136 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     p.elapsed_s = now_s() - start;
     if (on_batch) on_batch(p);
   }
+  if (p.done < options.trials && !tuner.has_next()) result.exhausted = true;
   result.best_gflops = p.best_gflops;
   result.trials = p.done;
   result.errors = p.errors;
   p.elapsed_s = now_s() - start;
   result.timing = p;
   return result;
+}
+
+Task search_task(const Task& task) {
+  Task search = task;
+  auto space = std::make_shared<ConfigSpace>(*task.space);
+  space->hold_refine_knobs();
+  search.space = space;
+  return search;
+}
+
+int count_records(const Task& task, Database& db) {
+  int n = 0;
+  for (const auto& rec : db.records(task.key())) {
+    try {
+      task.space->from_json(rec.config);
+      ++n;
+    } catch (const UserError&) {
+    }
+  }
+  return n;
+}
+
+TuneResult refine_task(const Task& task, TuneResult r, Builder& builder, Runner& runner, Database& db,
+                       const TuneOptions& options, int top,
+                       const std::function<void(const TuneResult&)>& on_measured) {
+  const ConfigSpace& space = *task.space;
+  std::vector<size_t> refine;
+  for (size_t k = 0; k < space.knobs().size(); ++k)
+    if (space.knobs()[k].refine && space.knobs()[k].size() > 1) refine.push_back(k);
+  if (refine.empty()) return r;
+  // What the task has measured, and the search's correct configs by speed.
+  std::set<std::string> measured;
+  std::vector<std::pair<double, Config>> searched;
+  int round = 0;
+  for (const auto& rec : db.records(task.key())) {
+    round = std::max(round, rec.round + 1);
+    Config c;
+    try {
+      c = space.from_json(rec.config);
+    } catch (const UserError&) {
+      continue;
+    }
+    measured.insert(c.str());
+    const MeasureResult m = to_result(rec);
+    if (gflops_of(task, m) > r.best_gflops) {  // an earlier job's refinement
+      r.best_gflops = gflops_of(task, m);
+      r.best_config = c.to_json();
+    }
+    const bool held = std::all_of(refine.begin(), refine.end(), [&](size_t k) { return c.choices()[k] == 0; });
+    if (m.ok() && held) searched.emplace_back(m.median_ms(), c);
+  }
+  const int room = options.trials - static_cast<int>(measured.size());
+  std::stable_sort(searched.begin(), searched.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Config> candidates;
+  std::set<std::string> bases;
+  for (const auto& [ms, c] : searched) {
+    if (static_cast<int>(bases.size()) >= top) break;
+    if (!bases.insert(c.str()).second) continue;
+    for (size_t k : refine)
+      for (int o = 1; o < static_cast<int>(space.knobs()[k].size()); ++o) {
+        std::vector<int> choices = c.choices();
+        choices[k] = o;
+        Config v(&space, choices);
+        if (measured.insert(v.str()).second) candidates.push_back(v);
+      }
+  }
+  if (room < static_cast<int>(candidates.size())) candidates.resize(static_cast<size_t>(std::max(0, room)));
+  if (candidates.empty()) return r;
+  std::vector<BuildResult> builds = builder.build(task, candidates);
+  std::vector<bool> stored(candidates.size(), false);
+  auto on_result = [&](size_t i, const MeasureResult& m) {
+    internal_assert(i < candidates.size() && !stored[i]) << "runner reported refinement candidate " << i << " twice";
+    stored[i] = true;
+    db.add_records(task, {candidates[i]}, {m}, Database::SearchTag{options.job, round, {}});
+    ++r.trials;
+    ++r.new_trials;
+    if (!m.ok()) ++r.errors;
+    const double g = gflops_of(task, m);
+    if (g > r.best_gflops) {
+      r.best_gflops = g;
+      r.best_config = candidates[i].to_json();
+    }
+    if (on_measured) on_measured(r);
+  };
+  runner.run(task, builds, on_result);
+  return r;
+}
+
+TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, Builder& builder, Runner& runner,
+                           Database& db, const TuneOptions& options,
+                           const std::function<void(const TuneProgress&)>& on_progress,
+                           const std::function<void(const TuneProgress&)>& on_batch) {
+  // The refinement's room: each other option of each refine knob, for the
+  // `top` configs.
+  int room = 0;
+  for (const Knob& k : task.space->knobs())
+    if (k.refine) room += kRefineTop * static_cast<int>(k.size() - 1);
+  if (options.trials < 2 * room) room = 0;
+  // Records the search cannot resume from (earlier refinements) count too.
+  const int others = count_records(task, db) - count_records(search, db);
+  TuneOptions so = options;
+  so.trials = std::max(1, options.trials - room - others);
+  // Progress against the whole budget, the other records counted.
+  TuneProgress last;
+  last.task = &search;
+  auto whole = [&](const TuneProgress& p) {
+    last = p;
+    last.done += others;
+    last.total = options.trials;
+    if (on_progress) on_progress(last);
+  };
+  TuneResult r = tune_task(search, tuner, builder, runner, db, so, whole, on_batch);
+  r.trials += others;
+  last.task = &task;
+  last.total = options.trials;
+  return refine_task(task, r, builder, runner, db, options, kRefineTop, [&](const TuneResult& now) {
+    last.done = now.trials;
+    last.errors = now.errors;
+    last.best_gflops = now.best_gflops;
+    last.eta_s = 0;
+    if (on_progress) on_progress(last);
+  });
 }
 
 }  // namespace kiln

@@ -39,8 +39,46 @@ struct TuneResult {
   int trials = 0;              // measured configs of the task, earlier runs included
   int new_trials = 0;          // measured by this job
   int errors = 0;
+  // The search proposed everything it could (the space, or what the tuner
+  // can reach, is used up) before the budget did.
+  bool exhausted = false;
   TuneProgress timing;
 };
+
+// How many of the search's fastest configs refine_task sweeps.
+constexpr int kRefineTop = 2;
+
+// The task a search runs on: `task` with its space's refine knobs held at
+// their first option (ConfigSpace::hold_refine_knobs; the same key, so its
+// records are the task's). The tuner is built on it, tune_task searches it,
+// refine_task then sweeps the held knobs.
+Task search_task(const Task& task);
+
+// After a search of search_task(task): the `top` fastest correct configs
+// among the task's records with every refine knob at its first option, each
+// measured with every other option of one refine knob at a time (those not
+// measured before; at most as many as keep the task's records within
+// options.trials), stored as tune_task stores its measurements. Returns
+// `searched` with these trials counted and the best updated (over all the
+// task's records). A space without refine knobs measures nothing.
+// on_measured is called after each stored measurement (may be empty).
+TuneResult refine_task(const Task& task, TuneResult searched, Builder& builder, Runner& runner, Database& db,
+                       const TuneOptions& options, int top = kRefineTop,
+                       const std::function<void(const TuneResult&)>& on_measured = {});
+
+// tune_task on search_task(task) (`tuner` built on that task), then
+// refine_task, within options.trials records in all: the search leaves room
+// for the refinement (unless the budget is under twice that room). Progress
+// counts all the task's records against options.trials, the refinement's
+// measurements included.
+TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, Builder& builder, Runner& runner,
+                           Database& db, const TuneOptions& options,
+                           const std::function<void(const TuneProgress&)>& on_progress,
+                           const std::function<void(const TuneProgress&)>& on_batch = {});
+
+// How many of the task's records are configs of its space (those of
+// another template version, or outside held knobs, are not).
+int count_records(const Task& task, Database& db);
 
 // on_progress is called after each measurement, on_batch after each batch
 // (both may be empty).

@@ -1,0 +1,187 @@
+// Refine knobs (Knob::refine, e.g. a prefetch distance): a search holds
+// them at their first option (search_task), then refine_task measures the
+// search's fastest configs with each of their other options. On a toy
+// space with a scripted runner: what is measured, in what order, the best
+// it finds, that nothing is measured twice, and that a pinned knob or a
+// space without refine knobs measures nothing. The CPU templates' prefetch
+// knobs are refine knobs.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "base/error.h"
+#include "kernels/op_registry.h"
+#include "support/template_check.h"
+#include "support/temp_dir.h"
+#include "tuner/database.h"
+#include "tuner/random_tuner.h"
+#include "tuner/tuning_loop.h"
+
+using namespace kiln;
+using kiln::testing::TempDir;
+
+namespace {
+
+// A space of 6 tiles by 3 prefetch distances (prefetch refined last).
+Task toy_task(bool refine = true) {
+  auto space = std::make_shared<ConfigSpace>();
+  space->define_choice("tile", {1, 2, 3, 4, 5, 6});
+  space->define_choice("prefetch", {0, 4, 8});
+  if (refine) space->set_refine("prefetch");
+  Task t;
+  t.workload = "toy:N=1";
+  t.op = "toy";
+  t.target = "llvm";
+  t.flops = 1e6;
+  t.space = std::move(space);
+  t.instantiate = [](const Config&, LowerDepth) -> LoweredFunc { throw std::logic_error("not built"); };
+  return t;
+}
+
+// Time: tile 3 fastest (1 ms), then 2 (1.5), the rest 2 ms and more; a
+// prefetch of 8 halves tile 2's time only, 4 slows everything.
+class ToyRunner : public Runner {
+ public:
+  using Runner::run;
+  std::vector<std::pair<int64_t, int64_t>> seen;  // (tile, prefetch) in measuring order
+  std::vector<MeasureResult> run(const Task&, const std::vector<BuildResult>& builds,
+                                 const OnResult& on_result) override {
+    std::vector<MeasureResult> out;
+    for (size_t i = 0; i < builds.size(); ++i) {
+      const Config& c = *configs->at(i);
+      const int64_t tile = c.choice("tile"), prefetch = c.choice("prefetch");
+      seen.emplace_back(tile, prefetch);
+      double ms = tile == 3 ? 1.0 : tile == 2 ? 1.5 : 1.0 + static_cast<double>(tile);
+      if (prefetch == 8 && tile == 2) ms /= 2;
+      if (prefetch == 4) ms *= 1.2;
+      MeasureResult r;
+      r.samples_ms = {ms};
+      r.device = "local";
+      out.push_back(r);
+      if (on_result) on_result(i, out.back());
+    }
+    return out;
+  }
+  const std::vector<const Config*>* configs = nullptr;
+};
+
+// The builder hands the runner the configs it built (the runner sees only
+// build results).
+class PassingBuilder : public Builder {
+ public:
+  explicit PassingBuilder(ToyRunner* r) : runner_(r) {}
+  std::vector<BuildResult> build(const Task&, const std::vector<Config>& configs) override {
+    held_ = configs;
+    pointers_.clear();
+    for (const Config& c : held_) pointers_.push_back(&c);
+    runner_->configs = &pointers_;
+    return std::vector<BuildResult>(configs.size());
+  }
+
+ private:
+  ToyRunner* runner_;
+  std::vector<Config> held_;
+  std::vector<const Config*> pointers_;
+};
+
+}  // namespace
+
+TEST_CASE("refine knobs: the search holds them, then the best two configs are swept", "[tuning][refine]") {
+  TempDir tmp("kiln_refine");
+  auto db = Database::open(tmp / "t.db");
+  const Task task = toy_task();
+  const Task search = search_task(task);
+  CHECK(search.key() == task.key());
+  CHECK(search.space->size() == 6);
+  CHECK(task.space->size() == 18);
+  for (uint64_t i = 0; i < search.space->size(); ++i) CHECK(search.space->get(i).choice("prefetch") == 0);
+
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 10;  // 6 for the search, 4 left for the refinement
+  o.batch = 3;
+  o.job = "j";
+  RandomTuner tuner(*search.space, 1);
+  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  // The search: all six tiles with prefetch 0; then tiles 3 and 2 (the two
+  // fastest), each with prefetch 4 and 8.
+  for (size_t i = 0; i < 6 && i < runner.seen.size(); ++i) CHECK(runner.seen[i].second == 0);
+  REQUIRE(runner.seen.size() == 10);
+  CHECK(std::vector<std::pair<int64_t, int64_t>>(runner.seen.begin() + 6, runner.seen.end()) ==
+        std::vector<std::pair<int64_t, int64_t>>{{3, 4}, {3, 8}, {2, 4}, {2, 8}});
+  CHECK(r.trials == 10);
+  CHECK(r.new_trials == 10);
+  CHECK(r.best_config["tile"] == 2);
+  CHECK(r.best_config["prefetch"] == 8);
+  CHECK(r.best_gflops == Approx(1e6 / (0.75 * 1e6)));
+  CHECK(count_records(task, *db) == 10);
+  CHECK(count_records(search, *db) == 6);  // the refined records lie outside the search's space
+  auto records = db->records(task.key());
+  CHECK(records.back().round == 2);  // after the search's two batches
+  CHECK(records.back().job == "j");
+
+  // Resumed with the same budget: nothing more; the best from the records.
+  RandomTuner again(*search.space, 1);
+  const TuneResult s = tune_and_refine(task, search, again, builder, runner, *db, o, nullptr);
+  CHECK(runner.seen.size() == 10);
+  CHECK(s.trials == 10);
+  CHECK(s.new_trials == 0);
+  CHECK(s.best_config["prefetch"] == 8);
+}
+
+TEST_CASE("refine knobs: the budget holds the refinement, and a small one the search alone", "[tuning][refine]") {
+  TempDir tmp("kiln_refine");
+  auto db = Database::open(tmp / "t.db");
+  const Task task = toy_task();
+  const Task search = search_task(task);
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.batch = 2;
+  for (int trials : {5, 9}) {  // 5: under twice the refinement's room of 4
+    o.trials = trials;
+    RandomTuner tuner(*search.space, 3);
+    const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+    CHECK(r.trials == trials);
+    CHECK(count_records(task, *db) == trials);
+  }
+  // The first job searched 5; the second searched none more (9 - 4 of room)
+  // and refined the two best, 4 records.
+  CHECK(count_records(search, *db) == 5);
+}
+
+TEST_CASE("refine knobs: a pinned knob or a space without them measures nothing", "[tuning][refine]") {
+  TempDir tmp("kiln_refine");
+  auto db = Database::open(tmp / "t.db");
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 3;
+  o.batch = 3;
+  for (bool pinned : {true, false}) {
+    Task task = toy_task(pinned);
+    if (pinned) {
+      auto space = std::make_shared<ConfigSpace>(*task.space);
+      space->pin("prefetch", 4);  // kiln tune --fix '{"prefetch":4}'
+      task.space = space;
+    }
+    task.workload = pinned ? "toy:N=2" : "toy:N=3";
+    const Task search = search_task(task);
+    RandomTuner tuner(*search.space, 2);
+    const size_t before = runner.seen.size();
+    const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+    CHECK(runner.seen.size() == before + 3);
+    CHECK(r.trials == 3);
+  }
+}
+
+TEST_CASE("refine knobs: the CPU GEMM and conv2d_nchwc templates refine their prefetch distance",
+          "[tuning][refine][ops]") {
+  for (const char* w : {"matmul:M=64,N=64,K=64", "conv2d_nchwc:C=32,H=8,W=8,K=32,R=3,S=3,pad=1"}) {
+    INFO(w);
+    OpInstance op = build_workload(w);
+    auto space = find_op(op.op).define_space(op, kiln::testing::avx512_cpu());
+    CHECK(space->knob("prefetch").refine);
+    CHECK(space->knob("prefetch").options.front() == std::vector<int64_t>{0});
+  }
+}
