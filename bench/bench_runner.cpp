@@ -84,7 +84,8 @@ double tune_workload(const std::string& w, int trials, const BenchOptions& o, Da
   XGBoostRanker::Options mo;
   mo.nthread = 1;
   XGBTuner tuner(
-      *search.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo), xo);
+      *search.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo),
+      xo);
   warm_start_from_neighbors(tuner, search, db, target, /*max_seeds=*/4);
   LocalBuilder builder(LocalBuilderOptions{});
   LocalRunner runner(MeasureOptions{});

@@ -23,7 +23,8 @@ namespace {
 llvm::Intrinsic::ID x86_intrinsic(const std::string& name) {
   if (name == "x86.vpdpbusd.512") return llvm::Intrinsic::x86_avx512_vpdpbusd_512;
   if (name == "x86.vdpbf16ps.512") return llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512;
-  if (name == "x86.amx.dpbusd.32x32" || name == "x86.amx.dpbusd.32x32.set") return llvm::Intrinsic::x86_tdpbusd_internal;
+  if (name == "x86.amx.dpbusd.32x32" || name == "x86.amx.dpbusd.32x32.set")
+    return llvm::Intrinsic::x86_tdpbusd_internal;
   if (name == "x86.amx.dpbf16ps.32x32" || name == "x86.amx.dpbf16ps.32x32.set")
     return llvm::Intrinsic::x86_tdpbf16ps_internal;
   return llvm::Intrinsic::not_intrinsic;

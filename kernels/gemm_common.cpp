@@ -239,7 +239,8 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   // panel: a tile may be up to four panels wide, so that it reuses A's rows.
   std::vector<int64_t> widths = g.b_panel > 0 ? std::vector<int64_t>{std::min(N, g.b_panel)}
                                               : vector_tile_candidates(N, lanes);
-  for (int64_t m = 2; g.b_panel > 0 && g.b_kstep > 1 && m <= 4 && m * g.b_panel <= N; ++m) widths.push_back(m * g.b_panel);
+  for (int64_t m = 2; g.b_panel > 0 && g.b_kstep > 1 && m <= 4 && m * g.b_panel <= N; ++m)
+    widths.push_back(m * g.b_panel);
   std::vector<int64_t> k_tiles = block_candidates(K, K);
   // With a tensor intrinsic on offer, every register tile is whole blocks
   // of it: 16 columns by its k steps (AMX rounds them up to its blocks).
@@ -337,8 +338,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   const Tensor& B = op.inputs[1];
   user_check(p.reduce_vector == 0 || g.trans_b) << "matmul template: reduce_vector needs B stored transposed";
   const bool dot = p.reduce_vector > 0;
-  user_check(g.b_panel == 0 || (p.pack_b == -2 && (xi == g.b_panel || xi == N ||
-                                                    (g.b_kstep > 1 && xi % g.b_panel == 0))))
+  user_check(g.b_panel == 0 ||
+             (p.pack_b == -2 && (xi == g.b_panel || xi == N || (g.b_kstep > 1 && xi % g.b_panel == 0))))
       << "matmul template: with B packed in panels of " << g.b_panel
       << " columns, the register tile is one panel wide (whole panels in k steps) and nothing is packed again";
   // A tensorized register tile: B always packed, in the intrinsic's blocks
@@ -503,8 +504,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   // B's rows ahead of the k steps (hardware prefetchers follow A's rows).
   if (p.prefetch > 0 && !amx) sc.prefetch(pack ? PB : B, k_inner.front(), p.prefetch);
   std::vector<IterVar> acc_order = whole_k     ? std::vector<IterVar>{cyo, cxo}
-                                  : p.k_outer ? std::vector<IterVar>{cko, cyo, cxo}
-                                              : std::vector<IterVar>{cyo, cxo, cko};
+                                   : p.k_outer ? std::vector<IterVar>{cko, cyo, cxo}
+                                               : std::vector<IterVar>{cyo, cxo, cko};
   if (amx) {
     // The tile's 32-column blocks, then one call over its rows, columns and k.
     for (const IterVar& iv : {cxb, cyi, cxl, ckq, ckl}) acc_order.push_back(iv);

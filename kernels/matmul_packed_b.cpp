@@ -63,41 +63,53 @@ ScheduledOp schedule_pack(const OpInstance& op, const CpuInfo&) {
   return ScheduledOp{sch, {op.inputs[0], op.outputs[0]}};
 }
 
-GemmShape packed_shape(const std::map<std::string, int64_t>& p) {
+// What matmul_packed_b and qmatmul_packed_b share: the sizes, the packed
+// B and the bias and relu flags.
+GemmShape packed_common(const std::map<std::string, int64_t>& p) {
   GemmShape g;
   g.M = p.at("M");
   g.N = p.at("N");
   g.K = p.at("K");
   g.b_panel = p.at("nb");
   g.b_kstep = p.at("kstep");
-  g.trans_a = p.at("trans_a") != 0;
   g.bias = p.at("bias") != 0;
   g.relu = p.at("relu") != 0;
-  g.gelu = p.at("gelu") != 0;
   g.b_name = "packed_B";
+  return g;
+}
+
+GemmShape packed_shape(const std::map<std::string, int64_t>& p) {
+  GemmShape g = packed_common(p);
+  g.trans_a = p.at("trans_a") != 0;
+  g.gelu = p.at("gelu") != 0;
   return g;
 }
 
 GemmShape packed_quantized_shape(const std::map<std::string, int64_t>& p, DType out) {
-  GemmShape g;
-  g.M = p.at("M");
-  g.N = p.at("N");
-  g.K = p.at("K");
-  g.b_panel = p.at("nb");
-  g.b_kstep = p.at("kstep");
-  g.bias = p.at("bias") != 0;
-  g.relu = p.at("relu") != 0;
+  GemmShape g = packed_common(p);
   g.quantized = true;
   g.out_type = out;
-  g.b_name = "packed_B";
   return g;
 }
 
+// M, N, K and nb, the parameters both packed kernels start with.
+std::vector<OpParam> packed_kernel_params() {
+  return {
+      int_param("M", "rows of A and C"),
+      int_param("N", "columns of B and C"),
+      int_param("K", "columns of A, rows of B (the reduction)"),
+      int_param("nb", "columns per panel of the packed B (the register tile's width)", std::to_string(kPackedBPanel)),
+  };
+}
+
 OpParam kstep_param(const std::string& default_value, bool omit_when_default) {
-  return {OpParam::kInt, "kstep",
+  return {OpParam::kInt,
+          "kstep",
           "consecutive k values of a column kept together in a panel row (1: none; 4 for int8 and 2 for bf16: the "
           "tensor instructions' blocked layout)",
-          default_value, 1, omit_when_default};
+          default_value,
+          1,
+          omit_when_default};
 }
 
 }  // namespace
@@ -129,18 +141,17 @@ OpDef matmul_packed_b_op_def() {
   d.summary =
       "matmul with B packed ahead of time by pack_matmul_b: C[M,N] = A[M,K] . B, B read from PB[ceil(N/nb),K,nb]; "
       "A stored [K,M] with trans_a; optional bias[N] and relu or gelu epilogue; FLOPs 2*M*N*K";
-  d.params = {
-      int_param("M", "rows of A and C"),
-      int_param("N", "columns of B and C"),
-      int_param("K", "columns of A, rows of B (the reduction)"),
-      int_param("nb", "columns per panel of the packed B (the register tile's width)", std::to_string(kPackedBPanel)),
-      {OpParam::kFlag, "trans_a", "1: A is stored transposed, as [K,M]", "0"},
-      {OpParam::kFlag, "bias", "1: add bias[N] to every row", "0"},
-      {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"},
-      {OpParam::kFlag, "gelu", "1: apply gelu 0.5*x*(1+erf(x/sqrt(2))) to the result (floats; not with relu)", "0"},
-      dtype_param(),
-      kstep_param("1", true),
-  };
+  d.params = packed_kernel_params();
+  d.params.insert(
+      d.params.end(),
+      {
+          {OpParam::kFlag, "trans_a", "1: A is stored transposed, as [K,M]", "0"},
+          {OpParam::kFlag, "bias", "1: add bias[N] to every row", "0"},
+          {OpParam::kFlag, "relu", "1: apply max(x, 0) to the result", "0"},
+          {OpParam::kFlag, "gelu", "1: apply gelu 0.5*x*(1+erf(x/sqrt(2))) to the result (floats; not with relu)", "0"},
+          dtype_param(),
+          kstep_param("1", true),
+      });
   d.size_params = {"M", "N", "K"};
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
     OpInstance op = gemm_define(packed_shape(p), t);
@@ -158,16 +169,13 @@ OpDef qmatmul_packed_b_op_def() {
   d.summary =
       "qmatmul with B (i8) packed ahead of time by pack_matmul_b, read from PB[ceil(N/nb),K/kstep,nb,kstep]: "
       "requantize(A . B + bias[N], scale[N]) into u8, i8, f32 or i32; FLOPs 2*M*N*K";
-  d.params = {
-      int_param("M", "rows of A and C"),
-      int_param("N", "columns of B and C"),
-      int_param("K", "columns of A, rows of B (the reduction)"),
-      int_param("nb", "columns per panel of the packed B (the register tile's width)", std::to_string(kPackedBPanel)),
-      kstep_param("4", false),
-      {OpParam::kFlag, "bias", "1: add an i32 bias[N] to the sums", "0"},
-      {OpParam::kFlag, "relu", "1: clamp the result at 0", "0"},
-      quantized_out_param(),
-  };
+  d.params = packed_kernel_params();
+  d.params.insert(d.params.end(), {
+                                      kstep_param("4", false),
+                                      {OpParam::kFlag, "bias", "1: add an i32 bias[N] to the sums", "0"},
+                                      {OpParam::kFlag, "relu", "1: clamp the result at 0", "0"},
+                                      quantized_out_param(),
+                                  });
   d.size_params = {"M", "N", "K"};
   d.build = [](const std::map<std::string, int64_t>& p, DType out) {
     OpInstance op = gemm_define(packed_quantized_shape(p, out), out);
@@ -191,8 +199,8 @@ std::vector<OpAlternative> packed_b_alternatives(const GemmShape& g, DType dtype
        << ",dtype=" << b_type.str();
   if (ks > 1) pack << ",kstep=" << ks;
   if (g.quantized) {
-    kernel << "qmatmul_packed_b:M=" << g.M << ",N=" << g.N << ",K=" << g.K << ",nb=" << kPackedBPanel
-           << ",kstep=" << ks << ",bias=" << g.bias << ",relu=" << g.relu << ",out=" << g.out_type.str();
+    kernel << "qmatmul_packed_b:M=" << g.M << ",N=" << g.N << ",K=" << g.K << ",nb=" << kPackedBPanel << ",kstep=" << ks
+           << ",bias=" << g.bias << ",relu=" << g.relu << ",out=" << g.out_type.str();
   } else {
     kernel << "matmul_packed_b:M=" << g.M << ",N=" << g.N << ",K=" << g.K << ",nb=" << kPackedBPanel
            << ",trans_a=" << g.trans_a << ",bias=" << g.bias << ",relu=" << g.relu << ",gelu=" << g.gelu

@@ -56,7 +56,9 @@ OpDef qmatmul_op_def() {
   };
   set_gemm_template(d, [](const OpInstance& op) { return qmatmul_shape(op.ints, op.dtype); });
   // B as constant weights, packed once in the int8 blocked layout.
-  d.alternatives = [](const OpInstance& op) { return packed_b_alternatives(qmatmul_shape(op.ints, op.dtype), op.dtype); };
+  d.alternatives = [](const OpInstance& op) {
+    return packed_b_alternatives(qmatmul_shape(op.ints, op.dtype), op.dtype);
+  };
   return d;
 }
 
@@ -76,7 +78,9 @@ OpDef qdense_op_def() {
   };
   d.build = [](const std::map<std::string, int64_t>& p, DType out) { return gemm_define(qdense_shape(p, out), out); };
   set_gemm_template(d, [](const OpInstance& op) { return qdense_shape(op.ints, op.dtype); });
-  d.alternatives = [](const OpInstance& op) { return packed_b_alternatives(qdense_shape(op.ints, op.dtype), op.dtype); };
+  d.alternatives = [](const OpInstance& op) {
+    return packed_b_alternatives(qdense_shape(op.ints, op.dtype), op.dtype);
+  };
   return d;
 }
 

@@ -64,9 +64,10 @@ TensorIntrin amx_block(const std::string& name, const std::string& instruction, 
   };
   auto call = [kt](const std::string& name, const std::vector<IntrinBuffer>& ops) {
     const Expr zero = make_zero(ops[0].offset.dtype());
-    return TensorIntrinCallNode::make(
-        name, {ops[2].at({zero, zero}, 32 * 32, 0), ops[0].at({zero, zero}, 32 * kt, 0), ops[1].at({zero, zero, zero}, 32 * kt)},
-        {});
+    return TensorIntrinCallNode::make(name,
+                                      {ops[2].at({zero, zero}, 32 * 32, 0), ops[0].at({zero, zero}, 32 * kt, 0),
+                                       ops[1].at({zero, zero, zero}, 32 * kt)},
+                                      {});
   };
   lower.update = [call, instruction](const std::vector<IntrinBuffer>& ops) { return call(instruction, ops); };
   // The whole reduction in one call: the tiles start from zero.

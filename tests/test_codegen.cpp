@@ -103,7 +103,7 @@ void check_strided(DType t, int64_t stride, int lanes) {
   BufferArg A = buffer("A", t, {span}), C = buffer("C", t, {lanes}), D = buffer("D", t, {span});
   Expr dense = ramp(Expr(0), 1, lanes), strided = ramp(Expr(3), stride, lanes);
   Expr odd = EQNode::make(floormod(dense, BroadcastNode::make(Expr(2), lanes)), BroadcastNode::make(Expr(1), lanes));
-  Stmt load = st(C, ld(A, strided, odd), dense);  // C[j] = j odd ? A[3 + s*j] : 0
+  Stmt load = st(C, ld(A, strided, odd), dense);   // C[j] = j odd ? A[3 + s*j] : 0
   Stmt store = st(D, ld(A, dense), strided, odd);  // D[3 + s*j] = A[j] for odd j
   auto fa = array(A), fc = array(C), fd = array(D);
   for (int64_t e = 0; e < span; ++e) {

@@ -7,8 +7,8 @@
 // kernel, compiled, agree with the original op's reference; the kernel's
 // space keeps the register tile one panel wide; bad workloads and configs
 // are user errors.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
 
@@ -214,8 +214,8 @@ TEST_CASE("packed_b: AVX512-BF16- and AMX-tensorized kernels read bf16 weights p
   const uint64_t seed = kiln::testing::run_seed();
   INFO("KILN_SEED=" << seed);
   std::mt19937_64 rng(seed + 12);
-  check_random_configs("matmul_packed_b:M=5,N=64,K=18,dtype=bf16,kstep=2,bias=1", cpu_with(false, true), "bf16", 4,
-                       rng, 2e-2);
+  check_random_configs("matmul_packed_b:M=5,N=64,K=18,dtype=bf16,kstep=2,bias=1", cpu_with(false, true), "bf16", 4, rng,
+                       2e-2);
   if (!host_has("amx-bf16")) KILN_SKIP("this CPU has no AMX-BF16 (the AVX512-BF16 configs passed)");
   CpuInfo amx = cpu_with(false, true);
   amx.amx_bf16 = true;

@@ -10,8 +10,8 @@
 
 #include "base/error.h"
 #include "kernels/op_registry.h"
-#include "support/template_check.h"
 #include "support/temp_dir.h"
+#include "support/template_check.h"
 #include "tuner/database.h"
 #include "tuner/random_tuner.h"
 #include "tuner/tuning_loop.h"

@@ -155,8 +155,7 @@ int count_records(const Task& task, Database& db) {
 }
 
 TuneResult refine_task(const Task& task, TuneResult r, Builder& builder, Runner& runner, Database& db,
-                       const TuneOptions& options, int top,
-                       const std::function<void(const TuneResult&)>& on_measured) {
+                       const TuneOptions& options, int top, const std::function<void(const TuneResult&)>& on_measured) {
   const ConfigSpace& space = *task.space;
   std::vector<size_t> refine;
   for (size_t k = 0; k < space.knobs().size(); ++k)
@@ -184,8 +183,7 @@ TuneResult refine_task(const Task& task, TuneResult r, Builder& builder, Runner&
     if (m.ok() && held) searched.emplace_back(m.median_ms(), c);
   }
   const int room = options.trials - static_cast<int>(measured.size());
-  std::stable_sort(searched.begin(), searched.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(searched.begin(), searched.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Config> candidates;
   std::set<std::string> bases;
   for (const auto& [ms, c] : searched) {
