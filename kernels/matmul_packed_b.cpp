@@ -190,9 +190,10 @@ OpDef qmatmul_packed_b_op_def() {
 std::vector<OpAlternative> packed_b_alternatives(const GemmShape& g, DType dtype) {
   if (g.batch > 0 || g.b_panel > 0) return {};
   // int8 and bf16 B in the tensor instructions' blocked layout (kiln's
-  // register tiles read it as it is, tensorized or not).
-  const int64_t ks = g.quantized ? 4 : dtype == DType::bf16() ? 2 : 1;
-  if (g.K % ks != 0) return {};
+  // register tiles read it as it is, tensorized or not); plain panels when
+  // K is not whole steps (no instruction is offered then anyway).
+  int64_t ks = g.quantized ? 4 : dtype == DType::bf16() ? 2 : 1;
+  if (g.K % ks != 0) ks = 1;
   const DType b_type = g.quantized ? DType::i8() : dtype;
   std::ostringstream pack, kernel;
   pack << "pack_matmul_b:K=" << g.K << ",N=" << g.N << ",nb=" << kPackedBPanel << ",trans_b=" << g.trans_b

@@ -169,9 +169,13 @@ TEST_CASE("packed_b: int8 and bf16 weights packed in k steps agree with qmatmul,
         "qmatmul_packed_b:M=4,N=768,K=768,nb=32,kstep=4,bias=1,relu=0,out=u8");
   CHECK(workload_variants("matmul:M=4,N=64,K=64,dtype=bf16")[1] ==
         "matmul_packed_b:M=4,N=64,K=64,nb=32,trans_a=0,bias=0,relu=0,gelu=0,dtype=bf16,kstep=2");
-  // K not whole steps: no packed alternative.
-  CHECK(workload_variants("qmatmul:M=2,N=16,K=7").size() == 1);
-  CHECK(workload_variants("matmul:M=2,N=16,K=7,dtype=bf16").size() == 1);
+  // K not whole steps: plain panels.
+  CHECK(workload_variants("qmatmul:M=2,N=16,K=7")[1] ==
+        "qmatmul_packed_b:M=2,N=16,K=7,nb=32,kstep=1,bias=0,relu=0,out=u8");
+  CHECK(workload_variants("matmul:M=2,N=16,K=7,dtype=bf16")[1] ==
+        "matmul_packed_b:M=2,N=16,K=7,nb=32,trans_a=0,bias=0,relu=0,gelu=0,dtype=bf16");
+  check_packed_b("qmatmul:M=3,N=40,K=7,bias=1,out=i8", 2, 5506);
+  check_packed_b("matmul:M=2,N=16,K=7,dtype=bf16", 2, 5507);
 }
 
 TEST_CASE("packed_b: VNNI- and AMX-tensorized kernels read int8 weights packed in k steps, exactly",
