@@ -56,6 +56,23 @@ std::vector<HwInstruction> cuda_cp_async_family(DType t) {
   return l;
 }
 
+// AMX: a 32 x 32 product in four tile registers over `steps` k steps of
+// `k` elements (`s` per 32-bit pair or quad); acc's rows are `stride` apart
+// (the call's row stride), a's rows its own stride apart, b dense rows of
+// 32 columns x s. `name` adds to acc; `name`.set starts from zeroed tiles
+// (tilezero, acc not read): a call that covers the whole reduction.
+std::vector<HwInstruction> amx_family(const std::string& name, const std::string& feature, DType in_a, DType in_b,
+                                      DType acc, int64_t k, int64_t s, const std::string& how) {
+  const std::vector<HwOperand> operands = {
+      {"acc", acc, 32 * 32, true}, {"a", in_a, 32 * k, false, true}, {"b", in_b, 16 * 32 * s, false, true}};
+  const std::string ks = std::to_string(k), ss = std::to_string(s);
+  const std::string sum =
+      " sum over k < " + ks + "*steps of a[i][k] * b[k/" + ss + "][j][k%" + ss + "] for i, j < 32, " + how;
+  return {{name, "llvm", feature, operands, "acc[i][j] +=" + sum},
+          {name + ".set", "llvm", feature, operands,
+           "acc[i][j] =" + sum + "; the tiles zeroed (tilezero) instead of loaded from acc"}};
+}
+
 }  // namespace
 
 std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
@@ -89,39 +106,6 @@ const std::vector<HwInstruction>& hw_instructions() {
        {{"acc", DType::f32(), 16, true}, {"a", DType::bf16(), 2, false}, {"b", DType::bf16(), 32, false}},
        "acc[i] = (acc[i] + a[1]*b[2i+1]) + a[0]*b[2i] for i < 16: the products exact in f32, each sum rounded to "
        "nearest even with subnormal inputs and results flushed to zero (AVX512-BF16 vdpbf16ps, a broadcast)"},
-      // AMX: a 32 x 32 product in four tile registers over `steps` k steps;
-      // acc's rows are `stride` apart (the call's row stride), a's rows its
-      // own stride apart, b dense rows of 32 columns x 4 (or 2) k.
-      {"x86.amx.dpbusd.32x32",
-       "llvm",
-       "amx-int8",
-       {{"acc", DType::i32(), 32 * 32, true}, {"a", DType::u8(), 32 * 64, false, true},
-        {"b", DType::i8(), 16 * 32 * 4, false, true}},
-       "acc[i][j] += sum over k < 64*steps of a[i][k] * b[k/4][j][k%4] for i, j < 32, in i32 (wrapping): four "
-       "AMX tdpbusd tiles of 16 x 16 per k step of 64, the accumulators kept in tile registers across the steps"},
-      {"x86.amx.dpbf16ps.32x32",
-       "llvm",
-       "amx-bf16",
-       {{"acc", DType::f32(), 32 * 32, true}, {"a", DType::bf16(), 32 * 32, false, true},
-        {"b", DType::bf16(), 16 * 32 * 2, false, true}},
-       "acc[i][j] += sum over k < 32*steps of a[i][k] * b[k/2][j][k%2] for i, j < 32, summed in f32 by AMX "
-       "tdpbf16ps (its own order and rounding) over tiles of 16 x 16 per k step of 32"},
-      // The same products starting from zero (tilezero, acc not read): a
-      // call that covers the whole reduction.
-      {"x86.amx.dpbusd.32x32.set",
-       "llvm",
-       "amx-int8",
-       {{"acc", DType::i32(), 32 * 32, true}, {"a", DType::u8(), 32 * 64, false, true},
-        {"b", DType::i8(), 16 * 32 * 4, false, true}},
-       "acc[i][j] = sum over k < 64*steps of a[i][k] * b[k/4][j][k%4] for i, j < 32, in i32 (wrapping): as "
-       "x86.amx.dpbusd.32x32, the tiles zeroed (tilezero) instead of loaded from acc"},
-      {"x86.amx.dpbf16ps.32x32.set",
-       "llvm",
-       "amx-bf16",
-       {{"acc", DType::f32(), 32 * 32, true}, {"a", DType::bf16(), 32 * 32, false, true},
-        {"b", DType::bf16(), 16 * 32 * 2, false, true}},
-       "acc[i][j] = sum over k < 32*steps of a[i][k] * b[k/2][j][k%2] for i, j < 32: as x86.amx.dpbf16ps.32x32, "
-       "the tiles zeroed (tilezero) instead of loaded from acc"},
       {kCudaMmaZero, "cuda", "sm_80", {{"acc", DType::f32(), 128, true, false, MemScope::kWarp}},
        "acc[16 x 8] = 0 (each lane its four accumulators)"},
       // Not warp scope: the destination is shared or global memory.
@@ -129,6 +113,17 @@ const std::vector<HwInstruction>& hw_instructions() {
        {{"dst", DType::f32(), 128, true}, {"acc", DType::f32(), 128, false, false, MemScope::kWarp}},
        "dst[m * stride + n] = acc[m][n] for the 16 x 8 accumulator tile, each lane storing its four elements"},
     };
+    // AMX after the broadcast dots, before the CUDA entries.
+    std::vector<HwInstruction> amx = amx_family(
+        "x86.amx.dpbusd.32x32", "amx-int8", DType::u8(), DType::i8(), DType::i32(), 64, 4,
+        "in i32 (wrapping): four AMX tdpbusd tiles of 16 x 16 per k step of 64, the accumulators kept in tile "
+        "registers across the steps");
+    for (HwInstruction& h : amx_family("x86.amx.dpbf16ps.32x32", "amx-bf16", DType::bf16(), DType::bf16(),
+                                       DType::f32(), 32, 2,
+                                       "summed in f32 by AMX tdpbf16ps (its own order and rounding) over tiles of "
+                                       "16 x 16 per k step of 32"))
+      amx.push_back(std::move(h));
+    l.insert(l.begin() + 2, amx.begin(), amx.end());
     for (DType t : {DType::f16(), DType::bf16()})
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));
     for (DType t : cuda_cp_async_types())

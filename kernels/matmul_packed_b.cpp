@@ -78,7 +78,7 @@ GemmShape packed_common(const std::map<std::string, int64_t>& p) {
   return g;
 }
 
-GemmShape packed_shape(const std::map<std::string, int64_t>& p) {
+GemmShape packed_shape(const std::map<std::string, int64_t>& p, DType) {
   GemmShape g = packed_common(p);
   g.trans_a = p.at("trans_a") != 0;
   g.gelu = p.at("gelu") != 0;
@@ -90,6 +90,19 @@ GemmShape packed_quantized_shape(const std::map<std::string, int64_t>& p, DType 
   g.quantized = true;
   g.out_type = out;
   return g;
+}
+
+// A packed kernel's definition and template: the GEMM of the shape its
+// parameters give (`shape`, from the parameters and the op's dtype).
+void set_packed_gemm(OpDef& d, GemmShape (*shape)(const std::map<std::string, int64_t>&, DType)) {
+  d.size_params = {"M", "N", "K"};
+  d.build = [name = d.name, shape](const std::map<std::string, int64_t>& p, DType t) {
+    OpInstance op = gemm_define(shape(p, t), t);
+    op.op = name;
+    op.ints = p;
+    return op;
+  };
+  set_gemm_template(d, [shape](const OpInstance& op) { return shape(op.ints, op.dtype); });
 }
 
 // M, N, K and nb, the parameters both packed kernels start with.
@@ -152,14 +165,7 @@ OpDef matmul_packed_b_op_def() {
           dtype_param(),
           kstep_param("1", true),
       });
-  d.size_params = {"M", "N", "K"};
-  d.build = [](const std::map<std::string, int64_t>& p, DType t) {
-    OpInstance op = gemm_define(packed_shape(p), t);
-    op.op = "matmul_packed_b";
-    op.ints = p;
-    return op;
-  };
-  set_gemm_template(d, [](const OpInstance& op) { return packed_shape(op.ints); });
+  set_packed_gemm(d, packed_shape);
   return d;
 }
 
@@ -176,14 +182,7 @@ OpDef qmatmul_packed_b_op_def() {
                                       {OpParam::kFlag, "relu", "1: clamp the result at 0", "0"},
                                       quantized_out_param(),
                                   });
-  d.size_params = {"M", "N", "K"};
-  d.build = [](const std::map<std::string, int64_t>& p, DType out) {
-    OpInstance op = gemm_define(packed_quantized_shape(p, out), out);
-    op.op = "qmatmul_packed_b";
-    op.ints = p;
-    return op;
-  };
-  set_gemm_template(d, [](const OpInstance& op) { return packed_quantized_shape(op.ints, op.dtype); });
+  set_packed_gemm(d, packed_quantized_shape);
   return d;
 }
 
