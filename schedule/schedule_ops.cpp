@@ -209,12 +209,18 @@ class NestBuilder {
     std::vector<TensorizeNode::Region> operands = m.inputs;
     operands.push_back(m.output);
 
+    // The reduction is split into steps when a reduction loop of more than
+    // one iteration runs outside the tensorized axis; loops of one
+    // iteration (a 1x1 kernel's taps) leave the whole reduction to the call.
     int first_reduce = n;
-    for (int i = 0; i < n; ++i)
-      if (leaves[i]->iter_kind == IterKind::kReduce) {
+    for (int i = 0; i < n; ++i) {
+      int64_t e = 0;
+      const bool single = as_const_int(ana.simplify(loop_range(bm_.at(s), leaves[i]).extent), &e) && e == 1;
+      if (leaves[i]->iter_kind == IterKind::kReduce && !(i < pos && single)) {
         first_reduce = i;
         break;
       }
+    }
     const bool split = first_reduce < pos;
     Stmt init;
     if (split) {
