@@ -23,10 +23,8 @@ namespace {
 llvm::Intrinsic::ID x86_intrinsic(const std::string& name) {
   if (name == "x86.vpdpbusd.512") return llvm::Intrinsic::x86_avx512_vpdpbusd_512;
   if (name == "x86.vdpbf16ps.512") return llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512;
-  if (name == "x86.amx.dpbusd.32x32" || name == "x86.amx.dpbusd.32x32.set")
-    return llvm::Intrinsic::x86_tdpbusd_internal;
-  if (name == "x86.amx.dpbf16ps.32x32" || name == "x86.amx.dpbf16ps.32x32.set")
-    return llvm::Intrinsic::x86_tdpbf16ps_internal;
+  if (name.rfind("x86.amx.dpbusd.", 0) == 0) return llvm::Intrinsic::x86_tdpbusd_internal;
+  if (name.rfind("x86.amx.dpbf16ps.", 0) == 0) return llvm::Intrinsic::x86_tdpbf16ps_internal;
   return llvm::Intrinsic::not_intrinsic;
 }
 
@@ -45,7 +43,7 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
 
   if (h.name.rfind("x86.amx.", 0) == 0) {
     const bool from_zero = h.name.size() > 4 && h.name.compare(h.name.size() - 4, 4, ".set") == 0;
-    return emit_amx_tile_product(op, id, h.steps_of(*op), from_zero);
+    return emit_amx_tile_product(op, id, amx_tiles_of(op, h.steps_of(*op)), from_zero);
   }
 
   // Both instructions: acc (16 x 32-bit lanes), a (one 32-bit word, splat),
@@ -83,11 +81,49 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
   builder_.CreateAlignedStore(r, acc_ptr, align_of(acc));
 }
 
-// acc (32 x 32 of 4 bytes, rows `stride` elements apart) += a (32 rows of
-// 64 bytes per step, its stride apart) . b (per step 16 rows of 128 bytes:
-// two 16-column tiles side by side), `steps` k steps; from_zero: acc =, the
-// accumulator tiles zeroed rather than loaded.
-void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps,
+// The geometry of an AMX call. The 32 x 32 instructions: two groups of 16
+// rows, `steps` steps of 64 bytes of a's rows and 16 rows of 128 bytes of
+// b (dense), acc's and a's rows their operands' strides apart. The tiles
+// instructions: all from the call's scalars (hw_instructions.h).
+CodeGenLLVM::AmxTiles CodeGenLLVM::amx_tiles_of(const TensorIntrinCallNode* op, int64_t steps) {
+  llvm::Type* i64 = builder_.getInt64Ty();
+  auto bytes_of = [&](const Expr& elems, int operand) {
+    llvm::Value* v = int_to_i64(emit(elems), elems.dtype());
+    return builder_.CreateMul(v, llvm::ConstantInt::get(i64, op->operands[operand].buffer->pointee.bytes()));
+  };
+  auto constant = [&](int64_t v) { return llvm::ConstantInt::get(i64, v); };
+  AmxTiles t{};
+  if (op->scalars.empty()) {
+    t.rows[0] = t.rows[1] = 16;
+    t.steps[0] = steps;
+    t.steps[1] = t.steps[2] = 1;
+    t.acc_row = bytes_of(op->operands[0].stride, 0);
+    t.acc_group = builder_.CreateMul(t.acc_row, constant(16));
+    t.a_row = bytes_of(op->operands[1].stride, 1);
+    t.a_group = builder_.CreateMul(t.a_row, constant(16));
+    t.b_row = constant(128);
+    t.a_step[0] = constant(64);
+    t.b_step[0] = constant(16 * 128);
+    t.a_step[1] = t.a_step[2] = t.b_step[1] = t.b_step[2] = constant(0);
+    return t;
+  }
+  auto count = [&](int k) { return *as_const_int(op->scalars[k]); };  // checked by hw_call_problem
+  t.rows[0] = count(0);
+  t.rows[1] = count(1);
+  for (int k = 0; k < 3; ++k) t.steps[k] = count(2 + k);
+  llvm::Value** strides[] = {&t.acc_row,   &t.acc_group, &t.a_row,     &t.a_group,   &t.a_step[0], &t.a_step[1],
+                             &t.a_step[2], &t.b_row,     &t.b_step[0], &t.b_step[1], &t.b_step[2]};
+  const int operand_of[] = {0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2};
+  for (int k = 0; k < 11; ++k) *strides[k] = bytes_of(op->scalars[5 + k], operand_of[k]);
+  return t;
+}
+
+// acc (row groups of t.rows[g] rows of 32 4-byte elements) (+)= a (per
+// step, each group's rows of 64 bytes) . b (per step 16 rows of 128 bytes:
+// two 16-column tiles side by side), over steps1 x steps2 x steps3 k steps; the
+// accumulators stay in tile registers across the steps. from_zero: acc =,
+// the accumulator tiles zeroed rather than loaded.
+void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, const AmxTiles& t,
                                         bool from_zero) {
   const auto& acc = op->operands[0];
   const auto& a = op->operands[1];
@@ -97,12 +133,12 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
   auto byte_pointer = [&](const TensorIntrinCallNode::Operand& o) {
     return builder_.CreateBitCast(element_pointer(o.buffer, emit(o.offset), o.offset.dtype()), i8p);
   };
-  auto bytes = [&](const TensorIntrinCallNode::Operand& o) {
-    llvm::Value* elems = int_to_i64(emit(o.stride), o.stride.dtype());
-    return builder_.CreateMul(elems, llvm::ConstantInt::get(i64, o.buffer->pointee.bytes()));
-  };
   auto offset = [&](llvm::Value* base, llvm::Value* by) { return builder_.CreateInBoundsGEP(builder_.getInt8Ty(), base, by); };
-  llvm::Value* rows = builder_.getInt16(16);
+  auto constant = [&](int64_t v) { return llvm::ConstantInt::get(i64, v); };
+  const int groups = t.rows[1] > 0 ? 2 : 1;
+  llvm::Value* rows[2] = {builder_.getInt16(static_cast<uint16_t>(t.rows[0])),
+                          builder_.getInt16(static_cast<uint16_t>(t.rows[1]))};
+  llvm::Value* sixteen = builder_.getInt16(16);
   llvm::Value* row_bytes = builder_.getInt16(64);
   llvm::Function* load = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tileloadd64_internal);
   llvm::Function* store = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tilestored64_internal);
@@ -110,71 +146,75 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
   llvm::Function* zero = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tilezero_internal);
 
   llvm::Value* acc_base = byte_pointer(acc);
-  llvm::Value* acc_stride = bytes(acc);
   llvm::Value* a_base = byte_pointer(a);
-  llvm::Value* a_stride = bytes(a);
   llvm::Value* b_base = byte_pointer(b);
-  // The accumulator tiles (i, j): rows 16i.., columns 16j.. (64 bytes each).
+  // The accumulator tiles (g, j): row group g, columns 16j.. (64 bytes each).
   llvm::Value* acc_ptr[2][2];
   llvm::Value* tile[2][2];
-  for (int i = 0; i < 2; ++i)
+  for (int g = 0; g < groups; ++g)
     for (int j = 0; j < 2; ++j) {
-      llvm::Value* at = builder_.CreateAdd(builder_.CreateMul(acc_stride, llvm::ConstantInt::get(i64, 16 * i)),
-                                           llvm::ConstantInt::get(i64, 64 * j));
-      acc_ptr[i][j] = offset(acc_base, at);
-      tile[i][j] = from_zero ? builder_.CreateCall(zero, {rows, row_bytes})
-                             : builder_.CreateCall(load, {rows, row_bytes, acc_ptr[i][j], acc_stride});
+      llvm::Value* at = builder_.CreateAdd(builder_.CreateMul(t.acc_group, constant(g)), constant(64 * j));
+      acc_ptr[g][j] = offset(acc_base, at);
+      tile[g][j] = from_zero ? builder_.CreateCall(zero, {rows[g], row_bytes})
+                             : builder_.CreateCall(load, {rows[g], row_bytes, acc_ptr[g][j], t.acc_row});
     }
 
+  // One loop over steps1 x steps2 x steps3 steps (step = (t1 * steps2 + t2) * steps3 + t3).
   llvm::BasicBlock* preheader = builder_.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(ctx_, "amx.step", func_);
   auto* exit = llvm::BasicBlock::Create(ctx_, "amx.done", func_);
   builder_.CreateBr(header);
   builder_.SetInsertPoint(header);
   llvm::PHINode* step = builder_.CreatePHI(i64, 2, "amx.k");
-  step->addIncoming(llvm::ConstantInt::get(i64, 0), preheader);
+  step->addIncoming(constant(0), preheader);
   llvm::PHINode* phi[2][2];
-  for (int i = 0; i < 2; ++i)
+  for (int g = 0; g < groups; ++g)
     for (int j = 0; j < 2; ++j) {
-      phi[i][j] = builder_.CreatePHI(tile[i][j]->getType(), 2);
-      phi[i][j]->addIncoming(tile[i][j], preheader);
+      phi[g][j] = builder_.CreatePHI(tile[g][j]->getType(), 2);
+      phi[g][j]->addIncoming(tile[g][j], preheader);
     }
-  // Per step: a's 64 bytes of each row, b's 16 rows of 128 bytes.
-  llvm::Value* a_at = builder_.CreateMul(step, llvm::ConstantInt::get(i64, 64));
-  llvm::Value* b_at = builder_.CreateMul(step, llvm::ConstantInt::get(i64, 16 * 128));
+  llvm::Value* a_at = constant(0);
+  llvm::Value* b_at = constant(0);
+  llvm::Value* rest = step;
+  for (int k = 2; k >= 0; --k) {
+    if (t.steps[k] == 1) continue;
+    llvm::Value* tk = k == 0 ? rest : builder_.CreateURem(rest, constant(t.steps[k]));
+    if (k > 0) rest = builder_.CreateUDiv(rest, constant(t.steps[k]));
+    a_at = builder_.CreateAdd(a_at, builder_.CreateMul(tk, t.a_step[k]));
+    b_at = builder_.CreateAdd(b_at, builder_.CreateMul(tk, t.b_step[k]));
+  }
   // The operand tiles are loaded just before their first product, in the
   // order the products use them, so that the tile unit overlaps each load
   // with the product before it.
-  llvm::Value* a1_at = builder_.CreateAdd(a_at, builder_.CreateMul(a_stride, llvm::ConstantInt::get(i64, 16)));
-  llvm::Value* b1_at = builder_.CreateAdd(b_at, llvm::ConstantInt::get(i64, 64));
-  llvm::Value* b_stride = llvm::ConstantInt::get(i64, 128);
-  auto load_tile = [&](llvm::Value* base, llvm::Value* at, llvm::Value* stride) {
-    return builder_.CreateCall(load, {rows, row_bytes, offset(base, at), stride});
-  };
+  llvm::Value* a1_at = builder_.CreateAdd(a_at, t.a_group);
+  llvm::Value* b1_at = builder_.CreateAdd(b_at, constant(64));
   llvm::Value* a_tile[2] = {nullptr, nullptr};
   llvm::Value* b_tile[2] = {nullptr, nullptr};
   llvm::Value* next_tile[2][2];
-  auto multiply = [&](int i, int j) {
-    next_tile[i][j] = builder_.CreateCall(dot, {rows, row_bytes, row_bytes, phi[i][j], a_tile[i], b_tile[j]});
+  auto multiply = [&](int g, int j) {
+    next_tile[g][j] = builder_.CreateCall(dot, {rows[g], row_bytes, row_bytes, phi[g][j], a_tile[g], b_tile[j]});
   };
-  a_tile[0] = load_tile(a_base, a_at, a_stride);
-  b_tile[0] = load_tile(b_base, b_at, b_stride);
+  a_tile[0] = builder_.CreateCall(load, {rows[0], row_bytes, offset(a_base, a_at), t.a_row});
+  b_tile[0] = builder_.CreateCall(load, {sixteen, row_bytes, offset(b_base, b_at), t.b_row});
   multiply(0, 0);
-  b_tile[1] = load_tile(b_base, b1_at, b_stride);
+  b_tile[1] = builder_.CreateCall(load, {sixteen, row_bytes, offset(b_base, b1_at), t.b_row});
   multiply(0, 1);
-  a_tile[1] = load_tile(a_base, a1_at, a_stride);
-  multiply(1, 0);
-  multiply(1, 1);
-  llvm::Value* next = builder_.CreateAdd(step, llvm::ConstantInt::get(i64, 1));
+  if (groups == 2) {
+    a_tile[1] = builder_.CreateCall(load, {rows[1], row_bytes, offset(a_base, a1_at), t.a_row});
+    multiply(1, 0);
+    multiply(1, 1);
+  }
+  llvm::Value* next = builder_.CreateAdd(step, constant(1));
   llvm::BasicBlock* latch = builder_.GetInsertBlock();
   step->addIncoming(next, latch);
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) phi[i][j]->addIncoming(next_tile[i][j], latch);
-  builder_.CreateCondBr(builder_.CreateICmpSLT(next, llvm::ConstantInt::get(i64, steps)), header, exit);
+  for (int g = 0; g < groups; ++g)
+    for (int j = 0; j < 2; ++j) phi[g][j]->addIncoming(next_tile[g][j], latch);
+  builder_.CreateCondBr(builder_.CreateICmpSLT(next, constant(t.steps[0] * t.steps[1] * t.steps[2])), header, exit);
 
   builder_.SetInsertPoint(exit);
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) builder_.CreateCall(store, {rows, row_bytes, acc_ptr[i][j], acc_stride, next_tile[i][j]});
+  for (int g = 0; g < groups; ++g)
+    for (int j = 0; j < 2; ++j)
+      builder_.CreateCall(store, {rows[g], row_bytes, acc_ptr[g][j], t.acc_row, next_tile[g][j]});
 }
 
 }  // namespace kiln

@@ -116,7 +116,17 @@ class CodeGenLLVM {
   // A hardware instruction call (compute/hw_instructions.h): the x86 ones,
   // for targets with their feature (codegen_intrin.cpp).
   void emit_tensor_intrin(const TensorIntrinCallNode* op);
-  void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, int64_t steps,
+  // An AMX tile product: one or two row groups of a (rows[g] rows each)
+  // against two 16-column tiles of b, over steps1 x steps2 x steps3 k steps, the
+  // strides in bytes; three nested step loops (steps[2] innermost).
+  struct AmxTiles {
+    int64_t rows[2];
+    int64_t steps[3];
+    llvm::Value *acc_row, *acc_group, *a_row, *a_group, *b_row;
+    llvm::Value *a_step[3], *b_step[3];
+  };
+  AmxTiles amx_tiles_of(const TensorIntrinCallNode* op, int64_t steps);
+  void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, const AmxTiles& t,
                              bool from_zero);
   // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.
   llvm::Value* element_pointer(const Var& buffer, llvm::Value* index, DType index_type);

@@ -1,5 +1,7 @@
 #include "compute/hw_instructions.h"
 
+#include <cstdint>
+
 #include "base/error.h"
 
 namespace kiln {
@@ -73,7 +75,28 @@ std::vector<HwInstruction> amx_family(const std::string& name, const std::string
            "acc[i][j] =" + sum + "; the tiles zeroed (tilezero) instead of loaded from acc"}};
 }
 
+// The AMX tile products over row groups (hw_instructions.h): a's rows
+// (output pixels) and the k steps at the strides the call passes.
+std::vector<HwInstruction> amx_tiles_family(const std::string& name, const std::string& feature, DType in_a,
+                                            DType in_b, DType acc, int64_t k, int64_t s, const std::string& how) {
+  const std::vector<HwOperand> operands = {{"acc", acc, 0, true}, {"a", in_a, 0, false}, {"b", in_b, 0, false}};
+  const std::string ks = std::to_string(k), ss = std::to_string(s);
+  const std::string sum = " sum over the steps (t1, t2, t3) and k < " + ks + " of a[t1, t2, t3][g][i][k] * b[t1, t2, t3][k/" + ss +
+                          "][j][k%" + ss + "] for the rows i of each row group g (rows0, rows1) and j < 32 (b's " +
+                          "rows 32 x " + ss + " contiguous), " + how;
+  return {{name, "llvm", feature, operands, "acc[g][i][j] +=" + sum, amx_tiles_scalars()},
+          {name + ".set", "llvm", feature, operands,
+           "acc[g][i][j] =" + sum + "; the tiles zeroed (tilezero) instead of loaded from acc", amx_tiles_scalars()}};
+}
+
 }  // namespace
+
+const std::vector<std::string>& amx_tiles_scalars() {
+  static const std::vector<std::string> names = {
+      "rows0",   "rows1",   "steps1",  "steps2", "steps3",  "acc_row", "acc_group", "a_row",
+      "a_group", "a_step1", "a_step2", "a_step3", "b_row", "b_step1", "b_step2",   "b_step3"};
+  return names;
+}
 
 std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
   return "cuda.cp_async." + t.str() + "." + std::to_string(bytes);
@@ -123,6 +146,12 @@ const std::vector<HwInstruction>& hw_instructions() {
                                        "summed in f32 by AMX tdpbf16ps (its own order and rounding) over tiles of "
                                        "16 x 16 per k step of 32"))
       amx.push_back(std::move(h));
+    for (HwInstruction& h : amx_tiles_family(kAmxTilesInt8, "amx-int8", DType::u8(), DType::i8(), DType::i32(), 64,
+                                             4, "in i32 (wrapping), by AMX tdpbusd"))
+      amx.push_back(std::move(h));
+    for (HwInstruction& h : amx_tiles_family(kAmxTilesBf16, "amx-bf16", DType::bf16(), DType::bf16(), DType::f32(),
+                                             32, 2, "summed in f32 by AMX tdpbf16ps (its own order and rounding)"))
+      amx.push_back(std::move(h));
     l.insert(l.begin() + 2, amx.begin(), amx.end());
     for (DType t : {DType::f16(), DType::bf16()})
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));
@@ -160,6 +189,7 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
              want.dtype.str();
     int64_t e = 0;
     const bool constant = as_const_int(o.extent, &e);
+    if (want.extent == 0) continue;  // laid out by the scalars
     if (want.steps) {
       if (!constant || e <= 0 || e % want.extent != 0)
         return which + " covers " + (constant ? std::to_string(e) : std::string("a non-constant number of")) +
@@ -170,6 +200,23 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
     } else if (!constant || e != want.extent) {
       return which + " covers " + (constant ? std::to_string(e) : std::string("a non-constant number of")) +
              " elements, it needs " + std::to_string(want.extent);
+    }
+  }
+  if (!h->scalars.empty()) {
+    if (call.scalars.size() != h->scalars.size())
+      return call.intrin + " takes " + std::to_string(h->scalars.size()) + " scalars, the call passes " +
+             std::to_string(call.scalars.size());
+    for (size_t k = 0; k < h->scalars.size(); ++k) {
+      const std::string& n = h->scalars[k];
+      const bool rows = n.rfind("rows", 0) == 0, steps = n.rfind("steps", 0) == 0;
+      if (!rows && !steps) continue;
+      int64_t v = 0;
+      if (!as_const_int(call.scalars[k], &v)) return call.intrin + " scalar " + n + " is not a constant";
+      // A tile holds 1 to 16 rows; a second row group may be absent (0).
+      const int64_t least = n == "rows1" ? 0 : 1, most = rows ? 16 : INT64_MAX;
+      if (v < least || v > most)
+        return call.intrin + " scalar " + n + " is " + std::to_string(v) + ", out of [" + std::to_string(least) + ", " +
+               (rows ? "16" : "any") + "]";
     }
   }
   return "";

@@ -35,8 +35,14 @@ struct HwInstruction {
   std::string name;     // "x86.vpdpbusd.512"
   std::string backend;  // "llvm" or "cuda"
   std::string feature;  // what the target must have: an LLVM CPU feature ("avx512vnni") or a cuda arch ("sm_80")
+  // Operands of extent 0 are laid out by the call's scalars (rows, steps
+  // and strides), not a number of elements.
   std::vector<HwOperand> operands;
   std::string semantics;  // what it computes, in terms of the operands
+  // The scalars a call passes, by name, when the instruction fixes them
+  // (empty: any, as an optional predicate). Those named rows* and steps*
+  // are constants: rows 1 to 16 (rows1 may be 0), steps at least 1.
+  std::vector<std::string> scalars = {};
   // The number of k steps a call covers (1 without `steps` operands).
   int64_t steps_of(const TensorIntrinCallNode& call) const;
 };
@@ -49,6 +55,18 @@ CudaMmaInstructions cuda_mma_instructions(DType input);
 // The accumulator fragment's reset and store (f32, any input type).
 constexpr const char* kCudaMmaZero = "cuda.mma.zero.16x8";
 constexpr const char* kCudaMmaStore = "cuda.mma.store.16x8";
+
+// The AMX tile products of a tile group of rows (a convolution's output
+// pixels): "x86.amx.dpbusd.tiles" (u8 x i8 into i32) and
+// "x86.amx.dpbf16ps.tiles" (bf16 into f32), each with a ".set" form that
+// starts from zeroed tiles. Their scalars, in order (amx_tiles_scalars):
+// rows0 and rows1 (the rows of the two row groups, 1 to 16; rows1 0 for
+// one group), steps1, steps2 and steps3 (the k steps, three nested loops,
+// steps3 innermost), then the strides in elements: acc's row and group,
+// a's row, group and per step loop, b's row and per step loop.
+constexpr const char* kAmxTilesInt8 = "x86.amx.dpbusd.tiles";
+constexpr const char* kAmxTilesBf16 = "x86.amx.dpbf16ps.tiles";
+const std::vector<std::string>& amx_tiles_scalars();
 
 constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
 // The asynchronous copy of `bytes` (4, 8 or 16) of `t` from global to shared

@@ -34,7 +34,8 @@ const DotConvKind& bf16_kind() {
                              "bf16",
                              [](const CpuInfo& cpu) { return cpu.avx512_bf16; },
                              x86_bf16_dot_16x2,
-                             bf16_epilogue};
+                             bf16_epilogue,
+                             [](const CpuInfo& cpu) { return cpu.amx_bf16; }};
   return k;
 }
 

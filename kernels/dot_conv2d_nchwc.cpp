@@ -1,10 +1,13 @@
 #include "kernels/dot_conv2d_nchwc.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "kernels/conv2d_common.h"
 #include "kernels/conv2d_template.h"
 #include "kernels/template_util.h"
+#include "kernels/tensor_intrinsics.h"
 
 namespace kiln {
 
@@ -13,11 +16,72 @@ namespace {
 // Output channels per instruction call.
 constexpr int64_t kLanes = 16;
 
+// Output channels per AMX call.
+constexpr int64_t kAmxColumns = 32;
+
 bool offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu) {
   return k.has_instruction(cpu) && s.kb % kLanes == 0;
 }
 
+bool amx_offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu) {
+  return k.has_amx(cpu) && s.cb == 16 * k.steps && s.kb % kAmxColumns == 0 && s.G == 1;
+}
+
+// The largest divisor of n that is at most `most` (at least 1).
+int64_t divisor_up_to(int64_t n, int64_t most) {
+  for (int64_t d = std::min(n, std::max<int64_t>(1, most)); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+// The sums tensorized with AMX: per register tile (kbi blocks x groups
+// rows x pixels) and per block and 32 output channels, one call over the
+// rows' pixels and the whole reduction (input channel blocks, kernel rows
+// and columns; a loop of one iteration stays outside the call).
+void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, int64_t kbi, const DotConvAmxTile& t) {
+  auto bx = sb.axis();
+  auto br = sb.reduce_axis();
+  IterVar ko, ki, oh_o, oh_g, ow_o, ow_p, k32o, k32i, cq, cs;
+  sb.split(bx[1], kbi, &ko, &ki);
+  sb.split(bx[2], t.groups, &oh_o, &oh_g);
+  sb.split(bx[3], t.pixels, &ow_o, &ow_p);
+  sb.split(bx[4], kAmxColumns, &k32o, &k32i);
+  sb.split(br[3], k.steps, &cq, &cs);
+  const int64_t blocks = s.Cg / s.cb;
+  std::vector<IterVar> order{bx[0], ko, oh_o, ow_o}, inner;
+  (t.groups > 1 ? inner : order).push_back(oh_g);
+  inner.push_back(ow_p);
+  inner.push_back(k32i);
+  (blocks > 1 ? inner : order).push_back(br[0]);
+  (s.R > 1 ? inner : order).push_back(br[1]);
+  (s.S > 1 ? inner : order).push_back(br[2]);
+  for (const IterVar& iv : {ki, k32o}) order.push_back(iv);
+  inner.push_back(cq);
+  inner.push_back(cs);
+  order.insert(order.end(), inner.begin(), inner.end());
+  sb.reorder(order);
+  AmxConvTile tile;
+  tile.groups = t.groups;
+  tile.pixels = t.pixels;
+  tile.steps_c = blocks;
+  tile.steps_r = s.R;
+  tile.steps_s = s.S;
+  tile.stride = s.stride;
+  tile.dilation = s.dil;
+  tile.bf16 = k.acc == DType::f32();
+  sb.tensorize(inner.front(), x86_amx_conv(tile));
+}
+
 }  // namespace
+
+DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg) {
+  const std::vector<int64_t>& toh = cfg.split("tile_oh");
+  DotConvAmxTile t;
+  t.groups = toh[2] >= 2 && s.OH % 2 == 0 ? 2 : 1;
+  t.pixels = divisor_up_to(s.OW, std::min<int64_t>(cfg.split("tile_ow")[1], t.groups == 2 ? 16 : 32));
+  t.ohm = divisor_up_to(s.OH / t.groups, toh[1]);
+  return t;
+}
 
 void dot_conv_inputs(const DotConvKind& k, const Conv2dNchwcShape& s, OpInstance* op) {
   check_groups(k.op, s.C, s.K, s.G);
@@ -64,14 +128,26 @@ void dot_conv_define(const DotConvKind& k, OpInstance* op) {
 std::shared_ptr<ConfigSpace> dot_conv_space(const DotConvKind& k, const OpInstance& op, const CpuInfo& cpu) {
   const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
   auto s = nchwc_tile_space(c, vector_lanes(cpu, k.acc));
-  if (offered(k, c, cpu)) s->define_annotate("tensorize", {"none", k.tensorize});
+  if (offered(k, c, cpu)) {
+    std::vector<std::string> options{"none", k.tensorize};
+    if (amx_offered(k, c, cpu)) options.push_back("amx");
+    s->define_annotate("tensorize", options);
+  }
   return s;
 }
 
 Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
   const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
   nlohmann::json j = nchwc_tile_default(c, k.acc, cpu, space);
-  if (offered(k, c, cpu)) j["tensorize"] = k.tensorize;
+  if (amx_offered(k, c, cpu)) {
+    // One call per 32 output channels of up to 32 pixels: a whole row
+    // (two where a row has at most 16).
+    j["tensorize"] = "amx";
+    j["tile_ow"] = nearest_split(space, "tile_ow", {divisor_up_to(c.OW, 32)});
+    j["tile_oh"] = nearest_split(space, "tile_oh", {1, c.OW <= 16 && c.OH % 2 == 0 ? 2 : 1});
+  } else if (offered(k, c, cpu)) {
+    j["tensorize"] = k.tensorize;
+  }
   return space.make(j);
 }
 
@@ -82,9 +158,20 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   const std::vector<int64_t>& toh = cfg.split("tile_oh");
   const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];
   const int parallel = static_cast<int>(cfg.choice("parallel"));
-  const bool tensorized = cfg.has("tensorize") && cfg.annotate("tensorize") == k.tensorize;
+  const std::string how = cfg.has("tensorize") ? cfg.annotate("tensorize") : "none";
+  const bool tensorized = how == k.tensorize, amx = how == "amx";
+  user_check(how == "none" || tensorized || amx)
+      << k.op << " template: unknown tensorize option '" << how << "' (none, " << k.tensorize << " or amx)";
   user_check(!tensorized || s.kb % kLanes == 0) << k.op << " template: tensorize=" << k.tensorize
                                                 << " needs output channel blocks of a multiple of 16, got kb=" << s.kb;
+  user_check(!amx || (s.cb == 16 * k.steps && s.kb % kAmxColumns == 0 && s.G == 1))
+      << k.op << " template: tensorize=amx needs input channel blocks of " << 16 * k.steps
+      << " (one AMX k tile), output channel blocks of a multiple of 32 and no groups; got cb=" << s.cb
+      << ", kb=" << s.kb << ", groups=" << s.G;
+  // AMX: the register tile is one call's rows and pixels, whole tiles of the output.
+  const DotConvAmxTile amx_tile = amx ? dot_conv_amx_tile(s, cfg) : DotConvAmxTile{1, 1, 1};
+  const int64_t tile_ohm = amx ? amx_tile.ohm : ohm, tile_ohi = amx ? amx_tile.groups : ohi;
+  const int64_t tile_owi = amx ? amx_tile.pixels : owi;
 
   Tensor padded = pad_spatial(op.inputs[0], 2, 3, s.pad, make_zero(k.data));
   Tensor sums = dot_conv_sums(k, s, padded, op.inputs[1], "conv_acc");
@@ -93,7 +180,7 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& sc = *sch;
   Stage so = sc[out];
-  const ChannelTiles tiles = tile_nchwc_output(so, kbi, ohm, ohi, owi, cfg);
+  const ChannelTiles tiles = tile_nchwc_output(so, kbi, tile_ohm, tile_ohi, tile_owi, cfg);
   const LoopBand& band = tiles.band;
   const int acc_pos = tiles.acc_pos;
 
@@ -102,7 +189,9 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   sb.set_scope(MemScope::kLocal);
   sb.compute_at(so, band.at(acc_pos));
   const int unroll_reduce = cfg.annotate("unroll_kw") == "unroll" ? 2 : -1;
-  if (!tensorized) {
+  if (amx) {
+    tensorize_amx(k, s, sb, kbi, amx_tile);
+  } else if (!tensorized) {
     tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce);
   } else {
     // As tile_accumulator, with each 16 channels x `steps` input channels

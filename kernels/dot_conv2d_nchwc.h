@@ -14,7 +14,13 @@
 // rows x owi columns accumulated over the reduction, the zero-padded data
 // placed by "data_at"), plus a "tensorize" knob where the CPU has the
 // instruction and kb is a multiple of 16: each register tile's 16 channels
-// x `steps` input channels become one instruction call.
+// x `steps` input channels become one instruction call. Where the CPU has
+// AMX, the input channel block is one AMX k tile (cb = 16 x steps: 64 for
+// int8, 32 for bf16), kb is a multiple of 32 and the convolution is not
+// grouped, the knob also offers "amx": each register tile's rows of output
+// pixels x 32 output channels become one AMX call (x86_amx_conv) over the
+// whole reduction (input channel blocks, kernel rows and columns), which
+// starts from zeroed tiles.
 #pragma once
 
 #include <functional>
@@ -36,7 +42,20 @@ struct DotConvKind {
   // and weight (bias, scales).
   std::function<Tensor(const Conv2dNchwcShape&, const Tensor& sums, const OpInstance& op, const std::string& name)>
       epilogue;
+  // Whether the CPU has the kind's AMX tile products (x86_amx_conv).
+  std::function<bool(const CpuInfo&)> has_amx = [](const CpuInfo&) { return false; };
 };
+
+// The AMX call of a register tile of an AMX-tensorized config: `groups`
+// output rows (1, or 2 where the tile_oh knob's rows and OH allow) of
+// `pixels` output pixels (the largest divisor of OW up to the tile_ow
+// knob's columns, at most 16 per row with two rows, 32 with one), and the
+// tile's rows per middle step (ohm: the largest divisor of OH/groups up to
+// the knob's).
+struct DotConvAmxTile {
+  int64_t groups, pixels, ohm;
+};
+DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg);
 
 // The op's checks of cb, kb, groups and window (user errors), then its
 // data and weight placeholders (inputs 0 and 1).

@@ -44,7 +44,8 @@ const DotConvKind& qconv_kind() {
                              "vnni",
                              [](const CpuInfo& cpu) { return cpu.avx512_vnni; },
                              x86_vnni_dot_16x4,
-                             qconv_epilogue};
+                             qconv_epilogue,
+                             [](const CpuInfo& cpu) { return cpu.amx_int8; }};
   return k;
 }
 

@@ -1,10 +1,14 @@
 #include "kernels/tensor_intrinsics.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <tuple>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
 
 namespace kiln {
 
@@ -97,7 +101,152 @@ TensorIntrin amx_for(int64_t kt, bool bf16) {
   return t;
 }
 
+// The strides (in elements) of one intrinsic axis in an operand: the
+// declared dimension it moves times its coefficient there (0 when the
+// operand does not move with it).
+Expr axis_stride(const IntrinBuffer& o, int dim, int64_t coefficient) {
+  const DType t = o.offset.dtype();
+  if (dim < 0) return make_zero(t);
+  return o.strides.at(static_cast<size_t>(dim)) * make_const(t, coefficient);
+}
+
+TensorIntrin amx_conv_declare(const AmxConvTile& t) {
+  const int64_t s = t.bf16 ? 2 : 4, kt = 16 * s;
+  const DType in_a = t.bf16 ? DType::bf16() : DType::u8(), in_b = t.bf16 ? DType::bf16() : DType::i8();
+  const DType acc = t.bf16 ? DType::f32() : DType::i32();
+  const bool g2 = t.groups > 1, c2 = t.steps_c > 1, r2 = t.steps_r > 1, s2 = t.steps_s > 1, h2 = g2 || r2;
+  auto e = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  // a: [t1?, h?, w, kt]; b: [t1?, t2?, t3?, 16, 32, s]; c: [g?, pixels, 32].
+  std::vector<Expr> a_shape, b_shape, c_shape;
+  if (c2) a_shape.push_back(e(t.steps_c));
+  if (h2) a_shape.push_back(e((t.groups - 1) * t.stride + (t.steps_r - 1) * t.dilation + 1));
+  a_shape.push_back(e((t.pixels - 1) * t.stride + (t.steps_s - 1) * t.dilation + 1));
+  a_shape.push_back(e(kt));
+  if (c2) b_shape.push_back(e(t.steps_c));
+  if (r2) b_shape.push_back(e(t.steps_r));
+  if (s2) b_shape.push_back(e(t.steps_s));
+  for (int64_t d : {int64_t{16}, int64_t{32}, s}) b_shape.push_back(e(d));
+  if (g2) c_shape.push_back(e(t.groups));
+  c_shape.push_back(e(t.pixels));
+  c_shape.push_back(e(32));
+  Tensor a = placeholder(a_shape, in_a, "a");
+  Tensor b = placeholder(b_shape, in_b, "b");
+  std::vector<IterVar> red;
+  IterVar t1 = c2 ? reduce_axis(static_cast<int>(t.steps_c), "t1") : IterVar();
+  IterVar t2 = r2 ? reduce_axis(static_cast<int>(t.steps_r), "t2") : IterVar();
+  IterVar t3 = s2 ? reduce_axis(static_cast<int>(t.steps_s), "t3") : IterVar();
+  IterVar kq = reduce_axis(16, "kq"), kk = reduce_axis(static_cast<int>(s), "kk");
+  for (const IterVar& r : {t1, t2, t3, kq, kk})
+    if (r) red.push_back(r);
+  const int st = static_cast<int>(t.stride), dl = static_cast<int>(t.dilation), steps = static_cast<int>(s);
+  Tensor c = compute(
+      c_shape,
+      [&](const std::vector<Var>& v) {
+        const Var i = v[g2 ? 1 : 0], j = v[g2 ? 2 : 1];
+        Expr h = make_zero(i.dtype()), w = i * st;
+        if (g2) h = h + v[0] * st;
+        if (r2) h = h + t2->var * dl;
+        if (s2) w = w + t3->var * dl;
+        std::vector<Expr> ai, bi;
+        if (c2) ai.push_back(t1->var);
+        if (h2) ai.push_back(h);
+        ai.push_back(w);
+        ai.push_back(kq->var * steps + kk->var);
+        for (const IterVar& r : {t1, t2, t3})
+          if (r) bi.push_back(r->var);
+        bi.push_back(kq->var);
+        bi.push_back(j);
+        bi.push_back(kk->var);
+        return sum(cast(acc, a(ai)) * cast(acc, b(bi)), red);
+      },
+      "c");
+  // Declared dimensions: a [t1?, h?, w, k]; b [t1?, t2?, t3?, kq, j, kk]; c [g?, i, j].
+  const int a_t1 = c2 ? 0 : -1, a_h = h2 ? (c2 ? 1 : 0) : -1, a_w = (c2 ? 1 : 0) + (h2 ? 1 : 0);
+  const int b_t1 = c2 ? 0 : -1, b_t2 = r2 ? (c2 ? 1 : 0) : -1;
+  const int b_t3 = s2 ? (c2 ? 1 : 0) + (r2 ? 1 : 0) : -1, b_kq = (c2 ? 1 : 0) + (r2 ? 1 : 0) + (s2 ? 1 : 0);
+  const int c_g = g2 ? 0 : -1, c_i = g2 ? 1 : 0;
+  const std::string instruction = t.bf16 ? kAmxTilesBf16 : kAmxTilesInt8;
+  auto call = [=](const std::string& name, const std::vector<IntrinBuffer>& ops) {
+    const IntrinBuffer &ia = ops[0], &ib = ops[1], &ic = ops[2];
+    int64_t j_stride = 0;
+    user_check(as_const_int(ib.strides[static_cast<size_t>(b_kq) + 1], &j_stride) && j_stride == s)
+        << "AMX convolution: the weights' " << s << " input channels of the 32 output channels of a call must be "
+        << "contiguous (an output channel block of a multiple of 32)";
+    const DType it = ic.offset.dtype();
+    auto n = [&](int64_t v) { return make_const(it, v); };
+    // One row group per output row; with one row, more than 16 pixels
+    // split into 16 and the rest.
+    const int64_t rows0 = g2 ? t.pixels : std::min<int64_t>(16, t.pixels);
+    const int64_t rows1 = g2 ? t.pixels : t.pixels - rows0;
+    Expr acc_row = axis_stride(ic, c_i, 1), a_row = axis_stride(ia, a_w, t.stride);
+    Expr acc_group = g2 ? axis_stride(ic, c_g, 1) : acc_row * n(16);
+    Expr a_group = g2 ? axis_stride(ia, a_h, t.stride) : a_row * n(16);
+    std::vector<Expr> scalars = {n(rows0),
+                                 n(rows1),
+                                 n(t.steps_c),
+                                 n(t.steps_r),
+                                 n(t.steps_s),
+                                 acc_row,
+                                 acc_group,
+                                 a_row,
+                                 a_group,
+                                 axis_stride(ia, a_t1, 1),
+                                 r2 ? axis_stride(ia, a_h, t.dilation) : n(0),
+                                 s2 ? axis_stride(ia, a_w, t.dilation) : n(0),
+                                 axis_stride(ib, b_kq, 1),
+                                 axis_stride(ib, b_t1, 1),
+                                 axis_stride(ib, b_t2, 1),
+                                 axis_stride(ib, b_t3, 1)};
+    auto origin = [](const IntrinBuffer& o) { return std::vector<Expr>(o.strides.size(), make_zero(o.offset.dtype())); };
+    auto elements = [](const IntrinBuffer& o) {
+      int64_t p = 1;
+      for (int64_t d : o.shape) p *= d;
+      return p;
+    };
+    return TensorIntrinCallNode::make(
+        name, {ic.at(origin(ic), elements(ic)), ia.at(origin(ia), elements(ia)), ib.at(origin(ib), elements(ib))},
+        scalars);
+  };
+  TensorIntrinLowering lower;
+  lower.reset = [=](const IntrinBuffer& out) {
+    Var g("g"), i("i"), h("h");
+    const DType it = out.offset.dtype();
+    std::vector<Expr> first;
+    if (g2) first.push_back(g);
+    first.push_back(i);
+    first.push_back(h * 16);
+    Stmt row = ForNode::make(h, Expr(0), Expr(2), ForKind::kSerial,
+                             StoreNode::make(out.data, BroadcastNode::make(make_zero(acc), 16),
+                                             RampNode::make(out.index(first), make_const(it, int64_t{1}), 16)));
+    Stmt rows = ForNode::make(i, Expr(0), e(t.pixels), ForKind::kSerial, row);
+    return g2 ? ForNode::make(g, Expr(0), e(t.groups), ForKind::kSerial, rows) : rows;
+  };
+  lower.update = [=](const std::vector<IntrinBuffer>& ops) { return call(instruction, ops); };
+  lower.body = [=](const std::vector<IntrinBuffer>& ops) { return call(instruction + ".set", ops); };
+  IntrinRequirement unit;
+  unit.unit_inner = true;
+  std::ostringstream name;
+  name << "x86_amx_" << (t.bf16 ? "bf16" : "int8") << "_conv_g" << t.groups << "_p" << t.pixels << "_c" << t.steps_c
+       << "_r" << t.steps_r << "_s" << t.steps_s << "_st" << t.stride << "_d" << t.dilation;
+  return decl_tensor_intrin(name.str(), c, {a, b}, lower, {unit, unit, unit});
+}
+
 }  // namespace
+
+TensorIntrin x86_amx_conv(const AmxConvTile& t) {
+  user_check(t.groups == 1 || t.groups == 2) << "AMX convolution tiles cover 1 or 2 output rows, got " << t.groups;
+  user_check(t.pixels >= 1 && t.pixels <= (t.groups == 2 ? 16 : 32))
+      << "AMX convolution tiles cover 1 to " << (t.groups == 2 ? 16 : 32) << " pixels per row with " << t.groups
+      << " row(s), got " << t.pixels;
+  user_check(t.steps_c >= 1 && t.steps_r >= 1 && t.steps_s >= 1 && t.stride >= 1 && t.dilation >= 1)
+      << "AMX convolution tiles need positive steps, stride and dilation";
+  static std::mutex mu;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>, TensorIntrin> made;
+  std::lock_guard<std::mutex> lock(mu);
+  TensorIntrin& intrin = made[{t.groups, t.pixels, t.steps_c, t.steps_r, t.steps_s, t.stride, t.dilation, t.bf16}];
+  if (!intrin) intrin = amx_conv_declare(t);
+  return intrin;
+}
 
 TensorIntrin x86_amx_int8_32x32(int64_t kt) { return amx_for(kt, false); }
 TensorIntrin x86_amx_bf16_32x32(int64_t kt) { return amx_for(kt, true); }

@@ -32,6 +32,25 @@ TensorIntrin x86_bf16_dot_16x2();
 TensorIntrin x86_amx_int8_32x32(int64_t kt);
 TensorIntrin x86_amx_bf16_32x32(int64_t kt);
 
+// AMX over a convolution's output pixels (u8 x i8 into i32, or bf16 into
+// f32): per call, `groups` output rows (1 or 2) of `pixels` output pixels
+// each by 32 output channels, summed over `steps_c` input channel blocks
+// of kt = 64 (int8) or 32 (bf16) channels and the kernel's `steps_r` rows
+// and `steps_s` columns:
+//   c[g, i, j] (+)= sum_{t1, t2, t3, kq, kk} acc(a[t1, g*stride + t2*dilation, i*stride + t3*dilation, kq*s + kk]) *
+//                                            acc(b[t1, t2, t3, kq, j, kk])
+// with s = 4 (int8) or 2 (bf16), kq < 16, j < 32; dimensions of one
+// element (groups, steps of 1) are left out of the declaration. a's
+// channels are contiguous, b's 32 x s of each kq contiguous, c's 32
+// channels contiguous; every other stride is free. pixels is at most 16
+// with two groups and 32 with one (split 16 + the rest over two tile
+// rows).
+struct AmxConvTile {
+  int64_t groups = 1, pixels = 16, steps_c = 1, steps_r = 1, steps_s = 1, stride = 1, dilation = 1;
+  bool bf16 = false;
+};
+TensorIntrin x86_amx_conv(const AmxConvTile& tile);
+
 // The intrinsics a CPU target offers: VNNI where it has avx512vnni, BF16
 // where it has avx512bf16 (the AMX ones are made per k tile).
 std::vector<TensorIntrin> cpu_tensor_intrinsics(const CpuInfo& cpu);

@@ -65,10 +65,34 @@ TEST_CASE("conv2d_nchwc_bf16: AVX512-BF16-tensorized configs match the interpret
     check_random_configs(random_layer(rng, true), cpu_with(false, true), "bf16", 3, rng, kTol);
 }
 
+TEST_CASE("conv2d_nchwc_bf16: AMX-tensorized configs match the interpreter", "[ops][bf16conv][amx]") {
+  if (!host_has("amx-bf16")) KILN_SKIP("this CPU has no AMX-BF16");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 2);
+  CpuInfo cpu = cpu_with(false, true);
+  cpu.amx_bf16 = true;
+  // Input channel blocks of 32 (one AMX bf16 k tile), output blocks of 32
+  // or 64; 1 and odd sizes, strides, padding and dilation.
+  const int64_t sizes[] = {1, 3, 5, 9, 17};
+  for (int layer = 0; layer < 5; ++layer) {
+    const int64_t R = rng() % 2 ? 3 : 1, dil = R > 1 && rng() % 3 == 0 ? 2 : 1, kb = rng() % 2 ? 32 : 64;
+    const std::string w = "conv2d_nchwc_bf16:N=1,C=" + std::to_string(32 * (1 + rng() % 3)) +
+                          ",H=" + std::to_string(sizes[rng() % 5] + dil * (R - 1)) +
+                          ",W=" + std::to_string(sizes[rng() % 5] + dil * (R - 1)) + ",K=" + std::to_string(kb) +
+                          ",R=" + std::to_string(R) + ",S=" + std::to_string(R) +
+                          ",stride=" + std::to_string(1 + rng() % 2) + ",pad=" + std::to_string(R > 1 ? rng() % 2 : 0) +
+                          ",dilation=" + std::to_string(dil) + ",cb=32,kb=" + std::to_string(kb) +
+                          ",bias=" + std::to_string(rng() % 2) + (rng() % 2 ? ",relu=1" : "");
+    check_random_configs(w, cpu, "amx", 3, rng, kTol);
+  }
+}
+
 TEST_CASE("conv2d_nchwc_bf16: the tensorize knob needs AVX512-BF16 and 16-channel output blocks", "[ops][bf16conv]") {
   auto has_knob = [](const std::string& w, const CpuInfo& cpu) {
     OpInstance op = build_workload(w);
-    for (const Knob& k : find_op(op.op).define_space(op, cpu)->knobs())
+    const auto space = find_op(op.op).define_space(op, cpu);
+    for (const Knob& k : space->knobs())
       if (k.name == "tensorize") return true;
     return false;
   };

@@ -9,7 +9,9 @@
 #include <random>
 
 #include "base/error.h"
+#include "compute/printer.h"
 #include "kernels/op_registry.h"
+#include "schedule/lower.h"
 #include "support/quantized_check.h"
 #include "support/skip.h"
 #include "support/test_seed.h"
@@ -41,7 +43,94 @@ std::string random_layer(std::mt19937_64& rng, bool vnni) {
          ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
 }
 
+// A random small layer for AMX: C in blocks of 64 (one k tile), K in
+// blocks of 32 or 64, no groups; odd and prime sizes, strides, padding,
+// dilation.
+std::string random_amx_layer(std::mt19937_64& rng) {
+  const int64_t sizes[] = {1, 2, 3, 5, 7, 9, 17, 33};
+  const int64_t kb = rng() % 2 ? 32 : 64;
+  const int64_t C = 64 * static_cast<int64_t>(1 + rng() % 3), K = kb * static_cast<int64_t>(1 + rng() % 2);
+  const int64_t R = rng() % 2 ? 3 : 1, S = rng() % 3 == 0 ? 1 : R;
+  const int64_t stride = 1 + static_cast<int64_t>(rng() % 2), pad = R > 1 ? static_cast<int64_t>(rng() % 2) : 0;
+  const int64_t dilation = R > 1 && rng() % 4 == 0 ? 2 : 1;
+  const int64_t H = sizes[rng() % 6] + dilation * (R - 1), W = sizes[rng() % 8] + dilation * (S - 1);
+  const char* outs[] = {"u8", "i8", "i32", "f32"};
+  return "qconv2d_nchwc:N=" + std::to_string(1 + rng() % 2) + ",C=" + std::to_string(C) + ",H=" + std::to_string(H) +
+         ",W=" + std::to_string(W) + ",K=" + std::to_string(K) + ",R=" + std::to_string(R) +
+         ",S=" + std::to_string(S) + ",stride=" + std::to_string(stride) + ",pad=" + std::to_string(pad) +
+         ",dilation=" + std::to_string(dilation) + ",cb=64,kb=" + std::to_string(kb) +
+         ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
+}
+
+CpuInfo amx_int8_cpu() {
+  CpuInfo cpu = cpu_with(true, false);
+  cpu.amx_int8 = true;
+  return cpu;
+}
+
+std::vector<std::string> tensorize_options(const std::string& w, const CpuInfo& cpu) {
+  OpInstance op = build_workload(w);
+  const auto space = find_op(op.op).define_space(op, cpu);
+  for (const Knob& k : space->knobs())
+    if (k.name == "tensorize") return k.labels;
+  return std::vector<std::string>{};
+}
+
 }  // namespace
+
+TEST_CASE("qconv2d_nchwc: AMX-tensorized configs equal the interpreter exactly", "[ops][qconv][amx]") {
+  if (!host_has("amx-int8")) KILN_SKIP("this CPU has no AMX-INT8");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 2);
+  for (int layer = 0; layer < 6; ++layer) check_random_configs(random_amx_layer(rng), amx_int8_cpu(), "amx", 3, rng);
+  // Two output rows of up to 16 pixels per call, and one row of more than
+  // 16 (two tile rows of 16 and 12), each over a 3x3 kernel.
+  const std::string base = "qconv2d_nchwc:C=128,K=64,R=3,S=3,pad=1,cb=64,kb=64,bias=1,relu=1,out=u8";
+  check_random_configs(base + ",H=6,W=14", amx_int8_cpu(), "amx", 2, rng);
+  check_random_configs(base + ",H=3,W=28", amx_int8_cpu(), "amx", 2, rng);
+}
+
+TEST_CASE("qconv2d_nchwc: the AMX option needs AMX-INT8, 64-channel input blocks, 32-channel output blocks and no groups",
+          "[ops][qconv]") {
+  const std::string ok = "qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=64,kb=32";
+  CHECK(tensorize_options(ok, amx_int8_cpu()) == std::vector<std::string>{"none", "vnni", "amx"});
+  CHECK(tensorize_options(ok, cpu_with(true, false)) == std::vector<std::string>{"none", "vnni"});
+  CHECK(tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=32,kb=32", amx_int8_cpu()).size() == 2);
+  CHECK(tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=48,R=3,S=3,pad=1,cb=64,kb=16", amx_int8_cpu()).size() == 2);
+  CHECK(tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=64,kb=32,groups=2", amx_int8_cpu())
+            .size() == 2);
+  // The default config takes AMX where it is offered.
+  const OpInstance op = build_workload(ok);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, amx_int8_cpu());
+  const Config cfg = def.default_config(op, amx_int8_cpu(), *space);
+  CHECK(cfg.annotate("tensorize") == "amx");
+  // A stored AMX config applied to a layer without the blocks says why.
+  const OpInstance vnni_only = build_workload("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=32,kb=32");
+  CHECK_THROWS_WITH(def.apply_config(vnni_only, cfg),
+                    Contains("tensorize=amx needs input channel blocks of 64 (one AMX k tile), output channel blocks "
+                             "of a multiple of 32 and no groups; got cb=32, kb=32, groups=1"));
+}
+
+TEST_CASE("qconv2d_nchwc: one AMX call covers a tile's whole reduction, from zeroed tiles", "[ops][qconv]") {
+  auto lowered_ir = [](const std::string& w) {
+    const OpInstance op = build_workload(w);
+    const OpDef& def = find_op(op.op);
+    auto space = def.define_space(op, amx_int8_cpu());
+    ScheduledOp so = def.apply_config(op, def.default_config(op, amx_int8_cpu(), *space));
+    return to_string(lower(*so.schedule, so.args, "f"));
+  };
+  // 1x1 (its kernel loops of one iteration outside the call) and 3x3 (the
+  // kernel rows and columns inside it): no reset, every call tilezero-based.
+  for (const char* w : {"qconv2d_nchwc:C=128,H=4,W=8,K=32,R=1,S=1,cb=64,kb=32",
+                        "qconv2d_nchwc:C=128,H=4,W=8,K=32,R=3,S=3,pad=1,cb=64,kb=32"}) {
+    const std::string ir = lowered_ir(w);
+    INFO(w);
+    CHECK_THAT(ir, Contains("x86.amx.dpbusd.tiles.set("));
+    CHECK(ir.find("x86.amx.dpbusd.tiles(") == std::string::npos);
+  }
+}
 
 TEST_CASE("qconv2d_nchwc: random configs of random layers equal the interpreter exactly", "[ops][qconv]") {
   const uint64_t seed = run_seed();
@@ -68,7 +157,8 @@ TEST_CASE("qconv2d_nchwc: VNNI-tensorized configs equal the interpreter exactly"
 TEST_CASE("qconv2d_nchwc: the tensorize knob needs VNNI and 16-channel output blocks", "[ops][qconv]") {
   auto has_knob = [](const std::string& w, const CpuInfo& cpu) {
     OpInstance op = build_workload(w);
-    for (const Knob& k : find_op(op.op).define_space(op, cpu)->knobs())
+    const auto space = find_op(op.op).define_space(op, cpu);
+    for (const Knob& k : space->knobs())
       if (k.name == "tensorize") return true;
     return false;
   };

@@ -65,7 +65,8 @@ TEST_CASE("qgemm: the tensorize knob is offered where the CPU has the instructio
           "[ops][qgemm]") {
   auto has_knob = [](const std::string& w, const CpuInfo& cpu) {
     OpInstance op = build_workload(w);
-    for (const Knob& k : find_op(op.op).define_space(op, cpu)->knobs())
+    const auto space = find_op(op.op).define_space(op, cpu);
+    for (const Knob& k : space->knobs())
       if (k.name == "tensorize") return true;
     return false;
   };

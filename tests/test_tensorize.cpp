@@ -464,6 +464,43 @@ TEST_CASE("tensorize: AMX calls cover whole k steps, the same number in every op
   CHECK_THROWS_WITH(x86_amx_int8_32x32(48), Contains("AMX int8 k tiles are multiples of 64, got 48"));
 }
 
+TEST_CASE("tensorize: a reduction loop of one iteration outside the axis does not split the reduction",
+          "[tensorize]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 4);
+  Schedule s({m.C});
+  Stage c = s[m.C];
+  IterVar jo, ji, ko, ki;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.split(c.reduce_axis()[0], 4, &ko, &ki);  // k = 4: ko runs once
+  c.reorder({c.axis()[0], jo, ko, ji, ki});
+  c.tensorize(ji, body_only_vnni_shape("vnni_body_only", {}));
+  // The body (the only lowering) replaces the nest: no reset and update.
+  CHECK_NOTHROW(lowered(s, m));
+}
+
+TEST_CASE("tensorize: AMX tile-group calls pass their rows, steps and strides as checked scalars",
+          "[tensorize][errors]") {
+  Var acc = Var::handle("acc", DType::i32()), a = Var::handle("a", DType::u8()), b = Var::handle("b", DType::i8());
+  auto op = [](const Var& v) { return TensorIntrinCallNode::Operand{v, Expr(0), Expr(1), Expr(1)}; };
+  auto scalars = [](int64_t rows0, int64_t rows1, Expr steps1) {
+    std::vector<Expr> s = {Expr(static_cast<int>(rows0)), Expr(static_cast<int>(rows1)), steps1, Expr(1), Expr(3)};
+    for (int k = 0; k < 11; ++k) s.push_back(Expr(64));
+    return s;
+  };
+  auto problem = [&](std::vector<Expr> sc) {
+    Stmt call = TensorIntrinCallNode::make(kAmxTilesInt8, {op(acc), op(a), op(b)}, std::move(sc));
+    return hw_call_problem(*call.as<TensorIntrinCallNode>());
+  };
+  CHECK(problem(scalars(16, 12, Expr(3))) == "");
+  CHECK(problem(scalars(7, 0, Expr(1))) == "");
+  CHECK(problem(scalars(17, 0, Expr(1))) == "x86.amx.dpbusd.tiles scalar rows0 is 17, out of [1, 16]");
+  CHECK(problem(scalars(16, 16, Expr(0))) == "x86.amx.dpbusd.tiles scalar steps1 is 0, out of [1, any]");
+  CHECK(problem(scalars(16, 16, Var("n"))) == "x86.amx.dpbusd.tiles scalar steps1 is not a constant");
+  CHECK(problem({Expr(16)}) == "x86.amx.dpbusd.tiles takes 16 scalars, the call passes 1");
+  CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{2, 17}), Contains("AMX convolution tiles cover 1 to 16 pixels per row with 2 row(s), got 17"));
+  CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{3, 8}), Contains("AMX convolution tiles cover 1 or 2 output rows, got 3"));
+}
+
 TEST_CASE("tensorize: a target without the instruction's feature gets a message", "[tensorize][errors]") {
   BlockedMatmul m = blocked_matmul(2, 16, 4);
   Schedule s({m.C});
