@@ -266,7 +266,23 @@ void place_stage(Stage stage, Stage consumer, const LoopBand& band, int at, int 
   if (at < 0) {
     auto ax = stage.axis();
     IterVar f = ax.size() >= 2 ? stage.fuse(ax[0], ax[1]) : ax[0];
-    if (parallel) stage.parallel(f);
+    if (parallel) {
+      // Enough iterations for the threads: one image's padded copy (N = 1,
+      // one channel block) fuses its rows too. The last two axes (a row's
+      // pixels and the vectorized channels) stay apart.
+      auto extent = [](const IterVar& iv) {
+        const int64_t* e = as_const_int(iv->dom.extent);
+        return e ? *e : int64_t{64};
+      };
+      int64_t iterations = 1;
+      size_t next = 2;
+      for (size_t k = 0; k < std::min<size_t>(2, ax.size()); ++k) iterations *= extent(ax[k]);
+      while (iterations < 64 && next + 2 < ax.size()) {
+        iterations *= extent(ax[next]);
+        f = stage.fuse(f, ax[next++]);
+      }
+      stage.parallel(f);
+    }
   } else {
     stage.compute_at(consumer, band.at(std::min(at, limit)));
   }
