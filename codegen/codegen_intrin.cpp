@@ -3,11 +3,13 @@
 // backend. The broadcast dots (VNNI, BF16): the accumulator loaded as one
 // vector and stored back, the broadcast operand loaded as one 32-bit word
 // and splat, the other operand loaded as one 64-byte vector. The AMX tile
-// products: four 16 x 16 accumulator tiles loaded into tile registers (or
-// zeroed, for a call that covers the whole reduction), a
-// loop over the k steps loading two tiles of a and two of b per step, the
+// products: two or four accumulator tiles (one or two row groups of up to
+// 16 rows, by two 16-column tiles) loaded into tile registers (or zeroed,
+// for a call that covers the whole reduction), one loop over the k steps
+// loading a tile of a per row group and two of b per step, the
 // accumulators stored back after it (LLVM configures the tiles from the
-// shapes of its .internal intrinsics). The calls' operands were matched
+// shapes of its .internal intrinsics). The 32 x 32 instructions take their
+// geometry from the operands, the tiles instructions from their scalars. The calls' operands were matched
 // against the instruction's entry (element types and extents) first, and
 // the target must have the instruction's CPU feature.
 #include <llvm/IR/IntrinsicsX86.h>

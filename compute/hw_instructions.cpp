@@ -77,13 +77,14 @@ std::vector<HwInstruction> amx_family(const std::string& name, const std::string
 
 // The AMX tile products over row groups (hw_instructions.h): a's rows
 // (output pixels) and the k steps at the strides the call passes.
-std::vector<HwInstruction> amx_tiles_family(const std::string& name, const std::string& feature, DType in_a,
-                                            DType in_b, DType acc, int64_t k, int64_t s, const std::string& how) {
+std::vector<HwInstruction> amx_tiles_family(const std::string& name, const std::string& feature, DType in_a, DType in_b,
+                                            DType acc, int64_t k, int64_t s, const std::string& how) {
   const std::vector<HwOperand> operands = {{"acc", acc, 0, true}, {"a", in_a, 0, false}, {"b", in_b, 0, false}};
   const std::string ks = std::to_string(k), ss = std::to_string(s);
-  const std::string sum = " sum over the steps (t1, t2, t3) and k < " + ks + " of a[t1, t2, t3][g][i][k] * b[t1, t2, t3][k/" + ss +
-                          "][j][k%" + ss + "] for the rows i of each row group g (rows0, rows1) and j < 32 (b's " +
-                          "rows 32 x " + ss + " contiguous), " + how;
+  const std::string sum = " sum over the steps (t1, t2, t3) and k < " + ks +
+                          " of a[t1, t2, t3][g][i][k] * b[t1, t2, t3][k/" + ss + "][j][k%" + ss +
+                          "] for the rows i of each row group g (rows0, rows1) and j < 32 (b's rows 32 x " + ss +
+                          " contiguous), " + how;
   return {{name, "llvm", feature, operands, "acc[g][i][j] +=" + sum, amx_tiles_scalars()},
           {name + ".set", "llvm", feature, operands,
            "acc[g][i][j] =" + sum + "; the tiles zeroed (tilezero) instead of loaded from acc", amx_tiles_scalars()}};
@@ -92,9 +93,9 @@ std::vector<HwInstruction> amx_tiles_family(const std::string& name, const std::
 }  // namespace
 
 const std::vector<std::string>& amx_tiles_scalars() {
-  static const std::vector<std::string> names = {
-      "rows0",   "rows1",   "steps1",  "steps2", "steps3",  "acc_row", "acc_group", "a_row",
-      "a_group", "a_step1", "a_step2", "a_step3", "b_row", "b_step1", "b_step2",   "b_step3"};
+  static const std::vector<std::string> names = {"rows0",     "rows1",   "steps1",  "steps2",  "steps3",  "acc_row",
+                                                 "acc_group", "a_row",   "a_group", "a_step1", "a_step2", "a_step3",
+                                                 "b_row",     "b_step1", "b_step2", "b_step3"};
   return names;
 }
 
@@ -146,11 +147,11 @@ const std::vector<HwInstruction>& hw_instructions() {
                                        "summed in f32 by AMX tdpbf16ps (its own order and rounding) over tiles of "
                                        "16 x 16 per k step of 32"))
       amx.push_back(std::move(h));
-    for (HwInstruction& h : amx_tiles_family(kAmxTilesInt8, "amx-int8", DType::u8(), DType::i8(), DType::i32(), 64,
-                                             4, "in i32 (wrapping), by AMX tdpbusd"))
+    for (HwInstruction& h : amx_tiles_family(kAmxTilesInt8, "amx-int8", DType::u8(), DType::i8(), DType::i32(), 64, 4,
+                                             "in i32 (wrapping), by AMX tdpbusd"))
       amx.push_back(std::move(h));
-    for (HwInstruction& h : amx_tiles_family(kAmxTilesBf16, "amx-bf16", DType::bf16(), DType::bf16(), DType::f32(),
-                                             32, 2, "summed in f32 by AMX tdpbf16ps (its own order and rounding)"))
+    for (HwInstruction& h : amx_tiles_family(kAmxTilesBf16, "amx-bf16", DType::bf16(), DType::bf16(), DType::f32(), 32,
+                                             2, "summed in f32 by AMX tdpbf16ps (its own order and rounding)"))
       amx.push_back(std::move(h));
     l.insert(l.begin() + 2, amx.begin(), amx.end());
     for (DType t : {DType::f16(), DType::bf16()})

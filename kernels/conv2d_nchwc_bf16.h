@@ -13,8 +13,10 @@
 //
 // Its CPU template is kernels/dot_conv2d_nchwc.h's with the tensorize knob
 // "bf16" (vdpbf16ps, 16 output channels x 2 input channels per call) where
-// the CPU has AVX512-BF16 and kb is a multiple of 16. The instruction sums
-// each pair in its own order and rounding (compute/hw_instructions.h), so
+// the CPU has AVX512-BF16 and kb is a multiple of 16, and "amx" (AMX-BF16,
+// cb = 32, kb a multiple of 32, no groups: one tdpbf16ps call per 32
+// output channels of a tile's pixels over the whole reduction). The
+// instructions sum each pair in its own order and rounding (compute/hw_instructions.h), so
 // tensorized results differ from the interpreter's f32 loop in the last
 // bits, as any reordered f32 sum does.
 #pragma once

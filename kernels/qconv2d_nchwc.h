@@ -17,7 +17,10 @@
 // rows x owi columns accumulated in i32 over the reduction, the data's
 // zero-padded copy placed by "data_at"), plus a "tensorize" knob where
 // the CPU has AVX512-VNNI and kb is a multiple of 16: each register tile's
-// 16 channels x 4 input channels become one vpdpbusd (kernels/tensor_intrinsics.h).
+// 16 channels x 4 input channels become one vpdpbusd (kernels/tensor_intrinsics.h);
+// with AMX-INT8, cb = 64, kb a multiple of 32 and no groups, also "amx"
+// (one AMX call per 32 output channels of a tile's pixels over the whole
+// reduction; kernels/dot_conv2d_nchwc.h).
 #pragma once
 
 #include "kernels/op_registry.h"

@@ -197,7 +197,9 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
                                  axis_stride(ib, b_t1, 1),
                                  axis_stride(ib, b_t2, 1),
                                  axis_stride(ib, b_t3, 1)};
-    auto origin = [](const IntrinBuffer& o) { return std::vector<Expr>(o.strides.size(), make_zero(o.offset.dtype())); };
+    auto origin = [](const IntrinBuffer& o) {
+      return std::vector<Expr>(o.strides.size(), make_zero(o.offset.dtype()));
+    };
     auto elements = [](const IntrinBuffer& o) {
       int64_t p = 1;
       for (int64_t d : o.shape) p *= d;

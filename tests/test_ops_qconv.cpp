@@ -56,10 +56,10 @@ std::string random_amx_layer(std::mt19937_64& rng) {
   const int64_t H = sizes[rng() % 6] + dilation * (R - 1), W = sizes[rng() % 8] + dilation * (S - 1);
   const char* outs[] = {"u8", "i8", "i32", "f32"};
   return "qconv2d_nchwc:N=" + std::to_string(1 + rng() % 2) + ",C=" + std::to_string(C) + ",H=" + std::to_string(H) +
-         ",W=" + std::to_string(W) + ",K=" + std::to_string(K) + ",R=" + std::to_string(R) +
-         ",S=" + std::to_string(S) + ",stride=" + std::to_string(stride) + ",pad=" + std::to_string(pad) +
-         ",dilation=" + std::to_string(dilation) + ",cb=64,kb=" + std::to_string(kb) +
-         ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
+         ",W=" + std::to_string(W) + ",K=" + std::to_string(K) + ",R=" + std::to_string(R) + ",S=" + std::to_string(S) +
+         ",stride=" + std::to_string(stride) + ",pad=" + std::to_string(pad) + ",dilation=" + std::to_string(dilation) +
+         ",cb=64,kb=" + std::to_string(kb) + ",bias=" + std::to_string(rng() % 2) +
+         ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
 }
 
 CpuInfo amx_int8_cpu() {
@@ -91,15 +91,17 @@ TEST_CASE("qconv2d_nchwc: AMX-tensorized configs equal the interpreter exactly",
   check_random_configs(base + ",H=3,W=28", amx_int8_cpu(), "amx", 2, rng);
 }
 
-TEST_CASE("qconv2d_nchwc: the AMX option needs AMX-INT8, 64-channel input blocks, 32-channel output blocks and no groups",
-          "[ops][qconv]") {
+TEST_CASE(
+    "qconv2d_nchwc: the AMX option needs AMX-INT8, 64-channel input blocks, 32-channel output blocks and no groups",
+    "[ops][qconv]") {
   const std::string ok = "qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=64,kb=32";
   CHECK(tensorize_options(ok, amx_int8_cpu()) == std::vector<std::string>{"none", "vnni", "amx"});
   CHECK(tensorize_options(ok, cpu_with(true, false)) == std::vector<std::string>{"none", "vnni"});
   CHECK(tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=32,kb=32", amx_int8_cpu()).size() == 2);
   CHECK(tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=48,R=3,S=3,pad=1,cb=64,kb=16", amx_int8_cpu()).size() == 2);
-  CHECK(tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=64,kb=32,groups=2", amx_int8_cpu())
-            .size() == 2);
+  CHECK(
+      tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=64,kb=32,groups=2", amx_int8_cpu()).size() ==
+      2);
   // The default config takes AMX where it is offered.
   const OpInstance op = build_workload(ok);
   const OpDef& def = find_op(op.op);

@@ -464,8 +464,7 @@ TEST_CASE("tensorize: AMX calls cover whole k steps, the same number in every op
   CHECK_THROWS_WITH(x86_amx_int8_32x32(48), Contains("AMX int8 k tiles are multiples of 64, got 48"));
 }
 
-TEST_CASE("tensorize: a reduction loop of one iteration outside the axis does not split the reduction",
-          "[tensorize]") {
+TEST_CASE("tensorize: a reduction loop of one iteration outside the axis does not split the reduction", "[tensorize]") {
   BlockedMatmul m = blocked_matmul(2, 16, 4);
   Schedule s({m.C});
   Stage c = s[m.C];
@@ -497,7 +496,8 @@ TEST_CASE("tensorize: AMX tile-group calls pass their rows, steps and strides as
   CHECK(problem(scalars(16, 16, Expr(0))) == "x86.amx.dpbusd.tiles scalar steps1 is 0, out of [1, any]");
   CHECK(problem(scalars(16, 16, Var("n"))) == "x86.amx.dpbusd.tiles scalar steps1 is not a constant");
   CHECK(problem({Expr(16)}) == "x86.amx.dpbusd.tiles takes 16 scalars, the call passes 1");
-  CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{2, 17}), Contains("AMX convolution tiles cover 1 to 16 pixels per row with 2 row(s), got 17"));
+  CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{2, 17}),
+                    Contains("AMX convolution tiles cover 1 to 16 pixels per row with 2 row(s), got 17"));
   CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{3, 8}), Contains("AMX convolution tiles cover 1 or 2 output rows, got 3"));
 }
 
