@@ -141,10 +141,15 @@ Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInf
   nlohmann::json j = nchwc_tile_default(c, k.acc, cpu, space);
   if (amx_offered(k, c, cpu)) {
     // One call per 32 output channels of up to 32 pixels: a whole row
-    // (two where a row has at most 16).
+    // (two where a row has at most 16). Small images take more output
+    // channel blocks per tile (the pixels' data read once for all of
+    // them), about 4096 pixel-blocks per tile; padded data is copied per
+    // tile row band, where the tiles read it.
     j["tensorize"] = "amx";
     j["tile_ow"] = nearest_split(space, "tile_ow", {divisor_up_to(c.OW, 32)});
     j["tile_oh"] = nearest_split(space, "tile_oh", {1, c.OW <= 16 && c.OH % 2 == 0 ? 2 : 1});
+    j["tile_kb"] = nearest_split(space, "tile_kb", {divisor_up_to(c.K / c.kb, std::max<int64_t>(1, 4096 / (c.OH * c.OW)))});
+    if (c.pad > 0) j["data_at"] = 1;
   } else if (offered(k, c, cpu)) {
     j["tensorize"] = k.tensorize;
   }
