@@ -23,8 +23,14 @@ bool offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu
   return k.has_instruction(cpu) && s.kb % kLanes == 0;
 }
 
+// The layer's blocks fit AMX: one k tile per input channel block, whole
+// 32-channel calls per output block, no groups.
+bool amx_blocks(const DotConvKind& k, const Conv2dNchwcShape& s) {
+  return s.cb == 16 * k.steps && s.kb % kAmxColumns == 0 && s.G == 1;
+}
+
 bool amx_offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu) {
-  return k.has_amx(cpu) && s.cb == 16 * k.steps && s.kb % kAmxColumns == 0 && s.G == 1;
+  return k.has_amx(cpu) && amx_blocks(k, s);
 }
 
 // The largest divisor of n that is at most `most` (at least 1).
@@ -32,6 +38,25 @@ int64_t divisor_up_to(int64_t n, int64_t most) {
   for (int64_t d = std::min(n, std::max<int64_t>(1, most)); d > 1; --d)
     if (n % d == 0) return d;
   return 1;
+}
+
+// The AMX call of a register tile of an AMX-tensorized config: `groups`
+// output rows (1, or 2 where the tile_oh knob's rows and OH allow) of
+// `pixels` output pixels (the largest divisor of OW up to the tile_ow
+// knob's columns, at most 16 per row with two rows, 32 with one), and the
+// tile's rows per middle step (ohm: the largest divisor of OH/groups up to
+// the knob's).
+struct DotConvAmxTile {
+  int64_t groups, pixels, ohm;
+};
+
+DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg) {
+  const std::vector<int64_t>& toh = cfg.split("tile_oh");
+  DotConvAmxTile t;
+  t.groups = toh[2] >= 2 && s.OH % 2 == 0 ? 2 : 1;
+  t.pixels = divisor_up_to(s.OW, std::min<int64_t>(cfg.split("tile_ow")[1], t.groups == 2 ? 16 : 32));
+  t.ohm = divisor_up_to(s.OH / t.groups, toh[1]);
+  return t;
 }
 
 // The sums tensorized with AMX: per register tile (kbi blocks x groups
@@ -73,15 +98,6 @@ void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, in
 }
 
 }  // namespace
-
-DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg) {
-  const std::vector<int64_t>& toh = cfg.split("tile_oh");
-  DotConvAmxTile t;
-  t.groups = toh[2] >= 2 && s.OH % 2 == 0 ? 2 : 1;
-  t.pixels = divisor_up_to(s.OW, std::min<int64_t>(cfg.split("tile_ow")[1], t.groups == 2 ? 16 : 32));
-  t.ohm = divisor_up_to(s.OH / t.groups, toh[1]);
-  return t;
-}
 
 void dot_conv_inputs(const DotConvKind& k, const Conv2dNchwcShape& s, OpInstance* op) {
   check_groups(k.op, s.C, s.K, s.G);
@@ -169,7 +185,7 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
       << k.op << " template: unknown tensorize option '" << how << "' (none, " << k.tensorize << " or amx)";
   user_check(!tensorized || s.kb % kLanes == 0) << k.op << " template: tensorize=" << k.tensorize
                                                 << " needs output channel blocks of a multiple of 16, got kb=" << s.kb;
-  user_check(!amx || (s.cb == 16 * k.steps && s.kb % kAmxColumns == 0 && s.G == 1))
+  user_check(!amx || amx_blocks(k, s))
       << k.op << " template: tensorize=amx needs input channel blocks of " << 16 * k.steps
       << " (one AMX k tile), output channel blocks of a multiple of 32 and no groups; got cb=" << s.cb
       << ", kb=" << s.kb << ", groups=" << s.G;

@@ -46,17 +46,6 @@ struct DotConvKind {
   std::function<bool(const CpuInfo&)> has_amx = [](const CpuInfo&) { return false; };
 };
 
-// The AMX call of a register tile of an AMX-tensorized config: `groups`
-// output rows (1, or 2 where the tile_oh knob's rows and OH allow) of
-// `pixels` output pixels (the largest divisor of OW up to the tile_ow
-// knob's columns, at most 16 per row with two rows, 32 with one), and the
-// tile's rows per middle step (ohm: the largest divisor of OH/groups up to
-// the knob's).
-struct DotConvAmxTile {
-  int64_t groups, pixels, ohm;
-};
-DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg);
-
 // The op's checks of cb, kb, groups and window (user errors), then its
 // data and weight placeholders (inputs 0 and 1).
 void dot_conv_inputs(const DotConvKind& k, const Conv2dNchwcShape& s, OpInstance* op);

@@ -475,14 +475,9 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   IterVar cyo, cyi, cxo, cxi, cko, cki;
   sc.split(sc.axis()[o], yi, &cyo, &cyi);
   sc.split(sc.axis()[o + 1], xi, &cxo, &cxi);
-  // AMX over the whole of K in one call: no k loop outside it, so the call
-  // starts from zeroed tiles (the intrinsic's body) instead of a reset.
-  const bool whole_k = amx && kin == K;
-  if (whole_k) {
-    cki = sc.reduce_axis()[0];
-  } else {
-    sc.split(sc.reduce_axis()[0], kin, &cko, &cki);
-  }
+  // With kin == K the k loop outside the tile runs once, and an AMX call
+  // covers the whole reduction from zeroed tiles (the intrinsic's body).
+  sc.split(sc.reduce_axis()[0], kin, &cko, &cki);
   // Tensorized: the register tile's columns in blocks of 16 and k in the
   // intrinsic's steps, both below the call.
   IterVar cxb, cxl, ckq = cki, ckl;
@@ -503,9 +498,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   }
   // B's rows ahead of the k steps (hardware prefetchers follow A's rows).
   if (p.prefetch > 0 && !amx) sc.prefetch(pack ? PB : B, k_inner.front(), p.prefetch);
-  std::vector<IterVar> acc_order = whole_k     ? std::vector<IterVar>{cyo, cxo}
-                                   : p.k_outer ? std::vector<IterVar>{cko, cyo, cxo}
-                                               : std::vector<IterVar>{cyo, cxo, cko};
+  std::vector<IterVar> acc_order =
+      p.k_outer ? std::vector<IterVar>{cko, cyo, cxo} : std::vector<IterVar>{cyo, cxo, cko};
   if (amx) {
     // The tile's 32-column blocks, then one call over its rows, columns and k.
     for (const IterVar& iv : {cxb, cyi, cxl, ckq, ckl}) acc_order.push_back(iv);

@@ -42,6 +42,27 @@ TensorIntrin broadcast_dot(const std::string& name, const std::string& instructi
   return decl_tensor_intrin(name, c, {a, b}, lower, {contiguous, block, contiguous});
 }
 
+// An AMX accumulator's reset: out's rows of 32 elements (the loops over
+// `extents`, one per declared dimension before the 32) set to zero, 16
+// lanes at a time.
+Stmt zero_rows_of_32(const IntrinBuffer& out, DType acc, const std::vector<int64_t>& extents) {
+  std::vector<Var> loops;
+  std::vector<Expr> first;
+  for (size_t d = 0; d < extents.size(); ++d) {
+    loops.emplace_back("r" + std::to_string(d));
+    first.push_back(loops.back());
+  }
+  Var h("h");
+  first.push_back(h * 16);
+  Stmt body =
+      ForNode::make(h, Expr(0), Expr(2), ForKind::kSerial,
+                    StoreNode::make(out.data, BroadcastNode::make(make_zero(acc), 16),
+                                    RampNode::make(out.index(first), make_const(out.offset.dtype(), int64_t{1}), 16)));
+  for (size_t d = extents.size(); d-- > 0;)
+    body = ForNode::make(loops[d], Expr(0), Expr(static_cast<int>(extents[d])), ForKind::kSerial, body);
+  return body;
+}
+
 // c[32, 32] (+)= a[32, kt] . b[kt/s, 32, s], one AMX call per update (or
 // per body, from zeroed tiles); reset stores zeros row by row.
 TensorIntrin amx_block(const std::string& name, const std::string& instruction, int64_t kt, int64_t s, DType in_a,
@@ -57,15 +78,7 @@ TensorIntrin amx_block(const std::string& name, const std::string& instruction, 
       },
       "c");
   TensorIntrinLowering lower;
-  lower.reset = [acc](const IntrinBuffer& out) {
-    Var r("r"), h("h");
-    const DType t = out.offset.dtype();
-    Expr first = out.index({r, h * 16});
-    return ForNode::make(r, Expr(0), Expr(32), ForKind::kSerial,
-                         ForNode::make(h, Expr(0), Expr(2), ForKind::kSerial,
-                                       StoreNode::make(out.data, BroadcastNode::make(make_zero(acc), 16),
-                                                       RampNode::make(first, make_const(t, int64_t{1}), 16))));
-  };
+  lower.reset = [acc](const IntrinBuffer& out) { return zero_rows_of_32(out, acc, {32}); };
   auto call = [kt](const std::string& name, const std::vector<IntrinBuffer>& ops) {
     const Expr zero = make_zero(ops[0].offset.dtype());
     return TensorIntrinCallNode::make(name,
@@ -211,17 +224,7 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
   };
   TensorIntrinLowering lower;
   lower.reset = [=](const IntrinBuffer& out) {
-    Var g("g"), i("i"), h("h");
-    const DType it = out.offset.dtype();
-    std::vector<Expr> first;
-    if (g2) first.push_back(g);
-    first.push_back(i);
-    first.push_back(h * 16);
-    Stmt row = ForNode::make(h, Expr(0), Expr(2), ForKind::kSerial,
-                             StoreNode::make(out.data, BroadcastNode::make(make_zero(acc), 16),
-                                             RampNode::make(out.index(first), make_const(it, int64_t{1}), 16)));
-    Stmt rows = ForNode::make(i, Expr(0), e(t.pixels), ForKind::kSerial, row);
-    return g2 ? ForNode::make(g, Expr(0), e(t.groups), ForKind::kSerial, rows) : rows;
+    return zero_rows_of_32(out, acc, g2 ? std::vector<int64_t>{t.groups, t.pixels} : std::vector<int64_t>{t.pixels});
   };
   lower.update = [=](const std::vector<IntrinBuffer>& ops) { return call(instruction, ops); };
   lower.body = [=](const std::vector<IntrinBuffer>& ops) { return call(instruction + ".set", ops); };
