@@ -20,6 +20,7 @@
 #include "compute/interpreter.h"
 #include "compute/ir_functor.h"
 #include "schedule/gpu_kernels.h"
+#include "schedule/shared_memory_plan.h"
 
 namespace kiln {
 
@@ -186,24 +187,33 @@ class KernelPrinter {
     os << ") {\n";
     indent_ = 1;
     // Past 48 KiB the arrays are carved, 16-byte aligned, out of the
-    // kernel's dynamic shared memory, in the order gpu_kernels counted them.
-    const bool dynamic = kernel_.dynamic_shared_bytes > 0;
+    // kernel's dynamic shared memory at the offsets of the kernel's shared
+    // memory plan; below it, out of one static pool where arrays share
+    // bytes, else each is an array of its own.
+    const SharedMemoryPlan plan = plan_shared_memory(kernel_.body);
+    const bool dynamic = kernel_.dynamic_shared_bytes > 0, pooled = !dynamic && plan.shares_bytes;
     launch->dynamic_shared_bytes = kernel_.dynamic_shared_bytes;
     if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL();\n";
-    int64_t offset = 0;
-    auto declare = [&](const std::string& type, const std::string& name, int64_t elems, DType t) {
+    if (pooled) line() << "KILN_SHARED_POOL(" << kernel_.shared_bytes << ");\n";
+    auto declare = [&](const std::string& type, const std::string& name, int64_t elems, int64_t offset) {
       if (dynamic)
         line() << "KILN_DYNAMIC_SHARED(" << type << ", " << name << ", " << elems << ", " << offset << ");";
+      else if (pooled)
+        line() << "KILN_SHARED_AT(" << type << ", " << name << ", " << elems << ", " << offset << ");";
       else
         line() << "KILN_SHARED(" << type << ", " << name << ", " << elems << ");";
-      offset += shared_array_bytes(elems, t);
     };
-    for (auto* a : shared_) {
-      declare(storage_type(a->dtype), name_of(a->buffer.node()), *as_const_int(a->extents[0]), a->dtype);
+    internal_assert(plan.arrays.size() == shared_.size())
+        << "the shared memory plan of " << kernel_name << " does not list every shared array";
+    for (const SharedArrayPlace& p : plan.arrays) {
+      const AllocateNode* a = p.alloc;
+      declare(storage_type(a->dtype), name_of(a->buffer.node()), *as_const_int(a->extents[0]), p.offset);
       body_ << "\n";
     }
+    int64_t offset = plan.bytes;
     for (auto& [type, elems] : kernel_.allreduce_scratch) {
-      declare(c_type(type), name_of(scratch_var(type).node()), elems, type);
+      declare(c_type(type), name_of(scratch_var(type).node()), elems, offset);
+      offset += shared_array_bytes(elems, type);
       body_ << "  // cross-thread reductions\n";
     }
     internal_assert(offset == kernel_.shared_bytes)

@@ -45,11 +45,14 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 #define __align__(n) alignas(n)
 #define __syncthreads() ::kiln_emu::syncthreads(__LINE__)
 #define KILN_SHARED(T, name, count) static ::kiln_emu::SharedArray<T, (count)> name(#name)
-// Dynamic shared arrays are arrays of their own here too (kiln carves
-// disjoint ranges); each checks that the launch asked for enough bytes.
+// Arrays carved out of a pool are arrays of their own here too; they know
+// their byte offset, to catch arrays that share bytes touched with no
+// barrier in between. Dynamic ones check that the launch asked for enough.
+#define KILN_SHARED_POOL(bytes) ((void)0)
+#define KILN_SHARED_AT(T, name, count, offset) static ::kiln_emu::SharedArray<T, (count)> name(#name, (offset))
 #define KILN_DYNAMIC_SHARED_POOL() ((void)0)
 #define KILN_DYNAMIC_SHARED(T, name, count, offset) \
-  KILN_SHARED(T, name, count);                      \
+  KILN_SHARED_AT(T, name, count, offset);           \
   ::kiln_emu::check_dynamic_shared(#name, (offset) + (count) * (long long)sizeof(T))
 
 struct dim3 {

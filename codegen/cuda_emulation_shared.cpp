@@ -34,6 +34,47 @@ void check_dynamic_shared(const char* name, long long end) {
                 " of the dynamic shared memory, but the launch asked for " + std::to_string(g_dynamic_shared));
 }
 
+// Arrays at a byte offset of the block's shared memory (KILN_SHARED_AT,
+// KILN_DYNAMIC_SHARED) may share bytes with arrays that are never live at the
+// same time (schedule/shared_memory_plan.h); here each is still an array of
+// its own, so per 16 bytes of that memory the array that last touched them,
+// in which block epoch and by which thread. Another array touching them in
+// the same epoch, from another thread, is a race: on the GPU the bytes
+// change hands with no __syncthreads() in between.
+struct PoolGranule {
+  const void* owner = nullptr;
+  const char* owner_name = nullptr;
+  uint64_t epoch = 0;
+  int16_t tid = -1;
+  bool multi = false;  // several threads touched them in that epoch
+};
+constexpr long long kPoolGranules = 16384;  // 256 KiB: more than any block's shared memory
+PoolGranule g_pool[kPoolGranules];
+std::mutex g_pool_mu[16];
+
+void pool_touch(const void* owner, const char* name, long long byte) {
+  const long long g = byte / 16;
+  if (g < 0 || g >= kPoolGranules) return;
+  std::lock_guard<std::mutex> lock(g_pool_mu[g & 15]);
+  PoolGranule& p = g_pool[g];
+  if (p.owner == owner) {
+    if (p.epoch != tl_epoch) {
+      p.epoch = tl_epoch;
+      p.tid = static_cast<int16_t>(tl_tid);
+      p.multi = false;
+    } else if (p.tid != tl_tid) {
+      p.multi = true;
+    }
+    return;
+  }
+  if (p.owner && p.epoch == tl_epoch && (p.multi || p.tid != tl_tid))
+    check_error("shared arrays " + std::string(p.owner_name) + " and " + name + " share byte " + std::to_string(byte) +
+                " of the block's shared memory, " + where() + ": " + thread_str(tl_tid) + " touches " + name +
+                " while " + (p.multi ? std::string("other threads") : thread_str(p.tid)) + " touched " +
+                p.owner_name + " with no __syncthreads() in between");
+  p = PoolGranule{owner, name, tl_epoch, static_cast<int16_t>(tl_tid), false};
+}
+
 template <typename T> class Ref;
 template <typename T> struct SharedPtr;
 
@@ -41,7 +82,10 @@ template <typename T> struct SharedPtr;
 template <typename T>
 class SharedBuffer {
  public:
-  SharedBuffer(const char* name, long long n) : name_(name), n_(n), data_(new T[n]()), shadow_(new Shadow[n]) {}
+  // `pool_offset`: the array's byte offset in the block's shared memory, or
+  // -1 for an array of its own (KILN_SHARED).
+  SharedBuffer(const char* name, long long n, long long pool_offset = -1)
+      : name_(name), n_(n), pool_offset_(pool_offset), data_(new T[n]()), shadow_(new Shadow[n]) {}
   ~SharedBuffer() {
     delete[] data_;
     delete[] shadow_;
@@ -180,6 +224,7 @@ class SharedBuffer {
     return o == tl_tid || epoch != tl_epoch || (o / 32 == tl_warp && warp_epoch < tl_warp_epoch);
   }
   void on_read(long long i) {
+    if (pool_offset_ >= 0) pool_touch(this, name_, pool_offset_ + i * static_cast<long long>(sizeof(T)));
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_read(i, s.pending);
     if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch))
@@ -201,6 +246,7 @@ class SharedBuffer {
   }
   // A write, or a cp.async copy (`async`) as it is issued and as it lands.
   void on_write(long long i, bool async = false) {
+    if (pool_offset_ >= 0) pool_touch(this, name_, pool_offset_ + i * static_cast<long long>(sizeof(T)));
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_write(i, s.pending);
     if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch))
@@ -218,6 +264,7 @@ class SharedBuffer {
 
   const char* name_;
   long long n_;
+  long long pool_offset_;
   T* data_;
   Shadow* shadow_;
   std::mutex stripes_[16];
@@ -227,7 +274,7 @@ template <typename T, long long N>
 class SharedArray : public SharedBuffer<T> {
  public:
   static_assert(N > 0, "a shared array has at least one element");
-  explicit SharedArray(const char* name) : SharedBuffer<T>(name, N) {}
+  explicit SharedArray(const char* name, long long pool_offset = -1) : SharedBuffer<T>(name, N, pool_offset) {}
 };
 
 // name[i]: reads convert to T, writes assign.

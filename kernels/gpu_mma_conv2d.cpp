@@ -52,8 +52,8 @@ void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {
   (*j)["pad_rows"] = 1;
   // Three slots: what each of the four 3x3 stride-1 ResNet-50 layers at
   // batch 16 chose when tuned on an H100 (bench/results/gpu_h100_pipeline_20261126.md);
-  // fewer where the k loop is shorter. With the staging tile that is 57 KiB
-  // of shared memory for a 64 x 64 block: dynamic shared memory.
+  // fewer where the k loop is shorter. For a 64 x 64 block the slots take
+  // 41 KiB, which the staging tile reuses after the k loop.
   (*j)["stages"] = std::min<int64_t>(3, c.R * c.S * std::max<int64_t>(1, padded_channels(c) / 32));
 }
 

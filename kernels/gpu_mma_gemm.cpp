@@ -29,12 +29,13 @@ void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
 
 int64_t gpu_mma_shared_bytes(const GemmShape& g, const nlohmann::json& j, int64_t stages) {
   // A and B tiles (padded rows at most 8 elements longer) per slot, and the
-  // f32 staging tile of the block's outputs.
+  // f32 staging tile of the block's outputs, which takes the slots' bytes
+  // once the k loop is over (schedule/shared_memory_plan.h).
   const int64_t bm = j["mma_m"][1].get<int64_t>() * j["mma_m"][2].get<int64_t>() * 16;
   const int64_t bn = j["mma_n"][1].get<int64_t>() * j["mma_n"][2].get<int64_t>() * 8;
   const int64_t bk = j["mma_k"][1].get<int64_t>() * 16;
   const int64_t a = g.trans_a ? bk * (bm + 8) : bm * (bk + 8), b = g.trans_b ? bn * (bk + 8) : bk * (bn + 8);
-  return (a + b) * 2 * stages + bm * bn * 4;
+  return std::max((a + b) * 2 * stages, bm * bn * 4);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
+#include "schedule/shared_memory_plan.h"
 
 namespace kiln {
 
@@ -62,7 +63,11 @@ class KernelScanner : public IRVisitor {
         << "buffer '" << first_warp_buffer_ << "' is in warp scope (a tensor-core fragment), which needs blocks of "
         << "32 x Y threads (threadIdx.x the lane of a warp, threadIdx.y the warp); this block has "
         << dims_text(k->block);
-    k->shared_bytes = shared_bytes_;
+    // Arrays whose lifetimes do not overlap share bytes (shared_memory_plan.h).
+    const SharedMemoryPlan plan = plan_shared_memory(s);
+    k->shared_bytes = plan.bytes;
+    if (plan.shares_bytes)
+      shared_list_ += "; arrays whose lifetimes do not overlap share bytes: " + std::to_string(plan.bytes) + " in all";
     for (auto& [t, e] : k->allreduce_scratch) {
       const int64_t bytes = shared_array_bytes(e, t);
       k->shared_bytes += bytes;
@@ -138,7 +143,6 @@ class KernelScanner : public IRVisitor {
     }
     if (op->scope == MemScope::kShared) {
       const int64_t bytes = shared_array_bytes(elems, op->dtype);
-      shared_bytes_ += bytes;
       shared_list_ += (shared_list_.empty() ? "" : ", ") + op->buffer->name + " " + std::to_string(bytes);
     }
     IRVisitor::visit_Allocate(op);
@@ -202,7 +206,6 @@ class KernelScanner : public IRVisitor {
   std::map<std::string, std::string> on_path_;
   std::unordered_set<const VarNode*> used_;
   std::vector<std::pair<DType, int>> allreduces_;  // element type, block dimension
-  int64_t shared_bytes_ = 0;
   std::string shared_list_, first_loop_;
   int plain_depth_ = 0, thread_depth_ = 0, lane_depth_ = 0;
   std::string first_warp_buffer_;

@@ -125,13 +125,14 @@ TEST_CASE("cuda driver: a block past 48 KiB gets dynamic shared memory, the kern
   TempDir dir("kiln_cuda_dynamic_shared");
   cuda::Context ctx(0);
   fake_reset();
-  // A 64 x 128 tensor-core block with two slots of k tiles: 57344 bytes.
-  const std::string w = "matmul:M=64,N=128,K=64,dtype=f16";
+  // A 128 x 128 tensor-core block: its f32 staging tile alone takes 65536
+  // bytes (the two slots of k tiles reuse them).
+  const std::string w = "matmul:M=128,N=128,K=64,dtype=f16";
   BuiltKernel k =
-      build_kernel(w, "cuda", "", R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,8],"mma_k":[2,2],"stages":2})");
+      build_kernel(w, "cuda", "", R"({"tensor_core":"mma","mma_m":[1,2,4],"mma_n":[1,2,8],"mma_k":[2,2],"stages":2})");
   const CudaSource src = emit_cuda(k.func, k.gpu);
   REQUIRE(src.launches.size() == 1);
-  REQUIRE(src.launches[0].dynamic_shared_bytes == 57344);
+  REQUIRE(src.launches[0].dynamic_shared_bytes == 65536);
   const std::vector<char> image = fake_cubin(src, dir.path);
   {
     GpuKernelRunner runner(ctx, src, k.func.args, image);
@@ -156,7 +157,7 @@ TEST_CASE("cuda driver: a block past 48 KiB gets dynamic shared memory, the kern
   std::vector<GpuArtifactKernel> unopted = kernels;
   unopted[0].dynamic_shared_bytes = 0;
   cuda::KernelLaunch l = kernel_launches(module, unopted)[0];
-  l.dynamic_shared_bytes = 57344;
+  l.dynamic_shared_bytes = 65536;
   CHECK_THROWS_WITH(cuda::launch({l}, pointers), Catch::Contains("cuLaunchKernel") && Catch::Contains("(1)"));
   // Opted in, but launched with less than its arrays need: the kernel fails.
   l = kernel_launches(module, kernels)[0];

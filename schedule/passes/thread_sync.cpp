@@ -17,6 +17,7 @@
 #include "compute/simplify.h"
 #include "compute/simplify_linear.h"
 #include "schedule/gpu_kernels.h"
+#include "schedule/shared_memory_plan.h"
 
 namespace kiln {
 namespace passes {
@@ -50,6 +51,26 @@ std::set<const VarNode*> conflicts(const Pending& before, const Pending& next) {
   return out;
 }
 
+// Pairs of different shared arrays that share bytes (the kernel's shared
+// memory plan) and are both accessed, one before and one in `next`: the
+// bytes change hands, so every access conflicts, whatever its kind.
+std::set<std::pair<const VarNode*, const VarNode*>> reuse_conflicts(const SharedMemoryPlan& plan, const Pending& before,
+                                                                    const Pending& next) {
+  std::set<std::pair<const VarNode*, const VarNode*>> out;
+  if (!plan.shares_bytes) return out;
+  auto all = [](const Pending& p) {
+    std::set<const VarNode*> s = p.reads;
+    s.insert(p.writes.begin(), p.writes.end());
+    s.insert(p.intrin_writes.begin(), p.intrin_writes.end());
+    return s;
+  };
+  const std::set<const VarNode*> earlier = all(before), later = all(next);
+  for (auto* b : later)
+    for (auto* a : earlier)
+      if (plan.overlap(a, b)) out.emplace(a, b);
+  return out;
+}
+
 std::string names(const std::set<const VarNode*>& bufs) {
   std::string s;
   for (auto* b : bufs) s += (s.empty() ? "'" : ", '") + b->name + "'";
@@ -62,6 +83,7 @@ class SyncPlanner {
 
   Stmt run(const Stmt& kernel) {
     collect_shared(kernel);
+    plan_ = plan_shared_memory(kernel);
     Pending p;
     return visit(kernel, &p);
   }
@@ -190,7 +212,7 @@ class SyncPlanner {
       // When placing barriers, one before the loop orders what came before
       // it against the whole body, instead of one in every iteration.
       Pending entry = *p;
-      const bool barrier_before = placing_ && !conflicts(entry, accesses(f->body)).empty();
+      const bool barrier_before = placing_ && conflict(entry, accesses(f->body));
       if (barrier_before) entry = Pending();
       // The body's end meets its next iteration's beginning: plan twice, the
       // second time with what the first left pending.
@@ -239,6 +261,10 @@ class SyncPlanner {
     return AttrStmtNode::make(at->node, at->key, at->value, visit(at->body, p));
   }
 
+  bool conflict(const Pending& before, const Pending& next) const {
+    return !conflicts(before, next).empty() || !reuse_conflicts(plan_, before, next).empty();
+  }
+
   // A statement the block's threads do not all run alike (or a leaf).
   Stmt unit(const Stmt& s, Pending* p) {
     Pending acc = accesses(s);
@@ -267,13 +293,19 @@ class SyncPlanner {
              "order the threads: compute the shared stage at a loop outside it";
     }
     std::set<const VarNode*> c = conflicts(*p, acc);
-    if (c.empty()) {
+    const auto reuse = reuse_conflicts(plan_, *p, acc);
+    if (c.empty() && reuse.empty()) {
       p->add(acc);
       return s;
     }
-    if (check_ && !insert_)
+    if (check_ && !insert_ && !c.empty())
       user_error() << "missing barrier: shared buffer " << names(c) << " is accessed by a statement after other "
                    << "threads accessed it (one of them writing) with no barrier in between";
+    if (check_ && !insert_)
+      user_error() << "missing barrier: shared buffers '" << reuse.begin()->first->name << "' and '"
+                   << reuse.begin()->second->name << "' share bytes of the block's shared memory (their lifetimes "
+                   << "do not overlap), but a statement accesses the second after other threads accessed the first "
+                   << "with no barrier in between";
     *p = acc;
     return insert_ ? SeqNode::make({BarrierNode::make(MemScope::kShared), s}) : s;
   }
@@ -380,6 +412,7 @@ class SyncPlanner {
   bool check_ = true;
   std::array<int64_t, 3> block_;
   std::unordered_set<const VarNode*> shared_, varying_;
+  SharedMemoryPlan plan_;  // which shared arrays share bytes
   // Thread-bound loops entered so far: their extents and threadIdx dimension.
   std::unordered_map<const VarNode*, int64_t> thread_extent_;
   std::unordered_map<const VarNode*, int> thread_dim_;

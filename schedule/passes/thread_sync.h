@@ -20,7 +20,9 @@
 // loop variables, the thread indices and the vector lanes) are no conflict
 // from one iteration to the next. A statement under thread-dependent control
 // (a thread loop shorter than the block, a condition on a thread index) is
-// one unit: a barrier cannot go inside it.
+// one unit: a barrier cannot go inside it. Two shared arrays that share
+// bytes (their lifetimes are disjoint: schedule/shared_memory_plan.h) conflict
+// on any access, the one before the other: the bytes change hands.
 //
 // Guarantees: verify_thread_syncs passes on the result.
 #pragma once
@@ -33,7 +35,8 @@ namespace passes {
 Stmt insert_thread_syncs(const Stmt& body);
 
 // User error when a statement accesses a shared buffer in conflict with
-// another statement's access since the last barrier (a missing barrier), or
+// another statement's access since the last barrier (a missing barrier, also
+// between two arrays that share bytes), or
 // when a barrier sits under thread-dependent control flow (some threads
 // would never reach it: a deadlock), or when one unit under thread-dependent
 // control both writes and reads a shared buffer (no barrier can order them).

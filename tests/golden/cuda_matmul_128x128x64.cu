@@ -6,6 +6,9 @@
 // KILN_DYNAMIC_SHARED_POOL() / KILN_DYNAMIC_SHARED(T, name, count, offset):
 //   the same array at byte `offset` of the launch's dynamic shared memory,
 //   for blocks that need more than the 48 KiB CUDA allows statically.
+// KILN_SHARED_POOL(bytes) / KILN_SHARED_AT(T, name, count, offset): the same
+//   at byte `offset` of a static pool, where arrays that are never live at
+//   once share bytes (schedule/shared_memory_plan.h).
 // float2/float4 + - * / (and += -= *= /=): element-wise, for vector
 //   expressions printed as ordinary operators (CUDA defines none).
 // kiln_max/kiln_min: element-wise fmaxf/fminf on float, float2 and float4.
@@ -17,6 +20,8 @@
 #define KILN_SHARED(T, name, count) __shared__ __align__(16) T name[count]
 #define KILN_DYNAMIC_SHARED_POOL() extern __shared__ __align__(16) unsigned char kiln_dynamic_shared[]
 #define KILN_DYNAMIC_SHARED(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_dynamic_shared + (offset))
+#define KILN_SHARED_POOL(bytes) __shared__ __align__(16) unsigned char kiln_shared_pool[bytes]
+#define KILN_SHARED_AT(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_shared_pool + (offset))
 #endif
 
 #define KILN_VEC2_OP(op)                                                                        \

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The tensor-core GEMM's pipeline stages on a GPU, in one short session from
+# kiln's portable bundle (scripts/bundle.sh):
+#   1. correctness: every cuda template (bench/suites/cuda-templates.txt) and
+#      1024^3 f16 GEMMs with large blocks at each stage count, --check;
+#   2. a sweep of hand-picked 4096^3 f16 configs (block shape x stages);
+#   3. the pipelining knob's own effect: 4096^3 f16 tuned with stages free
+#      and with stages held at 1, then both bests re-timed interleaved;
+#   4. kiln bench of the cuda-matmul-f16 suite at the default configs
+#      against cuBLAS.
+# Each step is time-boxed and its output archived as it ends.
+#
+#   bench/gpu_stage_sweep.sh BUNDLE.tar.xz OUT_DIR
+#
+# Environment: TRIALS (tuning trials per search, default 64).
+set -u
+[ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+W=$(mktemp -d)
+B=$(mktemp -d)
+T0=$(date +%s)
+step() { echo "[$(($(date +%s) - T0))s] $*"; }
+save() { tar -C "$W" -czf "$OUT/results.tgz" .; }
+
+tar -C "$B" -xJf "$1" || exit 1
+K=$(echo "$B"/kiln-*/bin/kiln)
+[ -x "$K" ] || { echo "no bin/kiln in $1" >&2; exit 1; }
+libs=$(find /usr/local /opt -maxdepth 9 \( -name 'libcudnn.so.9' -o -name 'libcublas.so.13' \
+  -o -name 'libcudart.so.13' -o -name 'libnvrtc.so.13' \) -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
+export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+cd "$W" || exit 1
+
+# Blocks of eight warps, k tiles of 32 (16-row A tiles padded by 8):
+# 128 x 256 of 64 x 64 warps with 16-byte fills, 128 x 128 of 64 x 32 warps.
+big() {  # M N K stages
+  echo "{\"tensor_core\":\"mma\",\"mma_m\":[$(($1 / 128)),2,4],\"mma_n\":[$(($2 / 256)),4,8],\"mma_k\":[$(($3 / 32)),2],\"pad\":1,\"fill_vec\":8,\"stages\":$4}"
+}
+mid() {
+  echo "{\"tensor_core\":\"mma\",\"mma_m\":[$(($1 / 128)),2,4],\"mma_n\":[$(($2 / 128)),4,4],\"mma_k\":[$(($3 / 32)),2],\"pad\":1,\"fill_vec\":0,\"stages\":$4}"
+}
+# 128 x 256 with k tiles of 64.
+big_k64() {
+  echo "{\"tensor_core\":\"mma\",\"mma_m\":[$(($1 / 128)),2,4],\"mma_n\":[$(($2 / 256)),4,8],\"mma_k\":[$(($3 / 64)),4],\"pad\":1,\"fill_vec\":8,\"stages\":$4}"
+}
+run() {  # label workload config [--check]
+  local label=$1 w=$2 cfg=$3
+  shift 3
+  out=$(timeout 60 "$K" run "$w" --target cuda --config "$cfg" --repeat 5 --min-repeat-ms 30 "$@" 2>&1)
+  echo "$label rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
+}
+
+step "correctness of every cuda template, and big blocks at each stage count"
+{
+  for w in $(grep -v '^#' "$ROOT/bench/suites/cuda-templates.txt"); do
+    out=$(timeout 60 "$K" run "$w" --target cuda --check --repeat 2 --min-repeat-ms 5 2>&1)
+    echo "$w rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
+  done
+  w=matmul:M=1024,N=1024,K=1024,dtype=f16
+  for s in 1 2 3 4; do
+    run "128x256 stages $s" "$w" "$(big 1024 1024 1024 $s)" --check
+    run "128x128 stages $s" "$w" "$(mid 1024 1024 1024 $s)" --check
+  done
+  run "bf16 128x256 stages 3" matmul:M=1024,N=1024,K=1024,dtype=bf16 "$(big 1024 1024 1024 3)" --check
+  run "128x256 k64 stages 2" "$w" "$(big_k64 1024 1024 1024 2)" --check
+} 2>&1 | tee correctness.log
+save
+
+step "4096^3 f16: block shape x stages"
+{
+  w=matmul:M=4096,N=4096,K=4096,dtype=f16
+  for s in 1 2 3 4; do
+    run "128x256 k32 stages $s" "$w" "$(big 4096 4096 4096 $s)"
+    run "128x128 k32 stages $s" "$w" "$(mid 4096 4096 4096 $s)"
+  done
+  for s in 2 3; do run "128x256 k64 stages $s" "$w" "$(big_k64 4096 4096 4096 $s)"; done
+} 2>&1 | tee sweep.log
+save
+
+w=matmul:M=4096,N=4096,K=4096,dtype=f16
+for search in free held; do
+  fix=()
+  [ "$search" = held ] && fix=(--fix '{"stages":1}')
+  step "tune 4096^3 f16, stages $search (${TRIALS:-64} trials, at most 100 s)"
+  timeout -s INT -k 15 100 "$K" tune "$w" --target cuda --db "$search.db" --trials "${TRIALS:-64}" --batch 16 \
+    --repeat 2 --min-repeat-ms 10 "${fix[@]}" > "tune_$search.log" 2>&1
+  echo "rc=$?"
+  tail -3 "tune_$search.log"
+  save
+done
+step "the two bests re-timed, interleaved"
+for round in 1 2; do
+  for search in free held; do
+    out=$(timeout 60 "$K" run "$w" --target cuda --db "$search.db" --repeat 5 --min-repeat-ms 30 --json 2>&1)
+    echo "round $round $search :: $(tr '\n' ' ' <<<"$out" | head -c 600)"
+  done
+done 2>&1 | tee retime.log
+save
+
+step "bench cuda-matmul-f16 at the defaults against cuBLAS"
+timeout 200 "$K" bench --suite "$ROOT/bench/suites/cuda-matmul-f16.txt" --target cuda --rounds 3 \
+  --min-repeat-ms 20 --json defaults.json --md defaults.md > bench.log 2>&1
+echo "rc=$?"
+grep -E "geomean|x " bench.log | tail -12
+save
+step "done: $OUT/results.tgz"

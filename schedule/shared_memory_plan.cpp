@@ -1,0 +1,170 @@
+#include "schedule/shared_memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "compute/ir_functor.h"
+#include "schedule/gpu_kernels.h"
+
+namespace kiln {
+
+namespace {
+
+// Numbers the kernel's statements in the order a thread runs them and
+// records, per shared array, the first and last that touch it.
+class Lifetimes {
+ public:
+  explicit Lifetimes(std::unordered_map<const VarNode*, SharedArrayPlace*> arrays) : arrays_(std::move(arrays)) {}
+
+  void walk(const Stmt& s) {
+    if (!s.defined()) return;
+    if (auto* seq = s.as<SeqNode>()) {
+      for (const Stmt& c : seq->seq) walk(c);
+    } else if (auto* f = s.as<ForNode>()) {
+      touch(f->min);
+      touch(f->extent);
+      const int64_t start = clock_;
+      walk(f->body);
+      const int64_t* trips = as_const_int(f->extent);
+      if (f->for_kind != ForKind::kThreadBinding && !(trips && *trips <= 1)) stretch(start, clock_);
+    } else if (auto* i = s.as<IfThenElseNode>()) {
+      touch(i->condition);
+      walk(i->then_case);
+      walk(i->else_case);
+    } else if (auto* l = s.as<LetStmtNode>()) {
+      touch(l->value);
+      walk(l->body);
+    } else if (auto* a = s.as<AllocateNode>()) {
+      for (const Expr& e : a->extents) touch(e);
+      walk(a->body);
+    } else if (auto* at = s.as<AttrStmtNode>()) {
+      touch(at->value);
+      walk(at->body);
+    } else {
+      touch(s);  // a statement of no statements: a store, a call, a barrier, ...
+    }
+  }
+
+ private:
+  // One step of the clock: every shared array `node` mentions is live there.
+  template <typename Node> void touch(const Node& node) {
+    if (!node.defined()) return;
+    const int64_t now = clock_++;
+    post_order_visit(node, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::Var) return;
+      auto it = arrays_.find(static_cast<const VarNode*>(n.get()));
+      if (it == arrays_.end()) return;
+      SharedArrayPlace& p = *it->second;
+      if (p.last < p.first) p.first = now;
+      p.last = now;
+    });
+  }
+  // A loop over [start, end): what it touches is live over all of it.
+  void stretch(int64_t start, int64_t end) {
+    for (auto& [v, p] : arrays_) {
+      if (p->last < p->first || p->last < start || p->first >= end) continue;
+      p->first = std::min(p->first, start);
+      p->last = std::max(p->last, end - 1);
+    }
+  }
+
+  std::unordered_map<const VarNode*, SharedArrayPlace*> arrays_;
+  int64_t clock_ = 0;
+};
+
+bool live_together(const SharedArrayPlace& a, const SharedArrayPlace& b) {
+  const bool a_empty = a.last < a.first, b_empty = b.last < b.first;
+  if (a_empty || b_empty) return false;
+  return a.first <= b.last && b.first <= a.last;
+}
+
+// The lowest 16-byte aligned offset where `p` meets no placed array that
+// lives at the same time.
+int64_t lowest_free_offset(const SharedArrayPlace& p, const std::vector<const SharedArrayPlace*>& placed) {
+  std::vector<int64_t> candidates{0};
+  for (const SharedArrayPlace* q : placed)
+    if (live_together(p, *q)) candidates.push_back(q->offset + q->bytes);
+  std::sort(candidates.begin(), candidates.end());
+  for (int64_t c : candidates) {
+    bool clear = true;
+    for (const SharedArrayPlace* q : placed)
+      if (live_together(p, *q) && c < q->offset + q->bytes && q->offset < c + p.bytes) clear = false;
+    if (clear) return c;
+  }
+  internal_assert(false) << "no free offset for a shared array";
+  return 0;
+}
+
+}  // namespace
+
+bool SharedMemoryPlan::overlap(const VarNode* a, const VarNode* b) const {
+  if (!shares_bytes || a == b) return false;
+  const SharedArrayPlace* pa = find(a);
+  const SharedArrayPlace* pb = find(b);
+  return pa && pb && pa->offset < pb->offset + pb->bytes && pb->offset < pa->offset + pa->bytes;
+}
+
+const SharedArrayPlace* SharedMemoryPlan::find(const VarNode* buffer) const {
+  for (const SharedArrayPlace& p : arrays)
+    if (p.alloc->buffer.node() == buffer) return &p;
+  return nullptr;
+}
+
+SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
+  SharedMemoryPlan plan;
+  post_order_visit(kernel, [&](const Ref<Object>& n) {
+    if (n->kind() != NodeKind::Allocate) return;
+    auto* a = static_cast<const AllocateNode*>(n.get());
+    if (a->scope != MemScope::kShared) return;
+    int64_t elems = 1;
+    for (const Expr& e : a->extents) {
+      const int64_t* c = as_const_int(e);
+      internal_assert(c) << "shared array '" << a->buffer->name << "' has a size that is not a constant";
+      elems *= *c;
+    }
+    SharedArrayPlace p;
+    p.alloc = a;
+    p.bytes = shared_array_bytes(elems, a->dtype);
+    plan.arrays.push_back(p);
+  });
+
+  // One after another: the layout when nothing shares.
+  int64_t sequential = 0;
+  for (SharedArrayPlace& p : plan.arrays) {
+    p.offset = sequential;
+    sequential += p.bytes;
+  }
+  plan.bytes = sequential;
+  if (plan.arrays.size() < 2) return plan;
+
+  std::unordered_map<const VarNode*, SharedArrayPlace*> by_var;
+  for (SharedArrayPlace& p : plan.arrays) by_var[p.alloc->buffer.node()] = &p;
+  Lifetimes(by_var).walk(kernel);
+
+  // Largest first, each at the lowest offset clear of the arrays live with it.
+  std::vector<SharedArrayPlace> shared = plan.arrays;
+  std::vector<size_t> order(shared.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shared[a].bytes > shared[b].bytes; });
+  std::vector<const SharedArrayPlace*> placed;
+  int64_t end = 0;
+  for (size_t i : order) {
+    shared[i].offset = lowest_free_offset(shared[i], placed);
+    end = std::max(end, shared[i].offset + shared[i].bytes);
+    placed.push_back(&shared[i]);
+  }
+  if (end >= sequential) {  // sharing saves nothing: keep the plain layout (lifetimes recorded)
+    for (size_t i = 0; i < shared.size(); ++i) shared[i].offset = plan.arrays[i].offset;
+    plan.arrays = shared;
+    return plan;
+  }
+  plan.arrays = shared;
+  plan.bytes = end;
+  plan.shares_bytes = true;
+  return plan;
+}
+
+}  // namespace kiln
