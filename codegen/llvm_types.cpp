@@ -102,6 +102,13 @@ llvm::Value* CodeGenLLVM::cast_value(llvm::Value* v, DType from, DType to) {
   }
   const bool from_int = from.is_int() || from.is_uint();  // bool counts as unsigned
   if (from_int && to.is_float()) return from.is_int() ? builder_.CreateSIToFP(v, dst) : builder_.CreateUIToFP(v, dst);
+  // f64 <-> f16 through f32, as the interpreter rounds (round_to). Without
+  // native f16 (AVX512-FP16), LLVM 14 would call __truncdfhf2, whose half
+  // return value libgcc passes in another register than LLVM expects.
+  if (from.is_float() && to.is_float() && from.bits + to.bits == 80) {
+    const DType f32 = DType::f32().with_lanes(from.lanes);
+    return cast_value(cast_value(v, from, f32), f32, to);
+  }
   if (from.is_float() && to.is_float()) return builder_.CreateFPCast(v, dst);
   if (from.is_float()) return to.is_int() ? builder_.CreateFPToSI(v, dst) : builder_.CreateFPToUI(v, dst);
   // integer -> integer: extension follows the source's signedness.
