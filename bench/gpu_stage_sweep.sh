@@ -6,13 +6,16 @@
 #   2. a sweep of hand-picked 4096^3 f16 configs (block shape x stages);
 #   3. the pipelining knob's own effect: 4096^3 f16 tuned with stages free
 #      and with stages held at 1, then both bests re-timed interleaved;
-#   4. kiln bench of the cuda-matmul-f16 suite at the default configs
-#      against cuBLAS.
+#   4. kiln bench of the cuda-matmul-f16 suite (and f16/bf16 4096^3 and
+#      8192^3) at the default configs against cuBLAS;
+#   5. kiln bench of the batch-16 f16 ResNet-50 convolutions at the default
+#      configs against cuDNN.
 # Each step is time-boxed and its output archived as it ends.
 #
 #   bench/gpu_stage_sweep.sh BUNDLE.tar.xz OUT_DIR
 #
-# Environment: TRIALS (tuning trials per search, default 64).
+# Environment: TRIALS (tuning trials per search, default 64); STEPS, the
+# steps to run (default "correctness sweep tune bench convs").
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +54,9 @@ run() {  # label workload config [--check]
   echo "$label rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
 }
 
+has() { [[ " ${STEPS:-correctness sweep tune bench convs} " == *" $1 "* ]]; }
+
+if has correctness; then
 step "correctness of every cuda template, and big blocks at each stage count"
 {
   for w in $(grep -v '^#' "$ROOT/bench/suites/cuda-templates.txt"); do
@@ -66,7 +72,9 @@ step "correctness of every cuda template, and big blocks at each stage count"
   run "128x256 k64 stages 2" "$w" "$(big_k64 1024 1024 1024 2)" --check
 } 2>&1 | tee correctness.log
 save
+fi
 
+if has sweep; then
 step "4096^3 f16: block shape x stages"
 {
   w=matmul:M=4096,N=4096,K=4096,dtype=f16
@@ -74,10 +82,24 @@ step "4096^3 f16: block shape x stages"
     run "128x256 k32 stages $s" "$w" "$(big 4096 4096 4096 $s)"
     run "128x128 k32 stages $s" "$w" "$(mid 4096 4096 4096 $s)"
   done
-  for s in 2 3; do run "128x256 k64 stages $s" "$w" "$(big_k64 4096 4096 4096 $s)"; done
+  for s in 1 2 3; do run "128x256 k64 stages $s" "$w" "$(big_k64 4096 4096 4096 $s)"; done
+  k64=$(big_k64 4096 4096 4096 2)
+  run "128x256 k64 stages 2, 4-byte fills" "$w" "${k64/\"fill_vec\":8/\"fill_vec\":0}"
+  for s in 2 3; do
+    run "128x128 k64 stages $s" "$w" \
+      "{\"tensor_core\":\"mma\",\"mma_m\":[32,2,4],\"mma_n\":[32,4,4],\"mma_k\":[64,4],\"pad\":1,\"stages\":$s}"
+  done
+  run "256x128 k64 stages 2" "$w" \
+    "{\"tensor_core\":\"mma\",\"mma_m\":[16,4,4],\"mma_n\":[32,2,8],\"mma_k\":[64,4],\"pad\":1,\"fill_vec\":8,\"stages\":2}"
+  # The defaults, checked against the reference.
+  for d in matmul:M=2048,N=2048,K=2048,dtype=f16 matmul:M=4096,N=3072,K=768,dtype=bf16; do
+    run "default $d" "$d" "{}" --check
+  done
 } 2>&1 | tee sweep.log
 save
+fi
 
+if has tune; then
 w=matmul:M=4096,N=4096,K=4096,dtype=f16
 for search in free held; do
   fix=()
@@ -97,11 +119,27 @@ for round in 1 2; do
   done
 done 2>&1 | tee retime.log
 save
+fi
 
-step "bench cuda-matmul-f16 at the defaults against cuBLAS"
-timeout 200 "$K" bench --suite "$ROOT/bench/suites/cuda-matmul-f16.txt" --target cuda --rounds 3 \
+if has bench; then
+step "bench cuda-matmul-f16, and f16/bf16 4096^3 and 8192^3, at the defaults against cuBLAS"
+{ grep -v '^#' "$ROOT/bench/suites/cuda-matmul-f16.txt"
+  echo matmul:M=4096,N=4096,K=4096,dtype=bf16
+  echo matmul:M=8192,N=8192,K=8192,dtype=f16
+  echo matmul:M=8192,N=8192,K=8192,dtype=bf16; } > matmul_suite.txt
+timeout 240 "$K" bench --suite matmul_suite.txt --target cuda --rounds 3 \
   --min-repeat-ms 20 --json defaults.json --md defaults.md > bench.log 2>&1
 echo "rc=$?"
 grep -E "geomean|x " bench.log | tail -12
 save
+fi
+
+if has convs; then
+step "bench cuda-resnet50-b16-f16 at the defaults against cuDNN"
+timeout 240 "$K" bench --suite "$ROOT/bench/suites/cuda-resnet50-b16-f16.txt" --target cuda --rounds 3 \
+  --min-repeat-ms 20 --json convs_b16.json --md convs_b16.md > convs.log 2>&1
+echo "rc=$?"
+grep -E "geomean|x " convs.log | tail -26
+save
+fi
 step "done: $OUT/results.tgz"

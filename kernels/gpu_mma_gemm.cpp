@@ -41,32 +41,35 @@ int64_t gpu_mma_shared_bytes(const GemmShape& g, const nlohmann::json& j, int64_
 namespace {
 
 // A block of 128 rows by `bn` columns (two rows of warps, 64 rows each), k
-// tiles of 32, where the shape divides into them and makes `min_blocks`.
-bool big_tile_fits(const GemmShape& g, int64_t bn, int64_t min_blocks) {
+// tiles of `bk`, where the shape divides into them and makes `min_blocks`.
+bool big_tile_fits(const GemmShape& g, int64_t bn, int64_t bk, int64_t min_blocks) {
   const int64_t batch = std::max<int64_t>(1, g.batch);
-  return g.M % 128 == 0 && g.N % bn == 0 && g.K % 32 == 0 && batch * (g.M / 128) * (g.N / bn) >= min_blocks;
+  return g.M % 128 == 0 && g.N % bn == 0 && g.K % bk == 0 && batch * (g.M / 128) * (g.N / bn) >= min_blocks;
 }
 
 }  // namespace
 
 void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j) {
   (*j)["tensor_core"] = "mma";
-  // Large products: the fastest blocks measured on an H100
-  // (bench/results/gpu_h100_pipeline_20261126.md): 128 x 256 of eight
-  // 64 x 64 warps with two slots and 16-byte fills (4096^3 f16: 276
-  // TFLOP/s), else 128 x 128 of eight 64 x 32 warps with three slots (239).
-  // Both take dynamic shared memory; where the blocks would not fill the
-  // GPU, or the architecture cannot hold them, the small default below.
+  // Large products: the fastest blocks measured on an H100 once the staging
+  // tile reuses the slots' bytes (bench/results/gpu_h100_shared_reuse_20261126.md):
+  // 128 x 256 of eight 64 x 64 warps, k tiles of 64 in two slots, 16-byte
+  // fills (4096^3 f16: 289 TFLOP/s; k tiles of 32 where K takes no 64:
+  // 275), else 128 x 128 of eight 64 x 32 warps, k tiles of 32 in two
+  // slots (265). Both take dynamic shared memory; where
+  // the blocks would not fill the GPU, or the architecture cannot hold
+  // them, the small default below.
   struct Big {
-    int64_t bn, warps_n, frags_n, stages, fill_vec, min_blocks;
+    int64_t bn, warps_n, frags_n, bk, stages, fill_vec, min_blocks;
   };
-  for (const Big& b : {Big{256, 4, 8, 2, 8, 2 * gpu.sm_count}, Big{128, 4, 4, 3, 0, gpu.sm_count / 4}}) {
-    if (!big_tile_fits(g, b.bn, b.min_blocks)) continue;
+  for (const Big& b : {Big{256, 4, 8, 64, 2, 8, 2 * gpu.sm_count}, Big{256, 4, 8, 32, 2, 8, 2 * gpu.sm_count},
+                       Big{128, 4, 4, 32, 2, 0, gpu.sm_count / 4}}) {
+    if (!big_tile_fits(g, b.bn, b.bk, b.min_blocks)) continue;
     nlohmann::json big = *j;
     big["mma_m"] = {g.M / 128, 2, 4};
     big["mma_n"] = {g.N / b.bn, b.warps_n, b.frags_n};
-    big["mma_k"] = {g.K / 32, 2};
-    big["stages"] = std::min<int64_t>(b.stages, g.K / 32);
+    big["mma_k"] = {g.K / b.bk, b.bk / 16};
+    big["stages"] = std::min<int64_t>(b.stages, g.K / b.bk);
     big["fill_vec"] = b.fill_vec;
     big["pad"] = 1;
     if (gpu_mma_shared_bytes(g, big, big["stages"].get<int64_t>()) > gpu.max_shared_optin_per_block) continue;

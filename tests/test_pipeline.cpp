@@ -287,11 +287,13 @@ TEST_CASE("cuda tensor-core GEMM: pipelined 4096^3 configs compile with NVRTC fo
     const GpuLimits gpu = gpu_limits_for_arch(arch);
     const GpuTemplate& t = find_op(op.op).gpu;
     auto space = t.define_space(op, gpu);
-    // The defaults: 128 x 256 blocks with two slots, whose 128 KiB staging
-    // tile (reusing the slots' bytes) sm_80's blocks may opt in to as well.
+    // The defaults: 128 x 256 blocks with two slots of k tiles of 64, whose
+    // 128 KiB staging tile (reusing the slots' bytes) sm_80's blocks may opt
+    // in to as well.
     const Config def = t.default_config(op, gpu, *space);
     CHECK(def.choice("stages") == 2);
     CHECK(def.split("mma_n")[1] * def.split("mma_n")[2] * 8 == 256);
+    CHECK(def.split("mma_k")[1] * 16 == 64);
     for (int64_t stages = 1; stages <= def.choice("stages"); ++stages) {
       nlohmann::json j = def.to_json();
       j["stages"] = stages;
