@@ -84,7 +84,13 @@ step "4096^3 f16: block shape x stages"
   done
   for s in 1 2 3; do run "128x256 k64 stages $s" "$w" "$(big_k64 4096 4096 4096 $s)"; done
   k64=$(big_k64 4096 4096 4096 2)
-  run "128x256 k64 stages 2, 4-byte fills" "$w" "${k64/\"fill_vec\":8/\"fill_vec\":0}"
+  run "128x256 k64 stages 2, 8-byte fills" "$w" "${k64/\"fill_vec\":8/\"fill_vec\":0}"
+  for s in 1 3; do
+    k64=$(big_k64 4096 4096 4096 $s)
+    run "128x256 k64 stages $s, 8-byte fills" "$w" "${k64/\"fill_vec\":8/\"fill_vec\":0}"
+  done
+  k32=$(big 4096 4096 4096 2)
+  run "128x256 k32 stages 2, 8-byte fills" "$w" "${k32/\"fill_vec\":8/\"fill_vec\":0}"
   for s in 2 3; do
     run "128x128 k64 stages $s" "$w" \
       "{\"tensor_core\":\"mma\",\"mma_m\":[32,2,4],\"mma_n\":[32,4,4],\"mma_k\":[64,4],\"pad\":1,\"stages\":$s}"

@@ -53,16 +53,16 @@ void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j
   (*j)["tensor_core"] = "mma";
   // Large products: the fastest blocks measured on an H100 once the staging
   // tile reuses the slots' bytes (bench/results/gpu_h100_shared_reuse_20261126.md):
-  // 128 x 256 of eight 64 x 64 warps, k tiles of 64 in two slots, 16-byte
-  // fills (4096^3 f16: 289 TFLOP/s; k tiles of 32 where K takes no 64:
-  // 275), else 128 x 128 of eight 64 x 32 warps, k tiles of 32 in two
-  // slots (265). Both take dynamic shared memory; where
+  // 128 x 256 of eight 64 x 64 warps, k tiles of 64 in two slots filled
+  // 8 bytes a copy (4096^3 f16: 304 TFLOP/s, 285 with 16-byte copies; k
+  // tiles of 32 where K takes no 64: 275), else 128 x 128 of eight 64 x 32
+  // warps, k tiles of 32 in two slots (265). Both take dynamic shared memory; where
   // the blocks would not fill the GPU, or the architecture cannot hold
   // them, the small default below.
   struct Big {
     int64_t bn, warps_n, frags_n, bk, stages, fill_vec, min_blocks;
   };
-  for (const Big& b : {Big{256, 4, 8, 64, 2, 8, 2 * gpu.sm_count}, Big{256, 4, 8, 32, 2, 8, 2 * gpu.sm_count},
+  for (const Big& b : {Big{256, 4, 8, 64, 2, 0, 2 * gpu.sm_count}, Big{256, 4, 8, 32, 2, 8, 2 * gpu.sm_count},
                        Big{128, 4, 4, 32, 2, 0, gpu.sm_count / 4}}) {
     if (!big_tile_fits(g, b.bn, b.bk, b.min_blocks)) continue;
     nlohmann::json big = *j;
