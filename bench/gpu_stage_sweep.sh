@@ -19,19 +19,8 @@
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$(mkdir -p "$2" && cd "$2" && pwd)
-W=$(mktemp -d)
-B=$(mktemp -d)
-T0=$(date +%s)
-step() { echo "[$(($(date +%s) - T0))s] $*"; }
-save() { tar -C "$W" -czf "$OUT/results.tgz" .; }
-
-tar -C "$B" -xJf "$1" || exit 1
-K=$(echo "$B"/kiln-*/bin/kiln)
-[ -x "$K" ] || { echo "no bin/kiln in $1" >&2; exit 1; }
-libs=$(find /usr/local /opt -maxdepth 9 \( -name 'libcudnn.so.9' -o -name 'libcublas.so.13' \
-  -o -name 'libcudart.so.13' -o -name 'libnvrtc.so.13' \) -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
-export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$ROOT/bench/gpu_bundle_lib.sh"
+gpu_session_start "$1" "$2" || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 cd "$W" || exit 1
 

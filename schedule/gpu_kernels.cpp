@@ -6,8 +6,8 @@
 #include <unordered_set>
 
 #include "base/error.h"
-#include "compute/hw_instructions.h"
 #include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "schedule/shared_memory_plan.h"

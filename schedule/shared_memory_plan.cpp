@@ -50,7 +50,8 @@ class Lifetimes {
 
  private:
   // One step of the clock: every shared array `node` mentions is live there.
-  template <typename Node> void touch(const Node& node) {
+  template <typename Node>
+  void touch(const Node& node) {
     if (!node.defined()) return;
     const int64_t now = clock_++;
     post_order_visit(node, [&](const Ref<Object>& n) {

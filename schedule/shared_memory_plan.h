@@ -30,8 +30,8 @@ namespace kiln {
 
 struct SharedArrayPlace {
   const AllocateNode* alloc = nullptr;
-  int64_t offset = 0;  // bytes from the start of the block's shared memory, 16-byte aligned
-  int64_t bytes = 0;   // shared_array_bytes of the array
+  int64_t offset = 0;            // bytes from the start of the block's shared memory, 16-byte aligned
+  int64_t bytes = 0;             // shared_array_bytes of the array
   int64_t first = 0, last = -1;  // its lifetime, in the kernel's access order (empty when never touched)
 };
 

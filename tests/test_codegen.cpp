@@ -327,12 +327,14 @@ TEST_CASE("f64 to and from f16 round through f32, as the interpreter does", "[co
   BufferArg D = buffer("D", DType::f64(), {n}), H = buffer("H", DType::f16(), {n}), V = buffer("V", DType::f16(), {n}),
             B = buffer("B", DType::f64(), {n});
   Var i("i"), j("j");
-  Stmt scalar = loop(i, n, SeqNode::make({st(H, CastNode::make(DType::f16(), ld(D, i)), i),
-                                          st(B, CastNode::make(DType::f64(), ld(H, i)), i)}));
-  Stmt vector = loop(j, n / 8, st(V, CastNode::make(DType::f16().with_lanes(8), ld(D, ramp(j * 8, 1, 8))), ramp(j * 8, 1, 8)));
+  Stmt scalar = loop(i, n,
+                     SeqNode::make({st(H, CastNode::make(DType::f16(), ld(D, i)), i),
+                                    st(B, CastNode::make(DType::f64(), ld(H, i)), i)}));
+  Stmt vector =
+      loop(j, n / 8, st(V, CastNode::make(DType::f16().with_lanes(8), ld(D, ramp(j * 8, 1, 8))), ramp(j * 8, 1, 8)));
   auto fd = array(D), fh = array(H), fv = array(V), fb = array(B);
-  const double values[n] = {0.158936,  -0.5,     1.0 / 3.0, 65504.0, 70000.0, -1e-8,   6.1e-5, 2.0e-7,
-                            123.456789, -2.71828, 1e300,     -1e300,  0.0,     -0.0,    1.0009765625, 0.099975586};
+  const double values[n] = {0.158936,   -0.5,     1.0 / 3.0, 65504.0, 70000.0, -1e-8, 6.1e-5,       2.0e-7,
+                            123.456789, -2.71828, 1e300,     -1e300,  0.0,     -0.0,  1.0009765625, 0.099975586};
   for (int64_t k = 0; k < n; ++k) fd.data_as<double>()[k] = values[k];
   REQUIRE(run(func("f64_f16", {D, H, V, B}, SeqNode::make({scalar, vector})), {fd, fh, fv, fb}) == 0);
   for (int64_t k = 0; k < n; ++k) {
@@ -341,7 +343,8 @@ TEST_CASE("f64 to and from f16 round through f32, as the interpreter does", "[co
     CHECK(fh.data_as<uint16_t>()[k] == want);
     CHECK(fv.data_as<uint16_t>()[k] == want);
     const float back = rt::half_to_float(want);
-    CHECK((std::isnan(back) ? std::isnan(fb.data_as<double>()[k]) : fb.data_as<double>()[k] == static_cast<double>(back)));
+    CHECK((std::isnan(back) ? std::isnan(fb.data_as<double>()[k])
+                            : fb.data_as<double>()[k] == static_cast<double>(back)));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "compute/expr_ops.h"
 #include "compute/function.h"
+#include "compute/ir_functor.h"
 #include "runtime/ndarray.h"
 
 namespace kiln {
@@ -80,6 +81,22 @@ inline bool host_has_avx512f() {
   }
   return false;
 }
+
+// How many times `what` occurs in `text`.
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// Drops every barrier of a statement.
+class DropBarriers : public IRMutator {
+ public:
+  using IRMutator::mutate;
+
+ protected:
+  Stmt mutate_Barrier(const BarrierNode*, const Stmt&) override { return EvaluateNode::make(Expr(0)); }
+};
 
 }  // namespace test
 }  // namespace kiln

@@ -45,21 +45,6 @@ std::pair<Tensor, Tensor> doubling() {
   return {A, O};
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
-// Drops every barrier of a statement.
-class DropBarriers : public IRMutator {
- public:
-  using IRMutator::mutate;
-
- protected:
-  Stmt mutate_Barrier(const BarrierNode*, const Stmt&) override { return EvaluateNode::make(Expr(0)); }
-};
-
 LoweredFunc gpu_matmul(const std::string& workload, const std::string& config = "") {
   return build_kernel(workload, "cuda -arch=sm_90", "", config).func;
 }
@@ -237,8 +222,9 @@ TEST_CASE("cuda kernels: past 48 KiB the shared arrays are carved out of dynamic
   CHECK(emit_cuda(small, kSm90).code.find("  KILN_DYNAMIC_SHARED") == std::string::npos);
   // An architecture with less to opt in to: sm_86 allows 99 KiB a block,
   // less than the 128 KiB staging tile of a 128 x 256 block.
-  LoweredFunc wide = gpu_matmul("matmul:M=128,N=256,K=128,dtype=f16",
-                                R"({"tensor_core":"mma","mma_m":[1,2,4],"mma_n":[1,4,8],"mma_k":[4,2],"pad":0,"stages":3})");
+  LoweredFunc wide =
+      gpu_matmul("matmul:M=128,N=256,K=128,dtype=f16",
+                 R"({"tensor_core":"mma","mma_m":[1,2,4],"mma_n":[1,4,8],"mma_k":[4,2],"pad":0,"stages":3})");
   CHECK_THAT(user_error_of([&] { gpu_kernels(wide, gpu_limits_for_arch("sm_86")); }),
              Contains("the block needs 131072 bytes") && Contains("share bytes: 131072 in all") &&
                  Contains("sm_86 allows at most 101376 bytes per block"));

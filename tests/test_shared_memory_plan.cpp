@@ -27,20 +27,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-class DropBarriers : public IRMutator {
- public:
-  using IRMutator::mutate;
-
- protected:
-  Stmt mutate_Barrier(const BarrierNode*, const Stmt&) override { return EvaluateNode::make(Expr(0)); }
-};
-
 // A block of 32 threads: S is filled, read back reversed into O, then T is
 // filled and read back into P. With `loop`, both halves run in one serial
 // loop of 3 iterations, so S and T are live together.
@@ -48,10 +34,10 @@ Stmt two_phases(bool loop) {
   BufferArg O = buffer("O", DType::f32(), {32}), P = buffer("P", DType::f32(), {32});
   Var tx("tx"), bx("bx");
   Var S = Var::handle("S", DType::f32()), T = Var::handle("T", DType::f32());
-  Stmt body = SeqNode::make({StoreNode::make(S, cast(DType::f32(), tx), tx), BarrierNode::make(MemScope::kShared),
-                             st(O, LoadNode::make(DType::f32(), S, 31 - tx), tx),
-                             StoreNode::make(T, cast(DType::f32(), tx) * 2.0f, tx),
-                             BarrierNode::make(MemScope::kShared), st(P, LoadNode::make(DType::f32(), T, 31 - tx), tx)});
+  Stmt body = SeqNode::make(
+      {StoreNode::make(S, cast(DType::f32(), tx), tx), BarrierNode::make(MemScope::kShared),
+       st(O, LoadNode::make(DType::f32(), S, 31 - tx), tx), StoreNode::make(T, cast(DType::f32(), tx) * 2.0f, tx),
+       BarrierNode::make(MemScope::kShared), st(P, LoadNode::make(DType::f32(), T, 31 - tx), tx)});
   if (loop) body = ForNode::make(Var("r"), 0, 3, ForKind::kSerial, body);
   Stmt k = ForNode::make(tx, 0, 32, ForKind::kThreadBinding, body, "threadIdx.x");
   k = AllocateNode::make(T, DType::f32(), {Expr(32)}, MemScope::kShared, k);
@@ -148,9 +134,9 @@ TEST_CASE("shared memory plan: the tensor-core GEMM's staging tile takes the byt
 
   // A 64 x 64 block: three slots (about 29 KiB) outgrow the 16 KiB staging
   // tile, which takes their bytes; below 48 KiB, a static pool.
-  LoweredFunc small = gpu_gemm(
-      "matmul:M=64,N=64,K=128,dtype=f16",
-      R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,4],"mma_k":[4,2],"pad":1,"stages":3})");
+  LoweredFunc small =
+      gpu_gemm("matmul:M=64,N=64,K=128,dtype=f16",
+               R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,4],"mma_k":[4,2],"pad":1,"stages":3})");
   auto sk = gpu_kernels(small, kSm90);
   REQUIRE(sk.size() == 1);
   CHECK(sk[0].dynamic_shared_bytes == 0);
@@ -167,8 +153,8 @@ TEST_CASE("shared memory plan: the tensor-core GEMM's staging tile takes the byt
 TEST_CASE("shared memory plan: arrays that are live together keep their own bytes", "[gpu][lower][shared]") {
   // The f32 GEMM's A and B tiles are read together: nothing to share, the
   // arrays are declared as before.
-  LoweredFunc f = gpu_gemm("matmul:M=64,N=64,K=32",
-                           R"({"tile_y":[1,16,4],"tile_x":[1,16,4],"tile_k":[4,8],"shared":"both"})");
+  LoweredFunc f =
+      gpu_gemm("matmul:M=64,N=64,K=32", R"({"tile_y":[1,16,4],"tile_x":[1,16,4],"tile_k":[4,8],"shared":"both"})");
   auto ks = gpu_kernels(f, kSm90);
   REQUIRE(ks.size() == 1);
   CHECK_FALSE(plan_shared_memory(ks[0].body).shares_bytes);
@@ -182,8 +168,7 @@ TEST_CASE("shared memory plan: the emulated GEMM whose staging tile shares bytes
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_shared_plan");
   const OpInstance op = build_workload("matmul:M=64,N=64,K=128,dtype=f16");
-  const std::string cfg =
-      R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,4],"mma_k":[4,2],"pad":1,"stages":3})";
+  const std::string cfg = R"({"tensor_core":"mma","mma_m":[1,2,2],"mma_n":[1,2,4],"mma_k":[4,2],"pad":1,"stages":3})";
   LoweredFunc f = gpu_gemm("matmul:M=64,N=64,K=128,dtype=f16", cfg);
   CudaSource src = emit_cuda(f, kSm90);
   REQUIRE(src.code.find("  KILN_SHARED_POOL(") != std::string::npos);
