@@ -1,8 +1,10 @@
 #include "schedule/shared_memory_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
@@ -14,27 +16,41 @@ namespace kiln {
 namespace {
 
 // Numbers the kernel's statements in the order a thread runs them and
-// records, per shared array, the first and last that touch it.
+// records, per shared array, the first and last that touch it. A statement
+// under thread-dependent control (a thread loop shorter than the block, a
+// condition or a loop bound on a thread index) is one step: no barrier can
+// go inside it (thread_sync), so the arrays it touches are live together.
 class Lifetimes {
  public:
-  explicit Lifetimes(std::unordered_map<const VarNode*, SharedArrayPlace*> arrays) : arrays_(std::move(arrays)) {}
+  Lifetimes(std::unordered_map<const VarNode*, SharedArrayPlace*> arrays, std::array<int64_t, 3> block)
+      : arrays_(std::move(arrays)), block_(block) {}
 
   void walk(const Stmt& s) {
     if (!s.defined()) return;
     if (auto* seq = s.as<SeqNode>()) {
       for (const Stmt& c : seq->seq) walk(c);
     } else if (auto* f = s.as<ForNode>()) {
+      if (f->for_kind == ForKind::kThreadBinding) {
+        const int d = thread_index_dim(f->thread_tag);
+        const int64_t* e = as_const_int(f->extent);
+        if (d >= 0 && !(e && *e == block_[static_cast<size_t>(d)] && is_zero(f->min))) return touch(s);
+        if (d >= 0) varying_.insert(f->loop_var.node());
+        return walk(f->body);
+      }
+      if (thread_dependent(f->min) || thread_dependent(f->extent)) return touch(s);
       touch(f->min);
       touch(f->extent);
       const int64_t start = clock_;
       walk(f->body);
       const int64_t* trips = as_const_int(f->extent);
-      if (f->for_kind != ForKind::kThreadBinding && !(trips && *trips <= 1)) stretch(start, clock_);
+      if (!(trips && *trips <= 1)) stretch(start, clock_);
     } else if (auto* i = s.as<IfThenElseNode>()) {
+      if (thread_dependent(i->condition)) return touch(s);
       touch(i->condition);
       walk(i->then_case);
       walk(i->else_case);
     } else if (auto* l = s.as<LetStmtNode>()) {
+      if (thread_dependent(l->value)) varying_.insert(l->var.node());
       touch(l->value);
       walk(l->body);
     } else if (auto* a = s.as<AllocateNode>()) {
@@ -72,7 +88,17 @@ class Lifetimes {
     }
   }
 
+  bool thread_dependent(const Expr& e) const {
+    bool dep = false;
+    post_order_visit(e, [&](const Ref<Object>& n) {
+      if (n->kind() == NodeKind::Var && varying_.count(static_cast<const VarNode*>(n.get()))) dep = true;
+    });
+    return dep;
+  }
+
   std::unordered_map<const VarNode*, SharedArrayPlace*> arrays_;
+  std::array<int64_t, 3> block_;
+  std::unordered_set<const VarNode*> varying_;  // thread indices, and values derived from them
   int64_t clock_ = 0;
 };
 
@@ -143,7 +169,7 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
 
   std::unordered_map<const VarNode*, SharedArrayPlace*> by_var;
   for (SharedArrayPlace& p : plan.arrays) by_var[p.alloc->buffer.node()] = &p;
-  Lifetimes(by_var).walk(kernel);
+  Lifetimes(by_var, block_extents(kernel)).walk(kernel);
 
   // Largest first, each at the lowest offset clear of the arrays live with it.
   std::vector<SharedArrayPlace> shared = plan.arrays;

@@ -9,7 +9,10 @@
 // last, in the order one thread runs them, stretched over the whole of every
 // serial loop (of more than one iteration) that touches it, since the next
 // iteration comes back to it. Loops bound to blockIdx or threadIdx run their
-// body once per thread and stretch nothing. Two arrays may overlap in bytes
+// body once per thread and stretch nothing. A statement under
+// thread-dependent control (a thread loop shorter than the block, a
+// condition on a thread index) counts as one statement, since no barrier can
+// go inside it. Two arrays may overlap in bytes
 // only where their lifetimes are disjoint; insert_thread_syncs then puts a
 // barrier between the last access to one and the first access to the other
 // (other threads may still be on the first when one thread reaches the

@@ -85,6 +85,33 @@ TEST_CASE("shared memory plan: arrays never live together share bytes, a loop ov
   CHECK(place(together, "S").offset == 128);
 }
 
+TEST_CASE("shared memory plan: arrays touched under thread-dependent control are live together",
+          "[gpu][lower][shared]") {
+  // Threads 0-15 read S (another thread's element) and then write T. No
+  // barrier can go between the two under `tx < 16`, so S and T must not
+  // share bytes; run by every thread, they may (a barrier goes between).
+  auto kernel = [](bool guarded) {
+    BufferArg O = buffer("O", DType::f32(), {32});
+    Var tx("tx"), bx("bx");
+    Var S = Var::handle("S", DType::f32()), T = Var::handle("T", DType::f32());
+    Stmt tail = SeqNode::make({st(O, LoadNode::make(DType::f32(), S, 15 - tx), tx), StoreNode::make(T, 1.0f, tx)});
+    if (guarded) tail = IfThenElseNode::make(tx < 16, tail);
+    Stmt body = SeqNode::make({StoreNode::make(S, cast(DType::f32(), tx), tx), tail});
+    Stmt k = ForNode::make(tx, 0, 32, ForKind::kThreadBinding, body, "threadIdx.x");
+    k = AllocateNode::make(T, DType::f32(), {Expr(32)}, MemScope::kShared, k);
+    k = AllocateNode::make(S, DType::f32(), {Expr(32)}, MemScope::kShared, k);
+    return ForNode::make(bx, 0, 2, ForKind::kThreadBinding, k, "blockIdx.x");
+  };
+  CHECK(plan_shared_memory(kernel(false)).shares_bytes);
+  const SharedMemoryPlan guarded = plan_shared_memory(kernel(true));
+  CHECK_FALSE(guarded.shares_bytes);
+  CHECK(guarded.bytes == 256);
+  // And the barriers: the guarded kernel needs only the one before S's read.
+  CHECK_NOTHROW(passes::verify_thread_syncs(passes::insert_thread_syncs(kernel(true))));
+  CHECK_NOTHROW(passes::verify_thread_syncs(passes::insert_thread_syncs(kernel(false))));
+  CHECK(count(to_string(passes::insert_thread_syncs(kernel(false))), "barrier(shared)") == 2);
+}
+
 TEST_CASE("shared memory plan: a barrier where the bytes change hands, and the verifier without it",
           "[gpu][lower][shared][sync]") {
   // No same-array conflict between reading S and filling T: only the bytes
