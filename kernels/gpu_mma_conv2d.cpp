@@ -39,7 +39,7 @@ void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
   // Slots of the shared tiles of the fused tap and channel-tile loop:
   // tiles copied (cp.async where they are plain copies) that many minus one
   // ahead of the compute; 1 loads each in turn.
-  s->define_choice("stages", {1, 2, 3, 4}, /*added_later=*/true);
+  s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
 }
 
 void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {

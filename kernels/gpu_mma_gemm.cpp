@@ -21,7 +21,7 @@ void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
   s->define_exact_split_levels("mma_k", g.K / 16, {{1, 2, 4}}, /*added_later=*/true);
   // Slots of the shared A and B tiles: k tiles loaded (cp.async) that many
   // minus one ahead of the compute (Stage::pipeline); 1 loads each in turn.
-  s->define_choice("stages", {1, 2, 3, 4}, /*added_later=*/true);
+  s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
   // Elements per copy of the shared tiles' fills: 0 keeps `vec`; 8 moves 16
   // bytes at a time (cp.async.cg when pipelined), where rows allow it.
   s->define_choice("fill_vec", {0, 8}, /*added_later=*/true);
