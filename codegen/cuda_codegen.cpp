@@ -12,6 +12,7 @@
 #include "codegen/build.h"
 #include "codegen/cuda_allreduce.h"
 #include "codegen/cuda_async_prelude.h"
+#include "codegen/cuda_c_spelling.h"
 #include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
 #include "compute/analyzer.h"
@@ -20,11 +21,18 @@
 #include "compute/interpreter.h"
 #include "compute/ir_functor.h"
 #include "schedule/gpu_kernels.h"
-#include "schedule/shared_memory_plan.h"
 
 namespace kiln {
 
 namespace {
+
+using cuda_c::c_type;
+using cuda_c::float_literal;
+using cuda_c::is_narrow_float;
+using cuda_c::math_name;
+using cuda_c::narrow_suffix;
+using cuda_c::sanitize;
+using cuda_c::storage_type;
 
 // Helpers the kernels call for the semantics compute/expr.h states: floor
 // division of integers, and min/max of floats that propagate NaN and keep
@@ -47,109 +55,6 @@ __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { union { 
 
 )";
 
-// f16 and bf16: stored in 16 bits (kiln_half / kiln_bfloat16 bit patterns
-// in global and shared memory), computed in f32. Registers (local arrays,
-// lets, expressions) hold f32, so a reduction over f16 data accumulates in
-// f32, as the interpreter computes it; only a store to memory rounds.
-bool is_narrow_float(DType t) { return t.is_float() && t.bits == 16; }
-
-// The type of a value in registers.
-std::string c_type(DType t) {
-  internal_assert(t.lanes == 1) << "c_type of a vector";
-  if (t.is_bool()) return "bool";
-  if (t.is_float() && t.bits <= 32) return "float";
-  if (t.is_float() && t.code == DType::kFloat && t.bits == 64) return "double";
-  if (t.is_int()) {
-    switch (t.bits) {
-      case 8:
-        return "signed char";
-      case 16:
-        return "short";
-      case 32:
-        return "int";
-      case 64:
-        return "long long";
-    }
-  }
-  if (t.is_uint()) {
-    switch (t.bits) {
-      case 8:
-        return "unsigned char";
-      case 16:
-        return "unsigned short";
-      case 32:
-        return "unsigned int";
-      case 64:
-        return "unsigned long long";
-    }
-  }
-  user_error() << "the cuda backend does not handle element type " << t.str()
-               << " (f16, bf16, f32, f64, bool and integers)";
-}
-
-// The type of an element in global or shared memory.
-std::string storage_type(DType t) {
-  if (is_narrow_float(t)) return t.code == DType::kBFloat ? "kiln_bfloat16" : "kiln_half";
-  return c_type(t);
-}
-
-// The prelude's conversions between f32 values and 16-bit storage.
-std::string narrow_suffix(DType t) { return t.code == DType::kBFloat ? "bf16" : "f16"; }
-
-std::string sanitize(const std::string& name) {
-  std::string s = c_identifier_chars(name);
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
-  return s;
-}
-
-std::string float_literal(double v, DType t) {
-  const bool f32 = t.bits <= 32;
-  if (is_narrow_float(t) && std::isfinite(v))
-    v = t.code == DType::kBFloat ? float_from_bf16_bits(bf16_bits_from_float(static_cast<float>(v)))
-                                 : float_from_f16_bits(f16_bits_from_float(static_cast<float>(v)));
-  if (std::isnan(v)) return f32 ? "kiln_bits_f32(0x7fc00000u)" : "kiln_bits_f64(0x7ff8000000000000ull)";
-  if (std::isinf(v)) {
-    if (f32) return v > 0 ? "kiln_bits_f32(0x7f800000u)" : "kiln_bits_f32(0xff800000u)";
-    return v > 0 ? "kiln_bits_f64(0x7ff0000000000000ull)" : "kiln_bits_f64(0xfff0000000000000ull)";
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f32 ? "%.9g" : "%.17g", v);
-  std::string s = buf;
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  if (f32) s += "f";
-  return v < 0 ? "(" + s + ")" : s;
-}
-
-const char* math_name(MathOp op, bool f32) {
-  switch (op) {
-    case MathOp::kExp:
-      return f32 ? "expf" : "exp";
-    case MathOp::kLog:
-      return f32 ? "logf" : "log";
-    case MathOp::kSqrt:
-      return f32 ? "sqrtf" : "sqrt";
-    case MathOp::kTanh:
-      return f32 ? "tanhf" : "tanh";
-    case MathOp::kErf:
-      return f32 ? "erff" : "erf";
-    case MathOp::kPow:
-      return f32 ? "powf" : "pow";
-    case MathOp::kFabs:
-      return f32 ? "fabsf" : "fabs";
-    case MathOp::kFloor:
-      return f32 ? "floorf" : "floor";
-    case MathOp::kCeil:
-      return f32 ? "ceilf" : "ceil";
-    case MathOp::kRound:
-      return f32 ? "roundf" : "round";
-    case MathOp::kRoundEven:
-      return f32 ? "rintf" : "rint";  // the default rounding mode: to nearest even
-    case MathOp::kSigmoid:
-      return "";
-  }
-  return "";
-}
-
 // Prints one kernel nest.
 class KernelPrinter {
  public:
@@ -161,7 +66,6 @@ class KernelPrinter {
       if (n->kind() == NodeKind::Store) written_.insert(static_cast<const StoreNode*>(n.get())->buffer.node());
       if (n->kind() == NodeKind::Allocate) {
         auto* a = static_cast<const AllocateNode*>(n.get());
-        if (a->scope == MemScope::kShared) shared_.push_back(a);
         if (a->scope == MemScope::kLocal) local_.insert(a->buffer.node());
         if (a->scope == MemScope::kWarp) warp_.insert(a->buffer.node());
         if (a->scope == MemScope::kShared) shared_vars_.insert(a->buffer.node());
@@ -190,7 +94,7 @@ class KernelPrinter {
     // kernel's dynamic shared memory at the offsets of the kernel's shared
     // memory plan; below it, out of one static pool where arrays share
     // bytes, else each is an array of its own.
-    const SharedMemoryPlan plan = plan_shared_memory(kernel_.body);
+    const SharedMemoryPlan& plan = kernel_.shared_plan;
     const bool dynamic = kernel_.dynamic_shared_bytes > 0, pooled = !dynamic && plan.shares_bytes;
     launch->dynamic_shared_bytes = kernel_.dynamic_shared_bytes;
     if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL();\n";
@@ -203,8 +107,6 @@ class KernelPrinter {
       else
         line() << "KILN_SHARED(" << type << ", " << name << ", " << elems << ");";
     };
-    internal_assert(plan.arrays.size() == shared_.size())
-        << "the shared memory plan of " << kernel_name << " does not list every shared array";
     for (const SharedArrayPlace& p : plan.arrays) {
       const AllocateNode* a = p.alloc;
       declare(storage_type(a->dtype), name_of(a->buffer.node()), *as_const_int(a->extents[0]), p.offset);
@@ -763,7 +665,6 @@ class KernelPrinter {
   std::unordered_set<const VarNode*> warp_;      // every warp-scope (fragment) array
   std::unordered_set<const VarNode*> shared_vars_;
   const GpuLimits& limits_;
-  std::vector<const AllocateNode*> shared_;
   std::vector<std::pair<DType, Var>> scratch_;
   std::ostringstream body_;
   int indent_ = 0;

@@ -56,9 +56,9 @@ void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j
   // 128 x 256 of eight 64 x 64 warps, k tiles of 64 in two slots filled
   // 8 bytes a copy (4096^3 f16: 304 TFLOP/s, 285 with 16-byte copies; k
   // tiles of 32 where K takes no 64: 275), else 128 x 128 of eight 64 x 32
-  // warps, k tiles of 32 in two slots (265). Both take dynamic shared memory; where
-  // the blocks would not fill the GPU, or the architecture cannot hold
-  // them, the small default below.
+  // warps, k tiles of 32 in two slots (265). Both take dynamic shared
+  // memory; where the blocks would not fill the GPU, or the architecture
+  // cannot hold them, the small default below.
   struct Big {
     int64_t bn, warps_n, frags_n, bk, stages, fill_vec, min_blocks;
   };

@@ -10,7 +10,6 @@
 #include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
-#include "schedule/shared_memory_plan.h"
 
 namespace kiln {
 
@@ -64,10 +63,11 @@ class KernelScanner : public IRVisitor {
         << "32 x Y threads (threadIdx.x the lane of a warp, threadIdx.y the warp); this block has "
         << dims_text(k->block);
     // Arrays whose lifetimes do not overlap share bytes (shared_memory_plan.h).
-    const SharedMemoryPlan plan = plan_shared_memory(s);
-    k->shared_bytes = plan.bytes;
-    if (plan.shares_bytes)
-      shared_list_ += "; arrays whose lifetimes do not overlap share bytes: " + std::to_string(plan.bytes) + " in all";
+    k->shared_plan = plan_shared_memory(s);
+    k->shared_bytes = k->shared_plan.bytes;
+    if (k->shared_plan.shares_bytes)
+      shared_list_ +=
+          "; arrays whose lifetimes do not overlap share bytes: " + std::to_string(k->shared_plan.bytes) + " in all";
     for (auto& [t, e] : k->allreduce_scratch) {
       const int64_t bytes = shared_array_bytes(e, t);
       k->shared_bytes += bytes;

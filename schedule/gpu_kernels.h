@@ -17,6 +17,7 @@
 
 #include "compute/function.h"
 #include "schedule/gpu_limits.h"
+#include "schedule/shared_memory_plan.h"
 
 namespace kiln {
 
@@ -45,6 +46,9 @@ struct GpuKernel {
   std::array<int64_t, 3> grid{{1, 1, 1}};
   std::array<int64_t, 3> block{{1, 1, 1}};
   int64_t shared_bytes = 0;  // the block's shared memory (each array 16-byte aligned)
+  // Where each shared array lives in it (arrays never live together share
+  // bytes); the reductions' scratch follows at shared_plan.bytes.
+  SharedMemoryPlan shared_plan;
   // How much of it is dynamic shared memory: all of it when it is more than
   // an architecture allows statically (48 KiB), else none. The launch asks
   // for it and opts the kernel in to it (cuFuncSetAttribute).

@@ -159,12 +159,12 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
   });
 
   // One after another: the layout when nothing shares.
-  int64_t sequential = 0;
+  std::vector<int64_t> plain;
   for (SharedArrayPlace& p : plan.arrays) {
-    p.offset = sequential;
-    sequential += p.bytes;
+    p.offset = plan.bytes;
+    plain.push_back(p.offset);
+    plan.bytes += p.bytes;
   }
-  plan.bytes = sequential;
   if (plan.arrays.size() < 2) return plan;
 
   std::unordered_map<const VarNode*, SharedArrayPlace*> by_var;
@@ -172,23 +172,22 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
   Lifetimes(by_var, block_extents(kernel)).walk(kernel);
 
   // Largest first, each at the lowest offset clear of the arrays live with it.
-  std::vector<SharedArrayPlace> shared = plan.arrays;
-  std::vector<size_t> order(shared.size());
+  std::vector<size_t> order(plan.arrays.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shared[a].bytes > shared[b].bytes; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return plan.arrays[a].bytes > plan.arrays[b].bytes; });
   std::vector<const SharedArrayPlace*> placed;
   int64_t end = 0;
   for (size_t i : order) {
-    shared[i].offset = lowest_free_offset(shared[i], placed);
-    end = std::max(end, shared[i].offset + shared[i].bytes);
-    placed.push_back(&shared[i]);
+    SharedArrayPlace& p = plan.arrays[i];
+    p.offset = lowest_free_offset(p, placed);
+    end = std::max(end, p.offset + p.bytes);
+    placed.push_back(&p);
   }
-  if (end >= sequential) {  // sharing saves nothing: keep the plain layout (lifetimes recorded)
-    for (size_t i = 0; i < shared.size(); ++i) shared[i].offset = plan.arrays[i].offset;
-    plan.arrays = shared;
+  if (end >= plan.bytes) {  // sharing saves nothing: keep the plain layout (lifetimes recorded)
+    for (size_t i = 0; i < plain.size(); ++i) plan.arrays[i].offset = plain[i];
     return plan;
   }
-  plan.arrays = shared;
   plan.bytes = end;
   plan.shares_bytes = true;
   return plan;
