@@ -115,7 +115,7 @@ void dot_conv_inputs(const DotConvKind& k, const Conv2dNchwcShape& s, OpInstance
 }
 
 Tensor dot_conv_sums(const DotConvKind& k, const Conv2dNchwcShape& s, const Tensor& padded, const Tensor& weight,
-                     const std::string& name) {
+                     const std::string& name, bool clip) {
   IterVar rco = reduce_axis(static_cast<int>(s.Cg / s.cb), "rco"), rr = reduce_axis(static_cast<int>(s.R), "rr"),
           rs = reduce_axis(static_cast<int>(s.S), "rs"), rci = reduce_axis(static_cast<int>(s.cb), "rci");
   const int blocks_per_group = static_cast<int>(s.Cg / s.cb), blocks_per_out_group = static_cast<int>(s.Kg / s.kb);
@@ -125,9 +125,11 @@ Tensor dot_conv_sums(const DotConvKind& k, const Conv2dNchwcShape& s, const Tens
       {s.N, s.K / s.kb, s.OH, s.OW, s.kb},
       [&](const std::vector<Var>& v) {
         Expr cblock = s.G > 1 ? floordiv(v[1], blocks_per_out_group) * blocks_per_group + rco->var : Expr(rco->var);
-        Expr x = padded(v[0], cblock, v[2] * st + rr->var * dl, v[3] * st + rs->var * dl, rci->var);
-        Expr w = weight(v[1], rco->var, rr->var, rs->var, floordiv(rci->var, steps), v[4], floormod(rci->var, steps));
-        return sum(cast(acc, x) * cast(acc, w), {rco, rr, rs, rci});
+        Expr h = v[2] * st + rr->var * dl, w = v[3] * st + rs->var * dl;
+        InputTap tap = clip ? input_tap(h, w, s.pad, s.H, s.W) : InputTap{h, w, Expr()};
+        Expr x = padded(v[0], cblock, tap.h, tap.w, rci->var);
+        Expr wt = weight(v[1], rco->var, rr->var, rs->var, floordiv(rci->var, steps), v[4], floormod(rci->var, steps));
+        return sum(cast(acc, x) * cast(acc, wt), {rco, rr, rs, rci}, tap.inside);
       },
       name, k.op);
 }
@@ -144,6 +146,7 @@ void dot_conv_define(const DotConvKind& k, OpInstance* op) {
 std::shared_ptr<ConfigSpace> dot_conv_space(const DotConvKind& k, const OpInstance& op, const CpuInfo& cpu) {
   const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
   auto s = nchwc_tile_space(c, vector_lanes(cpu, k.acc));
+  s->define_annotate("border", border_options(c.pad), true);  // configs stored before it: pad
   if (offered(k, c, cpu)) {
     std::vector<std::string> options{"none", k.tensorize};
     if (amx_offered(k, c, cpu)) options.push_back("amx");
@@ -155,6 +158,7 @@ std::shared_ptr<ConfigSpace> dot_conv_space(const DotConvKind& k, const OpInstan
 Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
   const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
   nlohmann::json j = nchwc_tile_default(c, k.acc, cpu, space);
+  j["border"] = "pad";
   if (amx_offered(k, c, cpu)) {
     // One call per 32 output channels of up to 32 pixels: a whole row
     // (two where a row has at most 16). Small images take more output
@@ -194,8 +198,12 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   const int64_t tile_ohm = amx ? amx_tile.ohm : ohm, tile_ohi = amx ? amx_tile.groups : ohi;
   const int64_t tile_owi = amx ? amx_tile.pixels : owi;
 
-  Tensor padded = pad_spatial(op.inputs[0], 2, 3, s.pad, make_zero(k.data));
-  Tensor sums = dot_conv_sums(k, s, padded, op.inputs[1], "conv_acc");
+  // "clip": the taps read the data where they fall inside it and skip
+  // the padding, and loop partitioning leaves the interior unguarded. An
+  // AMX call covers the whole window, so AMX reads the padded copy.
+  const bool clip = s.pad > 0 && !amx && cfg.has("border") && cfg.annotate("border") == "clip";
+  Tensor padded = clip ? op.inputs[0] : pad_spatial(op.inputs[0], 2, 3, s.pad, make_zero(k.data));
+  Tensor sums = dot_conv_sums(k, s, padded, op.inputs[1], "conv_acc", clip);
   Tensor out = k.epilogue(s, sums, op, "conv");
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
@@ -236,7 +244,7 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
     if (unroll_reduce >= 0) sb.unroll(br[2]);
     sb.tensorize(k16i, k.intrinsic());
   }
-  if (s.pad > 0)
+  if (s.pad > 0 && !clip)
     place_stage(sc[padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);

@@ -12,7 +12,8 @@
 //
 // The CPU template is conv2d_nchwc's (register tiles of kbi blocks x ohi
 // rows x owi columns accumulated over the reduction, the zero-padded data
-// placed by "data_at"), plus a "tensorize" knob where the CPU has the
+// placed by "data_at", or the taps on padding skipped: "border" "clip"),
+// plus a "tensorize" knob where the CPU has the
 // instruction and kb is a multiple of 16: each register tile's 16 channels
 // x `steps` input channels become one instruction call. Where the CPU has
 // AMX, the input channel block is one AMX k tile (cb = 16 x steps: 64 for
@@ -49,9 +50,11 @@ struct DotConvKind {
 // The op's checks of cb, kb, groups and window (user errors), then its
 // data and weight placeholders (inputs 0 and 1).
 void dot_conv_inputs(const DotConvKind& k, const Conv2dNchwcShape& s, OpInstance* op);
-// The sums over the zero-padded data (or the data, without padding).
+// The sums over the zero-padded data (or the data, without padding); with
+// `clip`, `padded` is the unpadded data and the taps on padding are skipped
+// (a condition on the reduction).
 Tensor dot_conv_sums(const DotConvKind& k, const Conv2dNchwcShape& s, const Tensor& padded, const Tensor& weight,
-                     const std::string& name);
+                     const std::string& name, bool clip = false);
 // The op's TE: sums, then the kind's epilogue (inputs already set).
 void dot_conv_define(const DotConvKind& k, OpInstance* op);
 

@@ -236,6 +236,15 @@ class NestBuilder {
       }
     }
     Stmt stmt = TensorizeNode::make(intrin, split ? IntrinPhase::kUpdate : IntrinPhase::kBody, operands);
+    if (m.condition.defined()) {
+      // A skipped update leaves the sum as it is; a skipped body (the
+      // whole reduction in one call) must still leave the identity.
+      user_check(split || intrin->lowering.reset)
+          << where << ": the reduction has a condition (`" << to_string(m.condition)
+          << "`) and the intrinsic has no reset lowering to give the skipped calls' result";
+      stmt = split ? IfThenElseNode::make(m.condition, stmt)
+                   : IfThenElseNode::make(m.condition, stmt, TensorizeNode::make(intrin, IntrinPhase::kReset, {m.output}));
+    }
     for (int i = pos - 1; i >= 0; --i) {
       stmt = wrap_guards(stmt, outer_guards, i, false);
       stmt = inject_attached(s, i, stmt);

@@ -345,6 +345,7 @@ TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& 
 
   auto* er = e.as<ReduceNode>();
   auto* ir = ic->body.as<ReduceNode>();
+  Expr condition;
   if (!er != !ir)
     m.fail(std::string("the stage ") + (er ? "reduces" : "does not reduce") + " but the intrinsic " +
            (ir ? "does" : "does not"));
@@ -354,7 +355,18 @@ TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& 
              combiner_name(ir->combiner));
     const bool ec = er->condition.defined() && !is_one(er->condition);
     const bool icond = ir->condition.defined() && !is_one(ir->condition);
-    if (ec || icond) m.fail("a reduction with a condition cannot be tensorized");
+    if (icond) m.fail("the intrinsic's reduction has a condition; declare it over whole tiles");
+    if (ec) {
+      condition = ana.simplify(er->condition);  // k.outer*4 + k.inner over 4 is k.outer
+      for (size_t k = 0; k < m.axes().size(); ++k)
+        if (uses_var(condition, m.axes()[k].node())) {
+          const int l = k < data.size() ? data[k] : reduce[k - data.size()];
+          m.fail("the reduction's condition `" + to_string(body.as<ReduceNode>()->condition) + "` depends on loop '" +
+                 leaves[l]->var->name +
+                 "' below the tensorized axis; a condition can only skip whole calls, so it may read the loops "
+                 "outside the axis alone");
+        }
+    }
     if (er->dtype != ir->dtype) m.fail("the stage reduces in " + er->dtype.str() + " where the intrinsic reduces in " + ir->dtype.str());
     m.match(er->source, ir->source);
   } else {
@@ -365,6 +377,7 @@ TensorizeMatch match_tensorize(const StageNode* s, int pos, const TensorIntrin& 
   std::vector<Expr> idx;
   for (const IterVar& iv : sc->axis) idx.push_back(substitute(values.at(iv->var.node()), to_axes));
   out.output = m.output_region(Tensor(s->op), idx);
+  out.condition = condition;
   for (const Var& a : m.axes()) ana.unbind(a);
   return out;
 }

@@ -12,7 +12,8 @@
 // reduction, where each tensor read corresponds to a read of one of the
 // intrinsic's inputs with the same index pattern (the same coefficient of
 // each intrinsic axis in the tensor dimensions that move, constant
-// dimensions elsewhere). The result is, per operand, the region the call
+// dimensions elsewhere). A reduction's condition must not depend on the
+// inner loops: it then guards whole calls. The result is, per operand, the region the call
 // binds to it: its first element and the tensor dimension each declared
 // dimension runs along. Every mismatch is a user error that says what
 // differs.
@@ -31,6 +32,10 @@ namespace kiln {
 struct TensorizeMatch {
   std::vector<TensorizeNode::Region> inputs;  // one per intrinsic input
   TensorizeNode::Region output;
+  // The reduction's condition, when it has one: it reads no loop below the
+  // tensorized axis, so it holds for a whole call or none of it and guards
+  // each update (the "clip" border's skipped padding taps).
+  Expr condition;
 };
 
 // A guard `rest + inner < bound` on the loops from `pos` inward, as a guard

@@ -156,6 +156,38 @@ TEST_CASE("qconv2d_nchwc: VNNI-tensorized configs equal the interpreter exactly"
   CHECK(alts[0].kernel.inputs == std::vector<int>{0, 1, 2, 3});
 }
 
+TEST_CASE("qconv2d_nchwc: the clip border skips the padding taps, VNNI calls included", "[ops][qconv][vnni]") {
+  if (!host_has("avx512vnni")) KILN_SKIP("this CPU has no AVX512-VNNI");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 2);
+  const CpuInfo cpu = cpu_with(true, false);
+  // Padded layers: a 7x7 stride-2 stem on 4 channels, 3x3 on odd and prime
+  // sizes, stride 2, dilation 2.
+  for (const std::string w : {"qconv2d_nchwc:C=4,H=11,W=13,K=16,R=7,S=7,stride=2,pad=3,cb=4,kb=16,bias=1,relu=1",
+                              "qconv2d_nchwc:C=16,H=7,W=5,K=32,R=3,S=3,pad=1,cb=8,kb=16,out=i32",
+                              "qconv2d_nchwc:C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,cb=8,kb=16,out=i8",
+                              "qconv2d_nchwc:C=8,H=6,W=7,K=16,R=3,S=3,pad=2,dilation=2,cb=4,kb=16,out=f32"}) {
+    const OpInstance op = build_workload(w);
+    const OpDef& def = find_op(op.op);
+    const auto space = def.define_space(op, cpu);
+    for (int c = 0; c < 4; ++c) {
+      nlohmann::json j = (c == 0 ? def.default_config(op, cpu, *space) : space->random(rng)).to_json();
+      j["tensorize"] = "vnni";
+      j["border"] = "clip";
+      const Config cfg = space->from_json(j);
+      INFO(w << " config " << cfg.str());
+      CHECK(check_config(op, cfg, rng(), 0) == "");
+      if (c == 0) {
+        ScheduledOp so = def.apply_config(op, cfg);
+        const std::string ir = to_string(lower(*so.schedule, so.args, "f"));
+        CHECK(ir.find("data_pad") == std::string::npos);  // no padded copy
+        CHECK_THAT(ir, Contains("x86.vpdpbusd"));
+      }
+    }
+  }
+}
+
 TEST_CASE("qconv2d_nchwc: the tensorize knob needs VNNI and 16-channel output blocks", "[ops][qconv]") {
   auto has_knob = [](const std::string& w, const CpuInfo& cpu) {
     OpInstance op = build_workload(w);

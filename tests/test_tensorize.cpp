@@ -186,6 +186,103 @@ TEST_CASE("tensorize: VNNI kernels equal the interpreter exactly on random shape
   }
 }
 
+// C as blocked_matmul's, with the products of the k steps of a window
+// that falls outside [0, M) skipped: step k/4 of row i counts when
+// 0 <= i + k/4 - 1 < M (a 1-D "convolution" of 3 taps over k/4 with a
+// padding of one on each side, the taps on padding skipped).
+BlockedMatmul windowed_matmul(int64_t M, int64_t N) {
+  BlockedMatmul m = blocked_matmul(M, N, 12);
+  IterVar k = reduce_axis(12, "k");
+  Tensor A = m.A, Bp = m.Bp;
+  const int rows = static_cast<int>(M);
+  m.C = compute(
+      {Expr(rows), Expr(static_cast<int>(N))},
+      [&](Var i, Var j) {
+        Expr tap = i + floordiv(k->var, 4) - 1;
+        return sum(cast(DType::i32(), A(i, k->var)) *
+                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+                   {k}, tap >= 0 && tap < rows);
+      },
+      "C");
+  m.k = k;
+  return m;
+}
+
+TEST_CASE("tensorize: a reduction's condition on the loops outside the axis guards whole calls", "[tensorize]") {
+  for (int64_t M : {1, 3, 7}) {
+    INFO("M=" << M);
+    BlockedMatmul m = windowed_matmul(M, 32);
+    Schedule s({m.C});
+    schedule_tiled(s, m, x86_vnni_dot_16x4(), 1, 2, false);
+    const std::string ir = lowered(s, m);
+    CHECK_THAT(ir, Contains("tensor_intrin x86.vpdpbusd.512"));
+    // Loop partitioning turns the guard into the first row's shorter k loop
+    // (its tap 0 is padding).
+    if (M > 1) CHECK_THAT(ir, Contains("for (k.outer, 1, 2)"));
+    if (host_has("avx512vnni")) CHECK(run_against_interpreter(s, m, 31 + static_cast<uint64_t>(M)) == "");
+  }
+  // With the whole reduction in one call, a skipped call leaves the reset's zeros.
+  BlockedMatmul one = blocked_matmul(5, 16, 4);
+  IterVar k = reduce_axis(4, "k");
+  Tensor A = one.A, Bp = one.Bp;
+  one.C = compute(
+      {Expr(5), Expr(16)},
+      [&](Var i, Var j) {
+        return sum(cast(DType::i32(), A(i, k->var)) *
+                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+                   {k}, i % 2 == 0);
+      },
+      "C");
+  Schedule s({one.C});
+  Stage c = s[one.C];
+  IterVar jo, ji;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
+  c.tensorize(ji, x86_vnni_dot_16x4());
+  CHECK_THAT(lowered(s, one), Contains("else"));
+  if (host_has("avx512vnni")) CHECK(run_against_interpreter(s, one, 5) == "");
+}
+
+TEST_CASE("tensorize: a reduction's condition on a loop below the axis is refused", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 8);
+  IterVar k = reduce_axis(8, "k");
+  Tensor A = m.A, Bp = m.Bp;
+  m.C = compute(
+      {Expr(2), Expr(16)},
+      [&](Var i, Var j) {
+        return sum(cast(DType::i32(), A(i, k->var)) *
+                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+                   {k}, k->var != 5);
+      },
+      "C");
+  Schedule s({m.C});
+  schedule_plain(s, m, x86_vnni_dot_16x4());
+  CHECK_THROWS_WITH(lowered(s, m), Contains("depends on loop 'k.inner' below the tensorized axis; a condition can only "
+                                            "skip whole calls"));
+}
+
+TEST_CASE("tensorize: a condition over a whole-reduction call needs the intrinsic's reset", "[tensorize][errors]") {
+  BlockedMatmul m = blocked_matmul(2, 16, 4);
+  IterVar k = reduce_axis(4, "k");
+  Tensor A = m.A, Bp = m.Bp;
+  m.C = compute(
+      {Expr(2), Expr(16)},
+      [&](Var i, Var j) {
+        return sum(cast(DType::i32(), A(i, k->var)) *
+                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+                   {k}, i > 0);
+      },
+      "C");
+  Schedule s({m.C});
+  Stage c = s[m.C];
+  IterVar jo, ji;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
+  c.tensorize(ji, body_only_vnni_shape("body_only", {}));
+  CHECK_THROWS_WITH(lowered(s, m), Contains("the reduction has a condition (`") &&
+                                       Contains("`) and the intrinsic has no reset lowering to give the skipped calls' result"));
+}
+
 TEST_CASE("tensorize: BF16 kernels agree with the interpreter", "[tensorize][bf16]") {
   if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16");
   for (int64_t M : {1, 4, 7}) {
