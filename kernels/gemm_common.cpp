@@ -44,17 +44,21 @@ int64_t intrinsic_steps(const std::string& name, const GemmShape& g) {
 
 // The tensor intrinsics the CPU offers for this GEMM, in the order the knob
 // lists them: "vnni" (u8 x i8 on AVX512-VNNI) or "bf16" (bf16 on
-// AVX512-BF16), for whole blocks of 16 columns and k steps; "amx" (AMX int8
-// or bf16) for whole 32 x 32 blocks and k tiles of 64 (int8) or 32 (bf16).
-// A's rows must be contiguous along k. A B given packed must be in the
-// instruction's blocked layout already: whole panels of whole blocks (AMX:
-// panels of exactly one 32-column block), k in the instruction's steps.
+// AVX512-BF16), for k in whole steps and at least one block of 16 columns
+// (N need not be whole blocks: the sums run to the next block over B's
+// zero columns, and the epilogue stores the first N); "amx" (AMX int8 or bf16) for whole 32 x 32
+// blocks and k tiles of 64 (int8) or 32 (bf16). A's rows must be contiguous
+// along k. A B given packed must be in the instruction's blocked layout
+// already: panels of whole blocks (AMX: panels of exactly one 32-column
+// block, dividing N), k in the instruction's steps, zero past N.
 std::vector<std::string> gemm_intrinsics(const GemmShape& g, DType dtype, const CpuInfo& cpu) {
   std::vector<std::string> out;
-  if (g.trans_a || g.N % kIntrinsicLanes != 0) return out;
+  // A register tile of whole blocks no wider than N: one block, or a panel.
+  const int64_t narrowest = g.b_panel > 0 ? std::min(g.N, g.b_panel) : kIntrinsicLanes;
+  if (g.trans_a || g.N < kIntrinsicLanes || narrowest % kIntrinsicLanes != 0) return out;
   const bool bf16 = !g.quantized && dtype == DType::bf16();
   const int64_t steps = g.quantized ? 4 : 2;
-  if (g.b_panel > 0 && (g.b_kstep != steps || g.b_panel % kIntrinsicLanes != 0 || g.N % g.b_panel != 0)) return out;
+  if (g.b_panel > 0 && (g.b_kstep != steps || g.b_panel % kIntrinsicLanes != 0)) return out;
   if (g.quantized && cpu.avx512_vnni && g.K % 4 == 0) out.push_back("vnni");
   if (bf16 && cpu.avx512_bf16 && g.K % 2 == 0) out.push_back("bf16");
   const bool blocks = g.M % kAmxBlock == 0 && g.N % kAmxBlock == 0 && (g.b_panel == 0 || g.b_panel == kAmxBlock);
@@ -233,6 +237,12 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   int lanes = vector_lanes(cpu, accumulator_type(gemm_a_type(g, dtype)));
   auto s = std::make_shared<ConfigSpace>();
   s->define_split_levels("tile_y", M, {block_candidates(M, M), capped_candidates(M, kTileRows)});
+  // With a tensor intrinsic on offer, every register tile is whole blocks
+  // of it: 16 columns by its k steps (AMX rounds them up to its blocks).
+  // Where N ends inside a block, a tile spans fewer columns than N, so
+  // that its last tile is a partial one among others and its sums cover
+  // whole blocks (a single tile would shrink to N).
+  const std::vector<std::string> intrins = gemm_intrinsics(g, dtype, cpu);
   // A packed B fixes the register tile's width to its panels' (or to N,
   // when N is narrower), so that a tile never straddles two panels. In the
   // tensor instructions' blocked layout (k steps), each block reads its own
@@ -242,9 +252,6 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   for (int64_t m = 2; g.b_panel > 0 && g.b_kstep > 1 && m <= 4 && m * g.b_panel <= N; ++m)
     widths.push_back(m * g.b_panel);
   std::vector<int64_t> k_tiles = block_candidates(K, K);
-  // With a tensor intrinsic on offer, every register tile is whole blocks
-  // of it: 16 columns by its k steps (AMX rounds them up to its blocks).
-  const std::vector<std::string> intrins = gemm_intrinsics(g, dtype, cpu);
   if (!intrins.empty()) {
     const int64_t steps = intrinsic_steps(intrins.front(), g);
     widths.erase(std::remove_if(widths.begin(), widths.end(), [](int64_t w) { return w % kIntrinsicLanes != 0; }),
@@ -273,7 +280,9 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   if (!intrins.empty()) {
     std::vector<std::string> options{"none"};
     options.insert(options.end(), intrins.begin(), intrins.end());
-    s->define_annotate("tensorize", options);
+    // Shapes whose columns end inside a block had no knob before they were
+    // offered the instructions: their stored configs mean "none".
+    s->define_annotate("tensorize", options, /*added_later=*/N % kIntrinsicLanes != 0);
   }
   return s;
 }
@@ -367,15 +376,14 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     } else {
       intrin = p.tensorize == "vnni" ? x86_vnni_dot_16x4() : x86_bf16_dot_16x2();
     }
-    user_check(xi % kIntrinsicLanes == 0 && kin % steps == 0 && N % kIntrinsicLanes == 0 && K % steps == 0)
+    user_check(xi % kIntrinsicLanes == 0 && kin % steps == 0 && K % steps == 0)
         << "matmul template: tensorize=" << p.tensorize << " needs a register tile of whole " << kIntrinsicLanes
         << "-column blocks (got " << xi << ") and k tiles of whole " << steps << "-step blocks (got " << kin << ")";
   }
   user_check(!tensorized || g.b_panel == 0 ||
-             (g.b_kstep == steps && g.b_panel % kIntrinsicLanes == 0 && N % g.b_panel == 0 &&
-              (!amx || g.b_panel == kAmxBlock)))
+             (g.b_kstep == steps && g.b_panel % kIntrinsicLanes == 0 && (!amx || g.b_panel == kAmxBlock)))
       << "matmul template: tensorize=" << p.tensorize << " reads a packed B in its own blocks: panels of "
-      << (amx ? "32" : "whole 16-column blocks") << " dividing N and k steps of " << steps << " (got panels of "
+      << (amx ? "32" : "whole 16-column blocks") << " and k steps of " << steps << " (got panels of "
       << g.b_panel << ", k steps of " << g.b_kstep << ")";
   // B given in panels is read as it is; else a tensorized tile reads B
   // packed in the intrinsic's blocks.
@@ -384,6 +392,12 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   const size_t o = batched ? 1 : 0;
   const int nb = static_cast<int>(amx ? kAmxBlock : tensorized ? kIntrinsicLanes : xi);
   const int ks = static_cast<int>(steps);
+  // Tensorized, the sums run over whole 16-column blocks: past N they add
+  // B's zero columns (a packed B holds them; the template's packing puts
+  // them in), and the epilogue stage (quantized and 16-bit results always
+  // have one) stores the first N.
+  const int64_t Np = tensorized ? (N + nb - 1) / nb * nb : N;
+  internal_assert(Np == N || has_epilogue(g, op.dtype)) << "a tensorized GEMM over padded columns needs an epilogue";
 
   // B packed into panels of xi columns: PB[.., jo, k, ji] = B[.., k, jo*xi + ji]
   // (zero past N), so each register tile reads its B rows contiguously
@@ -393,11 +407,13 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   if (pack && tensorized) {
     std::vector<Expr> shape;
     if (batched) shape.push_back(Expr(static_cast<int>(g.batch)));
-    for (int64_t e : {N / nb, K / steps, int64_t{nb}, steps}) shape.push_back(Expr(static_cast<int>(e)));
+    for (int64_t e : {Np / nb, K / steps, int64_t{nb}, steps}) shape.push_back(Expr(static_cast<int>(e)));
     PB = compute(
         shape,
         [&](const std::vector<Var>& v) {
-          return read_b(g, B, v, v[o + 1] * ks + v[o + 3], v[o] * nb + v[o + 2]);
+          Expr j = v[o] * nb + v[o + 2];
+          Expr e = read_b(g, B, v, v[o + 1] * ks + v[o + 3], Np == N ? j : min(j, static_cast<int>(N - 1)));
+          return Np == N ? e : select(j < static_cast<int>(N), e, make_zero(B.dtype()));
         },
         "PB", "pack");
   } else if (pack) {
@@ -415,7 +431,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   }
   IterVar k = reduce_axis(static_cast<int>(K), "k");
   Tensor C = compute(
-      dims(g, g.M, g.N),
+      dims(g, g.M, Np),
       [&](const std::vector<Var>& v) {
         const Var& j = v[o + 1];
         std::vector<Expr> pb_idx;

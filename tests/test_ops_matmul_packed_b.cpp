@@ -189,8 +189,10 @@ TEST_CASE("packed_b: VNNI- and AMX-tensorized kernels read int8 weights packed i
     return "qmatmul_packed_b:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k) +
            ",bias=" + std::to_string(rng() % 2) + ",relu=" + std::to_string(rng() % 2) + ",out=" + outs[rng() % 4];
   };
-  for (int w = 0; w < 4; ++w) {
-    const int64_t m = 1 + static_cast<int64_t>(rng() % 13), n = 32 * static_cast<int64_t>(1 + rng() % 3),
+  // Whole panels, and columns that end inside one (the panel's zeros past N summed).
+  const std::vector<int64_t> cols = {32, 64, 96, 45, 71, 1000};
+  for (int w = 0; w < 5; ++w) {
+    const int64_t m = 1 + static_cast<int64_t>(rng() % 13), n = cols[rng() % cols.size()],
                   k = 4 * static_cast<int64_t>(1 + rng() % 6);
     check_random_configs(workload(m, n, k), cpu_with(true, false), "vnni", 3, rng);
   }
@@ -220,6 +222,7 @@ TEST_CASE("packed_b: AVX512-BF16- and AMX-tensorized kernels read bf16 weights p
   std::mt19937_64 rng(seed + 12);
   check_random_configs("matmul_packed_b:M=5,N=64,K=18,dtype=bf16,kstep=2,bias=1", cpu_with(false, true), "bf16", 4, rng,
                        2e-2);
+  check_random_configs("matmul_packed_b:M=2,N=40,K=8,dtype=bf16,kstep=2", cpu_with(false, true), "bf16", 3, rng, 2e-2);
   if (!host_has("amx-bf16")) KILN_SKIP("this CPU has no AMX-BF16 (the AVX512-BF16 configs passed)");
   CpuInfo amx = cpu_with(false, true);
   amx.amx_bf16 = true;
@@ -251,7 +254,7 @@ TEST_CASE("packed_b: k steps that do not divide K, or that the instruction does 
   p.tensorize = "vnni";
   CHECK_THROWS_WITH(gemm_schedule(op, g, p),
                     Contains("tensorize=vnni reads a packed B in its own blocks: panels of whole 16-column blocks "
-                             "dividing N and k steps of 4 (got panels of 32, k steps of 2)"));
+                             "and k steps of 4 (got panels of 32, k steps of 2)"));
   // ... and the knob does not offer it.
   for (const Knob& k : find_op(op.op).define_space(op, cpu_with(true, false))->knobs()) CHECK(k.name != "tensorize");
 }

@@ -72,7 +72,10 @@ TEST_CASE("qgemm: the tensorize knob is offered where the CPU has the instructio
   };
   CHECK(has_knob("qmatmul:M=4,N=32,K=8", cpu_with(true, false)));
   CHECK_FALSE(has_knob("qmatmul:M=4,N=32,K=8", cpu_with(false, true)));
-  CHECK_FALSE(has_knob("qmatmul:M=4,N=20,K=8", cpu_with(true, true)));  // N not whole 16-column blocks
+  // N not whole 16-column blocks: the sums run to 32 columns over zeros;
+  // narrower than one block, nothing to tensorize.
+  CHECK(has_knob("qmatmul:M=4,N=20,K=8", cpu_with(true, true)));
+  CHECK_FALSE(has_knob("qmatmul:M=4,N=5,K=8", cpu_with(true, true)));
   CHECK_FALSE(has_knob("qdense:N=4,IN=6,OUT=32", cpu_with(true, true)));  // K not whole 4-step blocks
   CHECK(has_knob("matmul:M=4,N=32,K=8,dtype=bf16", cpu_with(false, true)));
   CHECK_FALSE(has_knob("matmul:M=4,N=32,K=8,dtype=bf16", cpu_with(true, false)));
@@ -109,9 +112,11 @@ TEST_CASE("qgemm: VNNI-tensorized configs equal the interpreter exactly", "[ops]
   INFO("KILN_SEED=" << seed);
   std::mt19937_64 rng(seed + 1);
   const std::vector<int64_t> rows = {1, 2, 3, 7, 13, 29};
+  // Whole 16-column blocks, and columns that end inside a block.
+  const std::vector<int64_t> cols = {16, 32, 48, 64, 17, 20, 37, 53};
   const std::vector<std::string> outs = {"u8", "i8", "i32", "f32"};
-  for (int w = 0; w < 8; ++w) {
-    const int64_t m = rows[rng() % rows.size()], n = 16 * static_cast<int64_t>(1 + rng() % 4),
+  for (int w = 0; w < 10; ++w) {
+    const int64_t m = rows[rng() % rows.size()], n = cols[rng() % cols.size()],
                   k = 4 * static_cast<int64_t>(1 + rng() % 6);
     const bool dense = rng() % 2;
     std::string wl = dense ? "qdense:N=" + std::to_string(m) + ",IN=" + std::to_string(k) + ",OUT=" + std::to_string(n)
@@ -163,6 +168,7 @@ TEST_CASE("bf16 GEMMs sum in f32 and round once, tensorized with AVX512-BF16 or 
   check_random_configs("dense:N=3,IN=6,OUT=16,dtype=bf16,relu=1", cpu_with(false, false), "", 2, rng, 2e-2);
   if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16 (the plain bf16 configs passed)");
   check_random_configs("matmul:M=5,N=32,K=10,dtype=bf16,bias=1", cpu_with(false, true), "bf16", 4, rng, 2e-2);
+  check_random_configs("matmul:M=3,N=21,K=10,dtype=bf16,relu=1", cpu_with(false, true), "bf16", 3, rng, 2e-2);
   check_random_configs("batch_matmul:B=2,M=3,N=16,K=4,dtype=bf16", cpu_with(false, true), "bf16", 3, rng, 2e-2);
   if (!host_has("amx-bf16")) KILN_SKIP("this CPU has no AMX-BF16 (the AVX512-BF16 configs passed)");
   CpuInfo amx = cpu_with(false, true);
