@@ -383,8 +383,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
   user_check(!tensorized || g.b_panel == 0 ||
              (g.b_kstep == steps && g.b_panel % kIntrinsicLanes == 0 && (!amx || g.b_panel == kAmxBlock)))
       << "matmul template: tensorize=" << p.tensorize << " reads a packed B in its own blocks: panels of "
-      << (amx ? "32" : "whole 16-column blocks") << " and k steps of " << steps << " (got panels of "
-      << g.b_panel << ", k steps of " << g.b_kstep << ")";
+      << (amx ? "32" : "whole 16-column blocks") << " and k steps of " << steps << " (got panels of " << g.b_panel
+      << ", k steps of " << g.b_kstep << ")";
   // B given in panels is read as it is; else a tensorized tile reads B
   // packed in the intrinsic's blocks.
   const bool pack = (p.pack_b != -2 || (tensorized && g.b_panel == 0)) && !dot;
@@ -437,7 +437,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
         std::vector<Expr> pb_idx;
         if (batched) pb_idx.push_back(v[0]);
         if (tensorized) {
-          for (Expr e : {floordiv(j, nb), floordiv(k->var, ks), floormod(j, nb), floormod(k->var, ks)}) pb_idx.push_back(e);
+          for (Expr e : {floordiv(j, nb), floordiv(k->var, ks), floormod(j, nb), floormod(k->var, ks)})
+            pb_idx.push_back(e);
         } else {
           for (Expr e : {floordiv(j, nb), Expr(k->var), floormod(j, nb)}) pb_idx.push_back(e);
         }

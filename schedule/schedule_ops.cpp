@@ -242,8 +242,9 @@ class NestBuilder {
       user_check(split || intrin->lowering.reset)
           << where << ": the reduction has a condition (`" << to_string(m.condition)
           << "`) and the intrinsic has no reset lowering to give the skipped calls' result";
-      stmt = split ? IfThenElseNode::make(m.condition, stmt)
-                   : IfThenElseNode::make(m.condition, stmt, TensorizeNode::make(intrin, IntrinPhase::kReset, {m.output}));
+      stmt =
+          split ? IfThenElseNode::make(m.condition, stmt)
+                : IfThenElseNode::make(m.condition, stmt, TensorizeNode::make(intrin, IntrinPhase::kReset, {m.output}));
     }
     for (int i = pos - 1; i >= 0; --i) {
       stmt = wrap_guards(stmt, outer_guards, i, false);

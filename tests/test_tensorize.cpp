@@ -199,8 +199,8 @@ BlockedMatmul windowed_matmul(int64_t M, int64_t N) {
       {Expr(rows), Expr(static_cast<int>(N))},
       [&](Var i, Var j) {
         Expr tap = i + floordiv(k->var, 4) - 1;
-        return sum(cast(DType::i32(), A(i, k->var)) *
-                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
+                                                                            floormod(j, 16), floormod(k->var, 4))),
                    {k}, tap >= 0 && tap < rows);
       },
       "C");
@@ -228,8 +228,8 @@ TEST_CASE("tensorize: a reduction's condition on the loops outside the axis guar
   one.C = compute(
       {Expr(5), Expr(16)},
       [&](Var i, Var j) {
-        return sum(cast(DType::i32(), A(i, k->var)) *
-                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
+                                                                            floormod(j, 16), floormod(k->var, 4))),
                    {k}, i % 2 == 0);
       },
       "C");
@@ -250,8 +250,8 @@ TEST_CASE("tensorize: a reduction's condition on a loop below the axis is refuse
   m.C = compute(
       {Expr(2), Expr(16)},
       [&](Var i, Var j) {
-        return sum(cast(DType::i32(), A(i, k->var)) *
-                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
+                                                                            floormod(j, 16), floormod(k->var, 4))),
                    {k}, k->var != 5);
       },
       "C");
@@ -261,6 +261,26 @@ TEST_CASE("tensorize: a reduction's condition on a loop below the axis is refuse
                                             "skip whole calls"));
 }
 
+TEST_CASE("tensorize: an intrinsic declared with a reduction condition is refused", "[tensorize][errors]") {
+  Tensor a = placeholder({4}, DType::u8(), "a");
+  Tensor b = placeholder({16, 4}, DType::i8(), "b");
+  IterVar k = reduce_axis(4, "k");
+  Tensor c = compute(
+      {16},
+      [&](Var i) { return sum(cast(DType::i32(), a(k->var)) * cast(DType::i32(), b(i, k->var)), {k}, k->var < 3); },
+      "c");
+  TensorIntrinLowering l;
+  l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
+  BlockedMatmul m = blocked_matmul(2, 16, 4);
+  Schedule s({m.C});
+  Stage st = s[m.C];
+  IterVar jo, ji;
+  st.split(st.axis()[1], 16, &jo, &ji);
+  st.reorder({st.axis()[0], jo, ji, st.reduce_axis()[0]});
+  st.tensorize(ji, decl_tensor_intrin("three_of_four", c, {a, b}, l, {}));
+  CHECK_THROWS_WITH(lowered(s, m), Contains("the intrinsic's reduction has a condition; declare it over whole tiles"));
+}
+
 TEST_CASE("tensorize: a condition over a whole-reduction call needs the intrinsic's reset", "[tensorize][errors]") {
   BlockedMatmul m = blocked_matmul(2, 16, 4);
   IterVar k = reduce_axis(4, "k");
@@ -268,8 +288,8 @@ TEST_CASE("tensorize: a condition over a whole-reduction call needs the intrinsi
   m.C = compute(
       {Expr(2), Expr(16)},
       [&](Var i, Var j) {
-        return sum(cast(DType::i32(), A(i, k->var)) *
-                       cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4), floormod(j, 16), floormod(k->var, 4))),
+        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
+                                                                            floormod(j, 16), floormod(k->var, 4))),
                    {k}, i > 0);
       },
       "C");
@@ -279,8 +299,9 @@ TEST_CASE("tensorize: a condition over a whole-reduction call needs the intrinsi
   c.split(c.axis()[1], 16, &jo, &ji);
   c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
   c.tensorize(ji, body_only_vnni_shape("body_only", {}));
-  CHECK_THROWS_WITH(lowered(s, m), Contains("the reduction has a condition (`") &&
-                                       Contains("`) and the intrinsic has no reset lowering to give the skipped calls' result"));
+  CHECK_THROWS_WITH(lowered(s, m),
+                    Contains("the reduction has a condition (`") &&
+                        Contains("`) and the intrinsic has no reset lowering to give the skipped calls' result"));
 }
 
 TEST_CASE("tensorize: BF16 kernels agree with the interpreter", "[tensorize][bf16]") {
