@@ -4,7 +4,7 @@
 // (integers exactly). The matching and its messages need no special CPU;
 // running VNNI or BF16 kernels needs the instructions (skipped elsewhere).
 #include <catch2/catch.hpp>
-
+#include <functional>
 #include <random>
 
 #include "base/error.h"
@@ -34,8 +34,12 @@ struct BlockedMatmul {
   IterVar k;
 };
 
+// Which products of row i and reduction index k count (none: all).
+using ReduceCondition = std::function<Expr(const Var& i, const Var& k)>;
+
 BlockedMatmul blocked_matmul(int64_t M, int64_t N, int64_t K, DType a_type = DType::u8(), DType b_type = DType::i8(),
-                             int lanes = 16, int steps = 4, DType acc = DType::i32()) {
+                             int lanes = 16, int steps = 4, DType acc = DType::i32(),
+                             const ReduceCondition& where = nullptr) {
   BlockedMatmul m{M, N, K, {}, {}, {}, {}};
   m.A = placeholder({Expr(static_cast<int>(M)), Expr(static_cast<int>(K))}, a_type, "A");
   m.Bp = placeholder({Expr(static_cast<int>(N / lanes)), Expr(static_cast<int>(K / steps)), Expr(lanes), Expr(steps)},
@@ -46,12 +50,27 @@ BlockedMatmul blocked_matmul(int64_t M, int64_t N, int64_t K, DType a_type = DTy
   m.C = compute(
       {Expr(static_cast<int>(M)), Expr(static_cast<int>(N))},
       [&](Var i, Var j) {
-        return sum(cast(acc, A(i, k->var)) *
-                       cast(acc, Bp(floordiv(j, lanes), floordiv(k->var, steps), floormod(j, lanes), floormod(k->var, steps))),
-                   {k});
+        return sum(cast(acc, A(i, k->var)) * cast(acc, Bp(floordiv(j, lanes), floordiv(k->var, steps),
+                                                          floormod(j, lanes), floormod(k->var, steps))),
+                   {k}, where ? where(i, k->var) : Expr());
       },
       "C");
   return m;
+}
+
+// The u8 x i8 blocked matmul with only the products `where` selects summed.
+BlockedMatmul int8_matmul_where(int64_t M, int64_t N, int64_t K, const ReduceCondition& where) {
+  return blocked_matmul(M, N, K, DType::u8(), DType::i8(), 16, 4, DType::i32(), where);
+}
+
+// j in 16s with the whole reduction below j.inner: one call (the
+// intrinsic's body) per 16 columns.
+void schedule_whole_reduction(Schedule& s, const BlockedMatmul& m, const TensorIntrin& intrin) {
+  Stage c = s[m.C];
+  IterVar jo, ji;
+  c.split(c.axis()[1], 16, &jo, &ji);
+  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
+  c.tensorize(ji, intrin);
 }
 
 // The plain tiling: j in 16s, k in 4s, the intrinsic over (j.inner, k.inner).
@@ -191,21 +210,11 @@ TEST_CASE("tensorize: VNNI kernels equal the interpreter exactly on random shape
 // 0 <= i + k/4 - 1 < M (a 1-D "convolution" of 3 taps over k/4 with a
 // padding of one on each side, the taps on padding skipped).
 BlockedMatmul windowed_matmul(int64_t M, int64_t N) {
-  BlockedMatmul m = blocked_matmul(M, N, 12);
-  IterVar k = reduce_axis(12, "k");
-  Tensor A = m.A, Bp = m.Bp;
   const int rows = static_cast<int>(M);
-  m.C = compute(
-      {Expr(rows), Expr(static_cast<int>(N))},
-      [&](Var i, Var j) {
-        Expr tap = i + floordiv(k->var, 4) - 1;
-        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
-                                                                            floormod(j, 16), floormod(k->var, 4))),
-                   {k}, tap >= 0 && tap < rows);
-      },
-      "C");
-  m.k = k;
-  return m;
+  return int8_matmul_where(M, N, 12, [rows](const Var& i, const Var& k) {
+    Expr tap = i + floordiv(k, 4) - 1;
+    return tap >= 0 && tap < rows;
+  });
 }
 
 TEST_CASE("tensorize: a reduction's condition on the loops outside the axis guards whole calls", "[tensorize]") {
@@ -222,39 +231,15 @@ TEST_CASE("tensorize: a reduction's condition on the loops outside the axis guar
     if (host_has("avx512vnni")) CHECK(run_against_interpreter(s, m, 31 + static_cast<uint64_t>(M)) == "");
   }
   // With the whole reduction in one call, a skipped call leaves the reset's zeros.
-  BlockedMatmul one = blocked_matmul(5, 16, 4);
-  IterVar k = reduce_axis(4, "k");
-  Tensor A = one.A, Bp = one.Bp;
-  one.C = compute(
-      {Expr(5), Expr(16)},
-      [&](Var i, Var j) {
-        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
-                                                                            floormod(j, 16), floormod(k->var, 4))),
-                   {k}, i % 2 == 0);
-      },
-      "C");
+  BlockedMatmul one = int8_matmul_where(5, 16, 4, [](const Var& i, const Var&) { return i % 2 == 0; });
   Schedule s({one.C});
-  Stage c = s[one.C];
-  IterVar jo, ji;
-  c.split(c.axis()[1], 16, &jo, &ji);
-  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
-  c.tensorize(ji, x86_vnni_dot_16x4());
+  schedule_whole_reduction(s, one, x86_vnni_dot_16x4());
   CHECK_THAT(lowered(s, one), Contains("else"));
   if (host_has("avx512vnni")) CHECK(run_against_interpreter(s, one, 5) == "");
 }
 
 TEST_CASE("tensorize: a reduction's condition on a loop below the axis is refused", "[tensorize][errors]") {
-  BlockedMatmul m = blocked_matmul(2, 16, 8);
-  IterVar k = reduce_axis(8, "k");
-  Tensor A = m.A, Bp = m.Bp;
-  m.C = compute(
-      {Expr(2), Expr(16)},
-      [&](Var i, Var j) {
-        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
-                                                                            floormod(j, 16), floormod(k->var, 4))),
-                   {k}, k->var != 5);
-      },
-      "C");
+  BlockedMatmul m = int8_matmul_where(2, 16, 8, [](const Var&, const Var& k) { return k != 5; });
   Schedule s({m.C});
   schedule_plain(s, m, x86_vnni_dot_16x4());
   CHECK_THROWS_WITH(lowered(s, m), Contains("depends on loop 'k.inner' below the tensorized axis; a condition can only "
@@ -273,32 +258,14 @@ TEST_CASE("tensorize: an intrinsic declared with a reduction condition is refuse
   l.body = [](const std::vector<IntrinBuffer>&) { return EvaluateNode::make(Expr(0)); };
   BlockedMatmul m = blocked_matmul(2, 16, 4);
   Schedule s({m.C});
-  Stage st = s[m.C];
-  IterVar jo, ji;
-  st.split(st.axis()[1], 16, &jo, &ji);
-  st.reorder({st.axis()[0], jo, ji, st.reduce_axis()[0]});
-  st.tensorize(ji, decl_tensor_intrin("three_of_four", c, {a, b}, l, {}));
+  schedule_whole_reduction(s, m, decl_tensor_intrin("three_of_four", c, {a, b}, l, {}));
   CHECK_THROWS_WITH(lowered(s, m), Contains("the intrinsic's reduction has a condition; declare it over whole tiles"));
 }
 
 TEST_CASE("tensorize: a condition over a whole-reduction call needs the intrinsic's reset", "[tensorize][errors]") {
-  BlockedMatmul m = blocked_matmul(2, 16, 4);
-  IterVar k = reduce_axis(4, "k");
-  Tensor A = m.A, Bp = m.Bp;
-  m.C = compute(
-      {Expr(2), Expr(16)},
-      [&](Var i, Var j) {
-        return sum(cast(DType::i32(), A(i, k->var)) * cast(DType::i32(), Bp(floordiv(j, 16), floordiv(k->var, 4),
-                                                                            floormod(j, 16), floormod(k->var, 4))),
-                   {k}, i > 0);
-      },
-      "C");
+  BlockedMatmul m = int8_matmul_where(2, 16, 4, [](const Var& i, const Var&) { return i > 0; });
   Schedule s({m.C});
-  Stage c = s[m.C];
-  IterVar jo, ji;
-  c.split(c.axis()[1], 16, &jo, &ji);
-  c.reorder({c.axis()[0], jo, ji, c.reduce_axis()[0]});
-  c.tensorize(ji, body_only_vnni_shape("body_only", {}));
+  schedule_whole_reduction(s, m, body_only_vnni_shape("body_only", {}));
   CHECK_THROWS_WITH(lowered(s, m),
                     Contains("the reduction has a condition (`") &&
                         Contains("`) and the intrinsic has no reset lowering to give the skipped calls' result"));
