@@ -10,27 +10,28 @@
 #include <optional>
 #include <ostream>
 
-#include "bench/contenders/baselines.h"
-#include "bench/contenders/halide_client.h"
+#include "base/error.h"
 #include "bench/bench_common.h"
 #include "bench/bench_suite.h"
+#include "bench/contenders/baselines.h"
+#include "bench/contenders/halide_client.h"
 #include "bench/gpu_bench.h"
 #include "bench/kiln_alternatives.h"
 #include "bench/machine_probe.h"
 #include "bench/report_writer.h"
+#include "codegen/build.h"
+#include "codegen/runtime_dtype.h"
+#include "costmodel/features.h"
+#include "costmodel/xgb_model.h"
 #include "runtime/process_util.h"
+#include "runtime/thread_pool.h"
+#include "runtime/time_evaluator.h"
 #include "tasks/kernel_build.h"
 #include "tasks/neighbors.h"
 #include "tasks/reference_check.h"
 #include "tasks/task_factory.h"
+#include "tasks/tuner_factory.h"
 #include "tasks/variant_tuning.h"
-#include "codegen/build.h"
-#include "codegen/runtime_dtype.h"
-#include "base/error.h"
-#include "costmodel/features.h"
-#include "costmodel/xgb_model.h"
-#include "runtime/thread_pool.h"
-#include "runtime/time_evaluator.h"
 #include "tuner/database.h"
 #include "tuner/local_builder.h"
 #include "tuner/local_runner.h"
@@ -78,22 +79,19 @@ double tune_workload(const std::string& w, int trials, const BenchOptions& o, Da
   }
   Task task = make_task(w, target);
   const Task search = search_task(task);  // refine knobs held, swept at the end
-  const Task* tp = &search;
-  XGBTunerOptions xo;
-  xo.batch_size = std::min(64, trials);
-  XGBoostRanker::Options mo;
-  mo.nthread = 1;
-  XGBTuner tuner(
-      *search.space, [tp](const Config& c) { return config_features(*tp, c); }, std::make_unique<XGBoostRanker>(mo),
-      xo);
-  warm_start_from_neighbors(tuner, search, db, target, /*max_seeds=*/4);
+  // `kiln tune`'s search: the template's default config measured first
+  // (a tuned record never ends slower than the default), then the best
+  // configs of tuned neighbours.
+  TunerChoice choice;
+  choice.batch = std::min(64, trials);
+  std::unique_ptr<Tuner> tuner = make_tuner(choice, search, db, target, log);
   LocalBuilder builder(LocalBuilderOptions{});
   LocalRunner runner(MeasureOptions{});
   TuneOptions to;
   to.trials = trials;
-  to.batch = xo.batch_size;
+  to.batch = choice.batch;
   to.early_stop = o.tune_early_stop;
-  TuneResult r = tune_and_refine(task, search, tuner, builder, runner, db, to, [](const TuneProgress&) {});
+  TuneResult r = tune_and_refine(task, search, *tuner, builder, runner, db, to, [](const TuneProgress&) {});
   log << "tuned " << r.workload << ": " << r.trials << " trials, best " << std::fixed << std::setprecision(1)
       << r.best_gflops << " GFLOP/s\n";
   return r.best_gflops;

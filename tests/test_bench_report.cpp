@@ -6,13 +6,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench/contenders/baselines.h"
+#include "base/error.h"
 #include "bench/bench_runner.h"
 #include "bench/bench_table.h"
-#include "base/error.h"
+#include "bench/contenders/baselines.h"
+#include "codegen/target.h"
 #include "kernels/op_registry.h"
-#include "support/temp_dir.h"
 #include "support/skip.h"
+#include "support/temp_dir.h"
+#include "tasks/kernel_build.h"
 #include "tuner/database.h"
 
 using namespace kiln;
@@ -149,6 +151,34 @@ TEST_CASE("kiln bench runs a 3x3 convolution's Winograd variants and keeps the f
   }
   CHECK(total == 8);
   CHECK(log.str().find("the rest of the budget (2 trials) goes to the leading variant") != std::string::npos);
+}
+
+TEST_CASE("kiln bench --tune-trials measures the template's default config first") {
+  // The bench's tuning is kiln tune's search: a tuned record is never
+  // slower than the default it replaces because the default is one of them.
+  TempDir tmp;
+  const std::string w = "matmul:M=24,N=40,K=16";
+  BenchOptions o = quick(tmp.write("kiln_bench_default_first.txt", w + "\n"));
+  o.baselines = {};
+  o.db = tmp / "default_first.db";
+  o.tune_trials = 1;
+  std::ostringstream log;
+  run_bench(o, log);
+  auto db = Database::open(o.db);
+  const OpInstance op = build_workload(w);
+  const OpDef& def = find_op(op.op);
+  const CpuInfo cpu = cpu_info_for(Target::host());
+  auto space = def.define_space(op, cpu);
+  const std::string want = space->nearest(def.default_config(op, cpu, *space).to_json()).str();
+  int found = 0;
+  for (auto& key : db->task_keys()) {
+    if (key.substr(0, key.find(" @ ")) != op.canonical) continue;
+    for (const auto& rec : db->records(key)) {
+      CHECK(space->from_json(rec.config).str() == want);
+      ++found;
+    }
+  }
+  CHECK(found == 1);
 }
 
 TEST_CASE("kiln bench refuses bad suites and options before running anything") {
