@@ -251,6 +251,6 @@ extern "C" __global__ void __launch_bounds__(1024) spills_kernel0(const float* i
   const GpuLimits gpu = gpu_limits_for_arch("sm_90");
   CHECK_THAT(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes),
              Catch::Contains("spills_kernel0: ") && Catch::Contains("bytes of spill stores") &&
-                 Catch::Contains("over the bound of 32 (64 registers)"));
+                 Catch::Contains("over the bound of 64 (64 registers)"));
   CHECK(compile_for_gpu(src, gpu, int64_t{1} << 20) == "");
 }

@@ -71,8 +71,11 @@ inline std::string run_emulated_and_check(const OpInstance& op, const CudaSource
 // A template's default config (what kiln runs untuned and tuning starts
 // from) spills at most a few bytes: ptxas keeps a couple of values of
 // conv2d's unrolled window loops in local memory (12 to 16 bytes on
-// resnet50's layers); the other templates' defaults do not spill.
-constexpr int64_t kDefaultConfigSpillBytes = 32;
+// resnet50's layers; 36 of stores and 28 of loads, at 80 registers, on
+// the random small layer conv2d_nhwc N=2 H=16 W=2 C=13 K=1 5x2 taps with
+// hswish, seen 2026-11-27 on sm_80 and sm_90); the other templates'
+// defaults do not spill. The bound catches spilling that explodes.
+constexpr int64_t kDefaultConfigSpillBytes = 64;
 // A random config may legitimately spill much more: its register tile can
 // need more registers than __launch_bounds__ leaves each thread of its block
 // (65536 / threads: 64 at 1024 threads), and ptxas spills around conv2d's
