@@ -9,7 +9,9 @@
 // loading a tile of a per row group and two of b per step, the
 // accumulators stored back after it (LLVM configures the tiles from the
 // shapes of its .internal intrinsics). The 32 x 32 instructions take their
-// geometry from the operands, the tiles instructions from their scalars. The calls' operands were matched
+// geometry from the operands, the tiles instructions from their scalars.
+// The 16 x 16 word transposes: shuffles of sixteen rows in registers (no
+// LLVM intrinsic: generic shufflevectors). The calls' operands were matched
 // against the instruction's entry (element types and extents) first, and
 // the target must have the instruction's CPU feature.
 #include <llvm/IR/IntrinsicsX86.h>
@@ -36,13 +38,15 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
   const std::string problem = hw_call_problem(*op);
   user_check(problem.empty()) << "a tensor intrinsic's lowering calls an instruction wrongly: " << problem;
   const HwInstruction& h = find_hw_instruction(op->intrin);
+  const bool transpose = h.name.rfind("x86.transpose.", 0) == 0;
   const llvm::Intrinsic::ID id = x86_intrinsic(h.name);
-  user_check(h.backend == "llvm" && id != llvm::Intrinsic::not_intrinsic)
+  user_check(h.backend == "llvm" && (transpose || id != llvm::Intrinsic::not_intrinsic))
       << h.name << " is a " << h.backend << " instruction; the llvm backend cannot emit it";
   user_check(target_.has_feature(h.feature))
       << h.name << " needs the CPU feature '" << h.feature << "', which target '" << target_.str()
       << "' does not have (name a CPU that has it, or add -mattr=+" << h.feature << ")";
 
+  if (transpose) return emit_transpose_16x16(op);
   if (h.name.rfind("x86.amx.", 0) == 0) {
     const bool from_zero = h.name.size() > 4 && h.name.compare(h.name.size() - 4, 4, ".set") == 0;
     return emit_amx_tile_product(op, id, amx_tiles_of(op, h.steps_of(*op)), from_zero);
@@ -81,6 +85,55 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
 
   llvm::Value* r = builder_.CreateCall(f, {acc_v, a_v, b_v});
   builder_.CreateAlignedStore(r, acc_ptr, align_of(acc));
+}
+
+// Rows r and r + b (r & b == 0) exchange their b-word blocks at stage b
+// (8, 4, 2, 1): row r keeps its blocks at even block positions and takes
+// row r+b's even blocks into the odd ones; row r+b takes row r's odd blocks
+// into the even positions and keeps its own odd ones. After the four stages
+// row i holds the original column i. Each exchange is one two-source shuffle
+// that LLVM lowers to an AVX-512 shuffle (vshufi64x2, vpunpck*, vpermt2d).
+void CodeGenLLVM::emit_transpose_16x16(const TensorIntrinCallNode* op) {
+  const auto& dst = op->operands[0];
+  const auto& src = op->operands[1];
+  llvm::Type* i64 = builder_.getInt64Ty();
+  auto* row_ty = llvm::FixedVectorType::get(builder_.getInt32Ty(), 16);
+  const int64_t elem_bytes = dst.buffer->pointee.bytes();
+  // A row's alignment: the first element's, unless the row stride (when
+  // constant) lowers it; the element size otherwise.
+  auto row_align = [&](const TensorIntrinCallNode::Operand& o) {
+    const unsigned first = alignment_of(o.offset, o.buffer->pointee);
+    int64_t stride = 0;
+    if (!as_const_int(o.stride, &stride)) return llvm::Align(static_cast<uint64_t>(elem_bytes));
+    unsigned a = first;
+    while (a > static_cast<unsigned>(elem_bytes) && (stride * elem_bytes) % a != 0) a /= 2;
+    return llvm::Align(a);
+  };
+  auto row_pointer = [&](const TensorIntrinCallNode::Operand& o, int r) {
+    llvm::Value* first = element_pointer(o.buffer, emit(o.offset), o.offset.dtype());
+    llvm::Value* stride = int_to_i64(emit(o.stride), o.stride.dtype());
+    llvm::Value* at = builder_.CreateMul(stride, llvm::ConstantInt::get(i64, r));
+    llvm::Value* p = builder_.CreateInBoundsGEP(memory_type(o.buffer->pointee), first, at);
+    return builder_.CreateBitCast(p, row_ty->getPointerTo());
+  };
+  const llvm::Align src_align = row_align(src), dst_align = row_align(dst);
+  llvm::Value* rows[16];
+  for (int r = 0; r < 16; ++r) rows[r] = builder_.CreateAlignedLoad(row_ty, row_pointer(src, r), src_align);
+  for (int b = 8; b >= 1; b /= 2) {
+    std::vector<int> keep(16), take(16);  // indices into (row r, row r+b): 0-15 and 16-31
+    for (int c = 0; c < 16; ++c) {
+      keep[static_cast<size_t>(c)] = (c & b) == 0 ? c : 16 + c - b;
+      take[static_cast<size_t>(c)] = (c & b) == 0 ? c + b : 16 + c;
+    }
+    for (int r = 0; r < 16; ++r) {
+      if (r & b) continue;
+      llvm::Value* a = rows[r];
+      llvm::Value* p = rows[r + b];
+      rows[r] = builder_.CreateShuffleVector(a, p, keep);
+      rows[r + b] = builder_.CreateShuffleVector(a, p, take);
+    }
+  }
+  for (int r = 0; r < 16; ++r) builder_.CreateAlignedStore(rows[r], row_pointer(dst, r), dst_align);
 }
 
 // The geometry of an AMX call. The 32 x 32 instructions: two groups of 16

@@ -126,6 +126,9 @@ class CodeGenLLVM {
     llvm::Value *a_step[3], *b_step[3];
   };
   AmxTiles amx_tiles_of(const TensorIntrinCallNode* op, int64_t steps);
+  // The 16 x 16 word transpose (x86.transpose.16x16.*): sixteen row loads,
+  // four stages of two-source shuffles, sixteen row stores.
+  void emit_transpose_16x16(const TensorIntrinCallNode* op);
   void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, const AmxTiles& t,
                              bool from_zero);
   // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.

@@ -90,7 +90,29 @@ std::vector<HwInstruction> amx_tiles_family(const std::string& name, const std::
            "acc[g][i][j] =" + sum + "; the tiles zeroed (tilezero) instead of loaded from acc", amx_tiles_scalars()}};
 }
 
+// The register transpose of 16 x 16 words of `t` (4 bytes each).
+HwInstruction x86_transpose_entry(DType t) {
+  const int64_t per_word = 4 / t.bytes();
+  const int64_t extent = 16 * 16 * per_word;
+  const std::string w = per_word == 1 ? "element" : std::to_string(per_word) + " " + t.str() + " elements";
+  return {x86_transpose_instruction(t),
+          "llvm",
+          "avx512f",
+          {{"dst", t, extent, true}, {"src", t, extent, false}},
+          "dst[i * dst_stride + j * " + std::to_string(per_word) + " + e] = src[j * src_stride + i * " +
+              std::to_string(per_word) + " + e] for i, j < 16 and e < " + std::to_string(per_word) +
+              ": 16 rows of 16 words (each word " + w +
+              ") loaded, transposed in registers (AVX-512 shuffles) and stored; the values are moved, not computed"};
+}
+
 }  // namespace
+
+std::string x86_transpose_instruction(DType t) { return "x86.transpose.16x16." + t.str(); }
+
+const std::vector<DType>& x86_transpose_types() {
+  static const std::vector<DType> types = {DType::f32(), DType::bf16(), DType::i8(), DType::u8()};
+  return types;
+}
 
 const std::vector<std::string>& amx_tiles_scalars() {
   static const std::vector<std::string> names = {"rows0",     "rows1",   "steps1",  "steps2",  "steps3",  "acc_row",
@@ -137,7 +159,7 @@ const std::vector<HwInstruction>& hw_instructions() {
        {{"dst", DType::f32(), 128, true}, {"acc", DType::f32(), 128, false, false, MemScope::kWarp}},
        "dst[m * stride + n] = acc[m][n] for the 16 x 8 accumulator tile, each lane storing its four elements"},
     };
-    // AMX after the broadcast dots, before the CUDA entries.
+    // AMX and the transposes after the broadcast dots, before the CUDA entries.
     std::vector<HwInstruction> amx = amx_family(
         "x86.amx.dpbusd.32x32", "amx-int8", DType::u8(), DType::i8(), DType::i32(), 64, 4,
         "in i32 (wrapping): four AMX tdpbusd tiles of 16 x 16 per k step of 64, the accumulators kept in tile "
@@ -153,6 +175,7 @@ const std::vector<HwInstruction>& hw_instructions() {
     for (HwInstruction& h : amx_tiles_family(kAmxTilesBf16, "amx-bf16", DType::bf16(), DType::bf16(), DType::f32(), 32,
                                              2, "summed in f32 by AMX tdpbf16ps (its own order and rounding)"))
       amx.push_back(std::move(h));
+    for (DType t : x86_transpose_types()) amx.push_back(x86_transpose_entry(t));
     l.insert(l.begin() + 2, amx.begin(), amx.end());
     for (DType t : {DType::f16(), DType::bf16()})
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));

@@ -68,6 +68,14 @@ constexpr const char* kAmxTilesInt8 = "x86.amx.dpbusd.tiles";
 constexpr const char* kAmxTilesBf16 = "x86.amx.dpbf16ps.tiles";
 const std::vector<std::string>& amx_tiles_scalars();
 
+// The 16 x 16 transpose of 32-bit words of `t` (f32; bf16 pairs; i8 or u8
+// quads): dst row i, word j = src row j, word i. Each operand is 16 rows of
+// 16 words (64 bytes), its row stride (the call's stride, in elements) apart;
+// every word moves whole. Sixteen row loads, the transpose in registers,
+// sixteen row stores.
+std::string x86_transpose_instruction(DType t);
+const std::vector<DType>& x86_transpose_types();
+
 constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
 // The asynchronous copy of `bytes` (4, 8 or 16) of `t` from global to shared
 // memory (cp.async, sm_80 and later), and the element types it is offered for.

@@ -56,6 +56,9 @@ struct IntrinRequirement {
   int64_t stride_factor = 1;      // so is every stride but a unit innermost one (row alignment)
   bool unit_inner = false;        // the innermost dimension has stride 1
   bool dense = false;             // the strides are the declared shape's row-major strides
+  // So are the innermost `dense_inner` dimensions' (each row of them one
+  // contiguous block; the outer strides are free).
+  int dense_inner = 0;
 };
 
 struct TensorIntrinLowering {

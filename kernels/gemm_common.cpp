@@ -551,6 +551,12 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     }
     if (!tensorized) {
       sp.vectorize(sp.axis()[o + 2]);
+    } else if (g.trans_b && !amx && Np == N && (K / steps) % 16 == 0) {
+      // B's rows run along k: each 16 x 16 block of words (a word: the
+      // instruction's k step) is one register transpose into 16 block rows.
+      IterVar kb, kw;
+      sp.split(sp.axis()[o + 1], 16, &kb, &kw);
+      sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
     } else if (g.trans_b) {
       sp.vectorize(sp.axis()[o + 3]);  // B's rows run along k: a block row is contiguous
     } else {

@@ -268,6 +268,40 @@ TensorIntrin x86_bf16_dot_16x2() {
   return t;
 }
 
+TensorIntrin x86_transpose_16x16(DType t) {
+  static std::mutex mu;
+  static std::map<std::string, TensorIntrin> made;
+  const auto& types = x86_transpose_types();
+  user_check(std::find(types.begin(), types.end(), t) != types.end())
+      << "the 16 x 16 word transpose moves f32, bf16, i8 or u8, not " << t.str();
+  std::lock_guard<std::mutex> lock(mu);
+  TensorIntrin& made_t = made[t.str()];
+  if (made_t) return made_t;
+  const int g = static_cast<int>(4 / t.bytes());  // elements per 32-bit word
+  Tensor src = placeholder({Expr(16), Expr(16 * g)}, t, "src");
+  Tensor dst;
+  if (g == 1) {
+    dst = compute(
+        {Expr(16), Expr(16)}, [&](Var i, Var j) { return src(j, i); }, "dst");
+  } else {
+    dst = compute(
+        {Expr(16), Expr(16), Expr(g)}, [&](Var i, Var j, Var e) { return src(j, i * g + e); }, "dst");
+  }
+  TensorIntrinLowering lower;
+  lower.body = [t, g](const std::vector<IntrinBuffer>& ops) {
+    const Expr zero = make_zero(ops[0].offset.dtype());
+    std::vector<Expr> dst_first(ops[1].strides.size(), zero);
+    return TensorIntrinCallNode::make(x86_transpose_instruction(t),
+                                      {ops[1].at(dst_first, 256 * g, 0), ops[0].at({zero, zero}, 256 * g, 0)}, {});
+  };
+  IntrinRequirement rows;  // whole words in contiguous rows, any row stride
+  rows.unit_inner = true;
+  IntrinRequirement words = rows;
+  words.dense_inner = 2;
+  made_t = decl_tensor_intrin("x86_transpose_16x16_" + t.str(), dst, {src}, lower, {rows, g == 1 ? rows : words});
+  return made_t;
+}
+
 std::vector<TensorIntrin> cpu_tensor_intrinsics(const CpuInfo& cpu) {
   std::vector<TensorIntrin> out;
   if (cpu.avx512_vnni) out.push_back(x86_vnni_dot_16x4());

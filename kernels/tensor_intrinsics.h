@@ -51,6 +51,14 @@ struct AmxConvTile {
 };
 TensorIntrin x86_amx_conv(const AmxConvTile& tile);
 
+// The 16 x 16 transpose of 32-bit words (AVX-512 shuffles in registers),
+// a data movement for packing: dst[i, j, e] = src[j, i * g + e] for i, j <
+// 16 and e < g = 4 / bytes(t) (dst[i, j] = src[j, i] for f32, g = 1), t
+// f32, bf16, i8 or u8. src's rows (16 words each) and dst's [16, g] rows
+// are contiguous, at any row stride. It packs a matrix stored along k into
+// the dot instructions' blocks of 16 columns by a word of k.
+TensorIntrin x86_transpose_16x16(DType t);
+
 // The intrinsics a CPU target offers: VNNI where it has avx512vnni, BF16
 // where it has avx512bf16 (the AMX ones are made per k tile).
 std::vector<TensorIntrin> cpu_tensor_intrinsics(const CpuInfo& cpu);

@@ -1,5 +1,6 @@
 #include "schedule/passes/storage_flatten.h"
 
+#include <algorithm>
 #include <limits>
 #include <unordered_map>
 
@@ -124,18 +125,26 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
     user_check(stride(b.shape.size() - 1) == 1)
         << who << " is accessed with strides (" << strides
         << ") in the intrinsic's dimensions; the intrinsic needs the innermost one to be 1";
-  if (req.dense) {
+  const size_t dense_dims =
+      req.dense ? b.shape.size() : std::min(b.shape.size(), static_cast<size_t>(std::max(0, req.dense_inner)));
+  if (dense_dims > 0) {
     int64_t want = 1;
     std::string dense;
     bool ok = true;
-    for (size_t d = b.shape.size(); d-- > 0;) {
+    for (size_t d = b.shape.size(); d-- > b.shape.size() - dense_dims;) {
       ok = ok && (b.shape[d] == 1 || stride(d) == want);
       dense = std::to_string(want) + (dense.empty() ? "" : ", ") + dense;
       want *= b.shape[d];
     }
-    user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
-                   << "intrinsic needs one dense block, strides (" << dense
-                   << "): pack or cache the data in that layout first";
+    if (req.dense) {
+      user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
+                     << "intrinsic needs one dense block, strides (" << dense
+                     << "): pack or cache the data in that layout first";
+    } else {
+      user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
+                     << "intrinsic needs its innermost " << dense_dims << " to be contiguous rows, strides (" << dense
+                     << "): pack or cache the data in that layout first";
+    }
   }
 }
 

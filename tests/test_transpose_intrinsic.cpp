@@ -1,0 +1,159 @@
+// The 16 x 16 word transpose (x86_transpose_16x16, kernels/tensor_intrinsics.h):
+// a pack stage that moves a matrix stored along k into 16-column blocks by
+// a word of k, tensorized with it, against the interpreter (bit for bit:
+// the values are moved, not computed), for every element type it moves;
+// the operands' requirements; and the GEMM templates packing B stored
+// [N, K] (trans_b, qdense's weights) with it. Running the kernels needs
+// AVX-512 (skipped elsewhere); matching and its messages do not.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "codegen/target.h"
+#include "compute/expr_ops.h"
+#include "compute/interpreter.h"
+#include "compute/printer.h"
+#include "kernels/op_registry.h"
+#include "kernels/tensor_intrinsics.h"
+#include "schedule/lower.h"
+#include "support/kernel_check.h"
+#include "support/quantized_check.h"
+#include "support/skip.h"
+#include "support/test_seed.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Catch::Contains;
+
+namespace {
+
+// PB[jo, ko, ji, e] = B[jo*16 + ji + row0, ko*g + e] over N rows of B and
+// K / g words of k (g = 4 / bytes: the elements of one word), B with
+// `extra_rows` more rows than the pack reads and `pitch_words` words per
+// row (at least K / g). f32 packs drop the word dimension: PB[jo, ko, ji].
+struct Pack {
+  Tensor B, PB;
+  int g;
+};
+
+Pack pack_stage(DType t, int64_t N, int64_t words, int64_t pitch_words, int64_t row0, int64_t extra_rows) {
+  Pack p;
+  p.g = static_cast<int>(4 / t.bytes());
+  const int g = p.g;
+  p.B = placeholder({Expr(static_cast<int>(N + extra_rows)), Expr(static_cast<int>(pitch_words * g))}, t, "B");
+  const Tensor B = p.B;
+  const Expr r0(static_cast<int>(row0));
+  std::vector<Expr> shape{Expr(static_cast<int>(N / 16)), Expr(static_cast<int>(words)), Expr(16)};
+  if (g > 1) shape.push_back(Expr(g));
+  p.PB = compute(
+      shape,
+      [&](const std::vector<Var>& v) {
+        Expr k = g > 1 ? v[1] * g + v[3] : Expr(v[1]);
+        return B(v[0] * 16 + v[2] + r0, k);
+      },
+      "PB", "pack");
+  return p;
+}
+
+// The word loop in blocks of 16, the transpose over (words, rows, e).
+void schedule_transposed(Schedule& s, const Pack& p) {
+  Stage st = s[p.PB];
+  IterVar kb, kw;
+  st.split(st.axis()[1], 16, &kb, &kw);
+  st.tensorize(kw, x86_transpose_16x16(p.PB.dtype()));
+}
+
+std::string run_pack(const Schedule& s, const Pack& p, uint64_t seed) {
+  std::vector<int64_t> shape;
+  for (const Expr& e : p.B.shape()) shape.push_back(*as_const_int(e));
+  HostTensor b(p.B.dtype(), shape);
+  b.fill_random(seed, p.B.dtype().is_float() ? -1e3 : -1e9, p.B.dtype().is_float() ? 1e3 : 1e9);
+  HostTensor got = run_schedule(s, {p.B, p.PB}, {b});
+  HostTensor want = interpret({p.PB}, {{p.B, b}})[0];
+  return compare_tensors(want, got, 0, 0);
+}
+
+}  // namespace
+
+TEST_CASE("transpose intrinsic: packs rows stored along k into 16-column blocks, bit for bit",
+          "[tensorize][transpose]") {
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  for (DType t : {DType::f32(), DType::bf16(), DType::i8(), DType::u8()}) {
+    // Two row blocks, up to three word blocks, rows of any pitch (odd: rows
+    // that start off their alignment) and a first row inside B.
+    const int64_t N = 16 * static_cast<int64_t>(1 + rng() % 2), words = 16 * static_cast<int64_t>(1 + rng() % 3);
+    const int64_t pitch = words + static_cast<int64_t>(rng() % 5), row0 = static_cast<int64_t>(rng() % 3);
+    INFO(t.str() << " N=" << N << " words=" << words << " pitch=" << pitch << " row0=" << row0);
+    Pack p = pack_stage(t, N, words, pitch, row0, row0 + 1);
+    Schedule s({p.PB});
+    schedule_transposed(s, p);
+    const std::string ir = to_string(lower(s, {p.B, p.PB}, "f"));
+    CHECK_THAT(ir, Contains("x86.transpose.16x16." + t.str()));
+    if (!host_has("avx512f")) continue;
+    CHECK(run_pack(s, p, rng()) == "");
+  }
+  if (!host_has("avx512f")) KILN_SKIP("this CPU has no AVX-512 (the packs lowered to transposes, unrun)");
+}
+
+TEST_CASE("transpose intrinsic: a destination whose words are not contiguous rows is refused",
+          "[tensorize][transpose][errors]") {
+  // PB[ko, ji, h, e] = B[ji + 16h, 2ko + e] with h outside the call: the
+  // call's 16 words of a row are 4 elements apart, not 2.
+  Tensor B = placeholder({32, 32}, DType::bf16(), "B");
+  Tensor PB = compute(
+      {16, 16, 2, 2}, [&](Var ko, Var ji, Var h, Var e) { return B(ji + h * 16, ko * 2 + e); }, "PB");
+  Schedule s({PB});
+  Stage st = s[PB];
+  st.reorder({st.axis()[2], st.axis()[0], st.axis()[1], st.axis()[3]});
+  st.tensorize(st.axis()[0], x86_transpose_16x16(DType::bf16()));
+  CHECK_THROWS_WITH(to_string(lower(s, {B, PB}, "f")),
+                    Contains("'PB', bound to the intrinsic's 'dst', is accessed with strides (64, 4, 1) in the "
+                             "intrinsic's dimensions; the intrinsic needs its innermost 2 to be contiguous rows, "
+                             "strides (2, 1)"));
+}
+
+TEST_CASE("transpose intrinsic: only 32-bit words of f32, bf16, i8 or u8", "[tensorize][transpose][errors]") {
+  CHECK_THROWS_WITH(x86_transpose_16x16(DType::f64()),
+                    Contains("the 16 x 16 word transpose moves f32, bf16, i8 or u8, not f64"));
+}
+
+namespace {
+
+std::string lowered_default(const std::string& workload) {
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  const CpuInfo cpu = cpu_with(true, true);
+  auto space = def.define_space(op, cpu);
+  ScheduledOp so = def.apply_config(op, def.default_config(op, cpu, *space));
+  return to_string(lower(*so.schedule, so.args, "f"));
+}
+
+}  // namespace
+
+TEST_CASE("GEMMs with B stored [N, K] pack it with the transpose where K holds whole 16-word blocks",
+          "[ops][gemm][transpose]") {
+  // bf16 words are 2 elements of k, int8 words 4.
+  CHECK_THAT(lowered_default("batch_matmul:B=2,M=5,N=32,K=64,trans_a=0,trans_b=1,dtype=bf16"),
+             Contains("x86.transpose.16x16.bf16"));
+  CHECK_THAT(lowered_default("qdense:N=3,IN=128,OUT=48"), Contains("x86.transpose.16x16.i8"));
+  // K of 24 words, and columns that end inside a block: the copy loops.
+  CHECK_THAT(lowered_default("matmul:M=4,N=32,K=48,trans_b=1,dtype=bf16"), !Contains("x86.transpose"));
+  CHECK_THAT(lowered_default("qdense:N=3,IN=128,OUT=40"), !Contains("x86.transpose"));
+  if (!host_has("avx512vnni") || !host_has("avx512bf16"))
+    KILN_SKIP("this CPU has no AVX512-VNNI and AVX512-BF16 (the packs lowered to transposes, unrun)");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<int64_t> rows = {1, 3, 7, 13};
+  for (int w = 0; w < 4; ++w) {
+    const int64_t m = rows[rng() % rows.size()], n = 16 * static_cast<int64_t>(1 + rng() % 4),
+                  k = 32 * static_cast<int64_t>(1 + rng() % 3);
+    const std::string bm = "batch_matmul:B=2,M=" + std::to_string(m) + ",N=" + std::to_string(n) +
+                           ",K=" + std::to_string(k) + ",trans_a=0,trans_b=1,dtype=bf16";
+    check_random_configs(bm, cpu_with(false, true), "bf16", 3, rng, 2e-2);
+    const std::string qd = "qdense:N=" + std::to_string(m) + ",IN=" + std::to_string(2 * k) +
+                           ",OUT=" + std::to_string(n) + ",bias=1,out=" + (rng() % 2 ? "u8" : "i32");
+    check_random_configs(qd, cpu_with(true, false), "vnni", 3, rng);
+  }
+}
