@@ -93,6 +93,24 @@ llvm::Value* CodeGenLLVM::emit_binary(const BinaryNode* op) {
   return emit_int_arith(k, t, op->a, op->b, a, b);
 }
 
+namespace {
+
+// A float constant (scalar, or a vector of them) none of whose lanes is NaN.
+bool never_nan_constant(llvm::Value* v) {
+  auto* c = llvm::dyn_cast<llvm::Constant>(v);
+  if (!c) return false;
+  if (auto* f = llvm::dyn_cast<llvm::ConstantFP>(c)) return !f->isNaN();
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(c->getType());
+  if (!vt) return false;
+  for (unsigned i = 0; i < vt->getNumElements(); ++i) {
+    auto* f = llvm::dyn_cast_or_null<llvm::ConstantFP>(c->getAggregateElement(i));
+    if (!f || f->isNaN()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Value* b) {
   switch (k) {
     case NodeKind::Add:
@@ -114,7 +132,17 @@ llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Val
     case NodeKind::Min:
     case NodeKind::Max: {
       // compute/expr.h: NaN if either operand is NaN, else the smaller
-      // (larger) one, the first on ties. a + b is NaN exactly then.
+      // (larger) one, the first on ties. Against a constant that is not
+      // NaN (a clamp's bound, relu's 0), one select whose unordered case
+      // picks the other operand says all of it: x86's min/max alone.
+      const bool min = k == NodeKind::Min;
+      if (never_nan_constant(b))
+        return min ? builder_.CreateSelect(builder_.CreateFCmpOLT(b, a), b, a)
+                   : builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), b, a);
+      if (never_nan_constant(a))
+        return min ? builder_.CreateSelect(builder_.CreateFCmpOGE(b, a), a, b)
+                   : builder_.CreateSelect(builder_.CreateFCmpOLE(b, a), a, b);
+      // a + b is NaN exactly when either is.
       llvm::Value* r = k == NodeKind::Min ? builder_.CreateSelect(builder_.CreateFCmpOLT(b, a), b, a)
                                           : builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), b, a);
       return builder_.CreateSelect(builder_.CreateFCmpUNO(a, b), builder_.CreateFAdd(a, b), r);
