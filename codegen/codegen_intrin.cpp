@@ -10,8 +10,8 @@
 // accumulators stored back after it (LLVM configures the tiles from the
 // shapes of its .internal intrinsics). The 32 x 32 instructions take their
 // geometry from the operands, the tiles instructions from their scalars.
-// The 16 x 16 word transposes: shuffles of sixteen rows in registers (no
-// LLVM intrinsic: generic shufflevectors). The calls' operands were matched
+// The 16 x 16 word transposes and the interleaves of 2 or 4 rows into
+// words: shuffles in registers (no LLVM intrinsic: generic shufflevectors). The calls' operands were matched
 // against the instruction's entry (element types and extents) first, and
 // the target must have the instruction's CPU feature.
 #include <llvm/IR/IntrinsicsX86.h>
@@ -39,14 +39,16 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
   user_check(problem.empty()) << "a tensor intrinsic's lowering calls an instruction wrongly: " << problem;
   const HwInstruction& h = find_hw_instruction(op->intrin);
   const bool transpose = h.name.rfind("x86.transpose.", 0) == 0;
+  const bool interleave = h.name.rfind("x86.interleave.", 0) == 0;
   const llvm::Intrinsic::ID id = x86_intrinsic(h.name);
-  user_check(h.backend == "llvm" && (transpose || id != llvm::Intrinsic::not_intrinsic))
+  user_check(h.backend == "llvm" && (transpose || interleave || id != llvm::Intrinsic::not_intrinsic))
       << h.name << " is a " << h.backend << " instruction; the llvm backend cannot emit it";
   user_check(target_.has_feature(h.feature))
       << h.name << " needs the CPU feature '" << h.feature << "', which target '" << target_.str()
       << "' does not have (name a CPU that has it, or add -mattr=+" << h.feature << ")";
 
   if (transpose) return emit_transpose_16x16(op);
+  if (interleave) return emit_interleave_16(op);
   if (h.name.rfind("x86.amx.", 0) == 0) {
     const bool from_zero = h.name.size() > 4 && h.name.compare(h.name.size() - 4, 4, ".set") == 0;
     return emit_amx_tile_product(op, id, amx_tiles_of(op, h.steps_of(*op)), from_zero);
@@ -93,32 +95,32 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
 // into the even positions and keeps its own odd ones. After the four stages
 // row i holds the original column i. Each exchange is one two-source shuffle
 // that LLVM lowers to an AVX-512 shuffle (vshufi64x2, vpunpck*, vpermt2d).
+// A row's alignment: the first element's, unless the row stride (when
+// constant) lowers it; the element size otherwise.
+llvm::Align CodeGenLLVM::operand_row_align(const TensorIntrinCallNode::Operand& o) {
+  const unsigned elem_bytes = static_cast<unsigned>(o.buffer->pointee.bytes());
+  int64_t stride = 0;
+  if (!as_const_int(o.stride, &stride)) return llvm::Align(elem_bytes);
+  unsigned a = alignment_of(o.offset, o.buffer->pointee);
+  while (a > elem_bytes && (stride * elem_bytes) % a != 0) a /= 2;
+  return llvm::Align(a);
+}
+
+llvm::Value* CodeGenLLVM::operand_row(const TensorIntrinCallNode::Operand& o, int r, llvm::Type* row_ty) {
+  llvm::Value* first = element_pointer(o.buffer, emit(o.offset), o.offset.dtype());
+  llvm::Value* stride = int_to_i64(emit(o.stride), o.stride.dtype());
+  llvm::Value* at = builder_.CreateMul(stride, llvm::ConstantInt::get(builder_.getInt64Ty(), r));
+  llvm::Value* p = builder_.CreateInBoundsGEP(memory_type(o.buffer->pointee), first, at);
+  return builder_.CreateBitCast(p, row_ty->getPointerTo());
+}
+
 void CodeGenLLVM::emit_transpose_16x16(const TensorIntrinCallNode* op) {
   const auto& dst = op->operands[0];
   const auto& src = op->operands[1];
-  llvm::Type* i64 = builder_.getInt64Ty();
   auto* row_ty = llvm::FixedVectorType::get(builder_.getInt32Ty(), 16);
-  const int64_t elem_bytes = dst.buffer->pointee.bytes();
-  // A row's alignment: the first element's, unless the row stride (when
-  // constant) lowers it; the element size otherwise.
-  auto row_align = [&](const TensorIntrinCallNode::Operand& o) {
-    const unsigned first = alignment_of(o.offset, o.buffer->pointee);
-    int64_t stride = 0;
-    if (!as_const_int(o.stride, &stride)) return llvm::Align(static_cast<uint64_t>(elem_bytes));
-    unsigned a = first;
-    while (a > static_cast<unsigned>(elem_bytes) && (stride * elem_bytes) % a != 0) a /= 2;
-    return llvm::Align(a);
-  };
-  auto row_pointer = [&](const TensorIntrinCallNode::Operand& o, int r) {
-    llvm::Value* first = element_pointer(o.buffer, emit(o.offset), o.offset.dtype());
-    llvm::Value* stride = int_to_i64(emit(o.stride), o.stride.dtype());
-    llvm::Value* at = builder_.CreateMul(stride, llvm::ConstantInt::get(i64, r));
-    llvm::Value* p = builder_.CreateInBoundsGEP(memory_type(o.buffer->pointee), first, at);
-    return builder_.CreateBitCast(p, row_ty->getPointerTo());
-  };
-  const llvm::Align src_align = row_align(src), dst_align = row_align(dst);
+  const llvm::Align src_align = operand_row_align(src), dst_align = operand_row_align(dst);
   llvm::Value* rows[16];
-  for (int r = 0; r < 16; ++r) rows[r] = builder_.CreateAlignedLoad(row_ty, row_pointer(src, r), src_align);
+  for (int r = 0; r < 16; ++r) rows[r] = builder_.CreateAlignedLoad(row_ty, operand_row(src, r, row_ty), src_align);
   for (int b = 8; b >= 1; b /= 2) {
     std::vector<int> keep(16), take(16);  // indices into (row r, row r+b): 0-15 and 16-31
     for (int c = 0; c < 16; ++c) {
@@ -133,7 +135,36 @@ void CodeGenLLVM::emit_transpose_16x16(const TensorIntrinCallNode* op) {
       rows[r + b] = builder_.CreateShuffleVector(a, p, take);
     }
   }
-  for (int r = 0; r < 16; ++r) builder_.CreateAlignedStore(rows[r], row_pointer(dst, r), dst_align);
+  for (int r = 0; r < 16; ++r) builder_.CreateAlignedStore(rows[r], operand_row(dst, r, row_ty), dst_align);
+}
+
+// The g rows (2 or 4) of 16 elements, concatenated pairwise, then one
+// two-source shuffle that takes element j of row e to position j * g + e.
+void CodeGenLLVM::emit_interleave_16(const TensorIntrinCallNode* op) {
+  const auto& dst = op->operands[0];
+  const auto& src = op->operands[1];
+  const int bytes = dst.buffer->pointee.bytes();
+  const int g = 4 / bytes;
+  llvm::Type* elem = builder_.getIntNTy(static_cast<unsigned>(8 * bytes));
+  auto* row_ty = llvm::FixedVectorType::get(elem, 16);
+  const llvm::Align src_align = operand_row_align(src);
+  std::vector<llvm::Value*> rows;
+  for (int e = 0; e < g; ++e)
+    rows.push_back(builder_.CreateAlignedLoad(row_ty, operand_row(src, e, row_ty), src_align));
+  // Halves of 32 elements: rows (0, 1) and, for g = 4, rows (2, 3).
+  std::vector<int> concat(32);
+  for (int i = 0; i < 32; ++i) concat[static_cast<size_t>(i)] = i;
+  llvm::Value* lo = builder_.CreateShuffleVector(rows[0], rows[1], concat);
+  std::vector<int> mask(static_cast<size_t>(16 * g));
+  for (int j = 0; j < 16; ++j)
+    for (int e = 0; e < g; ++e) mask[static_cast<size_t>(j * g + e)] = (e / 2) * 32 + (e % 2) * 16 + j;
+  llvm::Value* words =
+      g == 2 ? builder_.CreateShuffleVector(lo, mask)
+             : builder_.CreateShuffleVector(lo, builder_.CreateShuffleVector(rows[2], rows[3], concat), mask);
+  auto* block_ty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(16 * g));
+  llvm::Value* to = builder_.CreateBitCast(element_pointer(dst.buffer, emit(dst.offset), dst.offset.dtype()),
+                                           block_ty->getPointerTo());
+  builder_.CreateAlignedStore(words, to, llvm::Align(alignment_of(dst.offset, dst.buffer->pointee)));
 }
 
 // The geometry of an AMX call. The 32 x 32 instructions: two groups of 16

@@ -129,6 +129,12 @@ class CodeGenLLVM {
   // The 16 x 16 word transpose (x86.transpose.16x16.*): sixteen row loads,
   // four stages of two-source shuffles, sixteen row stores.
   void emit_transpose_16x16(const TensorIntrinCallNode* op);
+  // The interleave of g rows of 16 elements into 16 words (x86.interleave.16.*).
+  void emit_interleave_16(const TensorIntrinCallNode* op);
+  // The row alignment of an instruction operand of rows `stride` elements
+  // apart, and a pointer to its row r as `row_ty`.
+  llvm::Align operand_row_align(const TensorIntrinCallNode::Operand& o);
+  llvm::Value* operand_row(const TensorIntrinCallNode::Operand& o, int r, llvm::Type* row_ty);
   void emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::Intrinsic::ID product, const AmxTiles& t,
                              bool from_zero);
   // Pointer to element `index` (scalar) of buffer, or vector of pointers for a vector index.

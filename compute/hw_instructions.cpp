@@ -105,7 +105,28 @@ HwInstruction x86_transpose_entry(DType t) {
               ") loaded, transposed in registers (AVX-512 shuffles) and stored; the values are moved, not computed"};
 }
 
+// The interleave of 4 / bytes(t) rows of 16 elements into 16 words.
+HwInstruction x86_interleave_entry(DType t) {
+  const int64_t g = 4 / t.bytes();
+  const std::string gs = std::to_string(g);
+  return {x86_interleave_instruction(t),
+          "llvm",
+          "avx512f",
+          {{"dst", t, 16 * g, true}, {"src", t, 16 * g, false}},
+          "dst[j * " + gs + " + e] = src[e * src_stride + j] for j < 16 and e < " + gs + ": " + gs + " rows of 16 " +
+              t.str() +
+              " elements loaded, interleaved in registers (AVX-512 shuffles) into 16 words of one 64-byte block and "
+              "stored; the values are moved, not computed"};
+}
+
 }  // namespace
+
+std::string x86_interleave_instruction(DType t) { return "x86.interleave.16." + t.str(); }
+
+const std::vector<DType>& x86_interleave_types() {
+  static const std::vector<DType> types = {DType::bf16(), DType::i8(), DType::u8()};
+  return types;
+}
 
 std::string x86_transpose_instruction(DType t) { return "x86.transpose.16x16." + t.str(); }
 
@@ -159,7 +180,7 @@ const std::vector<HwInstruction>& hw_instructions() {
        {{"dst", DType::f32(), 128, true}, {"acc", DType::f32(), 128, false, false, MemScope::kWarp}},
        "dst[m * stride + n] = acc[m][n] for the 16 x 8 accumulator tile, each lane storing its four elements"},
     };
-    // AMX and the transposes after the broadcast dots, before the CUDA entries.
+    // AMX, the transposes and interleaves after the broadcast dots, before the CUDA entries.
     std::vector<HwInstruction> amx = amx_family(
         "x86.amx.dpbusd.32x32", "amx-int8", DType::u8(), DType::i8(), DType::i32(), 64, 4,
         "in i32 (wrapping): four AMX tdpbusd tiles of 16 x 16 per k step of 64, the accumulators kept in tile "
@@ -176,6 +197,7 @@ const std::vector<HwInstruction>& hw_instructions() {
                                              2, "summed in f32 by AMX tdpbf16ps (its own order and rounding)"))
       amx.push_back(std::move(h));
     for (DType t : x86_transpose_types()) amx.push_back(x86_transpose_entry(t));
+    for (DType t : x86_interleave_types()) amx.push_back(x86_interleave_entry(t));
     l.insert(l.begin() + 2, amx.begin(), amx.end());
     for (DType t : {DType::f16(), DType::bf16()})
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));

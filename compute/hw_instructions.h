@@ -75,6 +75,12 @@ const std::vector<std::string>& amx_tiles_scalars();
 // sixteen row stores.
 std::string x86_transpose_instruction(DType t);
 const std::vector<DType>& x86_transpose_types();
+// The interleave of g = 4 / bytes(t) rows of 16 elements of `t` (bf16 pairs;
+// i8 or u8 quads) into 16 words: dst[j * g + e] = src[e * stride + j] for
+// j < 16, e < g. src's rows are the call's stride apart; dst is one
+// contiguous 64-byte block. Row loads, shuffles, one store.
+std::string x86_interleave_instruction(DType t);
+const std::vector<DType>& x86_interleave_types();
 
 constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
 // The asynchronous copy of `bytes` (4, 8 or 16) of `t` from global to shared

@@ -559,6 +559,10 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
       sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
     } else if (g.trans_b) {
       sp.vectorize(sp.axis()[o + 3]);  // B's rows run along k: a block row is contiguous
+    } else if (!amx && Np == N) {
+      // B's rows run along the columns: each block row (16 columns by a
+      // word of k) interleaves `steps` rows of 16 columns.
+      sp.tensorize(sp.axis()[o + 2], x86_interleave_16(B.dtype()));
     } else {
       // B's rows run along the columns: copy 16 columns at a time.
       sp.reorder({sp.axis()[o + 3], sp.axis()[o + 2]});

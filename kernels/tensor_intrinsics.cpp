@@ -302,6 +302,33 @@ TensorIntrin x86_transpose_16x16(DType t) {
   return made_t;
 }
 
+TensorIntrin x86_interleave_16(DType t) {
+  static std::mutex mu;
+  static std::map<std::string, TensorIntrin> made;
+  const auto& types = x86_interleave_types();
+  user_check(std::find(types.begin(), types.end(), t) != types.end())
+      << "the interleave of rows into 32-bit words moves bf16, i8 or u8, not " << t.str();
+  std::lock_guard<std::mutex> lock(mu);
+  TensorIntrin& made_t = made[t.str()];
+  if (made_t) return made_t;
+  const int g = static_cast<int>(4 / t.bytes());  // rows, and elements per word
+  Tensor src = placeholder({Expr(g), Expr(16)}, t, "src");
+  Tensor dst = compute(
+      {Expr(16), Expr(g)}, [&](Var j, Var e) { return src(e, j); }, "dst");
+  TensorIntrinLowering lower;
+  lower.body = [t, g](const std::vector<IntrinBuffer>& ops) {
+    const Expr zero = make_zero(ops[0].offset.dtype());
+    return TensorIntrinCallNode::make(x86_interleave_instruction(t),
+                                      {ops[1].at({zero, zero}, 16 * g), ops[0].at({zero, zero}, 16 * g, 0)}, {});
+  };
+  IntrinRequirement rows;  // contiguous rows, any row stride
+  rows.unit_inner = true;
+  IntrinRequirement block;  // one 64-byte block
+  block.dense = true;
+  made_t = decl_tensor_intrin("x86_interleave_16_" + t.str(), dst, {src}, lower, {rows, block});
+  return made_t;
+}
+
 std::vector<TensorIntrin> cpu_tensor_intrinsics(const CpuInfo& cpu) {
   std::vector<TensorIntrin> out;
   if (cpu.avx512_vnni) out.push_back(x86_vnni_dot_16x4());

@@ -58,6 +58,12 @@ TensorIntrin x86_amx_conv(const AmxConvTile& tile);
 // are contiguous, at any row stride. It packs a matrix stored along k into
 // the dot instructions' blocks of 16 columns by a word of k.
 TensorIntrin x86_transpose_16x16(DType t);
+// The interleave of g = 4 / bytes(t) rows of 16 elements into 16 words
+// (AVX-512 shuffles): dst[j, e] = src[e, j] for j < 16 and e < g, t bf16,
+// i8 or u8. src's rows are contiguous at any stride, dst is one dense
+// [16, g] block. It packs a matrix stored along its columns (B[K, N]) into
+// the dot instructions' blocks, one block row per call.
+TensorIntrin x86_interleave_16(DType t);
 
 // The intrinsics a CPU target offers: VNNI where it has avx512vnni, BF16
 // where it has avx512bf16 (the AMX ones are made per k tile).

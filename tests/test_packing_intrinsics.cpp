@@ -1,10 +1,12 @@
-// The 16 x 16 word transpose (x86_transpose_16x16, kernels/tensor_intrinsics.h):
-// a pack stage that moves a matrix stored along k into 16-column blocks by
-// a word of k, tensorized with it, against the interpreter (bit for bit:
-// the values are moved, not computed), for every element type it moves;
-// the operands' requirements; and the GEMM templates packing B stored
-// [N, K] (trans_b, qdense's weights) with it. Running the kernels needs
-// AVX-512 (skipped elsewhere); matching and its messages do not.
+// The packing intrinsics (kernels/tensor_intrinsics.h): the 16 x 16 word
+// transpose (x86_transpose_16x16), which moves a matrix stored along k into
+// 16-column blocks by a word of k, and the interleave (x86_interleave_16),
+// which moves one stored along its columns into the same blocks. Pack stages
+// tensorized with them, against the interpreter (bit for bit: the values
+// are moved, not computed), for every element type they move; the
+// operands' requirements; and the GEMM templates packing B with them.
+// Running the kernels needs AVX-512 (skipped elsewhere); matching and its
+// messages do not.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -120,6 +122,67 @@ TEST_CASE("transpose intrinsic: only 32-bit words of f32, bf16, i8 or u8", "[ten
 
 namespace {
 
+// PB[jo, ko, ji, e] = B[ko*g + e + row0, jo*16 + ji + col0]: B stored [K, N]
+// (rows along the columns) with `pitch` columns per row.
+Pack interleave_stage(DType t, int64_t N, int64_t words, int64_t pitch, int64_t row0, int64_t col0) {
+  Pack p;
+  p.g = static_cast<int>(4 / t.bytes());
+  const int g = p.g;
+  p.B = placeholder({Expr(static_cast<int>(words * g + row0 + 1)), Expr(static_cast<int>(pitch))}, t, "B");
+  const Tensor B = p.B;
+  p.PB = compute(
+      {Expr(static_cast<int>(N / 16)), Expr(static_cast<int>(words)), Expr(16), Expr(g)},
+      [&](const std::vector<Var>& v) {
+        return B(v[1] * g + v[3] + static_cast<int>(row0), v[0] * 16 + v[2] + static_cast<int>(col0));
+      },
+      "PB", "pack");
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("interleave intrinsic: packs rows stored along the columns into words, bit for bit",
+          "[tensorize][transpose]") {
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  for (DType t : {DType::bf16(), DType::i8(), DType::u8()}) {
+    // Rows of any pitch and a first column inside them (blocks that start
+    // off their alignment), a first row inside B.
+    const int64_t N = 16 * static_cast<int64_t>(1 + rng() % 3), words = 1 + static_cast<int64_t>(rng() % 5);
+    const int64_t col0 = static_cast<int64_t>(rng() % 3), pitch = N + col0 + static_cast<int64_t>(rng() % 5);
+    const int64_t row0 = static_cast<int64_t>(rng() % 3);
+    INFO(t.str() << " N=" << N << " words=" << words << " pitch=" << pitch << " row0=" << row0 << " col0=" << col0);
+    Pack p = interleave_stage(t, N, words, pitch, row0, col0);
+    Schedule s({p.PB});
+    s[p.PB].tensorize(s[p.PB].axis()[2], x86_interleave_16(t));
+    const std::string ir = to_string(lower(s, {p.B, p.PB}, "f"));
+    CHECK_THAT(ir, Contains("x86.interleave.16." + t.str()));
+    if (!host_has("avx512f")) continue;
+    CHECK(run_pack(s, p, rng()) == "");
+  }
+  if (!host_has("avx512f")) KILN_SKIP("this CPU has no AVX-512 (the packs lowered to interleaves, unrun)");
+}
+
+TEST_CASE("interleave intrinsic: only 16-bit or 8-bit elements, into a dense block", "[tensorize][transpose][errors]") {
+  CHECK_THROWS_WITH(x86_interleave_16(DType::f32()),
+                    Contains("the interleave of rows into 32-bit words moves bf16, i8 or u8, not f32"));
+  // PB[ji, h, e] = B[e, ji + 16h] with h outside the call: the block's
+  // words are 4 elements apart, not one dense block.
+  Tensor B = placeholder({2, 32}, DType::bf16(), "B");
+  Tensor PB = compute(
+      {16, 2, 2}, [&](Var ji, Var h, Var e) { return B(e, ji + h * 16); }, "PB");
+  Schedule s({PB});
+  Stage st = s[PB];
+  st.reorder({st.axis()[1], st.axis()[0], st.axis()[2]});
+  st.tensorize(st.axis()[0], x86_interleave_16(DType::bf16()));
+  CHECK_THROWS_WITH(to_string(lower(s, {B, PB}, "f")),
+                    Contains("'PB', bound to the intrinsic's 'dst', is accessed with strides (4, 1) in the "
+                             "intrinsic's dimensions; the intrinsic needs one dense block, strides (2, 1)"));
+}
+
+namespace {
+
 std::string lowered_default(const std::string& workload) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
@@ -131,7 +194,7 @@ std::string lowered_default(const std::string& workload) {
 
 }  // namespace
 
-TEST_CASE("GEMMs with B stored [N, K] pack it with the transpose where K holds whole 16-word blocks",
+TEST_CASE("GEMMs pack B with the transpose (stored [N, K]) or the interleave (stored [K, N]) on whole blocks",
           "[ops][gemm][transpose]") {
   // bf16 words are 2 elements of k, int8 words 4.
   CHECK_THAT(lowered_default("batch_matmul:B=2,M=5,N=32,K=64,trans_a=0,trans_b=1,dtype=bf16"),
@@ -140,6 +203,11 @@ TEST_CASE("GEMMs with B stored [N, K] pack it with the transpose where K holds w
   // K of 24 words, and columns that end inside a block: the copy loops.
   CHECK_THAT(lowered_default("matmul:M=4,N=32,K=48,trans_b=1,dtype=bf16"), !Contains("x86.transpose"));
   CHECK_THAT(lowered_default("qdense:N=3,IN=128,OUT=40"), !Contains("x86.transpose"));
+  // B stored [K, N]: each block row interleaves 2 (bf16) or 4 (int8) rows.
+  CHECK_THAT(lowered_default("batch_matmul:B=2,M=5,N=32,K=6,trans_a=0,trans_b=0,dtype=bf16"),
+             Contains("x86.interleave.16.bf16"));
+  CHECK_THAT(lowered_default("qmatmul:M=3,N=48,K=8"), Contains("x86.interleave.16.i8"));
+  CHECK_THAT(lowered_default("qmatmul:M=3,N=20,K=8"), !Contains("x86.interleave"));
   if (!host_has("avx512vnni") || !host_has("avx512bf16"))
     KILN_SKIP("this CPU has no AVX512-VNNI and AVX512-BF16 (the packs lowered to transposes, unrun)");
   const uint64_t seed = run_seed();
@@ -155,5 +223,11 @@ TEST_CASE("GEMMs with B stored [N, K] pack it with the transpose where K holds w
     const std::string qd = "qdense:N=" + std::to_string(m) + ",IN=" + std::to_string(2 * k) +
                            ",OUT=" + std::to_string(n) + ",bias=1,out=" + (rng() % 2 ? "u8" : "i32");
     check_random_configs(qd, cpu_with(true, false), "vnni", 3, rng);
+    const std::string bk = "batch_matmul:B=2,M=" + std::to_string(m) + ",N=" + std::to_string(n) +
+                           ",K=" + std::to_string(k / 16) + ",trans_a=0,trans_b=0,dtype=bf16";
+    check_random_configs(bk, cpu_with(false, true), "bf16", 3, rng, 2e-2);
+    const std::string qm = "qmatmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) +
+                           ",K=" + std::to_string(k / 8) + ",bias=1,out=" + (rng() % 2 ? "i8" : "f32");
+    check_random_configs(qm, cpu_with(true, false), "vnni", 3, rng);
   }
 }
