@@ -11,9 +11,10 @@
 // shapes of its .internal intrinsics). The 32 x 32 instructions take their
 // geometry from the operands, the tiles instructions from their scalars.
 // The 16 x 16 word transposes and the interleaves of 2 or 4 rows into
-// words: shuffles in registers (no LLVM intrinsic: generic shufflevectors). The calls' operands were matched
-// against the instruction's entry (element types and extents) first, and
-// the target must have the instruction's CPU feature.
+// words: shuffles in registers (no LLVM intrinsic: generic shufflevectors).
+// The calls' operands were matched against the instruction's entry
+// (element types and extents) first, and the target must have the
+// instruction's CPU feature.
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include "base/error.h"
@@ -89,12 +90,6 @@ void CodeGenLLVM::emit_tensor_intrin(const TensorIntrinCallNode* op) {
   builder_.CreateAlignedStore(r, acc_ptr, align_of(acc));
 }
 
-// Rows r and r + b (r & b == 0) exchange their b-word blocks at stage b
-// (8, 4, 2, 1): row r keeps its blocks at even block positions and takes
-// row r+b's even blocks into the odd ones; row r+b takes row r's odd blocks
-// into the even positions and keeps its own odd ones. After the four stages
-// row i holds the original column i. Each exchange is one two-source shuffle
-// that LLVM lowers to an AVX-512 shuffle (vshufi64x2, vpunpck*, vpermt2d).
 // A row's alignment: the first element's, unless the row stride (when
 // constant) lowers it; the element size otherwise.
 llvm::Align CodeGenLLVM::operand_row_align(const TensorIntrinCallNode::Operand& o) {
@@ -114,6 +109,12 @@ llvm::Value* CodeGenLLVM::operand_row(const TensorIntrinCallNode::Operand& o, in
   return builder_.CreateBitCast(p, row_ty->getPointerTo());
 }
 
+// Rows r and r + b (r & b == 0) exchange their b-word blocks at stage b
+// (8, 4, 2, 1): row r keeps its blocks at even block positions and takes
+// row r+b's even blocks into the odd ones; row r+b takes row r's odd blocks
+// into the even positions and keeps its own odd ones. After the four stages
+// row i holds the original column i. Each exchange is one two-source shuffle
+// that LLVM lowers to an AVX-512 shuffle (vshufi64x2, vpunpck*, vpermt2d).
 void CodeGenLLVM::emit_transpose_16x16(const TensorIntrinCallNode* op) {
   const auto& dst = op->operands[0];
   const auto& src = op->operands[1];
