@@ -143,8 +143,8 @@ llvm::Value* CodeGenLLVM::emit_float_arith(NodeKind k, llvm::Value* a, llvm::Val
         return min ? builder_.CreateSelect(builder_.CreateFCmpOGE(b, a), a, b)
                    : builder_.CreateSelect(builder_.CreateFCmpOLE(b, a), a, b);
       // a + b is NaN exactly when either is.
-      llvm::Value* r = k == NodeKind::Min ? builder_.CreateSelect(builder_.CreateFCmpOLT(b, a), b, a)
-                                          : builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), b, a);
+      llvm::Value* r = min ? builder_.CreateSelect(builder_.CreateFCmpOLT(b, a), b, a)
+                           : builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), b, a);
       return builder_.CreateSelect(builder_.CreateFCmpUNO(a, b), builder_.CreateFAdd(a, b), r);
     }
     default:

@@ -1,6 +1,7 @@
 #include "kernels/tensor_intrinsics.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -96,22 +97,32 @@ TensorIntrin amx_block(const std::string& name, const std::string& instruction, 
   return decl_tensor_intrin(name, c, {a, b}, lower, {rows, block, rows});
 }
 
-// One declaration per k tile, made on first use.
-TensorIntrin amx_for(int64_t kt, bool bf16) {
+// The intrinsic named `name`, declared by `declare` on first use and shared
+// after (declarations are immutable; templates ask for them per schedule).
+TensorIntrin declared_once(const std::string& name, const std::function<TensorIntrin()>& declare) {
   static std::mutex mu;
-  static std::map<std::pair<int64_t, bool>, TensorIntrin> made;
+  static std::map<std::string, TensorIntrin> made;
   std::lock_guard<std::mutex> lock(mu);
-  TensorIntrin& t = made[{kt, bf16}];
-  if (!t) {
-    const int64_t s = bf16 ? 2 : 4;
-    user_check(kt > 0 && kt % (16 * s) == 0) << "AMX " << (bf16 ? "bf16" : "int8") << " k tiles are multiples of "
-                                             << 16 * s << ", got " << kt;
-    t = bf16 ? amx_block("x86_amx_bf16_32x32_k" + std::to_string(kt), "x86.amx.dpbf16ps.32x32", kt, s, DType::bf16(),
-                         DType::bf16(), DType::f32())
-             : amx_block("x86_amx_int8_32x32_k" + std::to_string(kt), "x86.amx.dpbusd.32x32", kt, s, DType::u8(),
-                         DType::i8(), DType::i32());
-  }
+  TensorIntrin& t = made[name];
+  if (!t) t = declare();
   return t;
+}
+
+// One declaration per k tile.
+TensorIntrin amx_for(int64_t kt, bool bf16) {
+  const int64_t s = bf16 ? 2 : 4;
+  user_check(kt > 0 && kt % (16 * s) == 0)
+      << "AMX " << (bf16 ? "bf16" : "int8") << " k tiles are multiples of " << 16 * s << ", got " << kt;
+  const std::string name = std::string(bf16 ? "x86_amx_bf16_32x32_k" : "x86_amx_int8_32x32_k") + std::to_string(kt);
+  return declared_once(name, [&] {
+    return bf16 ? amx_block(name, "x86.amx.dpbf16ps.32x32", kt, s, DType::bf16(), DType::bf16(), DType::f32())
+                : amx_block(name, "x86.amx.dpbusd.32x32", kt, s, DType::u8(), DType::i8(), DType::i32());
+  });
+}
+
+// A packing intrinsic's element type must be one it moves.
+void check_moves(const std::vector<DType>& types, DType t, const char* what) {
+  user_check(std::find(types.begin(), types.end(), t) != types.end()) << what << t.str();
 }
 
 // The strides (in elements) of one intrinsic axis in an operand: the
@@ -269,64 +280,51 @@ TensorIntrin x86_bf16_dot_16x2() {
 }
 
 TensorIntrin x86_transpose_16x16(DType t) {
-  static std::mutex mu;
-  static std::map<std::string, TensorIntrin> made;
-  const auto& types = x86_transpose_types();
-  user_check(std::find(types.begin(), types.end(), t) != types.end())
-      << "the 16 x 16 word transpose moves f32, bf16, i8 or u8, not " << t.str();
-  std::lock_guard<std::mutex> lock(mu);
-  TensorIntrin& made_t = made[t.str()];
-  if (made_t) return made_t;
-  const int g = static_cast<int>(4 / t.bytes());  // elements per 32-bit word
-  Tensor src = placeholder({Expr(16), Expr(16 * g)}, t, "src");
-  Tensor dst;
-  if (g == 1) {
-    dst = compute(
-        {Expr(16), Expr(16)}, [&](Var i, Var j) { return src(j, i); }, "dst");
-  } else {
-    dst = compute(
-        {Expr(16), Expr(16), Expr(g)}, [&](Var i, Var j, Var e) { return src(j, i * g + e); }, "dst");
-  }
-  TensorIntrinLowering lower;
-  lower.body = [t, g](const std::vector<IntrinBuffer>& ops) {
-    const Expr zero = make_zero(ops[0].offset.dtype());
-    std::vector<Expr> dst_first(ops[1].strides.size(), zero);
-    return TensorIntrinCallNode::make(x86_transpose_instruction(t),
-                                      {ops[1].at(dst_first, 256 * g, 0), ops[0].at({zero, zero}, 256 * g, 0)}, {});
-  };
-  IntrinRequirement rows;  // whole words in contiguous rows, any row stride
-  rows.unit_inner = true;
-  IntrinRequirement words = rows;
-  words.dense_inner = 2;
-  made_t = decl_tensor_intrin("x86_transpose_16x16_" + t.str(), dst, {src}, lower, {rows, g == 1 ? rows : words});
-  return made_t;
+  check_moves(x86_transpose_types(), t, "the 16 x 16 word transpose moves f32, bf16, i8 or u8, not ");
+  const std::string name = "x86_transpose_16x16_" + t.str();
+  return declared_once(name, [&] {
+    const int g = static_cast<int>(4 / t.bytes());  // elements per 32-bit word
+    Tensor src = placeholder({Expr(16), Expr(16 * g)}, t, "src");
+    Tensor dst =
+        g == 1 ? compute(
+                     {Expr(16), Expr(16)}, [&](Var i, Var j) { return src(j, i); }, "dst")
+               : compute(
+                     {Expr(16), Expr(16), Expr(g)}, [&](Var i, Var j, Var e) { return src(j, i * g + e); }, "dst");
+    TensorIntrinLowering lower;
+    lower.body = [t, g](const std::vector<IntrinBuffer>& ops) {
+      const Expr zero = make_zero(ops[0].offset.dtype());
+      std::vector<Expr> dst_first(ops[1].strides.size(), zero);
+      return TensorIntrinCallNode::make(x86_transpose_instruction(t),
+                                        {ops[1].at(dst_first, 256 * g, 0), ops[0].at({zero, zero}, 256 * g, 0)}, {});
+    };
+    IntrinRequirement rows;  // whole words in contiguous rows, any row stride
+    rows.unit_inner = true;
+    IntrinRequirement words = rows;
+    words.dense_inner = 2;
+    return decl_tensor_intrin(name, dst, {src}, lower, {rows, g == 1 ? rows : words});
+  });
 }
 
 TensorIntrin x86_interleave_16(DType t) {
-  static std::mutex mu;
-  static std::map<std::string, TensorIntrin> made;
-  const auto& types = x86_interleave_types();
-  user_check(std::find(types.begin(), types.end(), t) != types.end())
-      << "the interleave of rows into 32-bit words moves bf16, i8 or u8, not " << t.str();
-  std::lock_guard<std::mutex> lock(mu);
-  TensorIntrin& made_t = made[t.str()];
-  if (made_t) return made_t;
-  const int g = static_cast<int>(4 / t.bytes());  // rows, and elements per word
-  Tensor src = placeholder({Expr(g), Expr(16)}, t, "src");
-  Tensor dst = compute(
-      {Expr(16), Expr(g)}, [&](Var j, Var e) { return src(e, j); }, "dst");
-  TensorIntrinLowering lower;
-  lower.body = [t, g](const std::vector<IntrinBuffer>& ops) {
-    const Expr zero = make_zero(ops[0].offset.dtype());
-    return TensorIntrinCallNode::make(x86_interleave_instruction(t),
-                                      {ops[1].at({zero, zero}, 16 * g), ops[0].at({zero, zero}, 16 * g, 0)}, {});
-  };
-  IntrinRequirement rows;  // contiguous rows, any row stride
-  rows.unit_inner = true;
-  IntrinRequirement block;  // one 64-byte block
-  block.dense = true;
-  made_t = decl_tensor_intrin("x86_interleave_16_" + t.str(), dst, {src}, lower, {rows, block});
-  return made_t;
+  check_moves(x86_interleave_types(), t, "the interleave of rows into 32-bit words moves bf16, i8 or u8, not ");
+  const std::string name = "x86_interleave_16_" + t.str();
+  return declared_once(name, [&] {
+    const int g = static_cast<int>(4 / t.bytes());  // rows, and elements per word
+    Tensor src = placeholder({Expr(g), Expr(16)}, t, "src");
+    Tensor dst = compute(
+        {Expr(16), Expr(g)}, [&](Var j, Var e) { return src(e, j); }, "dst");
+    TensorIntrinLowering lower;
+    lower.body = [t, g](const std::vector<IntrinBuffer>& ops) {
+      const Expr zero = make_zero(ops[0].offset.dtype());
+      return TensorIntrinCallNode::make(x86_interleave_instruction(t),
+                                        {ops[1].at({zero, zero}, 16 * g), ops[0].at({zero, zero}, 16 * g, 0)}, {});
+    };
+    IntrinRequirement rows;  // contiguous rows, any row stride
+    rows.unit_inner = true;
+    IntrinRequirement block;  // one 64-byte block
+    block.dense = true;
+    return decl_tensor_intrin(name, dst, {src}, lower, {rows, block});
+  });
 }
 
 std::vector<TensorIntrin> cpu_tensor_intrinsics(const CpuInfo& cpu) {

@@ -74,6 +74,13 @@ std::string run_pack(const Schedule& s, const Pack& p, uint64_t seed) {
   return compare_tensors(want, got, 0, 0);
 }
 
+// The scheduled pack lowers to `instruction` and, where the host has
+// AVX-512, runs bit for bit as the interpreter.
+void check_pack(const Schedule& s, const Pack& p, const std::string& instruction, std::mt19937_64& rng) {
+  CHECK_THAT(to_string(lower(s, {p.B, p.PB}, "f")), Contains(instruction));
+  if (host_has("avx512f")) CHECK(run_pack(s, p, rng()) == "");
+}
+
 }  // namespace
 
 TEST_CASE("transpose intrinsic: packs rows stored along k into 16-column blocks, bit for bit",
@@ -90,10 +97,7 @@ TEST_CASE("transpose intrinsic: packs rows stored along k into 16-column blocks,
     Pack p = pack_stage(t, N, words, pitch, row0, row0 + 1);
     Schedule s({p.PB});
     schedule_transposed(s, p);
-    const std::string ir = to_string(lower(s, {p.B, p.PB}, "f"));
-    CHECK_THAT(ir, Contains("x86.transpose.16x16." + t.str()));
-    if (!host_has("avx512f")) continue;
-    CHECK(run_pack(s, p, rng()) == "");
+    check_pack(s, p, "x86.transpose.16x16." + t.str(), rng);
   }
   if (!host_has("avx512f")) KILN_SKIP("this CPU has no AVX-512 (the packs lowered to transposes, unrun)");
 }
@@ -156,10 +160,7 @@ TEST_CASE("interleave intrinsic: packs rows stored along the columns into words,
     Pack p = interleave_stage(t, N, words, pitch, row0, col0);
     Schedule s({p.PB});
     s[p.PB].tensorize(s[p.PB].axis()[2], x86_interleave_16(t));
-    const std::string ir = to_string(lower(s, {p.B, p.PB}, "f"));
-    CHECK_THAT(ir, Contains("x86.interleave.16." + t.str()));
-    if (!host_has("avx512f")) continue;
-    CHECK(run_pack(s, p, rng()) == "");
+    check_pack(s, p, "x86.interleave.16." + t.str(), rng);
   }
   if (!host_has("avx512f")) KILN_SKIP("this CPU has no AVX-512 (the packs lowered to interleaves, unrun)");
 }

@@ -136,15 +136,11 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
       dense = std::to_string(want) + (dense.empty() ? "" : ", ") + dense;
       want *= b.shape[d];
     }
-    if (req.dense) {
-      user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
-                     << "intrinsic needs one dense block, strides (" << dense
-                     << "): pack or cache the data in that layout first";
-    } else {
-      user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
-                     << "intrinsic needs its innermost " << dense_dims << " to be contiguous rows, strides (" << dense
-                     << "): pack or cache the data in that layout first";
-    }
+    const std::string needs =
+        req.dense ? "one dense block" : "its innermost " + std::to_string(dense_dims) + " to be contiguous rows";
+    user_check(ok) << who << " is accessed with strides (" << strides << ") in the intrinsic's dimensions; the "
+                   << "intrinsic needs " << needs << ", strides (" << dense
+                   << "): pack or cache the data in that layout first";
   }
 }
 
