@@ -74,6 +74,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   const int model_nodes = static_cast<int>(g.nodes.size());
   graph::ExecutorOptions eo;
   eo.db_path = o.db;
+  eo.plan_layouts = o.plan_layouts;
   graph::Executor ex(std::move(g), eo);
 
   ModelRunResult r;
@@ -84,6 +85,9 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   r.fused_biases = ex.pass_stats().fused_bias;
   r.packed_weights = ex.pass_stats().packed_weights;
   r.padded_inputs = ex.pass_stats().padded_inputs;
+  r.blocked_convs = ex.pass_stats().blocked_convs;
+  r.blocked_nodes = ex.pass_stats().blocked_nodes;
+  r.layout_conversions = ex.pass_stats().layout_conversions;
   r.nodes = static_cast<int>(gr.nodes.size());
   r.folded = ex.folded_nodes();
   r.steps = static_cast<int>(ex.steps().size());

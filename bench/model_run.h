@@ -21,6 +21,7 @@ struct ModelRunOptions {
   std::vector<std::string> in_files;     // raw input files: "FILE" (one input) or "NAME=FILE"
   std::string out_file;                  // the first output, raw ("" for none)
   bool compare_ort = false;
+  bool plan_layouts = true;  // graph/layout_planning.h (false: every tensor stays NCHW)
   int samples = 1;    // random inputs compared (seeds seed .. seed+samples-1); the first is timed
   uint64_t seed = 1;
   bool time = true;
@@ -44,6 +45,7 @@ struct ModelOutputCheck {
 struct ModelRunResult {
   int model_nodes = 0;  // before the graph passes
   int folded_affine = 0, fused_activations = 0, fused_biases = 0, packed_weights = 0, padded_inputs = 0;
+  int blocked_convs = 0, blocked_nodes = 0, layout_conversions = 0;  // graph/layout_planning.h
   int nodes = 0, folded = 0, views = 0, steps = 0, distinct_kernels = 0;
   int fused_elementwise = 0;  // nodes computed inside another node's kernel
   int tuned_steps = 0, default_steps = 0, generic_steps = 0;

@@ -46,6 +46,9 @@ int run_model_command(RunModelOptions& o) {
                  {"fused_biases", r.fused_biases},
                  {"packed_weights", r.packed_weights},
                  {"padded_inputs", r.padded_inputs}};
+  j["layouts"] = {{"blocked_convolutions", r.blocked_convs},
+                  {"blocked_nodes", r.blocked_nodes},
+                  {"conversions", r.layout_conversions}};
   j["nodes"] = r.nodes;
   j["folded"] = r.folded;
   j["views"] = r.views;
@@ -81,7 +84,9 @@ int run_model_command(RunModelOptions& o) {
     std::cout << o.run.model << ": " << r.model_nodes << " nodes; passes folded " << r.folded_affine
               << " batch norms and per-channel affines into convolutions, fused " << r.fused_activations
               << " activations and " << r.fused_biases << " biases, packed " << r.packed_weights
-              << " matrix weights, padded " << r.padded_inputs << " convolution inputs; " << r.nodes
+              << " matrix weights, padded " << r.padded_inputs << " convolution inputs; layouts: " << r.blocked_convs
+              << " convolutions on NCHW[x]c with weights packed at compile time, " << r.blocked_nodes
+              << " element-wise and pool nodes blocked, " << r.layout_conversions << " conversions; " << r.nodes
               << " nodes left: " << r.folded << " folded at compile time, " << r.views << " views, "
               << r.fused_elementwise << " fused into element-wise kernels; " << r.steps << " kernels ("
               << r.distinct_kernels << " distinct; " << r.tuned_steps << " tuned, " << r.default_steps
@@ -230,6 +235,9 @@ Handler add_run_model_command(CLI::App& app) {
   sub->add_option("--repeat", o->run.timing.repeat, "measurements per round (default 5)")->check(CLI::Range(1, 100000));
   sub->add_option("--rounds", o->run.rounds, "interleaved timing rounds (default 3)")->check(CLI::Range(1, 1000));
   sub->add_flag("--no-time", o->no_time, "run and compare only");
+  sub->add_flag(
+      "--nchw", [o](int64_t) { o->run.plan_layouts = false; },
+      "keep every tensor NCHW: no layout planning (convolutions pack their operands per call)");
   sub->add_option("--profile", o->run.profile, "list the N slowest kernels, each timed alone")->check(CLI::Range(0, 100000));
   sub->add_flag("--json", o->json, "print one JSON object");
   return [o]() { return run_model_command(*o); };

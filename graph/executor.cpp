@@ -34,7 +34,10 @@ std::string kernel_key(LoweredFunc f) {
 }  // namespace
 
 Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
-  if (options.optimize) pass_stats_ = optimize(g_);
+  if (options.optimize) {
+    pass_stats_ = optimize(g_);
+    if (options.plan_layouts) plan_layouts(g_, &pass_stats_);
+  }
   inferred_ = infer_and_fold(g_);
   const Target target = Target::host();
   const CpuInfo cpu = cpu_info_for(target);

@@ -12,6 +12,7 @@
 
 #include "compute/function.h"
 #include "graph/graph.h"
+#include "graph/layout_planning.h"
 #include "graph/passes.h"
 #include "graph/shape_inference.h"
 #include "runtime/ndarray.h"
@@ -26,6 +27,7 @@ namespace kiln::graph {
 struct ExecutorOptions {
   std::string db_path;  // tuning database ("" for none)
   bool optimize = true; // run graph/passes.h first
+  bool plan_layouts = true;  // then graph/layout_planning.h (with optimize)
   bool fuse = true;     // fuse element-wise chains into one kernel
   bool jit = true;      // compile the kernels for this process (false: the plan only, kiln lib --model)
 };

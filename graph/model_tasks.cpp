@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "graph/layout_planning.h"
 #include "graph/passes.h"
 #include "graph/shape_inference.h"
 
 namespace kiln::graph {
 
 std::vector<ModelTask> extract_tasks(Graph& g) {
-  optimize(g);
+  PassStats stats = optimize(g);
+  plan_layouts(g, &stats);
   const InferredGraph inf = infer_and_fold(g);
   std::map<std::string, ModelTask> by_workload;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,9 +73,16 @@ std::vector<Expr> unflatten(const Expr& flat, const std::vector<int64_t>& shape)
 // A node computed by one output tensor over its inputs' placeholders.
 NodeCompute single_output(std::vector<Tensor> inputs, Tensor out, std::vector<int64_t> shape);
 
+// The node as kiln operator `workload`, when the op accepts it (it may
+// refuse a shape, e.g. padding as large as the window); nullopt otherwise.
+std::optional<NodeCompute> as_registry_op(const std::string& workload, const std::vector<int64_t>& out_shape);
+// A node computed by kiln operator `op` (its inputs in order, its first output).
+NodeCompute op_compute(OpInstance op, const std::vector<int64_t>& out_shape);
+
 using OpBuilder = std::function<NodeCompute(const NodeArgs&)>;
 void add_elementwise_ops(std::map<std::string, OpBuilder>& ops);
 void add_shape_ops(std::map<std::string, OpBuilder>& ops);
 void add_nn_ops(std::map<std::string, OpBuilder>& ops);
+void add_layout_ops(std::map<std::string, OpBuilder>& ops);
 
 }  // namespace kiln::graph

@@ -161,6 +161,7 @@ const std::map<std::string, OpBuilder>& op_table() {
     add_elementwise_ops(ops);
     add_shape_ops(ops);
     add_nn_ops(ops);
+    add_layout_ops(ops);
     return ops;
   }();
   return table;

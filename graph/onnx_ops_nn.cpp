@@ -9,22 +9,13 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "graph/layout_planning.h"
 #include "graph/onnx_op_util.h"
 #include "graph/passes.h"
 #include "kernels/activation.h"
 
 namespace kiln::graph {
 
-namespace {
-
-int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t k = from; k < to && k < s.size(); ++k) p *= s[k];
-  return p;
-}
-
-// The node as kiln operator `workload`, when the op accepts it (it may
-// refuse a shape, e.g. padding as large as the window); nullopt otherwise.
 std::optional<NodeCompute> as_registry_op(const std::string& workload, const std::vector<int64_t>& out_shape) {
   OpInstance op;
   try {
@@ -32,12 +23,24 @@ std::optional<NodeCompute> as_registry_op(const std::string& workload, const std
   } catch (const UserError&) {
     return std::nullopt;
   }
+  return op_compute(std::move(op), out_shape);
+}
+
+NodeCompute op_compute(OpInstance op, const std::vector<int64_t>& out_shape) {
   NodeCompute c;
   c.inputs = op.inputs;
   c.outputs = {op.outputs[0]};
   c.output_shapes = {out_shape};
   c.op = std::move(op);
   return c;
+}
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t k = from; k < to && k < s.size(); ++k) p *= s[k];
+  return p;
 }
 
 // The activation graph/passes.h fused into a node.
@@ -527,8 +530,10 @@ NodeCompute reduce(const NodeArgs& a, Reduction kind, const std::vector<int64_t>
 }
 
 NodeCompute global_pool(const NodeArgs& a, Reduction kind) {
+  // On a blocked tensor (graph/layout_planning.h) the last axis holds channels.
+  const int end = a.attr_int(kBlockedLayout, 0) != 0 ? a.rank(0) - 1 : a.rank(0);
   std::vector<int64_t> axes;
-  for (int k = 2; k < a.rank(0); ++k) axes.push_back(k);
+  for (int k = 2; k < end; ++k) axes.push_back(k);
   if (axes.empty()) a.fail("pools a tensor without spatial axes");
   return reduce(a, kind, axes);
 }

@@ -16,6 +16,10 @@ struct PassStats {
   int fused_bias = 0;        // Add of a constant row fused into a MatMul
   int packed_weights = 0;    // MatMul weights packed once, at compile time
   int padded_inputs = 0;     // Conv inputs zero-padded by a kPadSpatial node (padding unequal across sides)
+  // graph/layout_planning.h
+  int blocked_convs = 0;       // convolutions run on NCHW[x]c, their weights packed at compile time
+  int blocked_nodes = 0;       // element-wise nodes and global pools run on NCHW[x]c tensors
+  int layout_conversions = 0;  // kToBlocked and kFromBlocked nodes between the layouts (not counting folded ones)
 };
 
 // The attributes the passes set on a node (not ONNX's; node builders read them).

@@ -53,7 +53,14 @@ InferredGraph infer_and_fold(Graph& g) {
       elements += v.num_elements();
     }
     const bool fold = (all_constant || c.shape_only) && elements <= kMaxFoldElements;
-    if (fold) {
+    // Inferring a graph again (after graph/layout_planning.h) keeps what
+    // folded the first time.
+    bool folded_before = true;
+    for (int v : n.outputs) {
+      const Value& val = g.values[static_cast<size_t>(v)];
+      folded_before = folded_before && val.constant && val.constant->shape == val.shape;
+    }
+    if (fold && !folded_before) {
       std::vector<HostTensor> results = interpret(c.outputs, feeds);
       for (size_t k = 0; k < n.outputs.size(); ++k) {
         Value& v = g.values[static_cast<size_t>(n.outputs[k])];

@@ -5,9 +5,10 @@
 //   weight [C/cb, R, S, cb]
 //   out    [N, C/cb, OH, OW, cb]
 //   out[n, co, oh, ow, ci] = sum_{r, s} pad(data)[n, co, oh*stride + r*dilation,
-//                                                 ow*stride + s*dilation, ci] * weight[co, r, s, ci]
+//                                                 ow*stride_w + s*dilation, ci] * weight[co, r, s, ci]
 // then optional + bias[c] and an activation (kernels/activation.h). cb must
-// divide C.
+// divide C. stride_w is stride unless the workload gives one of its own (as
+// depthwise_conv2d's: PP-OCR's (2, 1) strides).
 //
 // Its CPU template puts the cb channels of a block in the vector lanes and
 // blocks output rows and columns in registers: each ohi x owi x cb tile
@@ -35,7 +36,7 @@ namespace kiln {
 OpDef depthwise_conv2d_nchwc_op_def();
 
 struct DepthwiseNchwcShape {
-  int64_t N, C, H, W, R, S, stride, pad, dil, OH, OW, cb;
+  int64_t N, C, H, W, R, S, stride, stride_w, pad, dil, OH, OW, cb;
   bool bias;
   Activation act;
 };

@@ -24,8 +24,12 @@ OnnxBuilder conv_model(int opset, int64_t C, int64_t K, bool bias) {
   return b;
 }
 
+// Layouts stay NCHW here: each pass's rewrite is the node it leaves
+// (test_graph_layouts covers layout planning).
 std::unique_ptr<graph::Executor> run(const OnnxBuilder& b, int64_t C, const std::string& what) {
-  return check_model(b, {{"x", {1, C, 9, 7}}}, 4, what);
+  graph::ExecutorOptions options;
+  options.plan_layouts = false;
+  return check_model(b, {{"x", {1, C, 9, 7}}}, 4, what, options);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ std::vector<float> naive_depthwise_nchwc(const DepthwiseNchwcShape& s, const flo
             double acc = bias ? bias[co * s.cb + ci] : 0.0;
             for (int64_t r = 0; r < s.R; ++r)
               for (int64_t q = 0; q < s.S; ++q) {
-                const int64_t h = oh * s.stride + r * s.dil - s.pad, w = ow * s.stride + q * s.dil - s.pad;
+                const int64_t h = oh * s.stride + r * s.dil - s.pad, w = ow * s.stride_w + q * s.dil - s.pad;
                 if (h < 0 || h >= s.H || w < 0 || w >= s.W) continue;
                 const float x = data[(((n * CB + co) * s.H + h) * s.W + w) * s.cb + ci];
                 const float wt = weight[((co * s.R + r) * s.S + q) * s.cb + ci];
@@ -51,6 +51,8 @@ std::string random_workload(std::mt19937_64& rng, const char* dtype = "f32") {
   const int64_t k = std::vector<int64_t>{1, 3, 5, 7}[pick(rng, 0, 3)];
   const int64_t R = k, S = pick(rng, 0, 3) == 0 ? std::max<int64_t>(1, k - 2) : k;
   const int64_t stride = pick(rng, 1, 2), dil = pick(rng, 1, 2), pad = pick(rng, 0, static_cast<int>(k / 2) + 1);
+  // A stride in W of its own, some of the time (PP-OCR's (2, 1) strides).
+  const int64_t stride_w = pick(rng, 0, 2) == 0 ? 3 - stride : 0;
   // Block sizes that fill a vector, part of one or several.
   const int64_t cb = std::vector<int64_t>{1, 3, 4, 8, 16, 32}[pick(rng, 0, 5)];
   const int64_t C = cb * pick(rng, 1, 3);
@@ -59,8 +61,8 @@ std::string random_workload(std::mt19937_64& rng, const char* dtype = "f32") {
   std::ostringstream os;
   os << "depthwise_conv2d_nchwc:N=" << pick(rng, 1, 2) << ",C=" << C << ",H=" << H << ",W=" << W << ",R=" << R
      << ",S=" << S << ",stride=" << stride << ",pad=" << pad << ",dilation=" << dil << ",cb=" << cb
-     << ",bias=" << pick(rng, 0, 1) << (std::string(dtype) == "f32" ? random_activation(rng) : ",relu6=1")
-     << ",dtype=" << dtype;
+     << (stride_w > 0 ? ",stride_w=" + std::to_string(stride_w) : "") << ",bias=" << pick(rng, 0, 1)
+     << (std::string(dtype) == "f32" ? random_activation(rng) : ",relu6=1") << ",dtype=" << dtype;
   return os.str();
 }
 
@@ -147,6 +149,10 @@ TEST_CASE("depthwise_conv2d_nchwc: random shapes, block sizes, kernels, strides,
   check_template_configs("depthwise_conv2d_nchwc:C=32,H=9,W=10,R=3,S=3,pad=1,relu=1", 4, 11);
   check_template_configs("depthwise_conv2d_nchwc:C=16,H=11,W=13,R=5,S=5,stride=2,pad=2,bias=1", 3, 12);
   check_template_configs("depthwise_conv2d_nchwc:C=24,H=7,W=7,R=7,S=7,pad=3,cb=8", 3, 13);
+  // Rows downsampled only, and columns only.
+  check_template_configs("depthwise_conv2d_nchwc:C=32,H=12,W=20,R=5,S=5,stride=2,stride_w=1,pad=2,bias=1,hswish=1", 3,
+                         14);
+  check_template_configs("depthwise_conv2d_nchwc:C=16,H=7,W=13,R=3,S=3,stride=1,stride_w=2,pad=1", 3, 15);
 }
 
 TEST_CASE("depthwise_conv2d_nchwc: every border option is correct", "[ops][conv][depthwise]") {
@@ -167,9 +173,9 @@ TEST_CASE("depthwise_conv2d_nchwc: every border option is correct", "[ops][conv]
 }
 
 TEST_CASE("depthwise_conv2d_nchwc: guarded borders are peeled off the interior", "[ops][conv][depthwise]") {
-  // The default config guards each tap and leaves the column and row loops
-  // unfused, so loop partitioning peels the border rows and columns: no
-  // more taps run guarded than the border's share of the output.
+  // The default config guards each tap. With the column and row loops left
+  // unfused (parallel 2), loop partitioning peels the border rows and
+  // columns: no more taps run guarded than the border's share of the output.
   CpuInfo cpu = avx512_cpu();
   for (const char* w : {"depthwise_conv2d_nchwc:C=144,H=56,W=56,R=3,S=3,pad=1",
                         "depthwise_conv2d_nchwc:C=192,H=28,W=28,R=3,S=3,stride=2,pad=1",
@@ -179,7 +185,9 @@ TEST_CASE("depthwise_conv2d_nchwc: guarded borders are peeled off the interior",
     auto space = def.define_space(op, cpu);
     Config d = def.default_config(op, cpu, *space);
     CHECK(d.annotate("border") == "guard");
-    ScheduledOp so = def.apply_config(op, d);
+    nlohmann::json j = d.to_json();
+    j["parallel"] = 2;
+    ScheduledOp so = def.apply_config(op, space->from_json(j));
     LoweredFunc f = lower(*so.schedule, so.args, "kernel");
     INFO(w << "\n" << to_string(f));
     TapCounter count;
@@ -193,6 +201,9 @@ TEST_CASE("depthwise_conv2d_nchwc: guarded borders are peeled off the interior",
 TEST_CASE("depthwise_conv2d_nchwc: canonical string, space and default config", "[ops][conv][depthwise]") {
   CHECK(build_workload("depthwise_conv2d_nchwc:C=144,H=56,W=56,R=3,S=3,pad=1").canonical ==
         "depthwise_conv2d_nchwc:N=1,C=144,H=56,W=56,R=3,S=3,stride=1,pad=1,dilation=1,cb=16,dtype=f32");
+  // stride_w only where it differs from stride (one task key per layer).
+  CHECK(build_workload("depthwise_conv2d_nchwc:C=16,H=9,W=9,R=3,S=3,stride=2,stride_w=1").canonical ==
+        "depthwise_conv2d_nchwc:N=1,C=16,H=9,W=9,R=3,S=3,stride=2,pad=0,dilation=1,cb=16,dtype=f32,stride_w=1");
   CpuInfo cpu = avx512_cpu();
   const OpDef& def = find_op("depthwise_conv2d_nchwc");
   OpInstance op = build_workload("depthwise_conv2d_nchwc:C=144,H=56,W=56,R=3,S=3,pad=1");
@@ -218,4 +229,7 @@ TEST_CASE("depthwise_conv2d_nchwc workload errors are user errors", "[ops][conv]
   CHECK_THROWS_WITH(build_workload("depthwise_conv2d_nchwc:C=16,H=2,W=2,R=5,S=5"),
                     Contains("depthwise_conv2d_nchwc"));
   CHECK_THROWS_WITH(build_workload("depthwise_conv2d_nchwc:C=16,H=9,W=9,R=3,S=3,cb=0"), Contains("cb=0"));
+  CHECK_THROWS_WITH(build_workload("depthwise_conv2d_nchwc:C=16,H=9,W=9,R=3,S=3,stride=2,stride_w=2"),
+                    Contains("depthwise_conv2d_nchwc: stride_w=2 is the stride already; give stride_w only for a "
+                             "stride in W that differs from stride"));
 }
