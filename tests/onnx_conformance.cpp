@@ -236,10 +236,13 @@ int main(int argc, char** argv) {
       std::cout << tag[static_cast<int>(r.first)] << " " << dir.filename().string() << ": " << r.second << "\n";
   }
   if (verbose)
-    for (const auto& [op, c] : per_op)
-      if (c.count(Outcome::kPassed) || c.count(Outcome::kFailed) || c.count(Outcome::kRejected))
-        std::cout << "  " << op << ": " << c.at(Outcome::kPassed) << " passed, " << (c.count(Outcome::kFailed) ? c.at(Outcome::kFailed) : 0)
-                  << " failed, " << (c.count(Outcome::kRejected) ? c.at(Outcome::kRejected) : 0) << " rejected\n";
+    for (const auto& [op, c] : per_op) {
+      // An operator may have no case of an outcome (every case rejected).
+      auto n = [&c = c](Outcome o) { return c.count(o) ? c.at(o) : 0; };
+      if (n(Outcome::kPassed) || n(Outcome::kFailed) || n(Outcome::kRejected))
+        std::cout << "  " << op << ": " << n(Outcome::kPassed) << " passed, " << n(Outcome::kFailed) << " failed, "
+                  << n(Outcome::kRejected) << " rejected\n";
+    }
   std::cout << "ONNX node conformance (" << data_dir << "): " << cases.size() << " cases; " << counts[Outcome::kPassed]
             << " passed, " << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kRejected]
             << " rejected (supported operators, unsupported attributes or types), " << counts[Outcome::kUnsupported]
