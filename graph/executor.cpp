@@ -12,6 +12,7 @@
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
 #include "compute/printer.h"
+#include "graph/layout_planning.h"
 #include "kernels/generic_schedule.h"
 #include "schedule/lower.h"
 #include "tasks/kernel_build.h"

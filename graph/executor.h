@@ -12,7 +12,6 @@
 
 #include "compute/function.h"
 #include "graph/graph.h"
-#include "graph/layout_planning.h"
 #include "graph/passes.h"
 #include "graph/shape_inference.h"
 #include "runtime/ndarray.h"

@@ -35,6 +35,13 @@ int64_t input_block(int64_t c) {
   return b == 0 && c < kChannelBlock ? c : b;
 }
 
+// A Conv as a blocked op: its workload and its blocks.
+struct BlockedConv {
+  std::string workload;
+  int64_t cb = 0, kb = 0;  // input and output channels per block
+  bool depthwise = false;
+};
+
 class Planner {
  public:
   Planner(Graph& g, const InferredGraph& inf, PassStats* stats) : g_(g), inf_(inf), stats_(*stats) {}
@@ -46,8 +53,8 @@ class Planner {
       Node& n = nodes[i];
       if (inf_.folded[i]) {
         g_.nodes.push_back(std::move(n));
-      } else if (std::optional<std::string> wl = blocked_workload(i, n)) {
-        block_conv(std::move(n), *wl);
+      } else if (std::optional<BlockedConv> bc = blocked_conv(i, n)) {
+        block_conv(std::move(n), *bc);
       } else if (!block_elementwise(n) && !block_global_pool(n)) {
         for (int v : n.inputs)
           if (v >= 0) ensure_plain(v);
@@ -58,9 +65,9 @@ class Planner {
   }
 
  private:
-  // The conv2d_nchwc or depthwise_conv2d_nchwc workload of a Conv that
-  // kiln's conv2d or depthwise_conv2d computes, when its shape blocks.
-  std::optional<std::string> blocked_workload(size_t i, const Node& n) const {
+  // The conv2d_nchwc or depthwise_conv2d_nchwc form of a Conv that kiln's
+  // conv2d or depthwise_conv2d computes, when its shape blocks.
+  std::optional<BlockedConv> blocked_conv(size_t i, const Node& n) const {
     const std::optional<OpInstance>& op = inf_.computes[i].op;
     if (n.op_type != "Conv" || !op || op->dtype != DType::f32() || n.inputs.size() < 2 ||
         !g_.values[static_cast<size_t>(n.inputs[1])].constant)
@@ -70,49 +77,50 @@ class Planner {
       return it == op->ints.end() ? int64_t{0} : it->second;
     };
     const int64_t C = at("C");
+    BlockedConv bc;
     std::ostringstream wl;
     if (op->op == "depthwise_conv2d") {
-      const int64_t cb = channel_block(C);
-      if (cb == 0) return std::nullopt;
+      bc.depthwise = true;
+      bc.cb = bc.kb = channel_block(C);
+      if (bc.cb == 0) return std::nullopt;
       wl << "depthwise_conv2d_nchwc:N=" << at("N") << ",C=" << C << ",H=" << at("H") << ",W=" << at("W")
          << ",R=" << at("R") << ",S=" << at("S") << ",stride=" << at("stride") << ",pad=" << at("pad")
-         << ",dilation=" << at("dilation") << ",cb=" << cb;
+         << ",dilation=" << at("dilation") << ",cb=" << bc.cb;
       if (at("stride_w") > 0) wl << ",stride_w=" << at("stride_w");
     } else if (op->op == "conv2d") {
-      const int64_t K = at("K"), cb = input_block(C), kb = channel_block(K);
-      if (at("groups") > 1 || cb == 0 || kb == 0) return std::nullopt;
+      const int64_t K = at("K");
+      bc.cb = input_block(C);
+      bc.kb = channel_block(K);
+      if (at("groups") > 1 || bc.cb == 0 || bc.kb == 0) return std::nullopt;
       wl << "conv2d_nchwc:N=" << at("N") << ",C=" << C << ",H=" << at("H") << ",W=" << at("W") << ",K=" << K
          << ",R=" << at("R") << ",S=" << at("S") << ",stride=" << at("stride") << ",pad=" << at("pad")
-         << ",dilation=" << at("dilation") << ",cb=" << cb << ",kb=" << kb;
+         << ",dilation=" << at("dilation") << ",cb=" << bc.cb << ",kb=" << bc.kb;
     } else {
       return std::nullopt;
     }
     for (const char* flag : {"bias", "relu", "relu6", "hswish", "hsigmoid"})
       if (at(flag) != 0) wl << "," << flag << "=1";
-    return wl.str();
+    bc.workload = wl.str();
+    return bc;
   }
 
-  void block_conv(Node n, const std::string& workload) {
-    const bool depthwise = workload.rfind("depthwise", 0) == 0;
-    const Value& w = g_.values[static_cast<size_t>(n.inputs[1])];
-    const int64_t cb = depthwise ? channel_block(w.shape[0]) : input_block(w.shape[1]);
-    const int64_t kb = channel_block(w.shape[0]);
+  void block_conv(Node n, const BlockedConv& bc) {
     Node pack;
     pack.op_type = kPackConvWeight;
     pack.name = n.name + ":pack_weight";
     pack.inputs = {n.inputs[1]};
-    pack.attrs[kBlockIn] = cb;
-    pack.attrs[kBlockOut] = kb;
-    pack.attrs[kDepthwise] = int64_t{depthwise ? 1 : 0};
+    pack.attrs[kBlockIn] = bc.cb;
+    pack.attrs[kBlockOut] = bc.kb;
+    pack.attrs[kDepthwise] = int64_t{bc.depthwise ? 1 : 0};
     pack.outputs = {new_value(n.inputs[1], ":packed")};
 
     Node conv;
     conv.op_type = kConvBlocked;
     conv.name = n.name;
-    conv.attrs[kWorkload] = workload;
-    conv.inputs = {blocked_copy(n.inputs[0], cb), pack.outputs[0]};
+    conv.attrs[kWorkload] = bc.workload;
+    conv.inputs = {blocked_copy(n.inputs[0], bc.cb), pack.outputs[0]};
     if (n.inputs.size() > 2 && n.inputs[2] >= 0) conv.inputs.push_back(n.inputs[2]);
-    conv.outputs = {blocked_output(n.outputs[0], kb)};
+    conv.outputs = {blocked_output(n.outputs[0], bc.kb)};
     g_.nodes.push_back(std::move(pack));
     g_.nodes.push_back(std::move(conv));
     ++stats_.blocked_convs;

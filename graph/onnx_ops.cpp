@@ -189,6 +189,16 @@ NodeCompute node_compute(const Graph& g, const Node& n, const NodeInputs& given)
   return c;
 }
 
+std::vector<int64_t> static_shape(const Tensor& t) {
+  std::vector<int64_t> s;
+  for (const Expr& e : t.shape()) {
+    const auto* imm = e.as<IntImmNode>();
+    internal_assert(imm) << "tensor " << t.name() << " has a symbolic extent";
+    s.push_back(imm->value);
+  }
+  return s;
+}
+
 std::vector<std::string> supported_onnx_ops() {
   std::vector<std::string> names;
   for (auto& [name, b] : op_table())

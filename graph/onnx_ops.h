@@ -47,6 +47,9 @@ struct NodeInputs {
 // needs at compile time (a shape, slice bounds) is not constant.
 NodeCompute node_compute(const Graph& g, const Node& n, const NodeInputs& given = {});
 
+// The extents of a tensor expression whose shape is static (every node's is).
+std::vector<int64_t> static_shape(const Tensor& t);
+
 // The ONNX operators kiln imports, sorted.
 std::vector<std::string> supported_onnx_ops();
 

@@ -10,12 +10,6 @@ namespace kiln::graph {
 
 namespace {
 
-std::vector<int64_t> static_shape(const Tensor& t) {
-  std::vector<int64_t> s;
-  for (const Expr& e : t.shape()) s.push_back(e.as<IntImmNode>()->value);
-  return s;
-}
-
 // [N, C, H, W] -> [N, C/b, H, W, b]: channel c = co*b + ci.
 NodeCompute to_blocked(const NodeArgs& a) {
   const std::vector<int64_t>& in = a.shape(0);

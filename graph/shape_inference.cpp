@@ -13,16 +13,6 @@ HostTensor reshaped(HostTensor t, const std::vector<int64_t>& shape) {
   return t;
 }
 
-std::vector<int64_t> static_shape(const Tensor& t) {
-  std::vector<int64_t> s;
-  for (const Expr& e : t.shape()) {
-    const auto* imm = e.as<IntImmNode>();
-    internal_assert(imm) << "tensor " << t.name() << " has a symbolic extent";
-    s.push_back(imm->value);
-  }
-  return s;
-}
-
 // Folding runs the interpreter; past this many output elements a node is
 // left to the compiled network instead.
 constexpr int64_t kMaxFoldElements = 1 << 22;

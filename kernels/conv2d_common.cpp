@@ -64,6 +64,12 @@ void check_groups(const std::string& op, int64_t C, int64_t K, int64_t groups) {
       << K << ")";
 }
 
+void check_stride_w(const std::string& op, int64_t stride, int64_t stride_w) {
+  user_check(stride_w != stride)
+      << op << ": stride_w=" << stride_w
+      << " is the stride already; give stride_w only for a stride in W that differs from stride";
+}
+
 void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad, int64_t dilation) {
   user_check(window_out_extent(H, R, 1, pad, dilation) > 0 && window_out_extent(W, S, 1, pad, dilation) > 0)
       << op << ": the window (" << R << "x" << S << ", dilation " << dilation << ") does not fit the padded input ("

@@ -62,6 +62,9 @@ Tensor pack_nchwc(const Tensor& data, int64_t groups, int64_t cb, int64_t pad, D
 void check_groups(const std::string& op, int64_t C, int64_t K, int64_t groups);
 // user_error unless the window fits the padded input.
 void check_window(const std::string& op, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad, int64_t dilation);
+// A workload's stride_w (0: the stride) is given only where it differs from
+// the stride, so each layer has one spelling, one task key; user_error else.
+void check_stride_w(const std::string& op, int64_t stride, int64_t stride_w);
 
 // v (+ bias[index]), then the activation, in v's (the accumulator's) type,
 // rounded to `out` once at the end: the fused element-wise epilogue.

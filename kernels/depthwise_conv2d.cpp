@@ -269,10 +269,7 @@ OpDef depthwise_conv2d_op_def() {
   d.params.push_back({OpParam::kInt, "stride_w", "stride in W when it differs from the one in H (0: stride)", "0", 0,
                       /*omit_when_default=*/true});
   d.build = [](const std::map<std::string, int64_t>& p, DType t) {
-    // One spelling per op, so one task key: stride_w only where it differs.
-    user_check(p.at("stride_w") != p.at("stride"))
-        << "depthwise_conv2d: stride_w=" << p.at("stride_w")
-        << " is the stride already; give stride_w only for a stride in W that differs from stride";
+    check_stride_w("depthwise_conv2d", p.at("stride"), p.at("stride_w"));
     return depthwise_conv2d_define(p.at("N"), p.at("C"), p.at("H"), p.at("W"), p.at("R"), p.at("S"), p.at("stride"),
                                    p.at("pad"), p.at("dilation"), p.at("bias") != 0,
                                    activation_from_flags("depthwise_conv2d", p, t), t, p.at("stride_w"));

@@ -79,10 +79,7 @@ OpInstance depthwise_conv2d_nchwc_define(const std::map<std::string, int64_t>& p
   op.ints = params;
   DepthwiseNchwcShape s = depthwise_conv2d_nchwc_shape(op);
   check_window("depthwise_conv2d_nchwc", s.H, s.W, s.R, s.S, s.pad, s.dil);
-  // One spelling per op, so one task key: stride_w only where it differs.
-  user_check(params.at("stride_w") != s.stride)
-      << "depthwise_conv2d_nchwc: stride_w=" << params.at("stride_w")
-      << " is the stride already; give stride_w only for a stride in W that differs from stride";
+  check_stride_w("depthwise_conv2d_nchwc", s.stride, params.at("stride_w"));
   user_check(s.C % s.cb == 0) << "depthwise_conv2d_nchwc: the channel block cb=" << s.cb
                               << " must divide the channels (" << s.C << ")";
   activation_from_flags("depthwise_conv2d_nchwc", params, dtype);
