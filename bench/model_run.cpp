@@ -75,6 +75,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   graph::ExecutorOptions eo;
   eo.db_path = o.db;
   eo.plan_layouts = o.plan_layouts;
+  eo.target = o.target;
   graph::Executor ex(std::move(g), eo);
 
   ModelRunResult r;
@@ -104,6 +105,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   r.intermediate_bytes = ex.memory().intermediate_bytes;
   r.buffers = ex.memory().buffers;
   r.threads = kiln_num_threads();
+  r.device = ex.device_name();
   r.samples = o.samples;
 
   std::unique_ptr<baselines::OrtHelper> ort;
@@ -190,7 +192,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
     rt::TimeResult kt, ot;
     for (int round = 0; round < o.rounds; ++round) {
       ex.run(first_inputs);
-      const rt::TimeResult k = rt::time_function([&] { ex.run_again(); }, o.timing);
+      const rt::TimeResult k = ex.time(o.timing);
       kt.samples_ms.insert(kt.samples_ms.end(), k.samples_ms.begin(), k.samples_ms.end());
       kt.number = k.number;
       if (ort) {

@@ -18,6 +18,7 @@ struct ModelRunOptions {
   std::string model;
   std::map<std::string, std::vector<int64_t>> input_shapes;  // --input NAME=SHAPE
   std::string db;                        // tuned records to use
+  std::string target;                    // "" this machine; cuda: the first GPU (ONNX Runtime stays on the CPU)
   std::vector<std::string> in_files;     // raw input files: "FILE" (one input) or "NAME=FILE"
   std::string out_file;                  // the first output, raw ("" for none)
   bool compare_ort = false;
@@ -52,6 +53,7 @@ struct ModelRunResult {
   double compile_s = 0;
   int64_t peak_bytes = 0, intermediate_bytes = 0;
   int buffers = 0, threads = 1, samples = 1;
+  std::string device;  // the GPU's name with a cuda target ("" on the CPU)
   std::vector<ModelOutputCheck> outputs;
   std::optional<rt::TimeResult> kiln_time, ort_time;
   std::string ort_version;

@@ -58,6 +58,7 @@ int run_model_command(RunModelOptions& o) {
   j["compile_s"] = r.compile_s;
   j["memory"] = {{"peak_bytes", r.peak_bytes}, {"intermediate_bytes", r.intermediate_bytes}, {"buffers", r.buffers}};
   j["threads"] = r.threads;
+  if (!r.device.empty()) j["device"] = r.device;
   j["samples"] = r.samples;
   for (const auto& c : r.outputs) {
     nlohmann::json oc = {{"name", c.name}, {"shape", c.shape}, {"min", c.min}, {"max", c.max}, {"argmax", c.argmax}};
@@ -113,10 +114,13 @@ int run_model_command(RunModelOptions& o) {
     }
     if (r.kiln_time)
       std::cout << "  kiln: median " << r.kiln_time->median_ms << " ms (best " << r.kiln_time->min_ms << "), "
-                << r.threads << " thread" << (r.threads == 1 ? "" : "s") << "\n";
+                << (r.device.empty() ? std::to_string(r.threads) + " thread" + (r.threads == 1 ? "" : "s")
+                                     : "on " + r.device)
+                << "\n";
     if (r.ort_time)
-      std::cout << "  ONNX Runtime " << r.ort_version << ": median " << r.ort_time->median_ms << " ms (best "
-                << r.ort_time->min_ms << "); kiln is " << std::setprecision(2)
+      std::cout << "  ONNX Runtime " << r.ort_version
+                << (r.device.empty() ? "" : " (on the CPU, " + std::to_string(r.threads) + " threads)") << ": median "
+                << r.ort_time->median_ms << " ms (best " << r.ort_time->min_ms << "); kiln is " << std::setprecision(2)
                 << r.ort_time->median_ms / r.kiln_time->median_ms << "x ONNX Runtime\n";
   }
   return r.match ? 0 : 1;
@@ -216,6 +220,7 @@ Handler add_tune_model_command(CLI::App& app) {
   sub->add_option("--seed", o->tune.tuner.seed, "seed of the search");
   sub->add_option("--curve", o->curve, "write the rounds (estimated latency against trials) as JSON here");
   sub->add_option("--job", o->tune.job, "job name stored with every record");
+  sub->add_option("--target", o->tune.target, "target string (default: this machine); cuda tunes on the first GPU");
   sub->add_flag("--json", o->json, "print one JSON object");
   return [o]() { return tune_model_command(*o); };
 }
@@ -225,6 +230,9 @@ Handler add_run_model_command(CLI::App& app) {
   auto o = std::make_shared<RunModelOptions>();
   add_model_options(sub, &o->run.model, &o->inputs);
   sub->add_option("--db", o->run.db, "use the best tuned config of each kernel in this database");
+  sub->add_option("--target", o->run.target,
+                  "target string (default: this machine); cuda runs the network on the first GPU (ONNX Runtime, "
+                  "with --compare, on the CPU)");
   sub->add_option("--in", o->run.in_files, "raw input file: FILE (one input) or NAME=FILE (default: random)");
   sub->add_option("--out", o->run.out_file, "write the first output here, raw");
   sub->add_option("--compare", o->compare,

@@ -12,11 +12,10 @@
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
 #include "compute/printer.h"
+#include "graph/gpu_network.h"
 #include "graph/layout_planning.h"
-#include "kernels/generic_schedule.h"
-#include "schedule/lower.h"
-#include "tasks/kernel_build.h"
-#include "tasks/task_factory.h"
+#include "graph/node_schedules.h"
+#include "runtime/cuda_driver.h"
 #include "tuner/database.h"
 
 namespace kiln::graph {
@@ -35,13 +34,17 @@ std::string kernel_key(LoweredFunc f) {
 }  // namespace
 
 Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
+  const NodeTarget nt = NodeTarget::parse(options.target);
+  if (nt.cuda() && options.jit) {
+    // Before anything is compiled: a machine without a GPU is told at once.
+    std::string why;
+    user_check(rt::cuda::available(&why)) << "--target cuda runs the network on a GPU, and " << why;
+  }
   if (options.optimize) {
-    pass_stats_ = optimize(g_);
-    if (options.plan_layouts) plan_layouts(g_, &pass_stats_);
+    pass_stats_ = optimize(g_, !nt.cuda());
+    if (options.plan_layouts && !nt.cuda()) plan_layouts(g_, &pass_stats_);
   }
   inferred_ = infer_and_fold(g_);
-  const Target target = Target::host();
-  const CpuInfo cpu = cpu_info_for(target);
   std::unique_ptr<Database> db;
   if (!options.db_path.empty()) db = Database::open_for_reading(options.db_path);
 
@@ -67,24 +70,6 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
     PlanStep step;
     step.node = static_cast<int>(i);
     ScheduledOp sched;
-    if (c.op) {
-      step.workload = c.op->canonical;
-      std::optional<Database::Record> best;
-      if (db) best = db->best(c.op->canonical + " @ " + target.str());
-      if (best) {
-        sched = apply_task_config(c.op->canonical, target, best->config);
-        step.config_source = "database";
-      } else {
-        sched = find_op(c.op->op).default_schedule(*c.op, cpu);
-        step.config_source = "default";
-      }
-    } else {
-      std::vector<Tensor> ins;
-      for (const Tensor& t : c.inputs)
-        if (t.defined()) ins.push_back(t);
-      sched = generic_schedule(ins, c.outputs, cpu);
-      step.config_source = "generic";
-    }
     if (is_group) {
       const FusedGroup& grp = fused.groups.at(static_cast<int>(i));
       std::vector<Tensor> ins;
@@ -92,14 +77,26 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
         ins.push_back(t);
         step.args.push_back(v);
       }
-      sched = generic_schedule(ins, c.outputs, cpu);
+      sched = schedule_generic(ins, c.outputs, nt);
+      step.config_source = "generic";
       step.fused_nodes = grp.members;
     } else {
+      if (c.op) {
+        sched = schedule_op(*c.op, nt, db.get(), &step.config_source);
+        // A node the family's template does not take (on a GPU) is no task.
+        if (step.config_source != "generic") step.workload = c.op->canonical;
+      } else {
+        std::vector<Tensor> ins;
+        for (const Tensor& t : c.inputs)
+          if (t.defined()) ins.push_back(t);
+        sched = schedule_generic(ins, c.outputs, nt);
+        step.config_source = "generic";
+      }
       for (size_t k = 0; k < c.inputs.size(); ++k)
         if (c.inputs[k].defined()) step.args.push_back(n.inputs[k]);
     }
     for (size_t k = 0; k < c.outputs.size(); ++k) step.args.push_back(n.outputs[k]);
-    LoweredFunc f = lower(*sched.schedule, sched.args, "kernel");
+    LoweredFunc f = lower_for(sched, nt, "kernel");
     const std::string key = kernel_key(f);
     auto it = kernel_names.find(key);
     if (it == kernel_names.end()) {
@@ -114,7 +111,12 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   }
   distinct_kernels_ = static_cast<int>(funcs.size());
   const auto t0 = std::chrono::steady_clock::now();
-  if (!funcs.empty() && options.jit) jit_ = JitModule::compile(funcs, target);
+  if (!funcs.empty() && options.jit) {
+    if (nt.cuda())
+      gpu_ = std::make_unique<GpuNetwork>(nt.target, nt.gpu, funcs);
+    else
+      jit_ = JitModule::compile(funcs, nt.target);
+  }
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // Storage. Inputs and constants own theirs; computed tensors share buffers.
@@ -142,6 +144,10 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   plan_memory();
 
   if (!options.jit) return;
+  if (gpu_) {
+    place_on_gpu();
+    return;
+  }
   for (const PlanStep& s : steps_) {
     step_fns_.push_back(reinterpret_cast<void*>(jit_->get_function(s.kernel)));
     std::vector<void*> ptrs;
@@ -151,6 +157,29 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
 }
 
 Executor::~Executor() = default;
+
+void Executor::place_on_gpu() {
+  for (const rt::NDArray& a : owned_) {
+    owned_gpu_.push_back(gpu_->allocate(a.nbytes()));
+    gpu_->upload(owned_gpu_.back(), a.data(), a.nbytes());
+  }
+  for (int64_t b : slot_bytes_) slot_gpu_.push_back(gpu_->allocate(static_cast<size_t>(b)));
+  for (const PlanStep& s : steps_) {
+    std::vector<uint64_t> ptrs;
+    for (int v : s.args) ptrs.push_back(device_address(v));
+    gpu_->add_step(s.kernel, std::move(ptrs));
+  }
+}
+
+uint64_t Executor::device_address(int v) const {
+  if (owned_of_[static_cast<size_t>(v)] >= 0)
+    return gpu_->address(owned_gpu_[static_cast<size_t>(owned_of_[static_cast<size_t>(v)])]);
+  const int b = buffer_of_[static_cast<size_t>(v)];
+  internal_assert(b >= 0) << "value '" << g_.values[static_cast<size_t>(v)].name << "' has no storage";
+  return gpu_->address(slot_gpu_[static_cast<size_t>(b)]);
+}
+
+std::string Executor::device_name() const { return gpu_ ? gpu_->device().name : ""; }
 
 bool Executor::fusable(size_t i) const {
   const NodeCompute& c = inferred_.computes[i];
@@ -302,7 +331,7 @@ void* Executor::address(int v) const {
 }
 
 std::vector<rt::NDArray> Executor::run(const std::vector<rt::NDArray>& inputs) {
-  internal_assert(jit_ || steps_.empty()) << "Executor::run on a plan built without the JIT";
+  internal_assert(jit_ || gpu_ || steps_.empty()) << "Executor::run on a plan built without the JIT";
   user_check(inputs.size() == g_.inputs.size())
       << "the network takes " << g_.inputs.size() << " inputs, got " << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -312,21 +341,38 @@ std::vector<rt::NDArray> Executor::run(const std::vector<rt::NDArray>& inputs) {
         << "input '" << v.name << "' must be " << v.dtype.str() << " " << shape_str(v.shape) << ", got "
         << shape_str(inputs[i].shape());
     std::memcpy(dst.data(), inputs[i].data(), dst.nbytes());
+    if (gpu_)
+      gpu_->upload(owned_gpu_[static_cast<size_t>(owned_of_[static_cast<size_t>(g_.inputs[i])])], dst.data(),
+                   dst.nbytes());
   }
   run_again();
   std::vector<rt::NDArray> outs;
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const Value& v = g_.values[static_cast<size_t>(g_.outputs[k])];
     rt::NDArray a = array_for(v);
-    std::memcpy(a.data(), address(outputs_root_[k]), a.nbytes());
+    const int root = outputs_root_[k];
+    // Inputs and constants keep their host copy; computed outputs are on the GPU.
+    if (gpu_ && owned_of_[static_cast<size_t>(root)] < 0)
+      gpu_->download(slot_gpu_[static_cast<size_t>(buffer_of_[static_cast<size_t>(root)])], a.data(), a.nbytes());
+    else
+      std::memcpy(a.data(), address(root), a.nbytes());
     outs.push_back(a);
   }
   return outs;
 }
 
+rt::TimeResult Executor::time(const rt::TimeOptions& options) {
+  if (gpu_) return gpu_->time(options);
+  return rt::time_function([this] { run_again(); }, options);
+}
+
 std::vector<double> Executor::time_steps(const rt::TimeOptions& options) {
   run_again();
   std::vector<double> ms;
+  if (gpu_) {
+    for (size_t s = 0; s < steps_.size(); ++s) ms.push_back(gpu_->time_step(s, options).median_ms);
+    return ms;
+  }
   for (size_t s = 0; s < steps_.size(); ++s) {
     auto fn = reinterpret_cast<kiln_packed_fn>(step_fns_[s]);
     void** args = step_ptrs_[s].data();
@@ -336,6 +382,10 @@ std::vector<double> Executor::time_steps(const rt::TimeOptions& options) {
 }
 
 void Executor::run_again() {
+  if (gpu_) {
+    gpu_->run();
+    return;
+  }
   for (size_t s = 0; s < steps_.size(); ++s) {
     auto fn = reinterpret_cast<kiln_packed_fn>(step_fns_[s]);
     const int32_t rc = fn(step_ptrs_[s].data());

@@ -1,8 +1,9 @@
-// Runs an imported network on this CPU: every node that does not fold is
-// compiled by kiln (its operator family's schedule, the best tuned record of
-// a database when there is one, else the template's default; a generic
-// schedule for the rest), and its intermediate tensors share buffers by
-// lifetime.
+// Runs an imported network on this CPU, or on a GPU (a cuda target): every
+// node that does not fold is compiled by kiln (graph/node_schedules.h: its
+// operator family's template, with the best tuned record of a database when
+// there is one, else the template's default; a generic schedule for the
+// rest), and its intermediate tensors share buffers by lifetime (in device
+// memory on a GPU, graph/gpu_network.h).
 #pragma once
 
 #include <map>
@@ -22,6 +23,10 @@ class JitModule;
 }
 
 namespace kiln::graph {
+class GpuNetwork;
+}
+
+namespace kiln::graph {
 
 struct ExecutorOptions {
   std::string db_path;  // tuning database ("" for none)
@@ -29,6 +34,10 @@ struct ExecutorOptions {
   bool plan_layouts = true;  // then graph/layout_planning.h (with optimize)
   bool fuse = true;     // fuse element-wise chains into one kernel
   bool jit = true;      // compile the kernels for this process (false: the plan only, kiln lib --model)
+  // Target string: "" is this machine; a cuda target runs on the first GPU
+  // (without layout planning or packed weights: those are the CPU
+  // templates').
+  std::string target;
 };
 
 // One compiled node of the plan.
@@ -80,8 +89,14 @@ class Executor {
   std::vector<rt::NDArray> run(const std::vector<rt::NDArray>& inputs);
   // Runs the steps on the inputs of the last run() (for timing).
   void run_again();
+  // Times run_again() (rt::time_function; on a GPU, CUDA events around the
+  // launches, rt::cuda::time_enqueued).
+  rt::TimeResult time(const rt::TimeOptions& options);
   // The median latency of each step alone (after one whole run), in steps() order.
   std::vector<double> time_steps(const rt::TimeOptions& options);
+  // Whether the network runs on a GPU, and that GPU's name ("" on a CPU).
+  bool on_gpu() const { return gpu_ != nullptr; }
+  std::string device_name() const;
 
  private:
   // Element-wise fusion: which nodes another node's kernel computes, and the
@@ -98,7 +113,9 @@ class Executor {
   bool fusable(size_t node) const;
   FusedGroups fuse_elementwise() const;
   void* address(int value) const;
+  uint64_t device_address(int value) const;
   void plan_memory();
+  void place_on_gpu();
 
   Graph g_;
   InferredGraph inferred_;
@@ -106,6 +123,8 @@ class Executor {
   std::vector<void*> step_fns_;
   std::vector<std::vector<void*>> step_ptrs_;
   std::unique_ptr<JitModule> jit_;
+  std::unique_ptr<GpuNetwork> gpu_;
+  std::vector<int> owned_gpu_, slot_gpu_;  // device buffers of owned_ and of the shared buffers
   std::vector<LoweredFunc> funcs_;
   std::vector<int64_t> slot_bytes_;
   // Storage: per value, the array holding it (constants and inputs own

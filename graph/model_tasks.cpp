@@ -9,14 +9,17 @@
 
 namespace kiln::graph {
 
-std::vector<ModelTask> extract_tasks(Graph& g) {
-  PassStats stats = optimize(g);
-  plan_layouts(g, &stats);
+std::vector<ModelTask> extract_tasks(Graph& g, const NodeTarget& target) {
+  // The executor's passes for the target: the blocked layouts and packed
+  // weights are the CPU templates'.
+  PassStats stats = optimize(g, !target.cuda());
+  if (!target.cuda()) plan_layouts(g, &stats);
   const InferredGraph inf = infer_and_fold(g);
   std::map<std::string, ModelTask> by_workload;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const NodeCompute& c = inf.computes[i];
     if (inf.folded[i] || !c.op) continue;
+    if (target.cuda() && !template_takes(*c.op, target)) continue;
     ModelTask& t = by_workload[c.op->canonical];
     t.workload = c.op->canonical;
     t.flops = c.op->flops;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/node_schedules.h"
 
 namespace kiln::graph {
 
@@ -17,8 +18,9 @@ struct ModelTask {
   std::vector<std::string> nodes;  // their names (the first few)
 };
 
-// The tasks of `g` (which is optimized and shape-inferred in place, as the
-// executor does), heaviest total FLOPs first.
-std::vector<ModelTask> extract_tasks(Graph& g);
+// The tasks of `g` on `target` (g is optimized and shape-inferred in place,
+// as the executor does for that target), heaviest total FLOPs first. On a
+// GPU, nodes that no cuda template takes run generic kernels: no task.
+std::vector<ModelTask> extract_tasks(Graph& g, const NodeTarget& target);
 
 }  // namespace kiln::graph

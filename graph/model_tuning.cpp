@@ -44,6 +44,7 @@ NetworkTiming measure_network(const ModelTuneOptions& o) {
           Graph g = import_onnx(o.model, o.input_shapes);
           ExecutorOptions eo;
           eo.db_path = o.db;
+          eo.target = o.target;
           Executor ex(std::move(g), eo);
           std::vector<rt::NDArray> ins;
           for (int id : ex.graph().inputs) {
@@ -56,7 +57,7 @@ NetworkTiming measure_network(const ModelTuneOptions& o) {
           rt::TimeOptions t;
           t.repeat = 5;
           t.min_repeat_ms = 50;
-          out["total_ms"] = rt::time_function([&] { ex.run_again(); }, t).median_ms;
+          out["total_ms"] = ex.time(t).median_ms;
           t.repeat = 3;
           t.min_repeat_ms = 10;
           const std::vector<double> ms = ex.time_steps(t);
@@ -90,9 +91,11 @@ ModelTuneResult tune_model(const ModelTuneOptions& o,
   user_check(o.batch > 0) << "--batch must be positive";
   const double start = now_s();
   Graph g = import_onnx(o.model, o.input_shapes);
-  const std::vector<ModelTask> model_tasks = extract_tasks(g);
-  user_check(!model_tasks.empty()) << "model '" << o.model << "' has no node that a tunable operator computes";
-  const Target target = Target::host();
+  const NodeTarget node_target = NodeTarget::parse(o.target);
+  const Target& target = node_target.target;
+  const std::vector<ModelTask> model_tasks = extract_tasks(g, node_target);
+  user_check(!model_tasks.empty()) << "model '" << o.model << "' has no node that a tunable operator computes"
+                                   << (target.is_cuda() ? " on a GPU" : "");
   auto db = Database::open(o.db);
 
   // Each task's latency so far: the database's best, or its default config

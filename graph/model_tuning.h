@@ -23,6 +23,7 @@ struct ModelTuneOptions {
   std::string model;
   std::map<std::string, std::vector<int64_t>> input_shapes;
   std::string db = "kiln.db";
+  std::string target;      // "" this machine; a cuda target tunes and measures on the first GPU
   int trials = 0;          // measured configs over all tasks, earlier ones included (0: no limit)
   double time_s = 0;       // wall-clock budget of this job (0: no limit)
   int batch = 32;          // trials per round

@@ -193,7 +193,7 @@ std::string activation_after(const Graph& g, const Uses& uses, int x, std::vecto
 
 }  // namespace
 
-PassStats optimize(Graph& g) {
+PassStats optimize(Graph& g, bool pack_weights) {
   PassStats st;
   std::set<int> removed;
   auto rebuild = [&]() {
@@ -293,7 +293,7 @@ PassStats optimize(Graph& g) {
     for (Node& mm : g.nodes) {
       const bool eligible = mm.op_type == "MatMul" && mm.inputs.size() >= 2 && mm.inputs[0] >= 0 && mm.inputs[1] >= 0;
       const Value* b = eligible ? &g.values[static_cast<size_t>(mm.inputs[1])] : nullptr;
-      if (!b || !b->constant || b->dtype != DType::f32() || b->shape.size() != 2 ||
+      if (!pack_weights || !b || !b->constant || b->dtype != DType::f32() || b->shape.size() != 2 ||
           g.values[static_cast<size_t>(mm.inputs[0])].dtype != DType::f32()) {
         nodes.push_back(std::move(mm));
         continue;

