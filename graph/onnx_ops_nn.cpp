@@ -183,7 +183,11 @@ NodeCompute conv(const NodeArgs& a) {
 
 // ConvTranspose: every input pixel scatters its kernel into the output; as a
 // gather, output position o takes input i where o = i*stride + r*dilation -
-// pad, for the taps r where that division is exact.
+// pad, for the taps r where that division is exact. Along an axis whose
+// kernel is no longer than its stride (undilated: the 2x2 stride-2
+// upsampling of detection heads), at most one tap reaches o, r = (o + pad)
+// mod stride, so that axis has no reduction: the kernel reads one tap
+// instead of testing every tap for exactness (and the sum gains no zeros).
 NodeCompute conv_transpose(const NodeArgs& a) {
   const std::vector<int64_t>& in = a.shape(0);
   const std::vector<int64_t>& ws = a.shape(1);
@@ -218,13 +222,24 @@ NodeCompute conv_transpose(const NodeArgs& a) {
     std::vector<Expr> xi = {i[0], ci}, wi = {ci, groups == 1 ? Expr(i[1]) : floormod(i[1], Expr(Kg))};
     Expr ok;
     for (size_t k = 0; k < nd; ++k) {
-      axes.push_back(reduce_axis(Expr(kernel[k]), "r" + std::to_string(k)));
-      Expr num = i[k + 2] + Expr(pads[k]) - axes.back()->var * Expr(dil[k]);
-      Expr pos = floordiv(num, Expr(stride[k]));
-      Expr valid = num >= 0 && floormod(num, Expr(stride[k])) == 0 && pos < Expr(in[k + 2]);
+      Expr valid, pos, tap;
+      if (kernel[k] <= stride[k] && dil[k] == 1 && pads[k] >= 0) {
+        const Expr num = i[k + 2] + Expr(pads[k]);  // >= 0
+        tap = floormod(num, Expr(stride[k]));
+        pos = floordiv(num, Expr(stride[k]));
+        valid = pos < Expr(in[k + 2]);
+        if (kernel[k] < stride[k]) valid = valid && tap < Expr(kernel[k]);
+        tap = min(tap, Expr(kernel[k] - 1));
+      } else {
+        axes.push_back(reduce_axis(Expr(kernel[k]), "r" + std::to_string(k)));
+        const Expr num = i[k + 2] + Expr(pads[k]) - axes.back()->var * Expr(dil[k]);
+        tap = axes.back()->var;
+        pos = floordiv(num, Expr(stride[k]));
+        valid = num >= 0 && floormod(num, Expr(stride[k])) == 0 && pos < Expr(in[k + 2]);
+      }
       ok = ok.defined() ? (ok && valid) : valid;
       xi.push_back(max(min(pos, Expr(in[k + 2] - 1)), Expr(0)));
-      wi.push_back(axes.back()->var);
+      wi.push_back(tap);
     }
     return sum(select(ok, x(xi) * wt(wi), make_zero(x.dtype())), axes);
   }, bias ? "acc" : "out", "conv");

@@ -5,9 +5,9 @@
 // with the generic schedule). Random shapes (1, primes, odd sizes),
 // strides, paddings, groups and axes; one fixed seed plus a fresh one per run.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "codegen/runtime_dtype.h"
 #include "graph/executor.h"
@@ -86,6 +86,79 @@ void random_pool_and_softmax(uint64_t seed) {
   check_model(b, {{"x", {1, C, H, W}}}, seed, std::string(is_max ? "max" : "average") + " pool then softmax");
 }
 
+// ConvTranspose against a direct scatter of every input pixel (an
+// independent reference: the interpreter evaluates the same gather
+// expression the executor compiles). Kernels shorter than, as long as and
+// longer than their strides take different forms of that expression.
+void random_conv_transpose(uint64_t seed) {
+  Rng rng(seed);
+  const int64_t N = pick(rng, {1, 2}), groups = pick(rng, {1, 1, 2}), C = groups * pick(rng, {1, 3}),
+                Kg = pick(rng, {1, 2, 5});
+  const int64_t H = pick(rng, {1, 4, 7}), W = pick(rng, {2, 5});
+  std::vector<int64_t> kernel = {pick(rng, {1, 2, 3}), pick(rng, {1, 2, 3})},
+                       stride = {pick(rng, {1, 2, 3}), pick(rng, {1, 2})}, dil = {pick(rng, {1, 1, 2}), 1},
+                       pads = {pick(rng, {0, 1}), pick(rng, {0, 1}), pick(rng, {0, 1}), pick(rng, {0, 1})},
+                       out_pad = {0, 0};
+  for (int k = 0; k < 2; ++k) out_pad[k] = pick(rng, {0, 1}) * (std::max(stride[k], dil[k]) - 1);
+  std::vector<int64_t> out = {N, groups * Kg};
+  for (int k = 0; k < 2; ++k)
+    out.push_back((std::vector<int64_t>{H, W}[k] - 1) * stride[k] + (kernel[k] - 1) * dil[k] + 1 + out_pad[k] -
+                  pads[k] - pads[k + 2]);
+  if (out[2] <= 0 || out[3] <= 0) return;
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(N * C * H * W)), w(static_cast<size_t>(C * Kg * kernel[0] * kernel[1])),
+      bias(static_cast<size_t>(groups * Kg));
+  for (float& v : x) v = u(rng);
+  for (float& v : w) v = u(rng);
+  for (float& v : bias) v = u(rng);
+  OnnxBuilder b(11);
+  b.input("x", {N, C, H, W}).weight("w", {C, Kg, kernel[0], kernel[1]}, w).weight("b", {groups * Kg}, bias);
+  b.node("ConvTranspose", {"x", "w", "b"}, {"y"},
+         {{"group", groups},
+          {"kernel_shape", kernel},
+          {"strides", stride},
+          {"dilations", dil},
+          {"pads", pads},
+          {"output_padding", out_pad}})
+      .output("y");
+  std::ostringstream what;
+  what << "ConvTranspose seed " << seed << ": N=" << N << " C=" << C << " groups=" << groups << " Kg=" << Kg
+       << " HxW=" << H << "x" << W << " kernel=" << kernel[0] << "x" << kernel[1] << " stride=" << stride[0] << ","
+       << stride[1] << " dilation=" << dil[0] << " pads=" << pads[0] << "," << pads[1] << "," << pads[2] << ","
+       << pads[3] << " output_padding=" << out_pad[0] << "," << out_pad[1];
+  INFO(what.str());
+  std::vector<double> want(static_cast<size_t>(out[0] * out[1] * out[2] * out[3]));
+  const int64_t OH = out[2], OW = out[3], K = groups * Kg, Cg = C / groups;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t i = 0; i < OH * OW; ++i)
+        want[static_cast<size_t>((n * K + k) * OH * OW + i)] = bias[static_cast<size_t>(k)];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t ih = 0; ih < H; ++ih)
+        for (int64_t iw = 0; iw < W; ++iw)
+          for (int64_t kk = 0; kk < Kg; ++kk)
+            for (int64_t r = 0; r < kernel[0]; ++r)
+              for (int64_t s = 0; s < kernel[1]; ++s) {
+                const int64_t oh = ih * stride[0] + r * dil[0] - pads[0], ow = iw * stride[1] + s * dil[1] - pads[1];
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                const int64_t k = (c / Cg) * Kg + kk;
+                want[static_cast<size_t>(((n * K + k) * OH + oh) * OW + ow)] +=
+                    static_cast<double>(x[static_cast<size_t>(((n * C + c) * H + ih) * W + iw)]) *
+                    w[static_cast<size_t>(((c * Kg + kk) * kernel[0] + r) * kernel[1] + s)];
+              }
+  graph::Executor ex(graph::import_onnx_bytes(b.bytes(), "model", {}), {});
+  rt::NDArray xa = rt::NDArray::empty({N, C, H, W}, rt::DataType::f32());
+  std::memcpy(xa.data(), x.data(), x.size() * sizeof(float));
+  const std::vector<rt::NDArray> got = ex.run({xa});
+  REQUIRE(got.size() == 1);
+  REQUIRE(got[0].shape() == out);
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(got[0].data_as<float>()[i]) - want[i]));
+  CHECK(worst <= 1e-4);
+}
+
 }  // namespace
 
 TEST_CASE("executor: random convolutions (kiln's conv2d ops and direct expressions) equal the interpreter") {
@@ -93,6 +166,13 @@ TEST_CASE("executor: random convolutions (kiln's conv2d ops and direct expressio
   const uint64_t run = testing::run_seed();
   INFO(testing::seed_note(run));
   for (uint64_t k = 0; k < 6; ++k) random_conv(run * 31 + k);
+}
+
+TEST_CASE("executor: random transposed convolutions equal a direct scatter of their input") {
+  for (uint64_t s = 1; s <= 24; ++s) random_conv_transpose(s);
+  const uint64_t run = testing::run_seed();
+  INFO(testing::seed_note(run));
+  for (uint64_t k = 0; k < 8; ++k) random_conv_transpose(run * 37 + k);
 }
 
 TEST_CASE("executor: random matrix products equal the interpreter") {
