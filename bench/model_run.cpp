@@ -86,6 +86,7 @@ ModelRunResult run_model(const ModelRunOptions& o) {
   r.fused_biases = ex.pass_stats().fused_bias;
   r.packed_weights = ex.pass_stats().packed_weights;
   r.padded_inputs = ex.pass_stats().padded_inputs;
+  r.gemm_conv_transposes = ex.pass_stats().gemm_conv_transposes;
   r.blocked_convs = ex.pass_stats().blocked_convs;
   r.blocked_nodes = ex.pass_stats().blocked_nodes;
   r.layout_conversions = ex.pass_stats().layout_conversions;

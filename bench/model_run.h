@@ -46,6 +46,7 @@ struct ModelOutputCheck {
 struct ModelRunResult {
   int model_nodes = 0;  // before the graph passes
   int folded_affine = 0, fused_activations = 0, fused_biases = 0, packed_weights = 0, padded_inputs = 0;
+  int gemm_conv_transposes = 0;                                      // graph/conv_transpose_gemm.h
   int blocked_convs = 0, blocked_nodes = 0, layout_conversions = 0;  // graph/layout_planning.h
   int nodes = 0, folded = 0, views = 0, steps = 0, distinct_kernels = 0;
   int fused_elementwise = 0;  // nodes computed inside another node's kernel

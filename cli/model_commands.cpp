@@ -41,11 +41,9 @@ int run_model_command(RunModelOptions& o) {
   nlohmann::json j;
   j["model"] = o.run.model;
   j["model_nodes"] = r.model_nodes;
-  j["passes"] = {{"folded_affine", r.folded_affine},
-                 {"fused_activations", r.fused_activations},
-                 {"fused_biases", r.fused_biases},
-                 {"packed_weights", r.packed_weights},
-                 {"padded_inputs", r.padded_inputs}};
+  j["passes"] = {{"folded_affine", r.folded_affine}, {"fused_activations", r.fused_activations},
+                 {"fused_biases", r.fused_biases},   {"packed_weights", r.packed_weights},
+                 {"padded_inputs", r.padded_inputs}, {"gemm_conv_transposes", r.gemm_conv_transposes}};
   j["layouts"] = {{"blocked_convolutions", r.blocked_convs},
                   {"blocked_nodes", r.blocked_nodes},
                   {"conversions", r.layout_conversions}};
@@ -85,7 +83,8 @@ int run_model_command(RunModelOptions& o) {
     std::cout << o.run.model << ": " << r.model_nodes << " nodes; passes folded " << r.folded_affine
               << " batch norms and per-channel affines into convolutions, fused " << r.fused_activations
               << " activations and " << r.fused_biases << " biases, packed " << r.packed_weights
-              << " matrix weights, padded " << r.padded_inputs << " convolution inputs; layouts: " << r.blocked_convs
+              << " matrix weights, padded " << r.padded_inputs << " convolution inputs, ran " << r.gemm_conv_transposes
+              << " transposed convolutions as matrix products; layouts: " << r.blocked_convs
               << " convolutions on NCHW[x]c with weights packed at compile time, " << r.blocked_nodes
               << " element-wise and pool nodes blocked, " << r.layout_conversions << " conversions; " << r.nodes
               << " nodes left: " << r.folded << " folded at compile time, " << r.views << " views, "

@@ -12,6 +12,7 @@
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
 #include "compute/printer.h"
+#include "graph/conv_transpose_gemm.h"
 #include "graph/gpu_network.h"
 #include "graph/layout_planning.h"
 #include "graph/node_schedules.h"
@@ -40,8 +41,12 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
     std::string why;
     user_check(rt::cuda::available(&why)) << "--target cuda runs the network on a GPU, and " << why;
   }
+  user_check(nt.cuda() || !options.jit || nt.target.is_host())
+      << "the network runs on this machine or its GPU; target '" << nt.target.str()
+      << "' is neither (give no --target, or a cuda one)";
   if (options.optimize) {
     pass_stats_ = optimize(g_, !nt.cuda());
+    conv_transpose_as_gemm(g_, &pass_stats_);
     if (options.plan_layouts && !nt.cuda()) plan_layouts(g_, &pass_stats_);
   }
   inferred_ = infer_and_fold(g_);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "graph/conv_transpose_gemm.h"
 #include "graph/layout_planning.h"
 #include "graph/passes.h"
 #include "graph/shape_inference.h"
@@ -13,6 +14,7 @@ std::vector<ModelTask> extract_tasks(Graph& g, const NodeTarget& target) {
   // The executor's passes for the target: the blocked layouts and packed
   // weights are the CPU templates'.
   PassStats stats = optimize(g, !target.cuda());
+  conv_transpose_as_gemm(g, &stats);
   if (!target.cuda()) plan_layouts(g, &stats);
   const InferredGraph inf = infer_and_fold(g);
   std::map<std::string, ModelTask> by_workload;

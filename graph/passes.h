@@ -16,6 +16,7 @@ struct PassStats {
   int fused_bias = 0;        // Add of a constant row fused into a MatMul
   int packed_weights = 0;    // MatMul weights packed once, at compile time
   int padded_inputs = 0;     // Conv inputs zero-padded by a kPadSpatial node (padding unequal across sides)
+  int gemm_conv_transposes = 0;  // upsampling ConvTransposes run as a MatMul (graph/conv_transpose_gemm.h)
   // graph/layout_planning.h
   int blocked_convs = 0;       // convolutions run on NCHW[x]c, their weights packed at compile time
   int blocked_nodes = 0;       // element-wise nodes and global pools run on NCHW[x]c tensors

@@ -30,6 +30,7 @@ KILN_LIBCUDA=/nonexistent/libcuda.so.1 expect 2 \
   "--target cuda runs the network on a GPU, and the CUDA driver (/nonexistent/libcuda.so.1) was not found" -- \
   run-model "$CONV" --target cuda
 expect 2 "unknown target kind 'gpu'" -- run-model "$CONV" --target gpu
+expect 2 "' is neither (give no --target, or a cuda one)" -- run-model "$CONV" --target "llvm -mtriple=aarch64-linux-gnu"
 if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ] && [ -f "$CONV" ]; then
   KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" KILN_FAKE_CUDA_DEVICES=0 expect 2 "reports no GPU" -- run-model "$CONV" --target cuda
   KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" expect 2 "is not the architecture of GPU 0 (kiln fake H100, sm_90)" -- \

@@ -126,6 +126,20 @@ TEST_CASE(
   check_model(b, {{"x", {2, 5, 6}}}, 3, "layer norm and glue", on_cuda());
 }
 
+TEST_CASE("graph cuda: an upsampling ConvTranspose (a matrix product then an interleave) agrees with the interpreter") {
+  FakeGpu gpu;
+  OnnxBuilder b(11);
+  b.input("x", {1, 5, 3, 4}).weight("w", {5, 3, 2, 2}, {}, 2).weight("b", {3}, {}, 3);
+  b.node("ConvTranspose", {"x", "w", "b"}, {"c"}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})
+      .node("Sigmoid", {"c"}, {"y"})
+      .output("y");
+  auto ex = check_model(b, {{"x", {1, 5, 3, 4}}}, 5, "upsampling", on_cuda());
+  CHECK(ex->pass_stats().gemm_conv_transposes == 1);
+  const graph::PlanStep* mm = step_of(*ex, "MatMul");
+  REQUIRE(mm);
+  CHECK(mm->config_source == "default");
+}
+
 TEST_CASE("graph cuda: random networks of convolutions and element-wise nodes agree with the interpreter") {
   FakeGpu gpu;
   // Odd sizes and primes: one channel, 3, 7; extents 3 to 10.

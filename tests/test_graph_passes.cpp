@@ -163,6 +163,52 @@ TEST_CASE("passes: a convolution padded differently on its sides reads a zero-pa
   CHECK(run(strided, 3, "conv with unequal strides")->pass_stats().padded_inputs == 0);
 }
 
+TEST_CASE("passes: an upsampling ConvTranspose (kernel equal to its stride) runs as a matrix product") {
+  using Ints = std::vector<int64_t>;
+  // Square and oblong kernels, with and without a bias, then a relu.
+  for (const Ints& k : {Ints{2, 2}, Ints{3, 2}, Ints{1, 1}}) {
+    for (bool bias : {false, true}) {
+      OnnxBuilder b(11);
+      b.input("x", {1, 6, 5, 7}).weight("w", {6, 4, k[0], k[1]}, {}, 2).weight("b", {4}, {}, 3);
+      std::vector<std::string> ins = {"x", "w"};
+      if (bias) ins.push_back("b");
+      b.node("ConvTranspose", ins, {"c"}, {{"kernel_shape", k}, {"strides", k}}).node("Relu", {"c"}, {"y"}).output("y");
+      INFO(k[0] << "x" << k[1] << (bias ? " bias" : ""));
+      auto ex = check_model(b, {{"x", {1, 6, 5, 7}}}, 12, "upsampling ConvTranspose");
+      CHECK(ex->pass_stats().gemm_conv_transposes == 1);
+      // The product: Wt [4*kh*kw, 6] times x as [6, 35].
+      int products = 0;
+      for (const graph::PlanStep& s : ex->steps())
+        if (s.workload.rfind("matmul:M=" + std::to_string(4 * k[0] * k[1]) + ",N=35,K=6,", 0) == 0) ++products;
+      CHECK(products == 1);
+    }
+  }
+  // Padding, output padding, a stride other than the kernel, two groups or a
+  // batch of two keep the gather (and still agree with the interpreter).
+  struct Case {
+    const char* what;
+    Ints x, w, strides, pads, out_pad;
+    int64_t groups;
+  };
+  for (const Case& c : {Case{"pads", {1, 4, 5, 5}, {4, 3, 2, 2}, {2, 2}, {1, 0, 1, 0}, {0, 0}, 1},
+                        Case{"output padding", {1, 4, 5, 5}, {4, 3, 2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 0}, 1},
+                        Case{"stride 3", {1, 4, 5, 5}, {4, 3, 2, 2}, {3, 3}, {0, 0, 0, 0}, {0, 0}, 1},
+                        Case{"groups", {1, 4, 5, 5}, {4, 3, 2, 2}, {2, 2}, {0, 0, 0, 0}, {0, 0}, 2},
+                        Case{"batch 2", {2, 4, 5, 5}, {4, 3, 2, 2}, {2, 2}, {0, 0, 0, 0}, {0, 0}, 1}}) {
+    OnnxBuilder b(11);
+    b.input("x", c.x).weight("w", c.w, {}, 4);
+    b.node("ConvTranspose", {"x", "w"}, {"y"},
+           {{"kernel_shape", Ints{2, 2}},
+            {"strides", c.strides},
+            {"pads", c.pads},
+            {"output_padding", c.out_pad},
+            {"group", c.groups}})
+        .output("y");
+    auto ex = check_model(b, {{"x", c.x}}, 13, c.what);
+    CHECK(ex->pass_stats().gemm_conv_transposes == 0);
+  }
+}
+
 TEST_CASE("import: a depthwise Conv with strides (2, 1) runs on depthwise_conv2d with its own stride in W") {
   // The classifier's MobileNetV3 downsamples rows only.
   OnnxBuilder b(11);
