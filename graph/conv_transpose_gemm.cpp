@@ -1,5 +1,6 @@
 #include "graph/conv_transpose_gemm.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "graph/shape_inference.h"
@@ -49,6 +50,8 @@ bool upsampling(const Graph& g, const Node& n) {
 }  // namespace
 
 void conv_transpose_as_gemm(Graph& g, PassStats* stats) {
+  // Shapes are needed, and inferring them costs a pass over the graph.
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type == "ConvTranspose"; })) return;
   infer_and_fold(g);
   std::vector<Node> nodes;
   for (Node& n : g.nodes) {
