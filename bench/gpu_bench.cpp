@@ -1,9 +1,6 @@
 #include "bench/gpu_bench.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
-#include <filesystem>
 #include <ostream>
 
 #include "base/error.h"
@@ -14,6 +11,7 @@
 #include "codegen/cuda_codegen.h"
 #include "codegen/gpu_build.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/temp_dir.h"
 #include "tasks/gpu_runner.h"
 #include "tasks/kernel_build.h"
 #include "tasks/task_factory.h"
@@ -52,21 +50,6 @@ std::vector<std::string> chosen_gpu_baselines(const BenchOptions& o, std::ostrea
   }
   return out;
 }
-
-// A temporary folder for the stand-in driver's images (KILN_GPU_IMAGE=emulated),
-// removed with the object.
-struct ImageDir {
-  std::string path;
-  ImageDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-bench-gpu-XXXXXX").string();
-    user_check(::mkdtemp(tmpl.data()) != nullptr) << "cannot create a temporary directory for GPU images";
-    path = tmpl;
-  }
-  ~ImageDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 std::string kernels_text(const std::vector<CudaKernelResources>& resources, size_t kernels) {
   std::string s = std::to_string(kernels) + (kernels == 1 ? " kernel" : " kernels");
@@ -195,10 +178,11 @@ json run_gpu_bench(const BenchOptions& o, std::ostream& log) {
       << (names.empty() ? std::string("none") : "") ;
   for (size_t i = 0; i < names.size(); ++i) log << (i ? ", " : "") << names[i];
   log << "\n";
-  ImageDir images;
+  // The stand-in driver's images (KILN_GPU_IMAGE=emulated), removed at the end.
+  rt::TempDir images("kiln-bench-gpu", "GPU images");
   result["workloads"] = json::array();
   for (auto& w : workloads)
-    result["workloads"].push_back(bench_gpu_workload(w, target, o, names, ctx, images.path, log));
+    result["workloads"].push_back(bench_gpu_workload(w, target, o, names, ctx, images.path(), log));
   result["geomean"] = geomeans(result["workloads"], names);
   return result;
 }

@@ -6,28 +6,27 @@
 // barrier divergence; its timings say nothing about a GPU. Without
 // --emulate it is compiled by NVRTC and runs on the first GPU (the CUDA
 // driver opened with dlopen), timed with events.
-#include <stdlib.h>
-
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "base/error.h"
 #include "cli/commands.h"
-#include "tasks/kernel_build.h"
-#include "tasks/reference_check.h"
 #include "codegen/build.h"
 #include "codegen/cuda_codegen.h"
 #include "codegen/cuda_emulation.h"
 #include "codegen/nvrtc.h"
-#include "runtime/cuda_driver.h"
-#include "tasks/gpu_runner.h"
-#include "runtime/module.h"
 #include "codegen/runtime_dtype.h"
-#include "base/error.h"
 #include "runtime/c_api.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/module.h"
 #include "runtime/ndarray.h"
+#include "runtime/temp_dir.h"
 #include "runtime/time_evaluator.h"
+#include "tasks/gpu_runner.h"
+#include "tasks/kernel_build.h"
+#include "tasks/reference_check.h"
 
 namespace kiln::cli {
 
@@ -114,15 +113,13 @@ int run_on_gpu(const RunOptions& o, const BuiltKernel& k) {
 int run(const RunOptions& o) {
   BuiltKernel k = build_kernel(o.workload, o.target, o.db, o.config);
   std::unique_ptr<JitModule> jit;
+  std::optional<rt::TempDir> emu_dir;  // declared first: removed after the module unloads
   std::shared_ptr<rt::Module> emulated;
-  std::string emu_dir;
   kiln_packed_fn fn = nullptr;
   if (k.target.is_cuda() && !o.emulate) return run_on_gpu(o, k);
   if (k.target.is_cuda()) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-emulate-XXXXXX").string();
-    user_check(::mkdtemp(tmpl.data()) != nullptr) << "cannot create a temporary directory for the emulated kernel";
-    emu_dir = tmpl;
-    EmulatedModule em = build_emulated_module(emit_cuda(k.func, k.gpu), emu_dir);
+    emu_dir.emplace("kiln-emulate", "the emulated kernel");
+    EmulatedModule em = build_emulated_module(emit_cuda(k.func, k.gpu), emu_dir->path());
     emulated = rt::Module::load(em.path);
     fn = emulated->get_function(k.func.name);
   } else {
@@ -133,13 +130,6 @@ int run(const RunOptions& o) {
     fn = jit->get_function(k.func.name);
   }
   internal_assert(fn) << "compiled module lacks " << k.func.name;
-  struct RemoveDir {
-    std::string path;
-    ~RemoveDir() {
-      std::error_code ec;
-      if (!path.empty()) std::filesystem::remove_all(path, ec);
-    }
-  } cleanup{emu_dir};
 
   std::vector<rt::NDArray> arrays = random_arguments(k, o.seed);
   std::vector<void*> ptrs;

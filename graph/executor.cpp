@@ -12,11 +12,9 @@
 #include "codegen/build.h"
 #include "codegen/runtime_dtype.h"
 #include "compute/printer.h"
-#include "graph/conv_transpose_gemm.h"
 #include "graph/gpu_network.h"
-#include "graph/layout_planning.h"
 #include "graph/node_schedules.h"
-#include "runtime/cuda_driver.h"
+#include "graph/target_passes.h"
 #include "tuner/database.h"
 
 namespace kiln::graph {
@@ -36,18 +34,12 @@ std::string kernel_key(LoweredFunc f) {
 
 Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   const NodeTarget nt = NodeTarget::parse(options.target);
-  if (nt.cuda() && options.jit) {
-    // Before anything is compiled: a machine without a GPU is told at once.
-    std::string why;
-    user_check(rt::cuda::available(&why)) << "--target cuda runs the network on a GPU, and " << why;
-  }
+  if (nt.cuda() && options.jit) gpu_ = std::make_unique<GpuNetwork>(nt.target);
   user_check(nt.cuda() || !options.jit || nt.target.is_host())
       << "the network runs on this machine or its GPU; target '" << nt.target.str()
       << "' is neither (give no --target, or a cuda one)";
   if (options.optimize) {
-    pass_stats_ = optimize(g_, !nt.cuda());
-    conv_transpose_as_gemm(g_, &pass_stats_);
-    if (options.plan_layouts && !nt.cuda()) plan_layouts(g_, &pass_stats_);
+    pass_stats_ = rewrite_for_target(g_, nt, options.plan_layouts);
   }
   inferred_ = infer_and_fold(g_);
   std::unique_ptr<Database> db;
@@ -117,8 +109,8 @@ Executor::Executor(Graph g, const ExecutorOptions& options) : g_(std::move(g)) {
   distinct_kernels_ = static_cast<int>(funcs.size());
   const auto t0 = std::chrono::steady_clock::now();
   if (!funcs.empty() && options.jit) {
-    if (nt.cuda())
-      gpu_ = std::make_unique<GpuNetwork>(nt.target, nt.gpu, funcs);
+    if (gpu_)
+      gpu_->load(nt.gpu, funcs);
     else
       jit_ = JitModule::compile(funcs, nt.target);
   }

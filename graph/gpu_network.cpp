@@ -1,10 +1,7 @@
 #include "graph/gpu_network.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <exception>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -54,27 +51,29 @@ std::vector<BuiltImage> build_images(const std::vector<LoweredFunc>& funcs, cons
 
 }  // namespace
 
-GpuNetwork::GpuNetwork(const Target& target, const GpuLimits& limits, const std::vector<LoweredFunc>& funcs) {
+GpuNetwork::GpuNetwork(const Target& target) {
   std::string why;
   user_check(rt::cuda::available(&why)) << "--target cuda runs the network on a GPU, and " << why;
   ctx_ = std::make_unique<rt::cuda::Context>(0);
   check_target_runs_on(ctx_->device(), target);
-  std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-network-XXXXXX").string();
-  user_check(::mkdtemp(tmpl.data()) != nullptr) << "cannot create a temporary directory for the network's kernels";
-  image_dir_ = tmpl;
-  for (BuiltImage& b : build_images(funcs, limits, image_dir_)) {
+}
+
+void GpuNetwork::load(const GpuLimits& limits, const std::vector<LoweredFunc>& funcs) {
+  image_dir_.emplace("kiln-network", "the network's kernels");
+  for (BuiltImage& b : build_images(funcs, limits, image_dir_->path())) {
     modules_.push_back(std::make_unique<rt::cuda::CudaModule>(b.image));
     launches_[b.source.function] = kernel_launches(*modules_.back(), artifact_kernels(b.source));
   }
 }
 
 GpuNetwork::~GpuNetwork() {
+  // The modules unload before their directory goes, and everything before
+  // the context.
   steps_.clear();
   buffers_.clear();
   launches_.clear();
   modules_.clear();
-  std::error_code ec;
-  if (!image_dir_.empty()) std::filesystem::remove_all(image_dir_, ec);
+  image_dir_.reset();
 }
 
 int GpuNetwork::allocate(size_t bytes) {

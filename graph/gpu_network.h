@@ -7,22 +7,27 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/target.h"
 #include "compute/function.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/temp_dir.h"
 #include "schedule/gpu_limits.h"
 
 namespace kiln::graph {
 
 class GpuNetwork {
  public:
-  // Makes the first GPU's primary context current and builds every kernel
-  // of `funcs`. user_error when there is no GPU or driver, when the GPU is
-  // not the target's architecture, or when a kernel does not compile.
-  GpuNetwork(const Target& target, const GpuLimits& limits, const std::vector<LoweredFunc>& funcs);
+  // Makes the first GPU's primary context current. user_error when there is
+  // no GPU or driver, or when the GPU is not the target's architecture: made
+  // before anything is lowered, so that such a machine is told at once.
+  explicit GpuNetwork(const Target& target);
+  // Builds every kernel of `funcs` (lowered with lower_gpu for `limits`) and
+  // loads them; user_error when one does not compile.
+  void load(const GpuLimits& limits, const std::vector<LoweredFunc>& funcs);
   ~GpuNetwork();
   GpuNetwork(const GpuNetwork&) = delete;
   GpuNetwork& operator=(const GpuNetwork&) = delete;
@@ -54,7 +59,7 @@ class GpuNetwork {
   };
   // Declared first: destroyed after the modules and buffers that live in it.
   std::unique_ptr<rt::cuda::Context> ctx_;
-  std::string image_dir_;  // emulated images' shared objects ("" for cubins)
+  std::optional<rt::TempDir> image_dir_;  // the emulated images' shared objects (made by load)
   std::vector<std::unique_ptr<rt::cuda::CudaModule>> modules_;
   std::map<std::string, std::vector<rt::cuda::KernelLaunch>> launches_;
   std::vector<rt::cuda::DeviceBuffer> buffers_;

@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <map>
 
-#include "graph/conv_transpose_gemm.h"
-#include "graph/layout_planning.h"
-#include "graph/passes.h"
 #include "graph/shape_inference.h"
+#include "graph/target_passes.h"
 
 namespace kiln::graph {
 
 std::vector<ModelTask> extract_tasks(Graph& g, const NodeTarget& target) {
-  // The executor's passes for the target: the blocked layouts and packed
-  // weights are the CPU templates'.
-  PassStats stats = optimize(g, !target.cuda());
-  conv_transpose_as_gemm(g, &stats);
-  if (!target.cuda()) plan_layouts(g, &stats);
+  rewrite_for_target(g, target);
   const InferredGraph inf = infer_and_fold(g);
   std::map<std::string, ModelTask> by_workload;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "kernels/generic_schedule.h"
 
 namespace kiln {
 
@@ -39,19 +40,7 @@ ScheduledOp generic_gpu_schedule(const std::vector<Tensor>& inputs, const std::v
                                  const GpuLimits& gpu) {
   auto sch = std::make_shared<Schedule>(outputs);
   Schedule& s = *sch;
-  auto is_output = [&](const Operation& op) {
-    return std::any_of(outputs.begin(), outputs.end(), [&](const Tensor& t) { return t->op == op; });
-  };
-  // Element-wise stages inline; the outputs are the kernels.
-  std::vector<Operation> reductions;
-  for (const Operation& op : post_dfs_order(outputs)) {
-    const auto* c = op.as<ComputeOpNode>();
-    if (!c || is_output(op)) continue;
-    if (c->reduce_axis.empty())
-      s[op].compute_inline();
-    else
-      reductions.push_back(op);
-  }
+  const std::vector<Operation> reductions = inline_elementwise_stages(s, outputs);
   std::vector<IterVar> threads;
   for (const Tensor& out : outputs) {
     const auto* c = out->op.as<ComputeOpNode>();

@@ -59,22 +59,33 @@ void schedule_root(Stage st, const CpuInfo& cpu, DType dtype) {
 
 }  // namespace
 
+std::vector<Operation> inline_elementwise_stages(Schedule& s, const std::vector<Tensor>& outputs) {
+  std::vector<Operation> reductions;
+  for (const Operation& op : post_dfs_order(outputs)) {
+    const auto* c = op.as<ComputeOpNode>();
+    const bool is_output = std::any_of(outputs.begin(), outputs.end(), [&](const Tensor& t) { return t->op == op; });
+    if (!c || is_output) continue;
+    if (c->reduce_axis.empty())
+      s[op].compute_inline();
+    else
+      reductions.push_back(op);
+  }
+  return reductions;
+}
+
 ScheduledOp generic_schedule(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                              const CpuInfo& cpu) {
   auto sch = std::make_shared<Schedule>(outputs);
   Schedule& s = *sch;
-  auto is_output = [&](const Operation& op) {
-    return std::any_of(outputs.begin(), outputs.end(), [&](const Tensor& t) { return t->op == op; });
-  };
-  for (const Operation& op : post_dfs_order(outputs)) {
-    const auto* c = op.as<ComputeOpNode>();
-    if (!c) continue;
-    Stage st = s[op];
-    if (!is_output(op) && c->reduce_axis.empty()) {
-      st.compute_inline();
-      continue;
-    }
-    schedule_root(st, cpu, c->output_dtype());
+  // Every stage left (the reductions and the outputs) runs at the root.
+  for (const Operation& op : inline_elementwise_stages(s, outputs))
+    schedule_root(s[op], cpu, op.as<ComputeOpNode>()->output_dtype());
+  std::vector<Operation> done;
+  for (const Tensor& out : outputs) {
+    const auto* c = out->op.as<ComputeOpNode>();
+    if (!c || std::find(done.begin(), done.end(), out->op) != done.end()) continue;
+    done.push_back(out->op);
+    schedule_root(s[out->op], cpu, c->output_dtype());
   }
   std::vector<Tensor> args = inputs;
   args.insert(args.end(), outputs.begin(), outputs.end());

@@ -15,4 +15,9 @@ namespace kiln {
 ScheduledOp generic_schedule(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                              const CpuInfo& cpu);
 
+// Shared with the cuda generic schedule (kernels/generic_gpu_schedule.h):
+// inlines every element-wise stage that is not an output, and returns the
+// other stages that are not outputs (the reductions), producers first.
+std::vector<Operation> inline_elementwise_stages(Schedule& s, const std::vector<Tensor>& outputs);
+
 }  // namespace kiln
