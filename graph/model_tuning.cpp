@@ -137,7 +137,7 @@ ModelTuneResult tune_model(const ModelTuneOptions& o,
     if (i < 0) break;
     const Task& task = tasks[static_cast<size_t>(i)];
     const ScheduledTask& st = scheduler.tasks()[static_cast<size_t>(i)];
-    int batch = o.batch;
+    int batch = scheduler.batch_for(i, o.batch);
     if (o.trials > 0) batch = std::min(batch, o.trials - scheduler.total_trials());
     const Task& search = searches[static_cast<size_t>(i)];
     auto tuner = make_tuner(o.tuner, search, *db, target, std::cerr);
