@@ -1,6 +1,6 @@
 // `kiln lib --db F --out DIR [--name NAME] [--target T] [--workloads W... | --all]`
-// `kiln lib --model MODEL [--input NAME=SHAPE] [--db F] --out DIR [--name NAME]` (graph/model_library.h)
-// (a cuda target builds a library of CUDA kernels: library/cuda_library_builder.h)
+// `kiln lib --model MODEL [--input NAME=SHAPE] [--db F] --out DIR [--name NAME] [--target cuda]`
+// (graph/model_library.h) (a cuda target builds a library of CUDA kernels: library/cuda_library_builder.h)
 #include "cli/lib_command.h"
 
 #include <iomanip>
@@ -29,23 +29,27 @@ Handler add_lib_command(CLI::App& app) {
                                 "library name: symbol prefix, libNAME.a, NAME.h (default kiln_kernels; kiln_model with --model)");
   sub->add_option("--target", o->target,
                   "target string (default: this machine), e.g. \"llvm -mtriple=aarch64-linux-gnu\", or \"cuda "
-                  "-arch=sm_80\" for a library of CUDA kernels");
+                  "-arch=sm_80\" for a library of CUDA kernels (with --model: this machine or a cuda target)");
   auto* workloads = sub->add_option("--workloads", o->workloads, "the workloads to include (default: --all)");
   sub->add_flag("--all", *all, "every tuned workload of the database (the default)")->excludes(workloads);
   return [=]() {
     if (!model->empty()) {
-      user_check(o->target.empty()) << "kiln lib --model builds for this machine; --target is not supported with it";
       user_check(o->workloads.empty() && !*all) << "--workloads and --all select kernels of a database; --model takes the model's";
       graph::ModelLibraryOptions mo;
       mo.model = *model;
       mo.input_shapes = graph::parse_input_options(*inputs);
       mo.db = o->db_path;
       mo.out_dir = o->out_dir;
+      mo.target = o->target;
       if (name->count() > 0) mo.name = o->name;
       const graph::ModelLibraryResult r = graph::build_model_library(mo);
+      if (r.emulated)
+        std::cerr
+            << "kiln: warning: KILN_GPU_IMAGE=emulated: the kernels are emulated modules for kiln's stand-in CUDA "
+               "driver; this library is a test build and runs on no GPU\n";
       std::cout << "library " << mo.name << ": " << r.signature << "\n  " << r.steps << " kernel calls (" << r.kernels
                 << " distinct kernels, " << r.tuned << " tuned), " << r.weight_bytes << " bytes of weights embedded, "
-                << r.workspace_bytes << "-byte workspace per call\n";
+                << r.workspace_bytes << "-byte " << (r.gpu ? "device " : "") << "workspace per call\n";
       for (const std::string& f : r.files) std::cout << "wrote " << f << "\n";
       return 0;
     }

@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "base/error.h"
 #include "codegen/cuda_codegen.h"
@@ -16,13 +20,6 @@ namespace kiln {
 
 namespace {
 
-bool emulated_images() {
-  const char* v = std::getenv("KILN_GPU_IMAGE");
-  if (!v || !*v || std::string(v) == "cubin") return false;
-  user_check(std::string(v) == "emulated") << "KILN_GPU_IMAGE must be 'cubin' or 'emulated', got '" << v << "'";
-  return true;
-}
-
 std::string unique_path(const std::string& dir, const std::string& function) {
   static std::atomic<uint64_t> counter{0};
   return dir + "/" + function + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
@@ -30,6 +27,13 @@ std::string unique_path(const std::string& dir, const std::string& function) {
 }
 
 }  // namespace
+
+bool gpu_images_emulated() {
+  const char* v = std::getenv("KILN_GPU_IMAGE");
+  if (!v || !*v || std::string(v) == "cubin") return false;
+  user_check(std::string(v) == "emulated") << "KILN_GPU_IMAGE must be 'cubin' or 'emulated', got '" << v << "'";
+  return true;
+}
 
 std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& dir) {
   const std::string text = kEmulatedImagePrefix + build_emulated_module(src, dir).path;
@@ -40,10 +44,35 @@ std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& d
 
 std::vector<char> gpu_image(const CudaSource& src, const std::string& arch, const std::string& dir,
                             std::vector<CudaKernelResources>* resources) {
-  if (emulated_images()) return emulated_gpu_image(src, dir);
+  if (gpu_images_emulated()) return emulated_gpu_image(src, dir);
   NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", arch);
   if (resources) *resources = std::move(out.resources);
   return std::move(out.cubin);
+}
+
+std::vector<std::vector<char>> gpu_images(const std::vector<CudaSource>& srcs, const std::string& arch,
+                                          const std::string& dir) {
+  std::vector<std::vector<char>> out(srcs.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex m;
+  auto work = [&] {
+    for (size_t i; (i = next++) < out.size();) {
+      try {
+        out[i] = gpu_image(srcs[i], arch, dir);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const size_t workers = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), srcs.size());
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return out;
 }
 
 std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src) {

@@ -24,6 +24,10 @@ struct GpuBuild {
   std::vector<CudaKernelResources> resources;   // per kernel, from ptxas (empty for emulated images)
 };
 
+// Whether KILN_GPU_IMAGE asks for emulated images; user_error for a value
+// other than "cubin" or "emulated".
+bool gpu_images_emulated();
+
 // The image of `src` for the stand-in driver (KILN_GPU_IMAGE=emulated): the
 // emulated module built in `dir`, named after kEmulatedImagePrefix.
 std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& dir);
@@ -33,6 +37,12 @@ std::vector<char> emulated_gpu_image(const CudaSource& src, const std::string& d
 // KILN_GPU_IMAGE=emulated the stand-in's image built in `dir`.
 std::vector<char> gpu_image(const CudaSource& src, const std::string& arch, const std::string& dir,
                             std::vector<CudaKernelResources>* resources = nullptr);
+
+// gpu_image of each source, built on all cores (NVRTC, or the host compiler
+// for emulated images, takes a second or so per kernel); the first failure
+// is rethrown.
+std::vector<std::vector<char>> gpu_images(const std::vector<CudaSource>& srcs, const std::string& arch,
+                                          const std::string& dir);
 
 // How to launch each kernel of `src` (its launch dimensions and arguments).
 std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src);

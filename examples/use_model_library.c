@@ -7,7 +7,10 @@
  *
  * Reads one f32 input (raw, IN_ELEMS values), runs the network, writes its
  * one f32 output (raw, OUT_ELEMS values). tests/cli_lib_model.sh builds it
- * against the PaddleOCR classifier and compares with `kiln run-model`. */
+ * against the PaddleOCR classifier and compares with `kiln run-model`.
+ *
+ * A GPU library (kiln lib --model ... --target cuda) takes the same call;
+ * -DMODEL_LAST_ERROR=cls_last_error prints its message when a call fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +33,11 @@ int main(int argc, char** argv) {
   fclose(f);
   int rc = MODEL_RUN(in, out);
   if (rc != 0) {
+#ifdef MODEL_LAST_ERROR
+    fprintf(stderr, "the network failed: code %d: %s\n", rc, MODEL_LAST_ERROR());
+#else
     fprintf(stderr, "the network failed: code %d\n", rc);
+#endif
     return 1;
   }
   /* The same input at an odd address gives the same output. */

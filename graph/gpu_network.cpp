@@ -1,10 +1,5 @@
 #include "graph/gpu_network.h"
 
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
-
 #include "base/error.h"
 #include "codegen/cuda_codegen.h"
 #include "codegen/gpu_build.h"
@@ -12,44 +7,6 @@
 #include "tasks/gpu_runner.h"
 
 namespace kiln::graph {
-
-namespace {
-
-struct BuiltImage {
-  CudaSource source;
-  std::vector<char> image;
-};
-
-// Every kernel's image, built on all cores (NVRTC, or the host compiler for
-// emulated images, takes a second or so per kernel); the first failure is
-// rethrown.
-std::vector<BuiltImage> build_images(const std::vector<LoweredFunc>& funcs, const GpuLimits& limits,
-                                     const std::string& dir) {
-  std::vector<BuiltImage> out(funcs.size());
-  for (size_t i = 0; i < funcs.size(); ++i) out[i].source = emit_cuda(funcs[i], limits);
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex m;
-  auto work = [&] {
-    for (size_t i; (i = next++) < out.size();) {
-      try {
-        out[i].image = gpu_image(out[i].source, limits.arch, dir);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  };
-  const size_t workers = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), funcs.size());
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-  return out;
-}
-
-}  // namespace
 
 GpuNetwork::GpuNetwork(const Target& target) {
   std::string why;
@@ -60,9 +17,12 @@ GpuNetwork::GpuNetwork(const Target& target) {
 
 void GpuNetwork::load(const GpuLimits& limits, const std::vector<LoweredFunc>& funcs) {
   image_dir_.emplace("kiln-network", "the network's kernels");
-  for (BuiltImage& b : build_images(funcs, limits, image_dir_->path())) {
-    modules_.push_back(std::make_unique<rt::cuda::CudaModule>(b.image));
-    launches_[b.source.function] = kernel_launches(*modules_.back(), artifact_kernels(b.source));
+  std::vector<CudaSource> sources;
+  for (const LoweredFunc& f : funcs) sources.push_back(emit_cuda(f, limits));
+  const std::vector<std::vector<char>> images = gpu_images(sources, limits.arch, image_dir_->path());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    modules_.push_back(std::make_unique<rt::cuda::CudaModule>(images[i]));
+    launches_[sources[i].function] = kernel_launches(*modules_.back(), artifact_kernels(sources[i]));
   }
 }
 

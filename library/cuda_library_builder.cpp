@@ -2,7 +2,6 @@
 #include "library/cuda_library_builder.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -28,14 +27,6 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-// KILN_GPU_IMAGE, as the tuner's builder reads it (codegen/gpu_build.h).
-bool emulated_images() {
-  const char* v = std::getenv("KILN_GPU_IMAGE");
-  if (!v || !*v || std::string(v) == "cubin") return false;
-  user_check(std::string(v) == "emulated") << "KILN_GPU_IMAGE must be 'cubin' or 'emulated', got '" << v << "'";
-  return true;
-}
 
 struct Selected {
   OpInstance op;
@@ -108,23 +99,6 @@ std::string entry_name(const std::string& lib, const CudaFamily& f, const OpInst
   return e;
 }
 
-struct Image {
-  std::vector<char> bytes;
-  std::vector<CudaKernelResources> resources;  // empty for emulated images
-};
-
-Image compile_image(const CudaSource& src, const Target& target, bool emulated, const std::string& emu_dir) {
-  Image im;
-  if (emulated) {
-    im.bytes = emulated_gpu_image(src, emu_dir);
-  } else {
-    NvrtcOutput out = nvrtc_compile(src.code, src.function + ".cu", target.arch);
-    im.bytes = std::move(out.cubin);
-    im.resources = std::move(out.resources);
-  }
-  return im;
-}
-
 nlohmann::json resources_json(const std::string& kernel, const std::vector<CudaKernelResources>& resources) {
   for (const CudaKernelResources& r : resources) {
     if (r.kernel != kernel) continue;
@@ -140,7 +114,7 @@ nlohmann::json resources_json(const std::string& kernel, const std::vector<CudaK
 LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) {
   LibraryResult result;
   result.target = target;
-  result.emulated = emulated_images();
+  result.emulated = gpu_images_emulated();
   // Before any slow work: missing tools are the user's to fix first (NVRTC
   // once the workloads and the database are known good, so that their
   // messages come first on a machine without the CUDA toolkit).
@@ -177,6 +151,16 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
   src.arch = target.arch;
   src.kiln_version = KILN_VERSION;
   src.emulated = result.emulated;
+  // NVRTC's cubin with ptxas's report, or the stand-in's emulated module.
+  struct Image {
+    std::vector<char> bytes;
+    std::vector<CudaKernelResources> resources;  // empty for emulated images
+  };
+  auto compile_image = [&](const CudaSource& cuda) {
+    Image im;
+    im.bytes = gpu_image(cuda, target.arch, emu_dir, &im.resources);
+    return im;
+  };
   nlohmann::json kernels_json = nlohmann::json::array();
   for (size_t i = 0; i < selected.size(); ++i) {
     const Selected& s = selected[i];
@@ -186,7 +170,7 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
     const CudaSource cuda = emit_cuda(func, gpu_limits_for(target));
     internal_assert(func.args.size() == f.buffers.size())
         << s.op.canonical << ": " << func.args.size() << " arguments, family " << f.name << " has " << f.buffers.size();
-    const Image image = compile_image(cuda, target, result.emulated, emu_dir);
+    const Image image = compile_image(cuda);
 
     CudaLibraryKernel k;
     k.family = s.family;
@@ -238,7 +222,7 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
 
   // The fallback kernels: one more image.
   const CudaSource fallback = cuda_fallback_source();
-  const Image fallback_image = compile_image(fallback, target, result.emulated, emu_dir);
+  const Image fallback_image = compile_image(fallback);
   src.fallback_functions = static_cast<int>(src.functions.size());
   nlohmann::json fallback_json = nlohmann::json::array();
   for (const std::string& name : cuda_fallback_kernels()) {

@@ -7,10 +7,15 @@
 // for an architecture-specific target such as sm_90a, which runs on that
 // compute capability only).
 //
-// The generated part before it defines NUM_IMAGES, kImages[], kImageSizes[],
-// NUM_FUNCTIONS and kFunctions[] (image index and kernel name of each
-// function the library launches), and FALLBACK_GEMM, FALLBACK_SOFTMAX and
-// FALLBACK_LAYER_NORM (indices into kFunctions).
+// The generated part before it defines NUM_IMAGES, kImages[], NUM_FUNCTIONS
+// and kFunctions[] (image index and kernel name of each function the
+// library launches); a kernel library's dispatchers after it use
+// FALLBACK_GEMM, FALLBACK_SOFTMAX and FALLBACK_LAYER_NORM (indices into
+// kFunctions). A network library (graph/model_library.h) defines, before
+// the prelude, MAX_LAUNCH_ARGS (its kernels' most parameters; 8 when not
+// defined), and ON_LOADED(fn) and ON_UNLOAD(), which the runtime calls once
+// the modules are loaded (a non-OK code unloads them again) and before it
+// unloads them: there it uploads and frees the network's weights.
 #pragma once
 
 namespace kiln {
@@ -34,6 +39,15 @@ inline const char* const kCudaLibraryPreludeC = R"C(
 
 #define API __attribute__((visibility("default")))
 #define UNUSED __attribute__((unused))
+#ifndef MAX_LAUNCH_ARGS
+#define MAX_LAUNCH_ARGS 8
+#endif
+#ifndef ON_LOADED
+#define ON_LOADED(fn) @N@_OK
+#endif
+#ifndef ON_UNLOAD
+#define ON_UNLOAD()
+#endif
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -56,7 +70,7 @@ struct launch {
   unsigned shared_bytes;         /* the block's shared memory */
   unsigned dynamic_shared_bytes; /* of it, what the launch asks for (the rest the kernel declares) */
   int num_args;
-  int args[8];
+  int args[MAX_LAUNCH_ARGS];
 };
 )C";
 
@@ -173,6 +187,7 @@ static int load_driver(const char* fn) {
 }
 
 static void unload_locked(void) {
+  ON_UNLOAD();
   for (int i = 0; i < NUM_IMAGES; ++i)
     if (modules[i]) drv.module_unload(modules[i]), modules[i] = NULL;
   if (context) drv.primary_ctx_release(device), context = NULL;
@@ -248,6 +263,10 @@ static int init_locked(const char* fn, int ordinal) {
       unload_locked();
       return rc;
     }
+  }
+  if ((rc = ON_LOADED(fn)) != @N@_OK) {
+    unload_locked();
+    return rc;
   }
   device_ordinal = ordinal;
   atomic_store(&ready, 1);
@@ -418,8 +437,8 @@ static UNUSED int launch_tuned(const char* fn, const struct launch* launches, in
   if (rc != @N@_OK) return rc;
   for (int i = 0; i < n; ++i) {
     const struct launch* l = &launches[i];
-    CUdeviceptr values[8];
-    void* params[8];
+    CUdeviceptr values[MAX_LAUNCH_ARGS];
+    void* params[MAX_LAUNCH_ARGS];
     for (int a = 0; a < l->num_args; ++a) {
       values[a] = (CUdeviceptr)(uintptr_t)buffers[l->args[a]];
       params[a] = &values[a];

@@ -58,6 +58,14 @@ struct CudaLibrarySource {
 };
 
 std::string cuda_library_header(const CudaLibrarySource& lib);
+// The driver part of a library's C source, shared with network libraries
+// (graph/model_library.h): the prelude, the images as byte arrays, the
+// function table and the runtime (cuda_library_runtime_c.h), for `name`
+// (its header NAME.h defines NAME_OK and the NAME_ERROR_* codes) and `arch`
+// ("sm_90", "sm_90a").
+std::string cuda_driver_c_source(const std::string& name, const std::string& arch, bool emulated,
+                                 const std::vector<std::vector<char>>& images,
+                                 const std::vector<CudaLibrarySource::Function>& functions);
 // NAME.c; includes "NAME.h".
 std::string cuda_library_c_source(const CudaLibrarySource& lib);
 
