@@ -42,13 +42,14 @@ Layout layout_of(const OpInstance& op) {
   return {true, 0, 3, 1, 2, 2, 0, 1, "conv2d_nhwc"};
 }
 
+// Grouped convolutions take the same schedule: an output channel k reads
+// the input channels of its group, (k / Kg) * Cg + rc, so a block's staged
+// data box spans the groups of its channel tile (the lowering's region
+// inference bounds it), and a reduction step splits the group's Cg channels.
 ConvShape checked_shape(const OpInstance& op) {
   layout_of(op);
   check_gpu_dtype(op.dtype, op.op);
-  ConvShape c = conv_shape(op);
-  user_check(c.G == 1) << "the cuda " << op.op << " template takes groups=1 only in this version of kiln, got groups="
-                       << c.G;
-  return c;
+  return conv_shape(op);
 }
 
 // `powers` plus the divisors of the axis up to twice the largest power:
@@ -71,7 +72,7 @@ std::shared_ptr<ConfigSpace> gpu_conv2d_space(const OpInstance& op, const GpuLim
   s->define_split_levels("tile_k", c.K, {thread_counts(c.K, kChannelThreads), kChannelTile});
   s->define_split_levels("tile_h", c.OH, {thread_counts(c.OH, kRowThreads), kRowTile});
   s->define_split_levels("tile_w", c.OW, {thread_counts(c.OW, kColumnThreads), kColumnTile});
-  s->define_split_levels("tile_c", c.C, {kStepChannels});
+  s->define_split_levels("tile_c", c.Cg, {kStepChannels});
   s->define_annotate("taps", {"inner", "outer"});
   s->define_annotate("shared", {"both", "data", "weight", "none"});
   s->define_choice("vec", {1, 2, 4});
@@ -122,7 +123,7 @@ Config gpu_conv2d_default(const OpInstance& op, const GpuLimits& gpu, const Conf
   j["tile_k"] = {ceil_div(c.K, tk * rk), tk, rk};
   j["tile_h"] = {ceil_div(c.OH, TH), TH / rh, rh};
   j["tile_w"] = {ceil_div(c.OW, TW), TW / rw, rw};
-  j["tile_c"] = {ceil_div(c.C, ct), ct};
+  j["tile_c"] = {ceil_div(c.Cg, ct), ct};
   j["taps"] = "inner";
   j["shared"] = "both";
   // NHWC: 4-wide fills of channel rows and stores of 4 channels; NCHW: the
@@ -250,7 +251,9 @@ ScheduledOp gpu_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   const int64_t TK = fk[1] * fk[2], TW = fw[1] * fw[2];
   bool data_vec, weight_vec;
   if (L.nhwc) {
-    data_vec = fc[1] % vec == 0 && c.C % vec == 0;
+    // With groups a data row is the channels of every group the block's
+    // tile reaches, which need not be whole vectors.
+    data_vec = c.G == 1 && fc[1] % vec == 0 && c.C % vec == 0;
     weight_vec = TK % vec == 0 && c.K % vec == 0;
   } else {
     const int64_t box_w = (TW - 1) * c.stride + (taps_inner ? (c.S - 1) * c.dil : 0) + 1;

@@ -91,7 +91,7 @@ std::string cuda_family_name(const OpInstance& op, std::string* why) {
   auto groups = op.ints.find("groups");
   if (groups != op.ints.end() && groups->second != 1)
     return no("grouped convolutions (groups=" + std::to_string(groups->second) +
-              ") are not in cuda libraries: the cuda conv2d template takes groups=1 only");
+              ") are not in cuda libraries: the conv2d dispatchers take no groups");
   if (auto sw = op.ints.find("stride_w"); sw != op.ints.end() && sw->second > 0)
     return no(
         "convolutions with a stride in W of their own (stride_w) are not in cuda libraries: their dispatchers "

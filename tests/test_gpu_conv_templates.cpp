@@ -36,13 +36,17 @@ int64_t fit_window(int64_t taps, int64_t dilation, int64_t input, int64_t pad) {
 
 // A random convolution of small, awkward sizes in either layout: 1x1 or
 // 3x3 windows (sometimes 2 or 5 wide, sometimes dilated), stride 1 or 2,
-// padding, with or without bias and an activation.
+// padding, with or without bias and an activation, sometimes grouped.
 std::string random_conv_workload(std::mt19937_64& rng) {
   const int64_t H = pick(rng, kSizes), W = pick(rng, kSizes), pad = rng() % 3, dil = rng() % 4 == 0 ? 2 : 1;
   const std::vector<int64_t> windows{1, 3, 1, 3, 2, 5};
   const char* acts[] = {"", ",relu=1", ",relu6=1", ",hswish=1", ",hsigmoid=1"};
-  return std::string(rng() % 2 ? "conv2d" : "conv2d_nhwc") + ":N=" + str(1 + rng() % 2) +
-         ",C=" + str(pick(rng, kSizes)) + ",H=" + str(H) + ",W=" + str(W) + ",K=" + str(pick(rng, kSizes)) +
+  // A third of them grouped: 2 or 3 groups of 1 to 5 channels each.
+  const int64_t G = rng() % 3 == 0 ? 2 + static_cast<int64_t>(rng() % 2) : 1;
+  const int64_t C = G > 1 ? G * pick(rng, {1, 2, 3, 5}) : pick(rng, kSizes);
+  const int64_t K = G > 1 ? G * pick(rng, {1, 2, 3, 5}) : pick(rng, kSizes);
+  return std::string(rng() % 2 ? "conv2d" : "conv2d_nhwc") + ":N=" + str(1 + rng() % 2) + ",C=" + str(C) +
+         ",H=" + str(H) + ",W=" + str(W) + ",K=" + str(K) + (G > 1 ? ",groups=" + str(G) : "") +
          ",R=" + str(fit_window(pick(rng, windows), dil, H, pad)) +
          ",S=" + str(fit_window(pick(rng, windows), dil, W, pad)) + ",stride=" + str(1 + rng() % 2) +
          ",pad=" + str(pad) + ",dilation=" + str(dil) + (rng() % 2 ? ",bias=1" : "") + acts[rng() % 5];
@@ -104,7 +108,19 @@ TEST_CASE("cuda conv2d templates: fixed awkward shapes, emulated against the int
       "conv2d_nhwc:N=1,H=11,W=9,C=5,K=7,R=3,S=3,pad=2,dilation=2,hswish=1",
       {R"({"tile_k":[1,7,1],"tile_h":[3,2,2],"tile_w":[2,3,2],"tile_c":[3,2],"taps":"outer","shared":"both","vec":2,"unroll":"unroll"})"},
       0, 47, dir.path));
-  CHECK(all.ran + all.rejected == 15);
+  // Grouped: a block's channel tile spanning several groups (its staged
+  // data box spans their channels), and one inside a group; both layouts.
+  all.add(check_emulated(
+      "conv2d:N=1,C=6,H=7,W=9,K=9,R=3,S=3,pad=1,groups=3,bias=1,relu=1",
+      {R"({"tile_k":[3,4,1],"tile_h":[2,2,2],"tile_w":[2,4,2],"tile_c":[1,2],"taps":"inner","shared":"both","vec":1,"unroll":"unroll"})",
+       R"({"tile_k":[3,3,1],"tile_h":[1,7,1],"tile_w":[3,3,1],"tile_c":[2,1],"taps":"outer","shared":"data","vec":1,"unroll":"none"})"},
+      0, 48, dir.path));
+  all.add(check_emulated(
+      "conv2d_nhwc:N=2,H=6,W=5,C=8,K=12,R=3,S=3,stride=2,pad=1,groups=4,hswish=1",
+      {R"({"tile_k":[1,3,4],"tile_h":[1,3,1],"tile_w":[1,3,1],"tile_c":[1,2],"taps":"inner","shared":"both","vec":4,"unroll":"unroll"})",
+       R"({"tile_k":[3,2,2],"tile_h":[2,2,1],"tile_w":[1,3,1],"tile_c":[2,1],"taps":"outer","shared":"weight","vec":2,"unroll":"none"})"},
+      0, 49, dir.path));
+  CHECK(all.ran + all.rejected == 21);
   CHECK(all.rejected == 0);
 }
 
@@ -201,8 +217,6 @@ TEST_CASE("cuda conv2d templates: user errors", "[gpu][template][errors]") {
   };
   CHECK_THAT(space_error("conv2d:C=4,H=9,W=9,K=4,R=3,S=3,dtype=f64"),
              Contains("the cuda conv2d template computes f32, or f16/bf16") && Contains("f64"));
-  CHECK_THAT(space_error("conv2d_nhwc:C=4,H=9,W=9,K=4,R=3,S=3,groups=2"),
-             Contains("the cuda conv2d_nhwc template takes groups=1 only") && Contains("groups=2"));
   OpInstance nhwc = build_workload("conv2d_nhwc:C=4,H=9,W=9,K=4,R=3,S=3");
   auto space = find_op("conv2d_nhwc").gpu.define_space(nhwc, gpu);
   CHECK_THAT(user_error_of([&] { find_op("conv2d").gpu.apply_config(nhwc, space->get(0)); }),

@@ -180,8 +180,7 @@ TEST_CASE("lib_cuda: user errors", "[lib]") {
                 "conv2d_nchwc has no cuda template, so it cannot be in a cuda library (kiln lib --target cuda "
                 "supports matmul");
   require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"conv2d:C=4,H=8,W=8,K=4,R=3,S=3,groups=2"},
-                "grouped convolutions (groups=2) are not in cuda libraries: the cuda conv2d template takes groups=1 "
-                "only");
+                "grouped convolutions (groups=2) are not in cuda libraries: the conv2d dispatchers take no groups");
   require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"depthwise_conv2d:C=4,H=8,W=8,R=3,S=3,stride=2,stride_w=1"},
                 "convolutions with a stride in W of their own (stride_w) are not in cuda libraries");
   require_error(gpu_db, dir / "out", "cuda -arch=sm_90", {"matmul:M=8,N=8,K=8,trans_b=1"},
