@@ -108,24 +108,11 @@ ModelLibraryResult build_cpu_model_library(const ModelLibraryOptions& o, const E
   write_library_file(c_file, c.str());
   compile_c(c_file, glue_obj, target, out_dir);
 
-  const std::string archive = out_dir + "/lib" + N + ".a";
-  write_static_archive(archive, {kernels_obj, glue_obj});
-  const std::string shared = out_dir + "/lib" + N + ".so";
-  std::vector<std::string> link_args = {"-soname", "lib" + N + ".so"};
-  std::vector<std::string> needed = needed_libraries(target);
-  if (!needed.empty()) link_args.push_back("--as-needed");
-  link_args.insert(link_args.end(), needed.begin(), needed.end());
-  link_shared_object({kernels_obj, glue_obj}, shared, target, link_args);
-
-  nlohmann::json j = model_library_manifest(ex, layout, N, o.model, target.str(), symbol);
+  const nlohmann::json manifest = model_library_manifest(ex, layout, N, o.model, target.str(), symbol);
   for (const PlanStep& s : ex.steps()) result.tuned += s.config_source == "database";
-  const std::string json_path = out_dir + "/" + N + ".json";
-  write_library_file(json_path, j.dump(2) + "\n");
-  const std::string cmake_path = out_dir + "/" + N + "Config.cmake";
-  write_library_file(cmake_path, cmake_config(N, "Threads::Threads;m"));
-  const std::string pc_path = out_dir + "/" + N + ".pc";
-  write_library_file(pc_path, pkg_config(N, "the network " + fs::path(o.model).filename().string() + " compiled by kiln", "-lpthread -lm"));
-  result.files = {archive, shared, header, json_path, cmake_path, pc_path};
+  result.files = write_model_library_files(
+      out_dir, N, {kernels_obj, glue_obj}, target, header, manifest, "Threads::Threads;m",
+      "the network " + fs::path(o.model).filename().string() + " compiled by kiln", "-lpthread -lm");
   result.kernels = static_cast<int>(funcs.size());
   result.steps = static_cast<int>(ex.steps().size());
   scratch.keep();

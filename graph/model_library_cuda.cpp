@@ -11,7 +11,6 @@
 #include "codegen/cuda_codegen.h"
 #include "codegen/gpu_build.h"
 #include "codegen/nvrtc.h"
-#include "codegen/static_library.h"
 #include "graph/model_library_layout.h"
 #include "library/c_compiler.h"
 #include "library/cuda_library_source.h"
@@ -223,14 +222,6 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
   const std::string object = scratch.path() + "/" + N + "_model_cuda.o";
   write_library_file(c_file, c.str());
   compile_c(c_file, object, host, out_dir);
-  const std::string archive = out_dir + "/lib" + N + ".a";
-  write_static_archive(archive, {object});
-  const std::string shared = out_dir + "/lib" + N + ".so";
-  std::vector<std::string> link_args = {"-soname", "lib" + N + ".so"};
-  std::vector<std::string> needed = needed_libraries(host);
-  if (!needed.empty()) link_args.push_back("--as-needed");
-  link_args.insert(link_args.end(), needed.begin(), needed.end());
-  link_shared_object({object}, shared, host, link_args);
 
   nlohmann::json j = model_library_manifest(ex, layout, N, o.model, nt.target.str(), symbol);
   j["arch"] = arch;
@@ -245,15 +236,9 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
     j["kernels"].push_back({{"kernel", k.symbol}, {"launches", launches}});
   }
   for (const PlanStep& s : ex.steps()) result.tuned += s.config_source == "database";
-  const std::string json_path = out_dir + "/" + N + ".json";
-  write_library_file(json_path, j.dump(2) + "\n");
-  const std::string cmake_path = out_dir + "/" + N + "Config.cmake";
-  write_library_file(cmake_path, cmake_config(N, "Threads::Threads;${CMAKE_DL_LIBS}"));
-  const std::string pc_path = out_dir + "/" + N + ".pc";
-  write_library_file(
-      pc_path, pkg_config(N, "the network " + fs::path(o.model).filename().string() + " compiled by kiln for " + arch,
-                          "-lpthread -ldl"));
-  result.files = {archive, shared, header, json_path, cmake_path, pc_path};
+  result.files = write_model_library_files(
+      out_dir, N, {object}, host, header, j, "Threads::Threads;${CMAKE_DL_LIBS}",
+      "the network " + fs::path(o.model).filename().string() + " compiled by kiln for " + arch, "-lpthread -ldl");
   result.kernels = static_cast<int>(sources.size());
   result.steps = static_cast<int>(ex.steps().size());
   scratch.keep();

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "codegen/build.h"
+#include "codegen/static_library.h"
 #include "library/library_files.h"
 
 namespace kiln::graph {
@@ -220,6 +221,28 @@ nlohmann::json model_library_manifest(const Executor& ex, const ModelLibraryLayo
                           {"workload", s.workload},
                           {"config", s.config_source}});
   return j;
+}
+
+std::vector<std::string> write_model_library_files(const std::string& out_dir, const std::string& N,
+                                                   const std::vector<std::string>& objects, const Target& target,
+                                                   const std::string& header, const nlohmann::json& manifest,
+                                                   const std::string& cmake_libraries, const std::string& description,
+                                                   const std::string& libs_private) {
+  const std::string archive = out_dir + "/lib" + N + ".a";
+  write_static_archive(archive, objects);
+  const std::string shared = out_dir + "/lib" + N + ".so";
+  std::vector<std::string> link_args = {"-soname", "lib" + N + ".so"};
+  std::vector<std::string> needed = needed_libraries(target);
+  if (!needed.empty()) link_args.push_back("--as-needed");
+  link_args.insert(link_args.end(), needed.begin(), needed.end());
+  link_shared_object(objects, shared, target, link_args);
+  const std::string json_path = out_dir + "/" + N + ".json";
+  write_library_file(json_path, manifest.dump(2) + "\n");
+  const std::string cmake_path = out_dir + "/" + N + "Config.cmake";
+  write_library_file(cmake_path, cmake_config(N, cmake_libraries));
+  const std::string pc_path = out_dir + "/" + N + ".pc";
+  write_library_file(pc_path, pkg_config(N, description, libs_private));
+  return {archive, shared, header, json_path, cmake_path, pc_path};
 }
 
 }  // namespace kiln::graph

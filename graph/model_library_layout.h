@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/target.h"
 #include "graph/executor.h"
 
 namespace kiln::graph {
@@ -53,5 +54,16 @@ std::string embed_weights(const ModelLibraryLayout& layout, const std::string& d
 nlohmann::json model_library_manifest(const Executor& ex, const ModelLibraryLayout& layout, const std::string& name,
                                       const std::string& model, const std::string& target,
                                       const std::map<std::string, std::string>& kernel_symbol);
+
+// The library's files from its objects: libNAME.a, libNAME.so (linked for
+// `target`, with the C library and libm as DT_NEEDED), NAME.json (the
+// manifest), NAMEConfig.cmake (the static target linking
+// `cmake_libraries`) and NAME.pc; returns their paths, `header` third, as
+// kiln lib lists them.
+std::vector<std::string> write_model_library_files(const std::string& out_dir, const std::string& name,
+                                                   const std::vector<std::string>& objects, const Target& target,
+                                                   const std::string& header, const nlohmann::json& manifest,
+                                                   const std::string& cmake_libraries, const std::string& description,
+                                                   const std::string& libs_private);
 
 }  // namespace kiln::graph
