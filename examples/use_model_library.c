@@ -10,7 +10,9 @@
  * against the PaddleOCR classifier and compares with `kiln run-model`.
  *
  * A GPU library (kiln lib --model ... --target cuda) takes the same call;
- * -DMODEL_LAST_ERROR=cls_last_error prints its message when a call fails. */
+ * -DMODEL_LAST_ERROR=cls_last_error prints its message when a call fails,
+ * and -DMODEL_GPU=cls also runs its device entry point, cls_run_device, on
+ * device copies of the input and checks that it writes the same output. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,28 @@ int main(int argc, char** argv) {
     fprintf(stderr, "a second run on an unaligned copy of the input differs\n");
     return 1;
   }
+#ifdef MODEL_GPU
+#define GPU_CAT(a, b) a##b
+#define GPU_FN(a, b) GPU_CAT(a, b)
+  void *d_in = NULL, *d_out = NULL, *d_ws = NULL;
+  memset(again, 0xff, sizeof(float) * OUT_ELEMS); /* NaNs until the device output lands */
+  if (GPU_FN(MODEL_GPU, _device_alloc)(&d_in, sizeof(float) * IN_ELEMS) != 0 ||
+      GPU_FN(MODEL_GPU, _device_alloc)(&d_out, sizeof(float) * OUT_ELEMS) != 0 ||
+      GPU_FN(MODEL_GPU, _device_alloc)(&d_ws, GPU_FN(MODEL_GPU, _workspace_bytes)()) != 0 ||
+      GPU_FN(MODEL_GPU, _copy_to_device)(d_in, in, sizeof(float) * IN_ELEMS) != 0 ||
+      GPU_FN(MODEL_GPU, _run_device)(d_in, d_out, d_ws, NULL) != 0 || GPU_FN(MODEL_GPU, _synchronize)(NULL) != 0 ||
+      GPU_FN(MODEL_GPU, _copy_to_host)(again, d_out, sizeof(float) * OUT_ELEMS) != 0) {
+    fprintf(stderr, "the device entry point failed: %s\n", GPU_FN(MODEL_GPU, _last_error)());
+    return 1;
+  }
+  if (memcmp(out, again, sizeof(float) * OUT_ELEMS) != 0) {
+    fprintf(stderr, "the device entry point's output differs from the host call's\n");
+    return 1;
+  }
+  GPU_FN(MODEL_GPU, _device_free)(d_in);
+  GPU_FN(MODEL_GPU, _device_free)(d_out);
+  GPU_FN(MODEL_GPU, _device_free)(d_ws);
+#endif
   f = fopen(argv[2], "wb");
   if (!f || fwrite(out, sizeof(float), OUT_ELEMS, f) != OUT_ELEMS) {
     fprintf(stderr, "cannot write %s\n", argv[2]);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -30,6 +31,15 @@ struct KernelLaunches {
   std::vector<int> functions;  // index into the function table, per launch
 };
 
+// NAME_run_device: NAME_run's parameters as device pointers, then the
+// caller's workspace and stream.
+std::string device_signature(const ModelLibraryLayout& layout, const std::string& N) {
+  std::string sig = layout.signature;
+  sig.replace(0, ("int " + N + "_run(").size(), "int " + N + "_run_device(");
+  sig.insert(sig.size() - 1, ", void* workspace, void* stream");
+  return sig;
+}
+
 std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& layout, const std::string& arch,
                         bool emulated) {
   const std::string& N = o.name;
@@ -53,7 +63,16 @@ std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& 
     << "_unload(). Each call allocates\n"
     << " * its own " << layout.workspace_bytes << "-byte device workspace, so calls from several threads are safe; "
     << N << "_init and\n"
-    << " * " << N << "_unload must not run while another thread uses the library. */\n"
+    << " * " << N << "_unload must not run while another thread uses the library.\n"
+    << " *\n"
+    << " * " << device_signature(layout, N) << ";\n"
+    << " * runs the network on device buffers of the same shapes (cudaMalloc, cuMemAlloc or " << N
+    << "_device_alloc),\n"
+    << " * with a workspace of " << N << "_workspace_bytes() bytes of device memory (256-byte aligned, as\n"
+    << " * cuMemAlloc returns it) that no other call running at the same time may use, on `stream` (a\n"
+    << " * CUstream or cudaStream_t; NULL for the default stream). It only enqueues: the outputs are\n"
+    << " * written once the stream has run (" << N << "_synchronize(stream)), and a kernel's own failure\n"
+    << " * shows there. */\n"
     << "#ifndef " << N << "_H\n#define " << N << "_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << "#define " << N << "_OK 0\n"
@@ -64,14 +83,23 @@ std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& 
     << "_ERROR_CUDA 4     /* no driver or GPU, a GPU of another architecture, a failed driver call */\n"
     << "#define " << N << "_ARCH \"" << arch << "\"\n\n"
     << layout.signature << ";\n"
-    << "/* Bytes of device memory one call allocates. */\nsize_t " << N << "_workspace_bytes(void);\n"
+    << device_signature(layout, N) << ";\n"
+    << "/* Bytes of device memory a call's workspace takes (" << N << "_run allocates its own). */\nsize_t " << N
+    << "_workspace_bytes(void);\n"
     << "/* What the calling thread's last failed call said (\"\" when none failed). */\n"
     << "const char* " << N << "_last_error(void);\n"
     << "/* Loads the kernels and the weights on `device` (optional: the first call loads them on device 0). */\n"
     << "int " << N << "_init(int device);\n"
     << "/* Frees the weights, unloads the kernels and releases the device's context; a later call loads them again. "
        "*/\n"
-    << "int " << N << "_unload(void);\n\n"
+    << "int " << N << "_unload(void);\n"
+    << "/* Device memory through the driver, for programs that do not use the CUDA runtime. Copies are\n"
+    << " * synchronous; " << N << "_synchronize(stream) waits for the stream's work (NULL: the whole device). */\n"
+    << "int " << N << "_device_alloc(void** ptr, size_t bytes);\n"
+    << "int " << N << "_device_free(void* ptr);\n"
+    << "int " << N << "_copy_to_device(void* device_dst, const void* host_src, size_t bytes);\n"
+    << "int " << N << "_copy_to_host(void* host_dst, const void* device_src, size_t bytes);\n"
+    << "int " << N << "_synchronize(void* stream);\n\n"
     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return h.str();
 }
@@ -131,10 +159,6 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
   result.weight_bytes = static_cast<int64_t>(layout.weights.size());
   result.workspace_bytes = layout.workspace_bytes;
   result.signature = layout.signature;
-  auto location = [&](int v) -> std::string {
-    const ModelLibraryLayout::Place p = layout.place(ex, v);
-    return std::string(p.in_weights ? "weights_dev" : "ws") + " + " + std::to_string(p.offset);
-  };
 
   const std::string header = out_dir + "/" + N + ".h";
   write_library_file(header, header_text(o, layout, arch, result.emulated));
@@ -178,44 +202,95 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
     c << "};\n";
   }
 
-  const int64_t ws_bytes = std::max<int64_t>(layout.workspace_bytes, 256);
-  c << "\nAPI size_t " << N << "_workspace_bytes(void) { return " << ws_bytes << "; }\n\n";
-  c << "API " << layout.signature << " {\n"
-    << "  static const char* const fn = \"" << N << "_run\";\n";
-  std::vector<std::string> params = layout.in_names;
-  params.insert(params.end(), layout.out_names.begin(), layout.out_names.end());
-  for (const std::string& p : params)
-    c << "  if (!" << p << ") {\n    set_error(\"%s: " << p << " is NULL\", fn);\n    return " << N
-      << "_ERROR_ARGUMENT;\n  }\n";
-  c << "  int rc = ensure_ready(fn);\n  if (rc != " << N << "_OK) return rc;\n"
-    << "  CUdeviceptr ws = 0;\n"
-    << "  CUresult r = drv.mem_alloc(&ws, " << ws_bytes << ");\n"
-    << "  if (r != 0) return cuda_failed(fn, \"cuMemAlloc (the " << ws_bytes << "-byte workspace)\", r);\n";
-  for (size_t k = 0; k < g.inputs.size(); ++k) {
-    const int64_t bytes = g.values[static_cast<size_t>(g.inputs[k])].bytes();
-    if (bytes == 0) continue;
-    c << "  if ((r = drv.memcpy_htod(ws + " << layout.input_at.at(g.inputs[k]) << ", " << layout.in_names[k] << ", "
-      << bytes << ")) != 0) {\n    rc = cuda_failed(fn, \"cuMemcpyHtoD (input " << layout.in_names[k]
-      << ")\", r);\n    goto done;\n  }\n";
-  }
+  // The steps, shared by both entry points: graph input k at kiln_in[k],
+  // everything else in the workspace or the weights. Locals are kiln_*: no
+  // parameter named after a model tensor can be (model_library_layout.h).
+  auto location = [&](int v) -> std::string {
+    if (auto it = std::find(g.inputs.begin(), g.inputs.end(), v); it != g.inputs.end())
+      return "kiln_in[" + std::to_string(it - g.inputs.begin()) + "]";
+    const ModelLibraryLayout::Place p = layout.place(ex, v);
+    return std::string(p.in_weights ? "weights_dev" : "kiln_ws") + " + " + std::to_string(p.offset);
+  };
+  c << "\n/* Launches every step on the stream. */\n"
+    << "static int run_steps(const char* kiln_fn, CUdeviceptr kiln_ws, const CUdeviceptr* kiln_in, CUstream "
+       "kiln_stream) "
+       "{\n"
+    << "  int kiln_rc = " << N << "_OK;\n"
+    << "  (void)kiln_ws;\n  (void)kiln_in;\n";
   for (size_t s = 0; s < ex.steps().size(); ++s) {
     const PlanStep& step = ex.steps()[s];
     const Node& n = g.nodes[static_cast<size_t>(step.node)];
     c << "  { /* " << comment_safe(n.op_type) << " '" << comment_safe(n.name) << "'"
-      << (step.workload.empty() ? "" : ": " + step.workload) << " */\n    const void* const b[] = {";
+      << (step.workload.empty() ? "" : ": " + step.workload) << " */\n    const void* const kiln_b[] = {";
     for (size_t k = 0; k < step.args.size(); ++k)
       c << (k ? ", " : "") << "(const void*)(uintptr_t)(" << location(step.args[k]) << ")";
-    c << "};\n    if ((rc = launch_tuned(fn, kStep" << s << ", " << kernels.at(step.kernel).launches.size()
-      << ", b, NULL)) != " << N << "_OK) goto done;\n  }\n";
+    c << "};\n    if ((kiln_rc = launch_tuned(kiln_fn, kStep" << s << ", " << kernels.at(step.kernel).launches.size()
+      << ", kiln_b, kiln_stream)) != " << N << "_OK) return kiln_rc;\n  }\n";
   }
+  c << "  return kiln_rc;\n}\n";
+
+  std::vector<std::string> params = layout.in_names;
+  params.insert(params.end(), layout.out_names.begin(), layout.out_names.end());
+  auto null_checks = [&](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& p : names)
+      text += "  if (!" + p + ") {\n    set_error(\"%s: " + p + " is NULL\", kiln_fn);\n    return " + N +
+              "_ERROR_ARGUMENT;\n  }\n";
+    return text;
+  };
+  auto inputs_array = [&](const std::function<std::string(size_t)>& input) {
+    std::string text = "  const CUdeviceptr kiln_in[" + std::to_string(std::max<size_t>(g.inputs.size(), 1)) + "] = {";
+    for (size_t k = 0; k < g.inputs.size(); ++k) text += (k ? ", " : "") + input(k);
+    return text + (g.inputs.empty() ? "0" : "") + "};\n";
+  };
+
+  const int64_t ws_bytes = std::max<int64_t>(layout.workspace_bytes, 256);
+  c << "\nAPI size_t " << N << "_workspace_bytes(void) { return " << ws_bytes << "; }\n\n";
+  // Host buffers: a workspace of its own, the inputs copied into it.
+  c << "API " << layout.signature << " {\n"
+    << "  static const char* const kiln_fn = \"" << N << "_run\";\n"
+    << null_checks(params) << "  int kiln_rc = ensure_ready(kiln_fn);\n  if (kiln_rc != " << N
+    << "_OK) return kiln_rc;\n"
+    << "  CUdeviceptr kiln_ws = 0;\n"
+    << "  CUresult kiln_r = drv.mem_alloc(&kiln_ws, " << ws_bytes << ");\n"
+    << "  if (kiln_r != 0) return cuda_failed(kiln_fn, \"cuMemAlloc (the " << ws_bytes
+    << "-byte workspace)\", kiln_r);\n"
+    << inputs_array([&](size_t k) { return "kiln_ws + " + std::to_string(layout.input_at.at(g.inputs[k])); });
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const int64_t bytes = g.values[static_cast<size_t>(g.inputs[k])].bytes();
+    if (bytes == 0) continue;
+    c << "  if ((kiln_r = drv.memcpy_htod(kiln_in[" << k << "], " << layout.in_names[k] << ", " << bytes
+      << ")) != 0) {\n    kiln_rc = cuda_failed(kiln_fn, \"cuMemcpyHtoD (input " << layout.in_names[k]
+      << ")\", kiln_r);\n    goto kiln_done;\n  }\n";
+  }
+  c << "  if ((kiln_rc = run_steps(kiln_fn, kiln_ws, kiln_in, NULL)) != " << N << "_OK) goto kiln_done;\n";
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const int64_t bytes = g.values[static_cast<size_t>(g.outputs[k])].bytes();
     if (bytes == 0) continue;
-    c << "  if ((r = drv.memcpy_dtoh(" << layout.out_names[k] << ", " << location(ex.output_values()[k]) << ", "
-      << bytes << ")) != 0) {\n    rc = cuda_failed(fn, \"cuMemcpyDtoH (output " << layout.out_names[k]
-      << "; a kernel may have failed)\", r);\n    goto done;\n  }\n";
+    c << "  if ((kiln_r = drv.memcpy_dtoh(" << layout.out_names[k] << ", " << location(ex.output_values()[k]) << ", "
+      << bytes << ")) != 0) {\n    kiln_rc = cuda_failed(kiln_fn, \"cuMemcpyDtoH (output " << layout.out_names[k]
+      << "; a kernel may have failed)\", kiln_r);\n    goto kiln_done;\n  }\n";
   }
-  c << "done:\n  drv.mem_free(ws);\n  return rc;\n}\n";
+  c << "kiln_done:\n  drv.mem_free(kiln_ws);\n  return kiln_rc;\n}\n\n";
+  // Device buffers: the caller's workspace and stream, nothing waited for.
+  c << "API " << device_signature(layout, N) << " {\n"
+    << "  static const char* const kiln_fn = \"" << N << "_run_device\";\n";
+  params.push_back("workspace");
+  c << null_checks(params) << "  int kiln_rc = ensure_ready(kiln_fn);\n  if (kiln_rc != " << N
+    << "_OK) return kiln_rc;\n"
+    << "  const CUdeviceptr kiln_ws = (CUdeviceptr)(uintptr_t)workspace;\n"
+    << inputs_array([&](size_t k) { return "(CUdeviceptr)(uintptr_t)" + layout.in_names[k]; })
+    << "  if ((kiln_rc = run_steps(kiln_fn, kiln_ws, kiln_in, (CUstream)stream)) != " << N << "_OK) return kiln_rc;\n"
+    << "  CUresult kiln_r;\n  (void)kiln_r;\n";
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const int64_t bytes = g.values[static_cast<size_t>(g.outputs[k])].bytes();
+    if (bytes == 0) continue;
+    c << "  if ((kiln_r = drv.memcpy_dtod_async((CUdeviceptr)(uintptr_t)" << layout.out_names[k] << ", "
+      << location(ex.output_values()[k]) << ", " << bytes
+      << ", (CUstream)stream)) != 0)\n    return cuda_failed(kiln_fn, "
+      << "\"cuMemcpyDtoDAsync (output " << layout.out_names[k] << ")\", kiln_r);\n";
+  }
+  c << "  return " << N << "_OK;\n}\n";
 
   const Target host = Target::host();
   const std::string c_file = scratch.path() + "/" + N + "_model_cuda.c";

@@ -99,6 +99,9 @@ std::string c_name(const std::string& onnx_name, const std::string& fallback, co
                                                  "weights_dev",
                                                  "uintptr_t",
                                                  "CUdeviceptr",
+                                                 "CUstream",
+                                                 "workspace",
+                                                 "stream",
                                                  "CUresult"};
   std::string s = c_identifier_chars(onnx_name);
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = fallback + "_" + s;

@@ -107,6 +107,7 @@ static struct {
   CUresult (*mem_free)(CUdeviceptr);
   CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t);
   CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t);
+  CUresult (*memcpy_dtod_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*module_load_data)(CUmodule*, const void*);
   CUresult (*module_unload)(CUmodule);
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*);
@@ -163,6 +164,7 @@ static int load_driver(const char* fn) {
   SYM(mem_free, "cuMemFree_v2");
   SYM(memcpy_htod, "cuMemcpyHtoD_v2");
   SYM(memcpy_dtoh, "cuMemcpyDtoH_v2");
+  SYM(memcpy_dtod_async, "cuMemcpyDtoDAsync_v2");
   SYM(module_load_data, "cuModuleLoadData");
   SYM(module_unload, "cuModuleUnload");
   SYM(module_get_function, "cuModuleGetFunction");

@@ -6,7 +6,8 @@
 # With --target cuda: a cubin library builds (NVRTC), and a test build of
 # emulated kernels runs the same C program on the stand-in CUDA driver
 # (KILN_TEST_FAKE_LIBCUDA) and matches the CPU's output within 1e-4 of its
-# range; without a driver the call fails with the library's message.
+# range, through its host and its device entry points; without a driver the
+# call fails with the library's message.
 # Usage: cli_lib_model.sh path/to/kiln
 set -u
 KILN="$1"
@@ -64,7 +65,7 @@ if [ -n "${KILN_TEST_FAKE_LIBCUDA:-}" ] && [ -f "$KILN_TEST_FAKE_LIBCUDA" ]; the
   for kind in static shared; do
     if [ $kind = static ]; then link="$TMPD/gpu/libclsgpu.a -lpthread -ldl"; else link="-L$TMPD/gpu -lclsgpu -Wl,-rpath,$TMPD/gpu"; fi
     # shellcheck disable=SC2086
-    if ! "$CC" -O2 -DMODEL_H='"clsgpu.h"' -DMODEL_RUN=clsgpu_run -DMODEL_LAST_ERROR=clsgpu_last_error -DIN_ELEMS=27648 \
+    if ! "$CC" -O2 -DMODEL_H='"clsgpu.h"' -DMODEL_RUN=clsgpu_run -DMODEL_LAST_ERROR=clsgpu_last_error -DMODEL_GPU=clsgpu -DIN_ELEMS=27648 \
         -DOUT_ELEMS=2 -I"$TMPD/gpu" "$ROOT/examples/use_model_library.c" $link -o "$TMPD/gpu_$kind" 2> "$TMPD/cc.log"; then
       fail "compiling the C program against the cuda $kind library: $(tail -5 "$TMPD/cc.log")"
       continue

@@ -172,6 +172,12 @@ FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
   return 0;
 }
 
+FAKE_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void*) {
+  FAKE_CHECK_STICKY();
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  return 0;
+}
+
 FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
   FAKE_CHECK_STICKY();
   std::memset(reinterpret_cast<void*>(dst), v, n);
