@@ -110,10 +110,9 @@ void check_cuda_model_library_tools() {
   find_c_compiler();
   std::string why;
   if (!gpu_images_emulated())
-    user_check(nvrtc_available(&why))
-        << "kiln lib --model --target cuda compiles the kernels with NVRTC, which was not "
-           "found ("
-        << why << "); install the CUDA toolkit or set KILN_NVRTC to libnvrtc.so";
+    user_check(nvrtc_available(&why)) << "kiln lib --model --target cuda compiles the kernels with NVRTC, which was "
+                                         "not found ("
+                                      << why << "); install the CUDA toolkit or set KILN_NVRTC to libnvrtc.so";
 }
 
 ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const Executor& ex, const NodeTarget& nt) {

@@ -45,7 +45,11 @@ for kind in static shared; do
   fi
 done
 
-# --target cuda. Cubins where NVRTC is installed (no GPU needed to build).
+# --target cuda. Cubins where NVRTC is installed (no GPU needed to build);
+# without NVRTC a message, and no output directory.
+KILN_NVRTC="$TMPD/no-nvrtc.so" expect 2 "kiln lib --model --target cuda compiles the kernels with NVRTC, which was not found" -- \
+  lib --model "$CLS" --input x=1x3x48x192 --target cuda --out "$TMPD/nonvrtc" --name clsgpu
+[ -e "$TMPD/nonvrtc" ] && fail "a failed kiln lib --model --target cuda left its output directory"
 if "$KILN" lib --model "$CLS" --input x=1x3x48x192 --target cuda --out "$TMPD/cubin" --name clsgpu > "$TMPD/cubin.log" 2>&1; then
   if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['image']=='cubin' and d['arch']=='sm_90' and len(d['steps'])>50" \
       "$TMPD/cubin/clsgpu.json" && grep -q "int clsgpu_run(const float\* x, float\* softmax_0_tmp_0);" "$TMPD/cubin/clsgpu.h"; then
