@@ -93,13 +93,7 @@ std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& 
     << "/* Frees the weights, unloads the kernels and releases the device's context; a later call loads them again. "
        "*/\n"
     << "int " << N << "_unload(void);\n"
-    << "/* Device memory through the driver, for programs that do not use the CUDA runtime. Copies are\n"
-    << " * synchronous; " << N << "_synchronize(stream) waits for the stream's work (NULL: the whole device). */\n"
-    << "int " << N << "_device_alloc(void** ptr, size_t bytes);\n"
-    << "int " << N << "_device_free(void* ptr);\n"
-    << "int " << N << "_copy_to_device(void* device_dst, const void* host_src, size_t bytes);\n"
-    << "int " << N << "_copy_to_host(void* host_dst, const void* device_src, size_t bytes);\n"
-    << "int " << N << "_synchronize(void* stream);\n\n"
+    << cuda_device_memory_declarations(N) << "\n"
     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return h.str();
 }

@@ -131,6 +131,27 @@ std::string image_array(size_t index, const std::vector<char>& image) {
 
 }  // namespace
 
+std::string cuda_device_memory_declarations(const std::string& N) {
+  return "/* Device memory through the driver, for programs that do not use the CUDA runtime. Copies are\n"
+         " * synchronous; " +
+         N +
+         "_synchronize(stream) waits for the stream's work (NULL: the whole device). */\n"
+         "int " +
+         N +
+         "_device_alloc(void** ptr, size_t bytes);\n"
+         "int " +
+         N +
+         "_device_free(void* ptr);\n"
+         "int " +
+         N +
+         "_copy_to_device(void* device_dst, const void* host_src, size_t bytes);\n"
+         "int " +
+         N +
+         "_copy_to_host(void* host_dst, const void* device_src, size_t bytes);\n"
+         "int " +
+         N + "_synchronize(void* stream);\n";
+}
+
 std::string cuda_library_header(const CudaLibrarySource& lib) {
   std::ostringstream os;
   const std::string& N = lib.name;
@@ -177,7 +198,8 @@ std::string cuda_library_header(const CudaLibrarySource& lib) {
      << "#define " << N << "_ERROR_ARGUMENT 1 /* a negative or too large size, a NULL pointer, a bad device */\n"
      << "#define " << N << "_ERROR_MEMORY 2   /* device memory could not be allocated */\n"
      << "#define " << N << "_ERROR_KERNEL 3   /* a kernel could not be launched */\n"
-     << "#define " << N << "_ERROR_CUDA 4     /* no driver or GPU, a GPU of another architecture, a failed driver call */\n"
+     << "#define " << N
+     << "_ERROR_CUDA 4     /* no driver or GPU, a GPU of another architecture, a failed driver call */\n"
      << "#define " << N << "_ARCH \"" << lib.arch << "\"\n\n"
      << "/* What the calling thread's last failed call said (\"\" when none failed). */\n"
      << "const char* " << N << "_last_error(void);\n"
@@ -185,13 +207,7 @@ std::string cuda_library_header(const CudaLibrarySource& lib) {
      << "int " << N << "_init(int device);\n"
      << "/* Unloads the kernels and releases the device's context; a later call loads them again. */\n"
      << "int " << N << "_unload(void);\n"
-     << "/* Device memory through the driver, for programs that do not use the CUDA runtime. Copies are\n"
-     << " * synchronous; " << N << "_synchronize(stream) waits for the stream's work (NULL: the whole device). */\n"
-     << "int " << N << "_device_alloc(void** ptr, size_t bytes);\n"
-     << "int " << N << "_device_free(void* ptr);\n"
-     << "int " << N << "_copy_to_device(void* device_dst, const void* host_src, size_t bytes);\n"
-     << "int " << N << "_copy_to_host(void* host_dst, const void* device_src, size_t bytes);\n"
-     << "int " << N << "_synchronize(void* stream);\n\n";
+     << cuda_device_memory_declarations(N) << "\n";
   for (const FamilyKey& key : families(lib)) {
     const CudaFamily f = cuda_family(key.first);
     std::vector<std::string> shapes;

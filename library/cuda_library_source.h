@@ -58,6 +58,9 @@ struct CudaLibrarySource {
 };
 
 std::string cuda_library_header(const CudaLibrarySource& lib);
+// The header declarations of the runtime's device memory helpers
+// (NAME_device_alloc ... NAME_synchronize), which every cuda library has.
+std::string cuda_device_memory_declarations(const std::string& name);
 // The driver part of a library's C source, shared with network libraries
 // (graph/model_library.h): the prelude, the images as byte arrays, the
 // function table and the runtime (cuda_library_runtime_c.h), for `name`
