@@ -210,21 +210,24 @@ std::vector<int64_t> group_tile_candidates(int64_t group_size, int lanes) {
 }
 
 void tile_accumulator(Stage acc, const std::vector<int64_t>& tile, const std::vector<int64_t>& reduce_order,
-                      int vec_axis, int unroll_reduce) {
+                      int vec_axis, int unroll_reduce, int channels_axis) {
   auto ax = acc.axis();
   auto rx = acc.reduce_axis();
   internal_assert(tile.size() == ax.size()) << "tile_accumulator: one tile factor per axis";
   std::vector<IterVar> outer, inner;
-  IterVar vec;
+  IterVar vec, channels;
   for (size_t d = 0; d < ax.size(); ++d) {
     IterVar o = ax[d], i;
     if (tile[d] > 0) acc.split(ax[d], tile[d], &o, &i);
     outer.push_back(o);
     if (static_cast<int>(d) == vec_axis)
       vec = i.defined() ? i : o;
+    else if (static_cast<int>(d) == channels_axis && i.defined())
+      channels = i;
     else if (i.defined())
       inner.push_back(i);
   }
+  if (channels.defined()) inner.push_back(channels);
   if (vec.defined() && vec.same_as(outer[static_cast<size_t>(vec_axis)])) outer.erase(outer.begin() + vec_axis);
   std::vector<IterVar> order = outer;
   for (int64_t r : reduce_order) order.push_back(rx.at(static_cast<size_t>(r)));

@@ -116,8 +116,13 @@ std::vector<int64_t> group_tile_candidates(int64_t group_size, int lanes);
 // (in axis order), the reduce axes in `reduce_order`, then the inner parts
 // (unrolled), with axis `vec_axis` (its inner part if split) last and
 // vectorized. The reduce axis `unroll_reduce` (-1: none) is unrolled.
+// `channels_axis` (-1: none), an output-channel axis split into several
+// blocks, runs innermost of the unrolled loops: each input value is then
+// loaded (broadcast) once and used by every block at once, so one register
+// holds it; with the channel blocks outside, each of a block's values stays
+// live until the last block uses it, and a wide tile runs out of registers.
 void tile_accumulator(Stage acc, const std::vector<int64_t>& tile, const std::vector<int64_t>& reduce_order,
-                      int vec_axis, int unroll_reduce);
+                      int vec_axis, int unroll_reduce, int channels_axis = -1);
 
 // The tiling the channel-blocked window templates share
 // (depthwise_conv2d_nchwc, max/avg_pool2d_nchwc): the output

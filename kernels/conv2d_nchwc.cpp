@@ -192,7 +192,7 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   sb.set_scope(MemScope::kLocal);
   sb.compute_at(so, band.at(acc_pos));
   tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4,
-                   cfg.annotate("unroll_kw") == "unroll" ? 2 : -1);
+                   cfg.annotate("unroll_kw") == "unroll" ? 2 : -1, /*channels_axis=*/1);
   if (conv2d.padded.defined() && s.pad > 0)
     place_stage(sc[conv2d.padded], so, band, static_cast<int>(cfg.choice("data_at")), acc_pos, parallel > 0, 4);
   if (cfg.has("prefetch") && cfg.choice("prefetch") > 0) {

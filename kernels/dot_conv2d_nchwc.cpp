@@ -221,11 +221,12 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   if (amx) {
     tensorize_amx(k, s, sb, kbi, amx_tile);
   } else if (!tensorized) {
-    tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce);
+    tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce, /*channels_axis=*/1);
   } else {
     // As tile_accumulator, with each 16 channels x `steps` input channels
     // below the tile's loops one call: the outer parts, the reduction (its
-    // input channels in steps), the tile (unrolled), the 16-channel groups
+    // input channels in steps), the tile (unrolled; its channel blocks
+    // innermost, as tile_accumulator's channels_axis), the 16-channel groups
     // of a block (unrolled), then the call's two loops.
     auto bx = sb.axis();
     auto br = sb.reduce_axis();
@@ -238,7 +239,7 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
     const IterVar red[4] = {br[0], br[1], br[2], cq};
     std::vector<IterVar> order{bx[0], ko, oh_o, ow_o};
     for (int64_t r : cfg.reorder("reduce_order")) order.push_back(red[r]);
-    for (const IterVar& iv : {ki, oh_i, ow_i, k16o, k16i, cs}) order.push_back(iv);
+    for (const IterVar& iv : {oh_i, ow_i, ki, k16o, k16i, cs}) order.push_back(iv);
     sb.reorder(order);
     for (const IterVar& iv : {ki, oh_i, ow_i, k16o}) sb.unroll(iv);
     if (unroll_reduce >= 0) sb.unroll(br[2]);

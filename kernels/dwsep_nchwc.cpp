@@ -168,7 +168,8 @@ ScheduledOp dwsep_apply(const OpInstance& op, const Config& cfg) {
   Stage pw = sc[t.pw_acc];
   pw.set_scope(MemScope::kLocal);
   pw.compute_at(so, band.at(3));
-  tile_accumulator(pw, {0, kbi, ohi, owi, 0}, {0, 1}, 4, cfg.annotate("unroll_ci") == "unroll" ? 1 : -1);
+  tile_accumulator(pw, {0, kbi, ohi, owi, 0}, {0, 1}, 4, cfg.annotate("unroll_ci") == "unroll" ? 1 : -1,
+                   /*channels_axis=*/1);
 
   // The depthwise tile, all channel blocks, in a buffer the pointwise reads.
   Stage dw = sc[t.dw];
