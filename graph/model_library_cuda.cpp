@@ -40,6 +40,47 @@ std::string device_signature(const ModelLibraryLayout& layout, const std::string
   return sig;
 }
 
+// How many workspaces of finished host calls NAME_run keeps for later ones:
+// as many as calls that ran at the same time, up to this.
+constexpr int kCachedWorkspaces = 8;
+
+// NAME_run's workspaces: cuMemAlloc and cuMemFree synchronize the device and
+// cost far more than a small network's kernels, so a call takes the
+// workspace of a finished one where there is one, and gives it back when its
+// outputs have been copied back (the copies wait for the kernels). The
+// runtime's unload hook frees them.
+std::string workspace_cache_source(const std::string& N, int64_t ws_bytes) {
+  std::ostringstream c;
+  c << "\n/* ---- " << N << "_run's device workspaces, kept for the next calls ---- */\n\n"
+    << "#define CACHED_WORKSPACES " << kCachedWorkspaces << "\n"
+    << "static pthread_mutex_t workspace_mu = PTHREAD_MUTEX_INITIALIZER;\n"
+    << "static CUdeviceptr cached_workspaces[CACHED_WORKSPACES];\n"
+    << "static int num_cached_workspaces;\n\n"
+    << "static int take_workspace(const char* fn, CUdeviceptr* ws) {\n"
+    << "  pthread_mutex_lock(&workspace_mu);\n"
+    << "  *ws = num_cached_workspaces > 0 ? cached_workspaces[--num_cached_workspaces] : 0;\n"
+    << "  pthread_mutex_unlock(&workspace_mu);\n"
+    << "  if (*ws) return " << N << "_OK;\n"
+    << "  const CUresult r = drv.mem_alloc(ws, " << ws_bytes << ");\n"
+    << "  if (r == 0) return " << N << "_OK;\n"
+    << "  *ws = 0;\n"
+    << "  return cuda_failed(fn, \"cuMemAlloc (the " << ws_bytes << "-byte workspace)\", r);\n}\n\n"
+    << "/* After a failed call kernels may still be queued on it: freeing it waits for them. */\n"
+    << "static void give_back_workspace(CUdeviceptr ws, int call_succeeded) {\n"
+    << "  if (!ws) return;\n"
+    << "  if (call_succeeded) {\n"
+    << "    pthread_mutex_lock(&workspace_mu);\n"
+    << "    if (num_cached_workspaces < CACHED_WORKSPACES) cached_workspaces[num_cached_workspaces++] = ws, ws = 0;\n"
+    << "    pthread_mutex_unlock(&workspace_mu);\n"
+    << "  }\n"
+    << "  if (ws) drv.mem_free(ws);\n}\n\n"
+    << "static void free_cached_workspaces(void) {\n"
+    << "  pthread_mutex_lock(&workspace_mu);\n"
+    << "  while (num_cached_workspaces > 0) drv.mem_free(cached_workspaces[--num_cached_workspaces]);\n"
+    << "  pthread_mutex_unlock(&workspace_mu);\n}\n\n";
+  return c.str();
+}
+
 std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& layout, const std::string& arch,
                         bool emulated) {
   const std::string& N = o.name;
@@ -60,10 +101,12 @@ std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& 
     << " * opens the CUDA driver (libcuda.so.1, or $KILN_LIBCUDA) with dlopen at its first call, which (or\n"
     << " * " << N << "_init(device)) loads the kernels into the primary context of device 0 (or `device`) and\n"
     << " * copies the " << layout.weights.size() << " bytes of weights there; they stay until " << N
-    << "_unload(). Each call allocates\n"
-    << " * its own " << layout.workspace_bytes << "-byte device workspace, so calls from several threads are safe; "
-    << N << "_init and\n"
-    << " * " << N << "_unload must not run while another thread uses the library.\n"
+    << "_unload(). Each call runs in a\n"
+    << " * " << layout.workspace_bytes << "-byte device workspace of its own, so calls from several threads are safe: "
+    << "the first calls\n"
+    << " * allocate them, and later ones reuse those of finished calls (up to " << kCachedWorkspaces
+    << " are kept until " << N << "_unload).\n"
+    << " * " << N << "_init and " << N << "_unload must not run while another thread uses the library.\n"
     << " *\n"
     << " * " << device_signature(layout, N) << ";\n"
     << " * runs the network on device buffers of the same shapes (cudaMalloc, cuMemAlloc or " << N
@@ -84,7 +127,7 @@ std::string header_text(const ModelLibraryOptions& o, const ModelLibraryLayout& 
     << "#define " << N << "_ARCH \"" << arch << "\"\n\n"
     << layout.signature << ";\n"
     << device_signature(layout, N) << ";\n"
-    << "/* Bytes of device memory a call's workspace takes (" << N << "_run allocates its own). */\nsize_t " << N
+    << "/* Bytes of device memory a call's workspace takes (" << N << "_run brings its own). */\nsize_t " << N
     << "_workspace_bytes(void);\n"
     << "/* What the calling thread's last failed call said (\"\" when none failed). */\n"
     << "const char* " << N << "_last_error(void);\n"
@@ -156,14 +199,15 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
   const std::string header = out_dir + "/" + N + ".h";
   write_library_file(header, header_text(o, layout, arch, result.emulated));
 
+  const int64_t ws_bytes = std::max<int64_t>(layout.workspace_bytes, 256);
   std::ostringstream c;
   c << "/* " << N << ".c: the network " << comment_safe(fs::path(o.model).filename().string()) << " for " << arch
     << ", generated by kiln " << KILN_VERSION << " (`kiln lib --model --target cuda`). See " << N << ".h. */\n"
     << "#define MAX_LAUNCH_ARGS " << max_args << "\n"
     << "#define ON_LOADED(fn) upload_weights_locked(fn)\n"
-    << "#define ON_UNLOAD() free_weights_locked()\n"
+    << "#define ON_UNLOAD() free_device_memory_locked()\n"
     << "static int upload_weights_locked(const char* fn);\n"
-    << "static void free_weights_locked(void);\n";
+    << "static void free_device_memory_locked(void);\n";
   c << cuda_driver_c_source(N, arch, result.emulated, images, functions);
   c << "\n/* ---- the weights: embedded, in device memory while the kernels are loaded ---- */\n\n"
     << embed_weights(layout, scratch.path(), N, o.out_dir) << "extern const unsigned char " << N
@@ -175,10 +219,10 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
        "r);\n  }\n"
     << "  r = drv.memcpy_htod(weights_dev, " << N << "__weights, " << layout.weights.size() << ");\n"
     << "  return r == 0 ? " << N << "_OK : cuda_failed(fn, \"cuMemcpyHtoD (the network's weights)\", r);\n}\n\n"
-    << "static void free_weights_locked(void) {\n"
-    << "  if (!weights_dev) return;\n"
+    << workspace_cache_source(N, ws_bytes) << "static void free_device_memory_locked(void) {\n"
     << "  if (context) drv.ctx_set_current(context);\n"
-    << "  drv.mem_free(weights_dev);\n  weights_dev = 0;\n}\n\n";
+    << "  free_cached_workspaces();\n"
+    << "  if (weights_dev) drv.mem_free(weights_dev);\n  weights_dev = 0;\n}\n\n";
 
   c << "/* ---- the steps' launches (an argument is an index into the step's buffers) ---- */\n\n";
   for (size_t s = 0; s < ex.steps().size(); ++s) {
@@ -237,7 +281,6 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
     return text + (g.inputs.empty() ? "0" : "") + "};\n";
   };
 
-  const int64_t ws_bytes = std::max<int64_t>(layout.workspace_bytes, 256);
   c << "\nAPI size_t " << N << "_workspace_bytes(void) { return " << ws_bytes << "; }\n\n";
   // Host buffers: a workspace of its own, the inputs copied into it.
   c << "API " << layout.signature << " {\n"
@@ -245,9 +288,8 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
     << null_checks(params) << "  int kiln_rc = ensure_ready(kiln_fn);\n  if (kiln_rc != " << N
     << "_OK) return kiln_rc;\n"
     << "  CUdeviceptr kiln_ws = 0;\n"
-    << "  CUresult kiln_r = drv.mem_alloc(&kiln_ws, " << ws_bytes << ");\n"
-    << "  if (kiln_r != 0) return cuda_failed(kiln_fn, \"cuMemAlloc (the " << ws_bytes
-    << "-byte workspace)\", kiln_r);\n"
+    << "  CUresult kiln_r;\n"
+    << "  if ((kiln_rc = take_workspace(kiln_fn, &kiln_ws)) != " << N << "_OK) return kiln_rc;\n"
     << inputs_array([&](size_t k) { return "kiln_ws + " + std::to_string(layout.input_at.at(g.inputs[k])); });
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     const int64_t bytes = g.values[static_cast<size_t>(g.inputs[k])].bytes();
@@ -264,7 +306,7 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
       << bytes << ")) != 0) {\n    kiln_rc = cuda_failed(kiln_fn, \"cuMemcpyDtoH (output " << layout.out_names[k]
       << "; a kernel may have failed)\", kiln_r);\n    goto kiln_done;\n  }\n";
   }
-  c << "kiln_done:\n  drv.mem_free(kiln_ws);\n  return kiln_rc;\n}\n\n";
+  c << "kiln_done:\n  give_back_workspace(kiln_ws, kiln_rc == " << N << "_OK);\n  return kiln_rc;\n}\n\n";
   // Device buffers: the caller's workspace and stream, nothing waited for.
   c << "API " << device_signature(layout, N) << " {\n"
     << "  static const char* const kiln_fn = \"" << N << "_run_device\";\n";

@@ -6,7 +6,8 @@
 # With --target cuda: a cubin library builds (NVRTC), and a test build of
 # emulated kernels runs the same C program on the stand-in CUDA driver
 # (KILN_TEST_FAKE_LIBCUDA) and matches the CPU's output within 1e-4 of its
-# range, through its host and its device entry points; without a driver the
+# range, through its host and its device entry points; the host entry point
+# keeps its device workspace between calls; without a driver the
 # call fails with the library's message.
 # Usage: cli_lib_model.sh path/to/kiln
 set -u
@@ -88,6 +89,16 @@ PY
       fail "the cuda $kind library on the stand-in driver: $(tail -3 "$TMPD/run.log")"
     fi
   done
+  # The host entry point keeps its workspace between calls.
+  if ! "$CC" -O2 -DMODEL_H='"clsgpu.h"' -DMODEL_NAME=clsgpu -DIN_ELEMS=27648 -DOUT_ELEMS=2 -I"$TMPD/gpu" \
+      "$ROOT/tests/support/model_library_workspace_check.c" "$TMPD/gpu/libclsgpu.a" -lpthread -ldl \
+      -o "$TMPD/workspace_check" 2> "$TMPD/cc.log"; then
+    fail "compiling the workspace check: $(tail -5 "$TMPD/cc.log")"
+  elif KILN_LIBCUDA="$KILN_TEST_FAKE_LIBCUDA" "$TMPD/workspace_check" 2> "$TMPD/run.log"; then
+    ok
+  else
+    fail "the cuda library's workspaces: $(tail -3 "$TMPD/run.log")"
+  fi
   if KILN_LIBCUDA="$TMPD/no-libcuda.so" "$TMPD/gpu_static" "$TMPD/in.bin" "$TMPD/none.bin" 2> "$TMPD/run.log"; then
     fail "the cuda library ran without a CUDA driver"
   elif grep -q "code 4: clsgpu_run: the CUDA driver ($TMPD/no-libcuda.so) could not be loaded" "$TMPD/run.log"; then

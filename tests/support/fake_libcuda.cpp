@@ -11,7 +11,7 @@
 //   KILN_FAKE_CUDA_FAIL_LAUNCH=c launches fail with CUresult c; a sticky code
 //                                (700, 702, 714-719) then fails every call
 //                                until kiln_fake_cuda_reset()
-// Test hooks: kiln_fake_cuda_stat(name) ("launches", "memset_bytes",
+// Test hooks: kiln_fake_cuda_stat(name) ("launches", "memset_bytes", "mem_allocs",
 // "live_buffers"), kiln_fake_cuda_reset().
 #include <dlfcn.h>
 
@@ -148,6 +148,7 @@ FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   std::lock_guard<std::mutex> lock(mu);
   *p = reinterpret_cast<CUdeviceptr>(mem);
   buffers[*p] = mem;
+  ++stats["mem_allocs"];
   return 0;
 }
 
