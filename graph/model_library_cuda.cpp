@@ -288,7 +288,7 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
     << null_checks(params) << "  int kiln_rc = ensure_ready(kiln_fn);\n  if (kiln_rc != " << N
     << "_OK) return kiln_rc;\n"
     << "  CUdeviceptr kiln_ws = 0;\n"
-    << "  CUresult kiln_r;\n"
+    << "  CUresult kiln_r;\n  (void)kiln_r;\n"
     << "  if ((kiln_rc = take_workspace(kiln_fn, &kiln_ws)) != " << N << "_OK) return kiln_rc;\n"
     << inputs_array([&](size_t k) { return "kiln_ws + " + std::to_string(layout.input_at.at(g.inputs[k])); });
   for (size_t k = 0; k < g.inputs.size(); ++k) {
