@@ -50,6 +50,7 @@ struct TuneCommandOptions {
   bool json = false;
   int repeat = 3;
   double min_repeat_ms = 50;
+  double screen = TuneOptions{}.screen_factor;
   double timeout_s = 10;
   double build_timeout_s = 20;
   // Device pool.
@@ -178,6 +179,7 @@ int run_tune(const TuneCommandOptions& o) {
     to.batch = o.batch;
     to.early_stop = o.early_stop;
     to.job = job;
+    to.screen_factor = o.screen;
     auto progress = [&](const TuneProgress& p) {
       std::ostringstream line;
       line << task.workload << ": " << p.done << "/" << p.total << " trials, " << p.errors << " errors, best "
@@ -249,6 +251,9 @@ Handler add_tune_command(CLI::App& app) {
   sub->add_option("--repeat", o->repeat, "measurements per candidate (default 3)")->check(CLI::Range(1, 1000));
   sub->add_option("--min-repeat-ms", o->min_repeat_ms, "minimum time of one measurement (default 50)")
       ->check(CLI::Range(0.0, 1e5));
+  sub->add_option("--screen", o->screen,
+                  "a candidate whose first measurement is this many times slower than the best so far is not "
+                  "measured again (default 1.5; 0: every candidate gets --repeat measurements)");
   sub->add_option("--timeout", o->timeout_s, "seconds a candidate may run (default 10)")->check(CLI::Range(0.01, 1e5));
   sub->add_option("--build-timeout", o->build_timeout_s, "seconds a candidate may compile (default 20)")
       ->check(CLI::Range(0.1, 1e5));

@@ -19,6 +19,7 @@ kiln::MeasureJob job_of_request(const MeasureRequest& request) {
     t.args.push_back(kiln::ArgSpec{b.name(), rt::parse_data_type(b.dtype()), {b.shape().begin(), b.shape().end()}});
   t.num_inputs = static_cast<size_t>(request.num_inputs());
   t.input_seed = request.input_seed();
+  t.screen_ms = request.screen_ms();
   for (const ReferenceSpec& s : request.reference()) {
     ReferenceSample ref;
     ref.output = s.output();
@@ -33,6 +34,7 @@ kiln::MeasureJob job_of_request(const MeasureRequest& request) {
   id.clear_entry();
   id.clear_options();
   id.clear_job();
+  id.clear_screen_ms();  // sent with each candidate, changes as the search goes
   std::string bytes;
   id.SerializeToString(&bytes);
   std::ostringstream os;
@@ -230,6 +232,8 @@ grpc::Status validate_request(const MeasureRequest& r, const RequestLimits& limi
       !(o.cooldown_ms() >= 0 && o.cooldown_ms() <= budget_ms))
     return invalid("measure options min_repeat_ms and cooldown_ms must be >= 0 and at most the run timeout (" +
                    std::to_string(budget_ms) + " ms)");
+  if (!(r.screen_ms() >= 0))
+    return invalid("screen_ms must be >= 0 (0: no screening), got " + std::to_string(r.screen_ms()));
   return grpc::Status::OK;
 }
 

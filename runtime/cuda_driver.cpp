@@ -492,7 +492,7 @@ TimeResult time_launches(const std::vector<KernelLaunch>& launches, const std::v
 }
 
 TimeResult time_enqueued(const std::function<void()>& enqueue, const TimeOptions& o, int64_t l2_bytes) {
-  if (o.number < 1 || o.repeat < 1 || o.warmup < 0 || o.min_repeat_ms < 0)
+  if (o.number < 1 || o.repeat < 1 || o.warmup < 0 || !(o.min_repeat_ms >= 0) || !(o.screen_ms >= 0))
     throw std::invalid_argument("cuda timing: number and repeat must be at least 1, warmup and times not negative");
   const Driver& d = driver();
   // Writing twice the L2 evicts everything the kernels left there.
@@ -512,14 +512,21 @@ TimeResult time_enqueued(const std::function<void()>& enqueue, const TimeOptions
   TimeResult r;
   r.number = o.number;
   if (o.min_repeat_ms > 0) {
-    // Grow `number` until one measurement lasts min_repeat_ms.
-    for (double ms = measure(r.number); ms < o.min_repeat_ms && r.number < (1 << 30);) {
+    // Grow `number` until one measurement lasts min_repeat_ms; that
+    // measurement (flushed as every one is) is the first sample.
+    double ms = measure(r.number);
+    while (ms < o.min_repeat_ms && r.number < (1 << 30)) {
       const double scale = ms > 0 ? o.min_repeat_ms / ms * 1.2 : 10.0;
       r.number = static_cast<int>(std::min<double>(1 << 30, std::max(r.number * 2.0, r.number * scale)));
       ms = measure(r.number);
     }
+    r.samples_ms.push_back(ms / r.number);
   }
-  for (int i = 0; i < o.repeat; ++i) r.samples_ms.push_back(measure(r.number) / r.number);
+  while (static_cast<int>(r.samples_ms.size()) < o.repeat) {
+    // Screening (TimeOptions::screen_ms): one sample ranks a slow candidate.
+    if (o.screen_ms > 0 && r.samples_ms.size() == 1 && r.samples_ms[0] > o.screen_ms) break;
+    r.samples_ms.push_back(measure(r.number) / r.number);
+  }
   summarize(r);
   return r;
 }

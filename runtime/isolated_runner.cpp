@@ -94,7 +94,7 @@ std::vector<MeasureResult> IsolatedRunner::run(const MeasureJob& job, const std:
 MeasureResult IsolatedRunner::measure(const MeasureJob& job, const BuildResult& build) {
   std::string error = ensure_worker(job);
   if (!error.empty()) return error_result(ErrorKind::kDeviceError, "cannot start a measuring worker: " + error);
-  const std::string request = encode_measure_request(build);
+  const std::string request = encode_measure_request(build, job.screen_ms);
   if (!proc::send_frame(worker_fd_, request)) {
     // The worker died while idle; one fresh try.
     kill_worker();

@@ -41,6 +41,9 @@ struct MeasureJob {
   size_t num_inputs = 0;
   uint64_t input_seed = 1;    // input i is filled with rt::NDArray::fill_random(input_seed + i)
   std::vector<ReferenceSample> reference;
+  // Not part of the identity (it changes as a search finds faster kernels):
+  // sent with each candidate, see rt::TimeOptions::screen_ms. 0: never.
+  double screen_ms = 0;
 };
 
 // InternalError when the reference samples do not fit the job's outputs (a

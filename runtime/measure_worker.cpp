@@ -67,8 +67,10 @@ class Worker {
   bool fatal() const { return fatal_; }
 
   // Returns (error kind, message, samples) encoded for the parent.
-  std::string measure(const std::string& path, const std::string& entry) {
-    if (is_gpu_artifact(path)) return measure_gpu(path);
+  std::string measure(const std::string& path, const std::string& entry, double screen_ms) {
+    rt::TimeOptions timing = time_;
+    timing.screen_ms = screen_ms;
+    if (is_gpu_artifact(path)) return measure_gpu(path, timing);
     std::shared_ptr<rt::Module> module;
     try {
       module = rt::Module::load(path);
@@ -96,7 +98,7 @@ class Worker {
             const int32_t code = fn(ptrs_.data());
             if (code != 0) throw KernelFailed{code};
           },
-          time_);
+          timing);
       return reply(ErrorKind::kNone, "", t.samples_ms);
     } catch (const KernelFailed& f) {
       return reply(ErrorKind::kRuntimeCrash, "the kernel returned " + std::to_string(f.code) + " while being timed");
@@ -110,7 +112,7 @@ class Worker {
   // worker: the context belongs to this process), the check run downloads
   // the outputs, timing uses CUDA events. A sticky CUDA error ends the
   // worker after its reply; the next candidate gets a fresh process.
-  std::string measure_gpu(const std::string& path) {
+  std::string measure_gpu(const std::string& path, const rt::TimeOptions& timing) {
     try {
       if (!gpu_) gpu_ = std::make_unique<GpuState>(arrays_);
       const GpuArtifact art = read_gpu_artifact(path);
@@ -123,7 +125,7 @@ class Worker {
         gpu_->buffers[i].download(arrays_[i].data(), arrays_[i].nbytes());
       std::string wrong = check_reference();
       if (!wrong.empty()) return reply(ErrorKind::kWrongResult, wrong);
-      rt::TimeOptions t = time_;
+      rt::TimeOptions t = timing;
       t.flush_cache = true;  // a GPU's L2 holds whole layers: always start cold
       const rt::TimeResult r = rt::cuda::time_launches(launches, gpu_->pointers, t, gpu_->context.device().l2_bytes);
       return reply(ErrorKind::kNone, "", r.samples_ms);
@@ -211,13 +213,14 @@ void serve_measurements(int fd, const MeasureJob& job, const MeasureOptions& opt
     proc::Reader in(request);
     const std::string path = in.str();
     const std::string entry = in.str();
-    if (!proc::send_frame(fd, worker->measure(path, entry))) return;
+    const double screen_ms = in.f64();
+    if (!proc::send_frame(fd, worker->measure(path, entry, screen_ms))) return;
     if (worker->fatal()) return;
   }
 }
 
-std::string encode_measure_request(const BuildResult& build) {
-  return proc::Writer().str(build.artifact).str(build.entry).bytes();
+std::string encode_measure_request(const BuildResult& build, double screen_ms) {
+  return proc::Writer().str(build.artifact).str(build.entry).f64(screen_ms).bytes();
 }
 
 std::string decode_worker_ready(const std::string& payload) { return proc::Reader(payload).str(); }

@@ -20,8 +20,9 @@ namespace kiln {
 // then answers requests on `fd` until the parent closes it.
 void serve_measurements(int fd, const MeasureJob& job, const MeasureOptions& options);
 
-// Parent side of the protocol.
-std::string encode_measure_request(const BuildResult& build);
+// Parent side of the protocol: one candidate, and the time per call past
+// which its first sample is its only one (TimeOptions::screen_ms; 0: never).
+std::string encode_measure_request(const BuildResult& build, double screen_ms);
 // The worker's first message: "" when ready, else why it cannot measure.
 std::string decode_worker_ready(const std::string& payload);
 // A reply: error, message and samples (device, timestamp, compile_ms unset).

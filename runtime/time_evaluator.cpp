@@ -18,6 +18,9 @@ using Clock = std::chrono::steady_clock;
 // make calibration run forever.
 constexpr double kMaxNumber = 1e9;
 
+// How far past min_repeat_ms the calibration aims (see time_function).
+constexpr double kCalibrationMargin = 1.1;
+
 double measure_ms(const std::function<void()>& fn, int number) {
   Clock::time_point start = Clock::now();
   for (int i = 0; i < number; ++i) fn();
@@ -69,38 +72,50 @@ TimeResult time_function(const std::function<void()>& fn, const TimeOptions& opt
   if (opt.number < 1) throw std::invalid_argument("time_function: number must be >= 1");
   if (opt.repeat < 1) throw std::invalid_argument("time_function: repeat must be >= 1");
   if (opt.warmup < 0) throw std::invalid_argument("time_function: warmup must be >= 0");
-  if (opt.min_repeat_ms < 0 || opt.cooldown_ms < 0) {
-    throw std::invalid_argument("time_function: min_repeat_ms and cooldown_ms must be >= 0");
+  if (!(opt.min_repeat_ms >= 0) || !(opt.cooldown_ms >= 0) || !(opt.screen_ms >= 0)) {
+    throw std::invalid_argument("time_function: min_repeat_ms, cooldown_ms and screen_ms must be >= 0");
   }
 
   for (int i = 0; i < opt.warmup; ++i) fn();
 
+  std::unique_ptr<CacheFlusher> flusher;
+  if (opt.flush_cache) flusher = std::make_unique<CacheFlusher>(opt.flush_bytes);
+  auto measure = [&](int number) {
+    if (flusher) flusher->flush();
+    return measure_ms(fn, number);
+  };
+
+  TimeResult r;
+  r.samples_ms.reserve(opt.repeat);
   // Calibration (as TVM): grow `number` geometrically, or straight to the
-  // estimate of what fills min_repeat_ms, until one measurement is long enough.
+  // estimate of what fills min_repeat_ms, until one measurement is long
+  // enough. That measurement is made as every sample is (cache flushed
+  // first), so it is the first sample rather than thrown away: a candidate
+  // costs `repeat` measurements, not repeat + 1. The estimate aims 10% past
+  // min_repeat_ms so that whether a measurement is kept hardly depends on its
+  // own noise (keeping only the slow ones of borderline runs would bias the
+  // first sample slow).
   int number = opt.number;
   if (opt.min_repeat_ms > 0) {
     for (;;) {
-      double ms = measure_ms(fn, number);
-      if (ms >= opt.min_repeat_ms || number >= kMaxNumber) break;
+      double ms = measure(number);
+      if (ms >= opt.min_repeat_ms || number >= kMaxNumber) {
+        r.samples_ms.push_back(ms / number);
+        break;
+      }
       double per_call = ms / number;
-      double estimate = per_call > 0 ? opt.min_repeat_ms / per_call + 1 : kMaxNumber;
+      double estimate = per_call > 0 ? kCalibrationMargin * opt.min_repeat_ms / per_call + 1 : kMaxNumber;
       double next = std::max(estimate, std::ceil(number * 1.618));
       number = static_cast<int>(std::min(next, kMaxNumber));
     }
   }
-
-  std::unique_ptr<CacheFlusher> flusher;
-  if (opt.flush_cache) flusher = std::make_unique<CacheFlusher>(opt.flush_bytes);
-
-  TimeResult r;
   r.number = number;
-  r.samples_ms.reserve(opt.repeat);
-  for (int rep = 0; rep < opt.repeat; ++rep) {
-    if (rep > 0 && opt.cooldown_ms > 0) {
+  while (static_cast<int>(r.samples_ms.size()) < opt.repeat) {
+    if (opt.screen_ms > 0 && r.samples_ms.size() == 1 && r.samples_ms[0] > opt.screen_ms) break;
+    if (!r.samples_ms.empty() && opt.cooldown_ms > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.cooldown_ms));
     }
-    if (flusher) flusher->flush();
-    r.samples_ms.push_back(measure_ms(fn, number) / number);
+    r.samples_ms.push_back(measure(number) / number);
   }
   summarize(r);
   return r;

@@ -1,7 +1,8 @@
 // The time evaluator: measures a function with the usual protocol (warm-up,
 // `number` calls per measurement grown until a measurement lasts
 // min_repeat_ms, `repeat` measurements, optional cache flush and cooldown
-// between measurements) and reports every sample.
+// between measurements) and reports every sample. The calibration
+// measurement that first lasts min_repeat_ms is the first sample.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,11 @@ struct TimeOptions {
   // the first call of a measurement starts cold: use it with number = 1.
   bool flush_cache = false;
   size_t flush_bytes = size_t{64} << 20;
+  // Screening: when the first sample is slower than this (per call), stop
+  // there with one sample (0: never). A tuner passes a multiple of its best
+  // time so far: one sample is enough to rank a candidate that slow, and the
+  // rest of its repeats would be spent on nothing.
+  double screen_ms = 0;
 };
 
 struct TimeResult {
@@ -32,7 +38,7 @@ struct TimeResult {
 };
 
 // Throws std::invalid_argument on number < 1, repeat < 1, warmup < 0 or
-// negative times; exceptions from fn propagate.
+// negative times (screen_ms included); exceptions from fn propagate.
 TimeResult time_function(const std::function<void()>& fn, const TimeOptions& options);
 
 // Statistics of a list of samples (used by time_function, and by anyone who

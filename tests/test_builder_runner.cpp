@@ -205,6 +205,28 @@ TEST_CASE("LocalRunner measures good kernels and survives crashes, hangs and wro
   CHECK(no_children());
 }
 
+TEST_CASE("LocalRunner screens: a candidate slower than the threshold gets one sample", "[tuner][runner]") {
+  auto task = make_task();
+  LocalBuilder builder(LocalBuilderOptions{1, 30, ""});
+  std::vector<BuildResult> builds = builder.build(*task, {config(*task, kGood, 4)});
+  REQUIRE(builds[0].error == ErrorKind::kNone);
+  MeasureOptions opt;
+  opt.repeat = 3;
+  opt.min_repeat_ms = 1;
+  LocalRunner runner(opt);
+  runner.screen_slower_than(1e-9);  // every kernel is slower than a picosecond
+  std::vector<MeasureResult> r = runner.run(*task, builds);
+  REQUIRE(r[0].ok());
+  CHECK(r[0].samples_ms.size() == 1);
+  runner.screen_slower_than(1e9);
+  r = runner.run(*task, builds);
+  CHECK(r[0].samples_ms.size() == 3);
+  runner.screen_slower_than(0);
+  r = runner.run(*task, builds);
+  CHECK(r[0].samples_ms.size() == 3);
+  CHECK(runner.workers_started() == 1);  // the threshold travels with each candidate, the worker stays
+}
+
 TEST_CASE("a kernel wrong in its last element only is recorded as wrong", "[tuner][runner]") {
   auto task = make_task();
   REQUIRE(task->reference.at(0).whole());

@@ -43,8 +43,11 @@ class ToyRunner : public Runner {
  public:
   using Runner::run;
   std::vector<std::pair<int64_t, int64_t>> seen;  // (tile, prefetch) in measuring order
+  std::vector<double> screens;                    // screen_ms() at each batch
+  std::vector<double> times;                      // each candidate's ms, in measuring order
   std::vector<MeasureResult> run(const Task&, const std::vector<BuildResult>& builds,
                                  const OnResult& on_result) override {
+    screens.push_back(screen_ms());
     std::vector<MeasureResult> out;
     for (size_t i = 0; i < builds.size(); ++i) {
       const Config& c = *configs->at(i);
@@ -53,6 +56,7 @@ class ToyRunner : public Runner {
       double ms = tile == 3 ? 1.0 : tile == 2 ? 1.5 : 1.0 + static_cast<double>(tile);
       if (prefetch == 8 && tile == 2) ms /= 2;
       if (prefetch == 4) ms *= 1.2;
+      times.push_back(ms);
       MeasureResult r;
       r.samples_ms = {ms};
       r.device = "local";
@@ -184,4 +188,48 @@ TEST_CASE("refine knobs: the CPU GEMM and conv2d_nchwc templates refine their pr
     CHECK(space->knob("prefetch").refine);
     CHECK(space->knob("prefetch").options.front() == std::vector<int64_t>{0});
   }
+}
+
+TEST_CASE("screening: each batch is screened at a factor over the best median so far", "[tuning][screen]") {
+  TempDir tmp("kiln_screen");
+  auto db = Database::open(tmp / "t.db");
+  const Task task = toy_task();
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 6;
+  o.batch = 2;
+  RandomTuner tuner(*task.space, 1);
+  tune_task(task, tuner, builder, runner, *db, o, nullptr);
+  REQUIRE(runner.times.size() == 6);
+  REQUIRE(runner.screens.size() == 3);
+  CHECK(runner.screens[0] == 0);  // nothing measured yet: no yardstick
+  double best = 1e9;
+  for (size_t batch = 1; batch < 3; ++batch) {
+    for (size_t i = 2 * (batch - 1); i < 2 * batch; ++i) best = std::min(best, runner.times[i]);
+    CHECK(runner.screens[batch] == Approx(1.5 * best));
+  }
+  for (size_t i = 4; i < 6; ++i) best = std::min(best, runner.times[i]);
+
+  // Resumed: the records' best is the yardstick from the first batch on.
+  TuneOptions more = o;
+  more.trials = 8;
+  runner.screens.clear();
+  RandomTuner again(*task.space, 2);
+  tune_task(task, again, builder, runner, *db, more, nullptr);
+  REQUIRE(runner.screens.size() == 1);
+  CHECK(runner.screens[0] == Approx(1.5 * best));
+
+  // --screen 0: no screening; a factor under 1 would screen the best.
+  TuneOptions off = more;
+  off.trials = 10;
+  off.screen_factor = 0;
+  runner.screens.clear();
+  RandomTuner third(*task.space, 3);
+  tune_task(task, third, builder, runner, *db, off, nullptr);
+  CHECK(runner.screens == std::vector<double>{0});
+  TuneOptions bad = off;
+  bad.screen_factor = 0.5;
+  CHECK_THROWS_WITH(tune_task(task, third, builder, runner, *db, bad, nullptr),
+                    Catch::Contains("--screen must be 0 (no screening) or a factor of at least 1"));
 }

@@ -251,6 +251,8 @@ TEST_CASE("measure requests: malformed and oversized ones are refused with a rea
   }
   refused([](MeasureRequest& r) { r.mutable_options()->set_repeat(0); }, invalid, "repeat must be");
   refused([](MeasureRequest& r) { r.mutable_options()->set_run_timeout_s(0); }, invalid, "run timeout");
+  refused([](MeasureRequest& r) { r.set_screen_ms(-1); }, invalid, "screen_ms must be >= 0");
+  refused([](MeasureRequest& r) { r.set_screen_ms(std::nan("")); }, invalid, "screen_ms must be >= 0");
 
   // A GPU device (elf_machine 0) takes kiln GPU artifacts only.
   {
@@ -312,6 +314,10 @@ TEST_CASE("a task survives the trip through a measure request", "[rpc][validate]
   MeasureRequest r2 = r;
   r2.mutable_options()->set_repeat(9);
   CHECK(job_of_request(r2).identity == back.identity);
+  r2.set_screen_ms(0.25);  // screening travels with each candidate
+  CHECK(job_of_request(r2).identity == back.identity);
+  CHECK(job_of_request(r2).screen_ms == 0.25);
+  CHECK(back.screen_ms == 0);
   r2.set_input_seed(43);
   CHECK(job_of_request(r2).identity != back.identity);
   for (kiln::ErrorKind k : {kiln::ErrorKind::kNone, kiln::ErrorKind::kRuntimeCrash, kiln::ErrorKind::kWrongResult,

@@ -321,6 +321,47 @@ TEST_CASE("time evaluator grows number and reports every sample", "[runtime]") {
   CHECK_THROWS_AS(time_function(tiny, TimeOptions{1, 0, 0, 1, 0, false, 0}), std::invalid_argument);
 }
 
+TEST_CASE("time evaluator keeps the calibration measurement as the first sample", "[runtime]") {
+  // Each call sleeps 1 ms; measurements must last 2.5 ms. Calibration runs
+  // 1 call, then (unless that already took 2.5 ms) a few more: the run that
+  // first lasts 2.5 ms is sample 1, so the calls are warmup + the short runs
+  // (fewer calls together than one sample) + repeat * number. Throwing that
+  // run away, as kiln did, costs a whole extra sample: repeat + 1.
+  int calls = 0;
+  auto nap = [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  TimeOptions opt;
+  opt.repeat = 3;
+  opt.warmup = 1;
+  opt.min_repeat_ms = 2.5;
+  TimeResult r = time_function(nap, opt);
+  REQUIRE(r.samples_ms.size() == 3);
+  for (double s : r.samples_ms) CHECK(s >= 0.9);
+  CHECK(calls >= 1 + 3 * r.number);
+  CHECK(calls < 1 + 4 * r.number);
+}
+
+TEST_CASE("time evaluator screens a candidate whose first sample is slower than screen_ms", "[runtime]") {
+  auto nap = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  TimeOptions opt;
+  opt.repeat = 3;
+  opt.warmup = 0;
+  opt.screen_ms = 0.5;  // a 1 ms call is slower: one sample
+  TimeResult slow = time_function(nap, opt);
+  REQUIRE(slow.samples_ms.size() == 1);
+  CHECK(slow.median_ms >= 0.9);
+  opt.min_repeat_ms = 2.5;  // also when the sample is the calibration's
+  CHECK(time_function(nap, opt).samples_ms.size() == 1);
+  opt.screen_ms = 1e6;  // faster than that: every repeat
+  CHECK(time_function(nap, opt).samples_ms.size() == 3);
+  opt.screen_ms = 0;  // never
+  CHECK(time_function(nap, opt).samples_ms.size() == 3);
+  opt.screen_ms = -1;
+  CHECK_THROWS_AS(time_function(nap, opt), std::invalid_argument);
+}
+
 TEST_CASE("time evaluator measures a sleep", "[runtime]") {
   auto nap = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
   TimeOptions opt;

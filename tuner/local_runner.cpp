@@ -33,7 +33,11 @@ std::vector<MeasureResult> LocalRunner::run(const Task& task, const std::vector<
   } catch (const std::exception& e) {
     cannot_run = e.what();
   }
-  if (cannot_run.empty()) return runner_.run(measure_job_of(task), builds, on_result);
+  if (cannot_run.empty()) {
+    MeasureJob job = measure_job_of(task);
+    job.screen_ms = screen_ms();
+    return runner_.run(job, builds, on_result);
+  }
 
   std::vector<MeasureResult> results;
   for (const BuildResult& b : builds) {

@@ -24,6 +24,16 @@ class Runner {
   std::vector<MeasureResult> run(const Task& task, const std::vector<BuildResult>& builds) {
     return run(task, builds, nullptr);
   }
+
+  // Screening, set by the tuning loop before each batch: a candidate whose
+  // first timing sample is slower than `ms` per call is not timed again
+  // (rt::TimeOptions::screen_ms; 0, the default: every candidate gets all its
+  // repeats). Runners that cannot screen ignore it.
+  void screen_slower_than(double ms) { screen_ms_ = ms > 0 ? ms : 0; }
+  double screen_ms() const { return screen_ms_; }
+
+ private:
+  double screen_ms_ = 0;
 };
 
 }  // namespace kiln

@@ -38,6 +38,9 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
                      const std::function<void(const TuneProgress&)>& on_batch) {
   user_check(options.trials > 0) << "--trials must be positive";
   user_check(options.batch > 0) << "--batch must be positive";
+  user_check(options.screen_factor == 0 || options.screen_factor >= 1)
+      << "--screen must be 0 (no screening) or a factor of at least 1 over the best time so far, got "
+      << options.screen_factor;
   TuneResult result;
   result.workload = task.workload;
   TuneProgress p;
@@ -60,9 +63,11 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     prior_results.push_back(to_result(rec));
   }
   int since_best = 0;
+  double best_ms = 0;  // the fastest median so far (screening's yardstick)
   auto account = [&](const Config& c, const MeasureResult& r) {
     ++p.done;
     if (!r.ok()) ++p.errors;
+    if (r.ok() && r.median_ms() > 0 && (best_ms == 0 || r.median_ms() < best_ms)) best_ms = r.median_ms();
     double g = gflops_of(task, r);
     if (g > p.best_gflops) {
       p.best_gflops = g;
@@ -92,6 +97,7 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
     internal_assert(tag.predicted.empty() || tag.predicted.size() == configs.size())
         << "the tuner predicted " << tag.predicted.size() << " scores for " << configs.size() << " configs";
     t1 = now_s();
+    runner.screen_slower_than(options.screen_factor > 0 ? best_ms * options.screen_factor : 0);
     std::vector<BuildResult> builds = builder.build(task, configs);
     double t2 = now_s();
     // Each measurement is stored (its own transaction) and reported as soon

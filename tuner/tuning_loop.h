@@ -20,6 +20,10 @@ struct TuneOptions {
   int batch = 64;
   int early_stop = 0;   // 0: never
   std::string job;      // stored with each record (Database::Record::job)
+  // Screening: a candidate whose first timing sample is this many times
+  // slower than the best median so far gets no more samples
+  // (Runner::screen_slower_than). 0: every candidate gets all its repeats.
+  double screen_factor = 1.5;
 };
 
 struct TuneProgress {

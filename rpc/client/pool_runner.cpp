@@ -153,6 +153,7 @@ std::vector<kiln::MeasureResult> PoolRunner::run(const kiln::Task& task, const s
   };
   PoolBatch batch;
   *batch.mutable_spec() = measure_spec(task, options_);
+  batch.mutable_spec()->set_screen_ms(screen_ms());
   std::vector<size_t> sent;  // indices of builds in the batch
   for (size_t i = 0; i < builds.size(); ++i) {
     const kiln::BuildResult& b = builds[i];
