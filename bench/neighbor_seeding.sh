@@ -9,22 +9,42 @@
 #   3. print, per layer, the trial at which each run first reached 95% of
 #      the layer's final best (the best of its three runs).
 # Neighbours share stride: the 4 stride-1 layers seed each other, as do the
-# 3 stride-2 ones. About 30 minutes on 2 cores; pause other work.
+# 3 stride-2 ones. With VARIANTS=1 (the default) the stride-1 layers are
+# measured as the Winograd tasks that `kiln bench` picks for them (F2 and F4,
+# conv2d_winograd_nchwc; neighbours share the tile size) instead of their
+# direct kernels; VARIANTS=0 measures the seven direct kernels. About 25
+# minutes on 2 cores; pause other work.
 #
 #   bench/neighbor_seeding.sh [BUILD_DIR]      (default: build)
-#   BASE_TRIALS=128 TRIALS=64 BATCH=16 SEED=0 (the tuner's random seed)
+#   BASE_TRIALS=128 TRIALS=64 BATCH=16 SEED=0 (the tuner's random seed) VARIANTS=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KILN="${1:-build}/kiln"
 BASE_TRIALS="${BASE_TRIALS:-128}" TRIALS="${TRIALS:-64}" BATCH="${BATCH:-16}" SEED="${SEED:-0}"
+VARIANTS="${VARIANTS:-1}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mapfile -t LAYERS < <(grep -v '^#' bench/suites/resnet50.txt | grep 'R=3,S=3')
 [ "${#LAYERS[@]}" -eq 7 ] || { echo "expected 7 3x3 layers in resnet50.txt, found ${#LAYERS[@]}" >&2; exit 1; }
+if [ "$VARIANTS" = 1 ]; then
+  # conv2d_nchwc:N=..,C=..,H=..,W=..,K=..,R=3,S=3,stride=1,pad=P,dilation=1,cb=..,kb=..,dtype=f32
+  # -> conv2d_winograd_nchwc:N=..,C=..,H=..,W=..,K=..,pad=P,m=M,cb=..,kb=..,dtype=f32
+  TASKS=()
+  for w in "${LAYERS[@]}"; do
+    case "$w" in
+      *stride=1,*)
+        for m in 2 4; do
+          TASKS+=("$(echo "$w" | sed -E "s/^conv2d_nchwc:/conv2d_winograd_nchwc:/; s/,R=3,S=3,stride=1//; s/,dilation=1//; s/(pad=[0-9]+)/\\1,m=$m/")")
+        done ;;
+      *) TASKS+=("$w") ;;
+    esac
+  done
+  LAYERS=("${TASKS[@]}")
+fi
 
 
 start=$(date +%s)
-echo "base: ${#LAYERS[@]} layers x $BASE_TRIALS trials"
+echo "base: ${#LAYERS[@]} tasks x $BASE_TRIALS trials"
 CANON=()
 for w in "${LAYERS[@]}"; do
   out=$("$KILN" tune "$w" --trials "$BASE_TRIALS" --batch "$BATCH" --seed "$SEED" --db "$TMP/base.db" --json 2>/dev/null)
