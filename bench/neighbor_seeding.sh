@@ -7,13 +7,15 @@
 #      same database, with --neighbor-seeds 0 (transfer data from the
 #      neighbours in both: only the seeds differ);
 #   3. print, per layer, the trial at which each run first reached 95% of
-#      the layer's final best (the best of its three runs).
+#      the layer's final best (the best of its three runs), as recorded and
+#      as re-timed in one session (bench/neighbor_seeding_reach.js: records
+#      minutes apart differ by the machine's drift).
 # Neighbours share stride: the 4 stride-1 layers seed each other, as do the
 # 3 stride-2 ones. With VARIANTS=1 (the default) the stride-1 layers are
 # measured as the Winograd tasks that `kiln bench` picks for them (F2 and F4,
 # conv2d_winograd_nchwc; neighbours share the tile size) instead of their
 # direct kernels; VARIANTS=0 measures the seven direct kernels. About 25
-# minutes on 2 cores; pause other work.
+# minutes on 2 cores (5 more to re-time); pause other work.
 #
 #   bench/neighbor_seeding.sh [BUILD_DIR]      (default: build)
 #   BASE_TRIALS=128 TRIALS=64 BATCH=16 SEED=0 (the tuner's random seed) VARIANTS=1
@@ -72,7 +74,9 @@ best_of() {  # best_of FILE.jsonl WORKLOAD
     console.log(Math.max(0, ...g));' "$1" "$2"
 }
 
-printf '\n%-72s %9s %12s %12s %9s %9s\n' "layer" "final" "seeded 95%" "unseeded 95%" "seeded" "unseeded"
+printf '\n%-72s | %s\n' "" "as recorded                              | re-timed in one session"
+printf '%-72s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s %4s\n' "task" "final" "seeded" "unseed." "s.95%" "u.95%" \
+  "final" "seeded" "unseed." "s.95%" "u.95%" "n"
 for i in "${!LAYERS[@]}"; do
   w=${LAYERS[$i]} cw=${CANON[$i]}
   grep -vF "\"workload\":\"$cw\"" "$TMP/base.jsonl" > "$TMP/others.jsonl" || true
@@ -87,10 +91,17 @@ for i in "${!LAYERS[@]}"; do
   done
   ref=$(node -e 'console.log(Math.max(...process.argv.slice(1).map(Number)))' \
     "$(best_of "$TMP/base.jsonl" "$cw")" "$(best_of "$TMP/seeded.jsonl" "$cw")" "$(best_of "$TMP/unseeded.jsonl" "$cw")")
-  printf '%-72s %9.1f %12s %12s %9.1f %9.1f\n' "$cw" "$ref" "$(reach "$TMP/seeded.jsonl" "$cw" "$ref")" \
-    "$(reach "$TMP/unseeded.jsonl" "$cw" "$ref")" "$(best_of "$TMP/seeded.jsonl" "$cw")" \
-    "$(best_of "$TMP/unseeded.jsonl" "$cw")"
+  retimed=$(node bench/neighbor_seeding_reach.js "$KILN" "$cw" "$TMP/base.jsonl" "$TMP/seeded.jsonl" "$TMP/unseeded.jsonl")
+  field() { node -e 'const j = JSON.parse(process.argv[1]); const v = process.argv[2].split(".").reduce((o, k) => o[k], j);
+    console.log(typeof v === "number" && !Number.isInteger(v) ? v.toFixed(1) : v)' "$retimed" "$1"; }
+  printf '%-72s | %8.1f %8.1f %8.1f %6s %6s | %8s %8s %8s %6s %6s %4s\n' "$cw" "$ref" \
+    "$(best_of "$TMP/seeded.jsonl" "$cw")" "$(best_of "$TMP/unseeded.jsonl" "$cw")" \
+    "$(reach "$TMP/seeded.jsonl" "$cw" "$ref")" "$(reach "$TMP/unseeded.jsonl" "$cw" "$ref")" \
+    "$(field final_gflops)" "$(field best.seeded)" "$(field best.unseeded)" "$(field reach.seeded)" \
+    "$(field reach.unseeded)" "$(field retimed)"
 done
-echo "(final: the best GFLOP/s of the layer's base, seeded and unseeded runs; 95%: the trial at which a run of"
-echo " $TRIALS trials first reached 95% of it, - if never; seeded/unseeded: each run's best)"
+echo "(as recorded: final is the best GFLOP/s of the task's base, seeded and unseeded runs, seeded/unseeded each"
+echo " run's best, s.95%/u.95% the trial at which the run of $TRIALS trials first reached 95% of final, - if never."
+echo " Re-timed: the n configs within 80% of the best record timed again with kiln run, in turn, twice, the same"
+echo " figures from those times: bench/neighbor_seeding_reach.js)"
 echo "total: $(( $(date +%s) - start )) s"

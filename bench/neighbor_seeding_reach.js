@@ -1,0 +1,42 @@
+// Trials to reach 95% of a task's best, judged in one measuring session
+// (bench/neighbor_seeding.sh). The records of the three runs of a task (base,
+// seeded, unseeded) were measured minutes apart, and on a machine whose memory
+// bandwidth drifts that alone moves a bandwidth-bound kernel by 20%. So every
+// distinct config within 80% of the task's best record is timed again with
+// `kiln run`, all of them in turn, PASSES times; each config keeps its best
+// pass. A run reaches 95% at its first trial whose config re-times within 95%
+// of the fastest; configs not re-timed (slower than 80% when recorded) do not.
+//
+//   node neighbor_seeding_reach.js KILN WORKLOAD BASE.jsonl SEEDED.jsonl UNSEEDED.jsonl
+// prints one JSON object: {final_gflops, reach: {seeded, unseeded}, best: {...}, retimed}
+"use strict";
+const fs = require("fs");
+const { execFileSync } = require("child_process");
+
+const [kiln, workload, ...files] = process.argv.slice(2);
+const PASSES = Number(process.env.PASSES || 2);
+const runs = files.map((f) =>
+  fs.readFileSync(f, "utf8").split("\n").filter(Boolean).map(JSON.parse)
+    .filter((r) => r.workload === workload && r.error === "none"));
+const bestRecord = Math.max(0, ...runs.flat().map((r) => r.gflops));
+const configs = new Map();  // JSON text -> best re-timed GFLOP/s
+for (const r of runs.flat())
+  if (r.gflops >= 0.8 * bestRecord) configs.set(JSON.stringify(r.config), 0);
+for (let pass = 0; pass < PASSES; ++pass)
+  for (const c of configs.keys()) {
+    const out = execFileSync(kiln, ["run", workload, "--config", c, "--json", "--repeat", "3", "--min-repeat-ms", "50"],
+                             { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    configs.set(c, Math.max(configs.get(c), JSON.parse(out).gflops));
+  }
+const final = Math.max(0, ...configs.values());
+const reach = (records) => {
+  const i = records.findIndex((r) => (configs.get(JSON.stringify(r.config)) || 0) >= 0.95 * final);
+  return i < 0 ? "-" : i + 1;
+};
+const best = (records) => Math.max(0, ...records.map((r) => configs.get(JSON.stringify(r.config)) || 0));
+console.log(JSON.stringify({
+  final_gflops: final,
+  reach: { seeded: reach(runs[1]), unseeded: reach(runs[2]) },
+  best: { seeded: best(runs[1]), unseeded: best(runs[2]) },
+  retimed: configs.size,
+}));
