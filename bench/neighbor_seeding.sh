@@ -103,5 +103,5 @@ done
 echo "(as recorded: final is the best GFLOP/s of the task's base, seeded and unseeded runs, seeded/unseeded each"
 echo " run's best, s.95%/u.95% the trial at which the run of $TRIALS trials first reached 95% of final, - if never."
 echo " Re-timed: the n configs within 80% of the best record timed again with kiln run, in turn, twice, the same"
-echo " figures from those times: bench/neighbor_seeding_reach.js)"
+echo " figures from those times, 0 for a run with none of them: bench/neighbor_seeding_reach.js)"
 echo "total: $(( $(date +%s) - start )) s"
