@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdlib>
 #include <sstream>
 
@@ -492,8 +491,7 @@ TimeResult time_launches(const std::vector<KernelLaunch>& launches, const std::v
 }
 
 TimeResult time_enqueued(const std::function<void()>& enqueue, const TimeOptions& o, int64_t l2_bytes) {
-  if (o.number < 1 || o.repeat < 1 || o.warmup < 0 || !(o.min_repeat_ms >= 0) || !(o.screen_ms >= 0))
-    throw std::invalid_argument("cuda timing: number and repeat must be at least 1, warmup and times not negative");
+  check_time_options(o, "cuda timing");
   const Driver& d = driver();
   // Writing twice the L2 evicts everything the kernels left there.
   DeviceBuffer flush;
@@ -501,34 +499,18 @@ TimeResult time_enqueued(const std::function<void()>& enqueue, const TimeOptions
   for (int i = 0; i < o.warmup; ++i) enqueue();
   check(d.ctx_synchronize(), "cuCtxSynchronize");
   Events ev;
-  auto measure = [&](int number) {
-    if (o.cooldown_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldown_ms));
-    if (o.flush_cache) flush.fill_bytes(static_cast<unsigned char>(number));
-    check(d.event_record(ev.start(), nullptr), "cuEventRecord");
-    for (int i = 0; i < number; ++i) enqueue();
-    check(d.event_record(ev.stop(), nullptr), "cuEventRecord");
-    return ev.elapsed_ms();
-  };
-  TimeResult r;
-  r.number = o.number;
-  if (o.min_repeat_ms > 0) {
-    // Grow `number` until one measurement lasts min_repeat_ms; that
-    // measurement (flushed as every one is) is the first sample.
-    double ms = measure(r.number);
-    while (ms < o.min_repeat_ms && r.number < (1 << 30)) {
-      const double scale = ms > 0 ? o.min_repeat_ms / ms * 1.2 : 10.0;
-      r.number = static_cast<int>(std::min<double>(1 << 30, std::max(r.number * 2.0, r.number * scale)));
-      ms = measure(r.number);
-    }
-    r.samples_ms.push_back(ms / r.number);
-  }
-  while (static_cast<int>(r.samples_ms.size()) < o.repeat) {
-    // Screening (TimeOptions::screen_ms): one sample ranks a slow candidate.
-    if (o.screen_ms > 0 && r.samples_ms.size() == 1 && r.samples_ms[0] > o.screen_ms) break;
-    r.samples_ms.push_back(measure(r.number) / r.number);
-  }
-  summarize(r);
-  return r;
+  // CUDA events around the launches: the GPU's own clock, so the host's
+  // enqueueing does not count. The protocol is the CPU timer's
+  // (rt::run_time_protocol).
+  return run_time_protocol(
+      [&](int number) {
+        if (o.flush_cache) flush.fill_bytes(static_cast<unsigned char>(number));
+        check(d.event_record(ev.start(), nullptr), "cuEventRecord");
+        for (int i = 0; i < number; ++i) enqueue();
+        check(d.event_record(ev.stop(), nullptr), "cuEventRecord");
+        return ev.elapsed_ms();
+      },
+      o, "cuda timing");
 }
 
 }  // namespace kiln::rt::cuda

@@ -142,11 +142,10 @@ struct KernelLaunch {
 // arguments `args` (device pointers); does not wait for them.
 void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args);
 
-// Times the launches with CUDA events: options.warmup untimed runs, then
-// options.repeat measurements of options.number runs each (number grown
-// until a measurement lasts options.min_repeat_ms), each measurement
-// preceded by a write of twice the L2 cache (l2_bytes; untimed) when
-// options.flush_cache is set, and by options.cooldown_ms of sleep.
+// Times the launches with CUDA events, with the CPU timer's protocol
+// (rt::run_time_protocol): options.warmup untimed runs, then the calibrated
+// samples, each measurement preceded by a write of twice the L2 cache
+// (l2_bytes; untimed) when options.flush_cache is set.
 TimeResult time_launches(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args,
                          const TimeOptions& options, int64_t l2_bytes);
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace kiln::rt {
@@ -68,23 +69,19 @@ void summarize(TimeResult& r) {
   r.stddev_ms = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0;
 }
 
-TimeResult time_function(const std::function<void()>& fn, const TimeOptions& opt) {
-  if (opt.number < 1) throw std::invalid_argument("time_function: number must be >= 1");
-  if (opt.repeat < 1) throw std::invalid_argument("time_function: repeat must be >= 1");
-  if (opt.warmup < 0) throw std::invalid_argument("time_function: warmup must be >= 0");
+void check_time_options(const TimeOptions& opt, const char* who) {
+  const std::string w = who;
+  if (opt.number < 1) throw std::invalid_argument(w + ": number must be >= 1");
+  if (opt.repeat < 1) throw std::invalid_argument(w + ": repeat must be >= 1");
+  if (opt.warmup < 0) throw std::invalid_argument(w + ": warmup must be >= 0");
   if (!(opt.min_repeat_ms >= 0) || !(opt.cooldown_ms >= 0) || !(opt.screen_ms >= 0)) {
-    throw std::invalid_argument("time_function: min_repeat_ms, cooldown_ms and screen_ms must be >= 0");
+    throw std::invalid_argument(w + ": min_repeat_ms, cooldown_ms and screen_ms must be >= 0");
   }
+}
 
-  for (int i = 0; i < opt.warmup; ++i) fn();
-
-  std::unique_ptr<CacheFlusher> flusher;
-  if (opt.flush_cache) flusher = std::make_unique<CacheFlusher>(opt.flush_bytes);
-  auto measure = [&](int number) {
-    if (flusher) flusher->flush();
-    return measure_ms(fn, number);
-  };
-
+TimeResult run_time_protocol(const std::function<double(int number)>& measure, const TimeOptions& opt,
+                             const char* who) {
+  check_time_options(opt, who);
   TimeResult r;
   r.samples_ms.reserve(opt.repeat);
   // Calibration (as TVM): grow `number` geometrically, or straight to the
@@ -119,6 +116,19 @@ TimeResult time_function(const std::function<void()>& fn, const TimeOptions& opt
   }
   summarize(r);
   return r;
+}
+
+TimeResult time_function(const std::function<void()>& fn, const TimeOptions& opt) {
+  check_time_options(opt, "time_function");
+  for (int i = 0; i < opt.warmup; ++i) fn();
+  std::unique_ptr<CacheFlusher> flusher;
+  if (opt.flush_cache) flusher = std::make_unique<CacheFlusher>(opt.flush_bytes);
+  return run_time_protocol(
+      [&](int number) {
+        if (flusher) flusher->flush();
+        return measure_ms(fn, number);
+      },
+      opt, "time_function");
 }
 
 }  // namespace kiln::rt

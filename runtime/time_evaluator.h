@@ -41,6 +41,20 @@ struct TimeResult {
 // negative times (screen_ms included); exceptions from fn propagate.
 TimeResult time_function(const std::function<void()>& fn, const TimeOptions& options);
 
+// The protocol on its own, for timers with a clock of their own (CUDA events
+// around enqueued launches: rt::cuda::time_enqueued). `measure(number)`
+// makes `number` calls, with whatever must precede each measurement (a
+// cache flush), and returns the milliseconds they took. The protocol
+// calibrates `number` when min_repeat_ms > 0 (the run that first lasts it
+// is the first sample), takes the other samples with the cooldown between
+// them and stops after one sample slower than screen_ms. It neither warms up
+// nor flushes: the caller's measure does what its clock needs. Throws as
+// time_function does on invalid options, naming `who`.
+TimeResult run_time_protocol(const std::function<double(int number)>& measure, const TimeOptions& options,
+                             const char* who);
+// The validation both do first: throws std::invalid_argument, naming `who`.
+void check_time_options(const TimeOptions& options, const char* who);
+
 // Statistics of a list of samples (used by time_function, and by anyone who
 // merges samples from several runs). Empty input gives all zeros.
 void summarize(TimeResult& result);

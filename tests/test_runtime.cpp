@@ -343,6 +343,45 @@ TEST_CASE("time evaluator keeps the calibration measurement as the first sample"
   CHECK(calls < 1 + 4 * r.number);
 }
 
+TEST_CASE("the time protocol calibrates and screens on any clock", "[runtime]") {
+  // A synthetic clock: every call takes 0.3 ms. The protocol never calls
+  // anything itself, so a GPU timer (CUDA events) gets the same samples.
+  std::vector<int> numbers;
+  auto measure = [&](int number) {
+    numbers.push_back(number);
+    return 0.3 * number;
+  };
+  TimeOptions opt;
+  opt.repeat = 3;
+  opt.min_repeat_ms = 2;
+  TimeResult r = run_time_protocol(measure, opt, "test clock");
+  // 1 call (0.3 ms) is short: the estimate 1.1 * 2 / 0.3 + 1 = 8.33 calls,
+  // then that run (2.4 ms) is the first sample and two more follow.
+  CHECK(numbers == std::vector<int>{1, 8, 8, 8});
+  CHECK(r.number == 8);
+  REQUIRE(r.samples_ms.size() == 3);
+  CHECK(r.median_ms == Approx(0.3));
+
+  numbers.clear();
+  opt.screen_ms = 0.2;  // slower than that: the calibrated sample only
+  CHECK(run_time_protocol(measure, opt, "test clock").samples_ms.size() == 1);
+  CHECK(numbers == std::vector<int>{1, 8});
+
+  numbers.clear();
+  opt.screen_ms = 0;
+  opt.min_repeat_ms = 0;
+  opt.number = 4;  // fixed: repeat measurements of `number` calls
+  CHECK(run_time_protocol(measure, opt, "test clock").number == 4);
+  CHECK(numbers == std::vector<int>{4, 4, 4});
+
+  opt.repeat = 0;
+  CHECK_THROWS_WITH(run_time_protocol(measure, opt, "test clock"), "test clock: repeat must be >= 1");
+  opt.repeat = 1;
+  opt.screen_ms = -1;
+  CHECK_THROWS_WITH(run_time_protocol(measure, opt, "test clock"),
+                    "test clock: min_repeat_ms, cooldown_ms and screen_ms must be >= 0");
+}
+
 TEST_CASE("time evaluator screens a candidate whose first sample is slower than screen_ms", "[runtime]") {
   auto nap = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
   TimeOptions opt;
