@@ -56,24 +56,6 @@ for w in "${LAYERS[@]}"; do
 done
 "$KILN" export --db "$TMP/base.db" --jsonl "$TMP/base.jsonl" 2>/dev/null
 
-# Per run: the trial (1-based) at which best-so-far first reached 95% of REF.
-reach() {  # reach FILE.jsonl WORKLOAD REF
-  node -e '
-    const [file, w, ref] = process.argv.slice(1);
-    const lines = require("fs").readFileSync(file, "utf8").split("\n").filter(Boolean).map(JSON.parse)
-      .filter(r => r.workload === w);
-    let best = 0, at = "-";
-    lines.forEach((r, i) => { best = Math.max(best, r.gflops); if (at === "-" && best >= 0.95 * ref) at = i + 1; });
-    console.log(at);' "$1" "$2" "$3"
-}
-best_of() {  # best_of FILE.jsonl WORKLOAD
-  node -e '
-    const [file, w] = process.argv.slice(1);
-    const g = require("fs").readFileSync(file, "utf8").split("\n").filter(Boolean).map(JSON.parse)
-      .filter(r => r.workload === w).map(r => r.gflops);
-    console.log(Math.max(0, ...g));' "$1" "$2"
-}
-
 printf '\n%-72s | %s\n' "" "as recorded                              | re-timed in one session"
 printf '%-72s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s %4s\n' "task" "final" "seeded" "unseed." "s.95%" "u.95%" \
   "final" "seeded" "unseed." "s.95%" "u.95%" "n"
@@ -89,16 +71,14 @@ for i in "${!LAYERS[@]}"; do
       >/dev/null 2>&1
     "$KILN" export --db "$TMP/$mode.db" --jsonl "$TMP/$mode.jsonl" 2>/dev/null
   done
-  ref=$(node -e 'console.log(Math.max(...process.argv.slice(1).map(Number)))' \
-    "$(best_of "$TMP/base.jsonl" "$cw")" "$(best_of "$TMP/seeded.jsonl" "$cw")" "$(best_of "$TMP/unseeded.jsonl" "$cw")")
-  retimed=$(node bench/neighbor_seeding_reach.js "$KILN" "$cw" "$TMP/base.jsonl" "$TMP/seeded.jsonl" "$TMP/unseeded.jsonl")
+  figures=$(node bench/neighbor_seeding_reach.js "$KILN" "$cw" "$TMP/base.jsonl" "$TMP/seeded.jsonl" "$TMP/unseeded.jsonl")
   field() { node -e 'const j = JSON.parse(process.argv[1]); const v = process.argv[2].split(".").reduce((o, k) => o[k], j);
-    console.log(typeof v === "number" && !Number.isInteger(v) ? v.toFixed(1) : v)' "$retimed" "$1"; }
-  printf '%-72s | %8.1f %8.1f %8.1f %6s %6s | %8s %8s %8s %6s %6s %4s\n' "$cw" "$ref" \
-    "$(best_of "$TMP/seeded.jsonl" "$cw")" "$(best_of "$TMP/unseeded.jsonl" "$cw")" \
-    "$(reach "$TMP/seeded.jsonl" "$cw" "$ref")" "$(reach "$TMP/unseeded.jsonl" "$cw" "$ref")" \
-    "$(field final_gflops)" "$(field best.seeded)" "$(field best.unseeded)" "$(field reach.seeded)" \
-    "$(field reach.unseeded)" "$(field retimed)"
+    console.log(typeof v === "number" && !Number.isInteger(v) ? v.toFixed(1) : v)' "$figures" "$1"; }
+  printf '%-72s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s %4s\n' "$cw" \
+    "$(field recorded.final_gflops)" "$(field recorded.best.seeded)" "$(field recorded.best.unseeded)" \
+    "$(field recorded.reach.seeded)" "$(field recorded.reach.unseeded)" \
+    "$(field retimed.final_gflops)" "$(field retimed.best.seeded)" "$(field retimed.best.unseeded)" \
+    "$(field retimed.reach.seeded)" "$(field retimed.reach.unseeded)" "$(field n)"
 done
 echo "(as recorded: final is the best GFLOP/s of the task's base, seeded and unseeded runs, seeded/unseeded each"
 echo " run's best, s.95%/u.95% the trial at which the run of $TRIALS trials first reached 95% of final, - if never."
