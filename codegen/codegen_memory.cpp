@@ -2,9 +2,12 @@
 // small constant strides as masked contiguous accesses, gather/scatter for
 // any other vector index, masked variants for predicates, and alignment from
 // the index's congruence (every buffer is 64-byte aligned).
+#include <llvm/ADT/Triple.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include "base/error.h"
 #include "codegen/alignment.h"
 #include "codegen/llvm_codegen.h"
-#include "base/error.h"
 
 namespace kiln {
 namespace {
@@ -208,7 +211,12 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
     if (mask) {
       builder_.CreateMaskedStore(value, vptr, align, mask);
     } else {
-      builder_.CreateAlignedStore(value, vptr, align);
+      llvm::StoreInst* store = builder_.CreateAlignedStore(value, vptr, align);
+      // The backend emits a non-temporal store where the target has one at
+      // this alignment (x86: 16, 32 or 64 bytes), a plain one elsewhere.
+      if (streams(op->buffer.node()))
+        store->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                           llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(builder_.getInt32(1))}));
     }
     return;
   }
@@ -217,6 +225,19 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
   llvm::Value* ptrs = element_pointer(op->buffer, emit(op->index), op->index.dtype());
   const llvm::Align align(elem.is_bool() ? 1 : elem.bytes());
   builder_.CreateMaskedScatter(value, ptrs, align, mask);
+}
+
+bool CodeGenLLVM::streams(const VarNode* buffer) const { return streamed_buffers_.count(buffer) > 0; }
+
+// Streaming stores are weakly ordered: without a fence, another thread
+// that sees a later store (the end of a parallel task) could still read
+// the old values of these.
+void CodeGenLLVM::emit_store_fence() {
+  if (llvm::Triple(module_->getTargetTriple()).isX86()) {
+    builder_.CreateCall(llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_sse_sfence));
+  } else {
+    builder_.CreateFence(llvm::AtomicOrdering::Release);
+  }
 }
 
 // llvm.prefetch(address, read, locality 3 = all cache levels (prefetcht0),

@@ -146,6 +146,8 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
     llvm::Type* ty = lo->getType();
     llvm::Value* start = builder_.CreateAdd(lo, builder_.CreateIntCast(begin, ty, true));
     emit_serial_loop(op->loop_var, start, builder_.CreateIntCast(count, ty, true), op->body, false);
+    // A task's streaming stores are ordered before the pool learns it is done.
+    if (!streamed_buffers_.empty()) emit_store_fence();
     builder_.CreateRet(builder_.getInt32(0));
     internal_assert(heap_allocs_.empty()) << "unbalanced heap allocations in a parallel body";
     func_ = saved_func;

@@ -29,10 +29,20 @@ void CodeGenLLVM::emit(const Stmt& s) {
     case NodeKind::Evaluate:
       emit(s.as<EvaluateNode>()->value);  // pure; LLVM drops it
       return;
-    case NodeKind::AttrStmt:
+    case NodeKind::AttrStmt: {
+      auto* op = s.as<AttrStmtNode>();
+      auto* buffer = op->node.defined() ? op->node.as<VarNode>() : nullptr;
+      if (op->key == attr::kStreamStores && buffer) {
+        ++streamed_buffers_[buffer];
+        emit(op->body);
+        if (--streamed_buffers_[buffer] == 0) streamed_buffers_.erase(buffer);
+        emit_store_fence();
+        return;
+      }
       // Pragmas and annotations have already done their work in lowering.
-      emit(s.as<AttrStmtNode>()->body);
+      emit(op->body);
       return;
+    }
     case NodeKind::Barrier:
       user_error() << "a memory barrier (" << mem_scope_name(s.as<BarrierNode>()->scope)
                    << " scope) needs a cuda target; the llvm backend runs on the CPU";

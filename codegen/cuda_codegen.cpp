@@ -413,6 +413,7 @@ class KernelPrinter {
         return allreduce(s.as<ThreadAllReduceNode>());
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
+        internal_assert(op->key != attr::kStreamStores) << "lower_gpu lets no stream_stores through";
         line() << "// " << op->key << "\n";
         stmt(op->body);
         return;

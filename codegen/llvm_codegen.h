@@ -193,6 +193,12 @@ class CodeGenLLVM {
   Analyzer analyzer_;
   int outlined_count_ = 0;
   std::unordered_set<const VarNode*> data_vars_;  // let variables bound to data (is_data)
+  // Buffers whose stores stream (inside an AttrStmt stream_stores), with
+  // how many such regions enclose the code being emitted.
+  std::unordered_map<const VarNode*, int> streamed_buffers_;
+  bool streams(const VarNode* buffer) const;
+  // Orders the streaming stores before everything after (x86: sfence).
+  void emit_store_fence();
 };
 
 // Lowers, verifies and optimizes (O3 for tm's target) the functions into a

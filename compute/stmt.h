@@ -202,6 +202,9 @@ constexpr const char* kPrefetch = "prefetch";
 // On the steady-state fills of a pipeline (inject_pipeline): writes into
 // slots that the pipeline's tokens order, not the block's barriers.
 constexpr const char* kPipelineFill = "pipeline_fill";
+// Around a stage's loop nest (Stage::stream_stores): the stores into
+// buffer `node` inside it are streaming (non-temporal) stores.
+constexpr const char* kStreamStores = "stream_stores";
 }  // namespace attr
 
 class AttrStmtNode : public StmtNode {

@@ -99,6 +99,7 @@ class Collector {
   // pipeline after the depth features are taken at), the prefetches run.
   int pipeline_slots = 0;
   double prefetches = 0;
+  double streamed_bytes = 0;  // stored by streaming stores (Stage::stream_stores)
   GpuStats gpu;
 
  private:
@@ -177,7 +178,10 @@ class Collector {
         auto* a = s.as<AttrStmtNode>();
         const int64_t* v = as_const_int(a->value);
         if (v && a->key == attr::kPipelineStages) pipeline_slots = std::max<int>(pipeline_slots, static_cast<int>(*v));
+        auto* streamed = a->key == attr::kStreamStores && a->node.defined() ? a->node.as<VarNode>() : nullptr;
+        if (streamed) ++streamed_[streamed];
         stmt(a->body);
+        if (streamed && --streamed_[streamed] == 0) streamed_.erase(streamed);
         return;
       }
       case NodeKind::Realize:
@@ -252,6 +256,8 @@ class Collector {
     const double executions = count_store(1);
     r.executions = executions;
     r.accesses.push_back(access(op->buffer, bytes_of(op->buffer, op->value.dtype()), op->index));
+    if (streamed_.count(op->buffer.node()))
+      streamed_bytes += executions * bytes_of(op->buffer, op->value.dtype()) * op->value.dtype().lanes;
     scan(op->value, &r);
     consider(std::move(r), executions);
   }
@@ -454,6 +460,7 @@ class Collector {
   std::unordered_map<const VarNode*, int> depth_;
   std::unordered_map<const VarNode*, Expr> lets_;
   std::unordered_map<const VarNode*, int> elem_bytes_;
+  std::unordered_map<const VarNode*, int> streamed_;     // buffers in an enclosing stream_stores region
   std::unordered_set<const VarNode*> shared_, on_chip_;  // shared; shared or local
   Analyzer analyzer_;
 };
@@ -715,6 +722,7 @@ FeatureVector extract_features(const LoweredFunc& f) {
   fill_gpu(s, c, out.data() + kGpuOffset);
   out[kLatencyOffset] = static_cast<float>(c.pipeline_slots);
   out[kLatencyOffset + 1] = feature_log(c.prefetches);
+  out[kLatencyOffset + 2] = feature_log(c.streamed_bytes);
   return out;
 }
 

@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 206 floats):
+// Layout (kFeatureLength = 207 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -120,12 +120,14 @@
 //     +10 log mean vector lanes of global accesses (float4: 4), likewise
 //     +11 log mean vector lanes of shared accesses, likewise
 //
-//   [kLatencyOffset, kFeatureLength): latency hiding (Stage::pipeline,
-//   Stage::prefetch), CPU and GPU:
+//   [kLatencyOffset, kFeatureLength): latency hiding and memory traffic
+//   (Stage::pipeline, Stage::prefetch, Stage::stream_stores), CPU and GPU:
 //     +0  the most slots of a pipelined loop (0 without one; GPU kernels:
 //         the CPU's pipelines are lowered before the depth features see)
 //     +1  log prefetch instructions run (Prefetch statements weighted by
 //         their executions)
+//     +2  log bytes written by streaming stores (Stage::stream_stores),
+//         which skip the caches
 #pragma once
 
 #include "compute/function.h"
@@ -146,9 +148,9 @@ constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStrid
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
 constexpr int kGpuCount = 12;
 constexpr int kLatencyOffset = kGpuOffset + kGpuCount;
-constexpr int kLatencyCount = 2;
+constexpr int kLatencyCount = 3;
 constexpr int kFeatureLength = kLatencyOffset + kLatencyCount;
-static_assert(kFeatureLength == 206, "update the layout comment");
+static_assert(kFeatureLength == 207, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

@@ -270,6 +270,8 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   s->define_choice("parallel", {0, 1, 2});
   s->define_choice("prefetch", {0, 4, 8, 16}, /*added_later=*/true);
   s->set_refine("prefetch");  // swept on the search's best configs
+  s->define_annotate("store", {"cached", "streaming"}, /*added_later=*/true);
+  s->set_refine("store");
   // Only with trans_b: the spaces of the other variants stay as they were
   // (tuning databases hold their configs).
   if (g.trans_b) {
@@ -331,6 +333,7 @@ MatmulParams gemm_decode(const Config& c) {
   if (c.has("pack_b")) p.pack_b = static_cast<int>(c.choice("pack_b"));
   if (c.has("tensorize")) p.tensorize = c.annotate("tensorize");
   if (c.has("prefetch")) p.prefetch = static_cast<int>(c.choice("prefetch"));
+  if (c.has("store")) p.stream_out = c.annotate("store") == "streaming";
   return p;
 }
 
@@ -478,6 +481,7 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     fused = p.parallel > 0 ? p.parallel + 1 : 0;
   }
   LoopBand band(so, loops, order, {yi_l, xi_l}, fused, true);
+  if (p.stream_out) so.stream_stores();
   if (dot) {
     schedule_dot_products(s, so, acc_t, xi_l, p);
     std::vector<Tensor> args = op.inputs;

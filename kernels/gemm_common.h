@@ -67,6 +67,10 @@ struct MatmulParams {
   // unroll_k steps) prefetches the B (or packed B) rows that the iteration
   // this many ahead reads (Stage::prefetch; not with AMX or reduce_vector).
   int prefetch = 0;
+  // The output written with streaming (non-temporal) stores
+  // (Stage::stream_stores): a large result then costs no read for
+  // ownership and evicts nothing.
+  bool stream_out = false;
 };
 
 // The plain definition: inputs A, B (and bias, and scale when quantized to

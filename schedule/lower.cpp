@@ -157,6 +157,9 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
 
 LoweredFunc lower_gpu(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
                       const GpuLimits& limits, LowerDepth depth) {
+  for (const Stage& s : sch.stages())
+    user_check(!s->stream_stores) << "stream_stores (stage '" << s.name()
+                                  << "') is a CPU primitive (non-temporal stores); a cuda target has none";
   LoweredFunc f = run_passes(sch, args, name, depth, gpu_pass_list());
   if (depth == LowerDepth::kFull) {
     gpu_kernels(f, limits);  // launch dimensions and resources within the limits

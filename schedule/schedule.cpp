@@ -494,6 +494,12 @@ Stage& Stage::prefetch(const Tensor& t, const IterVar& iv, int distance) {
   return *this;
 }
 
+Stage& Stage::stream_stores() {
+  check_not_placeholder(node_, "stream_stores");
+  node_->stream_stores = true;
+  return *this;
+}
+
 Stage& Stage::double_buffer() {
   check_not_placeholder(node_, "double_buffer");
   user_check(node_->attach_type == AttachType::kScope && node_->attach_stage)

@@ -103,6 +103,13 @@ class Stage {
   // or a stage that is not inlined). Iterations with none ahead prefetch
   // nothing (schedule/passes/inject_prefetch.h).
   Stage& prefetch(const Tensor& t, const IterVar& iv, int distance);
+  // CPU: this stage's contiguous vector stores into its buffer bypass the
+  // caches (non-temporal stores, vmovntps on x86), those not aligned to
+  // their whole width excepted; the stage ends with a store fence. For a
+  // large result written once and not read back while it would still be
+  // cached: it then costs no read for ownership and evicts nothing. The
+  // stage must keep its buffer in global memory (not inlined, not local).
+  Stage& stream_stores();
   // Double-buffers this stage, which must be computed at a loop of its
   // consumer: pipeline(that loop, 2).
   Stage& double_buffer();
@@ -143,6 +150,7 @@ class StageNode {
   std::vector<std::pair<int64_t, int64_t>> storage_align;  // per dim: (factor, offset), factor 0 = none
   bool is_output = false;
   bool is_placeholder = false;
+  bool stream_stores = false;  // Stage::stream_stores
   Schedule* schedule = nullptr;
 };
 

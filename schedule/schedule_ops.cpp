@@ -56,8 +56,15 @@ class NestBuilder {
     }
   }
 
-  // The stage's loop nest, with its attached children inside, not realized.
+  // The stage's loop nest, with its attached children inside, not realized;
+  // marked when its stores stream (Stage::stream_stores).
   Stmt build(const StageNode* s) {
+    Stmt nest = build_loops(s);
+    if (!s->stream_stores) return nest;
+    return AttrStmtNode::make(Tensor(s->op), attr::kStreamStores, Expr(1), nest);
+  }
+
+  Stmt build_loops(const StageNode* s) {
     const StageBounds& b = bm_.at(s);
     auto* c = compute_of(s);
     internal_assert(c) << s->op->name;
@@ -422,6 +429,16 @@ class NestBuilder {
 }  // namespace
 
 Stmt schedule_ops(const Schedule& sch, const BoundMap& bm, const std::vector<std::pair<Tensor, Var>>& args) {
+  for (auto& st : sch.stages()) {
+    const StageNode* s = st.node();
+    if (!s->stream_stores) continue;
+    user_check(s->attach_type != AttachType::kInline)
+        << "stream_stores: stage '" << s->op->name
+        << "' is computed inline and stores nothing; stream the stores of the stage its values go into";
+    user_check(s->scope == MemScope::kGlobal)
+        << "stream_stores: stage '" << s->op->name << "' keeps its buffer in " << mem_scope_name(s->scope)
+        << " memory; streaming stores bypass the caches, for a result in global memory";
+  }
   NestBuilder builder(sch, bm);
   std::vector<Stmt> nests;
   std::vector<const StageNode*> realized;

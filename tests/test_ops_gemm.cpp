@@ -44,21 +44,29 @@ TEST_CASE("matmul task keys and its 1024^3 space are unchanged by the new flags"
 
   // The space and default of the existing parameters, as recorded before
   // transposes and gelu existed (tuning databases hold configs of it), and
-  // the prefetch knob added since (4 options; a stored config without it
-  // means 0, no prefetch).
+  // the knobs added since: prefetch (4 options; a stored config without it
+  // means 0, no prefetch) and store (2 options; without it: cached).
   CpuInfo cpu = avx512_cpu();
   OpInstance mm = build_workload("matmul:M=1024,N=1024,K=1024");
   const OpDef& def = find_op("matmul");
   auto space = def.define_space(mm, cpu);
-  CHECK(space->size() == 233342208ull * 4);
+  CHECK(space->size() == 233342208ull * 4 * 2);
   std::vector<std::string> names;
   for (auto& k : space->knobs()) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"tile_y", "tile_x", "tile_k", "order", "acc_at", "k_outer", "pack_b",
-                                          "unroll_k", "unroll_y", "parallel", "prefetch"});
-  CHECK(space->knobs().back().added_later);
+                                          "unroll_k", "unroll_y", "parallel", "prefetch", "store"});
+  CHECK(space->knob("prefetch").added_later);
+  CHECK(space->knob("store").added_later);
   CHECK(def.default_config(mm, cpu, *space).str() ==
-        R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,"tile_k":[1,1024],)"
-        R"("tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})");
+        R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,"store":"cached",)"
+        R"("tile_k":[1,1024],"tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})");
+  // A config stored before the store knob reads as cached.
+  CHECK(space
+            ->from_json(nlohmann::json::parse(
+                R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,)"
+                R"("tile_k":[1,1024],"tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,)"
+                R"("unroll_y":"unroll"})"))
+            .annotate("store") == "cached");
   CHECK(space
             ->from_json(nlohmann::json::parse(
                 R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"tile_k":[1,1024],)"
