@@ -104,11 +104,12 @@ class Stage {
   // nothing (schedule/passes/inject_prefetch.h).
   Stage& prefetch(const Tensor& t, const IterVar& iv, int distance);
   // CPU: this stage's contiguous vector stores into its buffer bypass the
-  // caches (non-temporal stores, vmovntps on x86), those not aligned to
-  // their whole width excepted; the stage ends with a store fence. For a
-  // large result written once and not read back while it would still be
-  // cached: it then costs no read for ownership and evicts nothing. The
-  // stage must keep its buffer in global memory (not inlined, not local).
+  // caches (non-temporal stores, vmovntps on x86, wherever the store's
+  // alignment allows one; masked tail stores stay plain), and the stage
+  // ends with a store fence. For a large result written once and not read
+  // back while it would still be cached: it then costs no read for
+  // ownership and evicts nothing. The stage must keep its buffer in global
+  // memory (not inlined, not local).
   Stage& stream_stores();
   // Double-buffers this stage, which must be computed at a loop of its
   // consumer: pipeline(that loop, 2).
