@@ -232,3 +232,38 @@ TEST_CASE("GEMMs pack B with the transpose (stored [N, K]) or the interleave (st
     check_random_configs(qm, cpu_with(true, false), "vnni", 3, rng);
   }
 }
+
+TEST_CASE("AMX GEMMs pack B stored [N, K] with two transposes per 32-column panel", "[ops][gemm][transpose][amx]") {
+  // AMX panels are 32 columns of words: two 16 x 16 transposes side by side
+  // per 16 words of k (bf16 words are 2 elements of k, int8 words 4).
+  CpuInfo amx = cpu_with(true, true);
+  amx.amx_bf16 = true;
+  amx.amx_int8 = true;
+  auto lowered_amx = [&](const std::string& workload) {
+    OpInstance op = build_workload(workload);
+    const OpDef& def = find_op(op.op);
+    auto space = def.define_space(op, amx);
+    nlohmann::json j = def.default_config(op, amx, *space).to_json();
+    j["tensorize"] = "amx";
+    ScheduledOp so = def.apply_config(op, space->from_json(j));
+    return to_string(lower(*so.schedule, so.args, "f"));
+  };
+  CHECK_THAT(lowered_amx("batch_matmul:B=2,M=32,N=64,K=64,trans_a=0,trans_b=1,dtype=bf16"),
+             Contains("x86.transpose.16x16.bf16"));
+  CHECK_THAT(lowered_amx("qdense:N=32,IN=128,OUT=64"), Contains("x86.transpose.16x16.i8"));
+  if (!host_has("amx-bf16") || !host_has("amx-int8"))
+    KILN_SKIP("this CPU has no AMX-BF16 and AMX-INT8 (the packs lowered to transposes, unrun)");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 3);
+  for (int w = 0; w < 3; ++w) {
+    const int64_t m = 32 * static_cast<int64_t>(1 + rng() % 2), n = 32 * static_cast<int64_t>(1 + rng() % 3),
+                  k = 32 * static_cast<int64_t>(1 + rng() % 4);
+    const std::string bm = "batch_matmul:B=2,M=" + std::to_string(m) + ",N=" + std::to_string(n) +
+                           ",K=" + std::to_string(k) + ",trans_a=0,trans_b=1,dtype=bf16";
+    check_random_configs(bm, amx, "amx", 3, rng, 2e-2);
+    const std::string qd = "qdense:N=" + std::to_string(m) + ",IN=" + std::to_string(2 * k) +
+                           ",OUT=" + std::to_string(n) + ",bias=1,out=" + (rng() % 2 ? "u8" : "i32");
+    check_random_configs(qd, amx, "amx", 3, rng);
+  }
+}
