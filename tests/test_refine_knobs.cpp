@@ -9,9 +9,7 @@
 #include <set>
 
 #include "base/error.h"
-#include "compute/expr_ops.h"
 #include "kernels/op_registry.h"
-#include "schedule/lower.h"
 #include "support/temp_dir.h"
 #include "support/template_check.h"
 #include "tuner/database.h"
@@ -178,38 +176,6 @@ TEST_CASE("refine knobs: a pinned knob or a space without them measures nothing"
     const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
     CHECK(runner.seen.size() == before + 3);
     CHECK(r.trials == 3);
-  }
-}
-
-TEST_CASE("refine knobs: an option that lowers to its config's own code is not measured", "[tuning][refine]") {
-  // The toy's kernel scales by its tile; with `uses_prefetch` it also adds
-  // the prefetch distance, else the distance changes nothing.
-  for (bool uses_prefetch : {false, true}) {
-    INFO("prefetch " << (uses_prefetch ? "used" : "ignored"));
-    TempDir tmp("kiln_refine");
-    auto db = Database::open(tmp / "t.db");
-    Task task = toy_task();
-    task.instantiate = [uses_prefetch](const Config& c, LowerDepth depth) {
-      Tensor A = placeholder({8}, DType::f32(), "A");
-      const float tile = static_cast<float>(c.choice("tile"));
-      const float add = uses_prefetch ? static_cast<float>(c.choice("prefetch")) : 0.0f;
-      Tensor B = compute(
-          {8}, [&](Var i) { return A(i) * tile + add; }, "B");
-      Schedule s({B});
-      return lower(s, {A, B}, "toy", depth);
-    };
-    const Task search = search_task(task);
-    ToyRunner runner;
-    PassingBuilder builder(&runner);
-    TuneOptions o;
-    o.trials = 10;
-    o.batch = 3;
-    RandomTuner tuner(*search.space, 1);
-    const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
-    // The six tiles, then (prefetch used) tiles 3 and 2 with prefetch 4 and 8.
-    CHECK(runner.seen.size() == (uses_prefetch ? 10u : 6u));
-    CHECK(r.trials == static_cast<int>(runner.seen.size()));
-    CHECK(r.best_config["tile"] == (uses_prefetch ? 2 : 3));
   }
 }
 

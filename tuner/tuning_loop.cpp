@@ -5,7 +5,6 @@
 #include <set>
 
 #include "base/error.h"
-#include "compute/printer.h"
 
 namespace kiln {
 
@@ -191,31 +190,17 @@ TuneResult refine_task(const Task& task, TuneResult r, Builder& builder, Runner&
   }
   const int room = options.trials - static_cast<int>(measured.size());
   std::stable_sort(searched.begin(), searched.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  // A config's lowered code ("" when it cannot be lowered here: the build
-  // then tells). An option the template ignores for a config (prefetch
-  // under AMX) lowers to the config's own code: measuring it would only
-  // time the config again, and could pick the option by noise.
-  auto code_of = [&](const Config& c) -> std::string {
-    try {
-      return to_string(task.instantiate(c, LowerDepth::kFull));
-    } catch (const std::exception&) {
-      return "";
-    }
-  };
   std::vector<Config> candidates;
   std::set<std::string> bases;
   for (const auto& [ms, c] : searched) {
     if (static_cast<int>(bases.size()) >= top) break;
     if (!bases.insert(c.str()).second) continue;
-    const std::string base_code = code_of(c);
     for (size_t k : refine)
       for (int o = 1; o < static_cast<int>(space.knobs()[k].size()); ++o) {
         std::vector<int> choices = c.choices();
         choices[k] = o;
         Config v(&space, choices);
-        if (!measured.insert(v.str()).second) continue;
-        if (!base_code.empty() && code_of(v) == base_code) continue;
-        candidates.push_back(v);
+        if (measured.insert(v.str()).second) candidates.push_back(v);
       }
   }
   if (room < static_cast<int>(candidates.size())) candidates.resize(static_cast<size_t>(std::max(0, room)));

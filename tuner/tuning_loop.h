@@ -61,8 +61,7 @@ Task search_task(const Task& task);
 // After a search of search_task(task): the `top` fastest correct configs
 // among the task's records with every refine knob at its first option, each
 // measured with every other option of one refine knob at a time (those not
-// measured before, and not those that lower to the config's own code; at
-// most as many as keep the task's records within
+// measured before; at most as many as keep the task's records within
 // options.trials), stored as tune_task stores its measurements. Returns
 // `searched` with these trials counted and the best updated (over all the
 // task's records). A space without refine knobs measures nothing.
