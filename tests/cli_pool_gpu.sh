@@ -45,10 +45,11 @@ unset KILN_LIBCUDA
 out=$(timeout 30 "$KILN" pool status --tracker "$TRACKER" 2>&1)
 grep -q "kiln fake H100" <<<"$out" && ok || fail "pool status does not show the GPU: $out"
 
-# An emulated module is compiled by the host C++ compiler when it loads,
-# which counts against the run timeout; under CI's load that took past the
-# default 10 s (two clean-clone runs on 2026-11-28). This test checks that
-# the pool measures GPU artifacts, not how fast: 60 s.
+# The stand-in driver runs each GPU thread of an emulated kernel as a thread
+# of its own, and the timing runs count against the run timeout: under CI's
+# load one candidate took past the default 10 s (two clean-clone runs on
+# 2026-11-28). This test checks that the pool measures GPU artifacts, not
+# how fast: 60 s.
 KILN_GPU_IMAGE=emulated expect 0 "trials 6 (6 new), errors 0" -- \
   tune softmax:M=8,N=64 --trials 6 --timeout 60 --pool "$TRACKER" --key h100 --db "$TMPD/gpu.db"
 count=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from records where error_kind='none' and target='cuda -arch=sm_90'\").fetchone()[0])" "$TMPD/gpu.db")
