@@ -555,19 +555,17 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     }
     if (!tensorized) {
       sp.vectorize(sp.axis()[o + 2]);
-    } else if (g.trans_b && !amx && Np == N && (K / steps) % 16 == 0) {
+    } else if (g.trans_b && Np == N && (K / steps) % 16 == 0) {
       // B's rows run along k: each 16 x 16 block of words (a word: the
-      // instruction's k step) is one register transpose into 16 block rows.
+      // instruction's k step) is one register transpose into 16 block rows;
+      // AMX's panels of 32 columns take two side by side.
       IterVar kb, kw;
       sp.split(sp.axis()[o + 1], 16, &kb, &kw);
-      sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
-    } else if (g.trans_b && amx && (K / steps) % 16 == 0) {
-      // The same on AMX's panels of 32 columns: two transposes side by side
-      // per 16 words of k (AMX's k tiles of 16 words always divide K).
-      IterVar kb, kw, jh, jl;
-      sp.split(sp.axis()[o + 1], 16, &kb, &kw);
-      sp.split(sp.axis()[o + 2], 16, &jh, &jl);
-      sp.reorder({kb, jh, kw, jl});
+      if (nb > 16) {
+        IterVar jh, jl;
+        sp.split(sp.axis()[o + 2], 16, &jh, &jl);
+        sp.reorder({kb, jh, kw, jl});
+      }
       sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
     } else if (g.trans_b) {
       sp.vectorize(sp.axis()[o + 3]);  // B's rows run along k: a block row is contiguous

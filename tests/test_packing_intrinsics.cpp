@@ -184,12 +184,16 @@ TEST_CASE("interleave intrinsic: only 16-bit or 8-bit elements, into a dense blo
 
 namespace {
 
-std::string lowered_default(const std::string& workload) {
+// The workload's default config for `cpu`, with the knobs of `pinned`
+// (a JSON object) set, lowered.
+std::string lowered_default(const std::string& workload, const CpuInfo& cpu = cpu_with(true, true),
+                            const nlohmann::json& pinned = nlohmann::json::object()) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
-  const CpuInfo cpu = cpu_with(true, true);
   auto space = def.define_space(op, cpu);
-  ScheduledOp so = def.apply_config(op, def.default_config(op, cpu, *space));
+  nlohmann::json j = def.default_config(op, cpu, *space).to_json();
+  for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
+  ScheduledOp so = def.apply_config(op, space->from_json(j));
   return to_string(lower(*so.schedule, so.args, "f"));
 }
 
@@ -240,13 +244,7 @@ TEST_CASE("AMX GEMMs pack B stored [N, K] with two transposes per 32-column pane
   amx.amx_bf16 = true;
   amx.amx_int8 = true;
   auto lowered_amx = [&](const std::string& workload) {
-    OpInstance op = build_workload(workload);
-    const OpDef& def = find_op(op.op);
-    auto space = def.define_space(op, amx);
-    nlohmann::json j = def.default_config(op, amx, *space).to_json();
-    j["tensorize"] = "amx";
-    ScheduledOp so = def.apply_config(op, space->from_json(j));
-    return to_string(lower(*so.schedule, so.args, "f"));
+    return lowered_default(workload, amx, {{"tensorize", "amx"}});
   };
   CHECK_THAT(lowered_amx("batch_matmul:B=2,M=32,N=64,K=64,trans_a=0,trans_b=1,dtype=bf16"),
              Contains("x86.transpose.16x16.bf16"));
