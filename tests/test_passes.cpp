@@ -433,6 +433,39 @@ C[7] = 0f
 )"));
 }
 
+TEST_CASE("loop_partition: a padded copy's select guard splits serial loops, not parallel ones",
+          "[passes][partition]") {
+  Var A = Var::handle("A", f32), P = Var::handle("P", f32);
+  Var i("i"), r("r");
+  // P[i] = select(1 <= i < 7, A[i - 1], 0) over i in [0, 8): a row of a
+  // one-pixel padded copy.
+  Stmt copy = store(P, select(i >= 1 && i < 7, load(A, i - 1), Expr(0.0f)), i);
+  CHECK(to_string(passes::loop_partition(loop(i, 8, ForKind::kSerial, copy))) == golden(R"(
+P[0] = 0f
+for (i, 1, 6) {
+  P[i] = A[(i - 1)]
+}
+P[7] = 0f
+)"));
+  // The row guard of an outer parallel loop stays (splitting it would
+  // branch the whole task), the inner loop still loses the column guard.
+  Stmt rows = store(P, select(r >= 1 && i >= 1 && i < 7, load(A, r * 6 + i - 7), Expr(0.0f)), r * 8 + i);
+  CHECK(to_string(passes::loop_partition(loop(r, 4, ForKind::kParallel, loop(i, 8, ForKind::kSerial, rows)))) ==
+        golden(R"(
+parallel (r, 0, 4) {
+  P[((r*8) + 0)] = 0f
+  for (i, 1, 6) {
+    P[((r*8) + i)] = select((r >= 1), A[(((r*6) + i) - 7)], 0f)
+  }
+  P[((r*8) + 7)] = 0f
+}
+)"));
+  // A select that is not a store's whole value is no guard.
+  Stmt inner = store(P, select(i < 4, Expr(1.0f), Expr(2.0f)) + Expr(1.0f), i);
+  Stmt s = loop(i, 8, ForKind::kSerial, inner);
+  CHECK(passes::loop_partition(s).same_as(s));
+}
+
 TEST_CASE("loop_partition: leaves guards it cannot reason about", "[passes][partition]") {
   Var C = Var::handle("C", f32);
   Var i("i"), n("n"), j("j");

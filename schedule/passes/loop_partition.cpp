@@ -198,6 +198,13 @@ bool as_negative_form(const Expr& cond, Linear* out) {
   return out->ok;
 }
 
+// The select a store writes when its value is one with a scalar condition
+// (the guard of a padded copy), else null.
+const SelectNode* guarded_value(const StoreNode* op) {
+  const SelectNode* sel = op->value.as<SelectNode>();
+  return sel && sel->condition.dtype().is_scalar() ? sel : nullptr;
+}
+
 enum class Truth { kTrue, kFalse, kUnknown };
 
 Truth prove(const Expr& cond, const Env& env) {
@@ -223,10 +230,12 @@ Truth prove(const Expr& cond, const Env& env) {
 
 // Finds the values of loop var `v` for which every usable guard in a loop
 // body is provably true: the intersection over guards whose v-dependent
-// conjuncts are all affine in v with a remainder of known range.
+// conjuncts are all affine in v with a remainder of known range. Guards are
+// IfThenElse conditions and, with `selects`, the conditions of stores whose
+// value is a select (a padded copy: `pad[i] = select(inside, data[...], 0)`).
 class GuardRegion : public IRVisitor {
  public:
-  GuardRegion(const VarNode* v, Env env) : v_(v), env_(std::move(env)) {}
+  GuardRegion(const VarNode* v, Env env, bool selects) : v_(v), env_(std::move(env)), selects_(selects) {}
   using IRVisitor::visit;
 
   bool found = false;
@@ -241,8 +250,20 @@ class GuardRegion : public IRVisitor {
   }
 
   void visit_IfThenElse(const IfThenElseNode* op) override {
+    constrain(op->condition);
+    visit(op->then_case);
+    visit(op->else_case);
+  }
+
+  void visit_Store(const StoreNode* op) override {
+    if (const SelectNode* sel = guarded_value(op); sel && selects_) constrain(sel->condition);
+    IRVisitor::visit_Store(op);
+  }
+
+ private:
+  void constrain(const Expr& condition) {
     std::vector<Expr> conj;
-    split_conjuncts(op->condition, &conj);
+    split_conjuncts(condition, &conj);
     int64_t l = kNegInf, h = kPosInf;
     bool usable = true, constrains = false;
     for (auto& c : conj) {
@@ -269,13 +290,11 @@ class GuardRegion : public IRVisitor {
       lo = std::max(lo, l);
       hi = std::min(hi, h);
     }
-    visit(op->then_case);
-    visit(op->else_case);
   }
 
- private:
   const VarNode* v_;
   Env env_;
+  bool selects_;
 };
 
 class Partitioner : public IRMutator {
@@ -299,7 +318,9 @@ class Partitioner : public IRMutator {
       return ForNode::make(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_tag);
     }
 
-    GuardRegion region(op->loop_var.node(), env_);
+    // Select guards only split serial loops: a parallel loop would branch
+    // its whole body (the padded copy's tile) three ways for a copy.
+    GuardRegion region(op->loop_var.node(), env_, op->for_kind != ForKind::kParallel);
     region.visit(op->body);
     int64_t main_lo = std::max(lo, region.lo), main_hi = std::min(hi, region.hi);
     if (!region.found || main_lo > main_hi || (main_lo == lo && main_hi == hi))
@@ -343,6 +364,29 @@ class Partitioner : public IRMutator {
     Stmt t = mutate(op->then_case), e = mutate(op->else_case);
     if (!t.defined()) return e.defined() ? IfThenElseNode::make(!kept, e) : Stmt();
     return IfThenElseNode::make(kept, t, e);
+  }
+
+  // A select guard proved true (or false) in this range stores its true
+  // (false) value; conjuncts proved true are dropped.
+  Stmt mutate_Store(const StoreNode* op, const Stmt& self) override {
+    const SelectNode* sel = guarded_value(op);
+    if (!sel) return IRMutator::mutate_Store(op, self);
+    std::vector<Expr> conj;
+    split_conjuncts(sel->condition, &conj);
+    Expr kept;
+    bool dropped = false;
+    for (auto& c : conj) {
+      Truth t = prove(c, env_);
+      if (t == Truth::kFalse) return mutate(StoreNode::make(op->buffer, sel->false_value, op->index, op->predicate));
+      if (t == Truth::kTrue)
+        dropped = true;
+      else
+        kept = kept.defined() ? kept && c : c;
+    }
+    if (!kept.defined()) return mutate(StoreNode::make(op->buffer, sel->true_value, op->index, op->predicate));
+    if (!dropped) return IRMutator::mutate_Store(op, self);
+    return mutate(
+        StoreNode::make(op->buffer, select(kept, sel->true_value, sel->false_value), op->index, op->predicate));
   }
 
  private:

@@ -4,7 +4,10 @@
 // Expects: any IR (before or after flattening). Guards are IfThenElse whose
 // condition is a conjunction (&&, or nested IfThenElse) of integer
 // comparisons; the ones this pass can use are affine in the loop var, like
-// the split-tail guard `i.outer*16 + i.inner < 1000`.
+// the split-tail guard `i.outer*16 + i.inner < 1000`. A store whose whole
+// value is a select on a scalar condition (a padded copy: `pad[i] =
+// select(inside, data[...], 0)`) is guarded by that condition too, except
+// for splitting parallel loops (their whole body would be branched for it).
 //
 // Guarantees: the result computes the same thing. For a serial, parallel,
 // vectorized or unrolled loop with constant min and extent, the iterations
@@ -22,7 +25,7 @@
 //    post`.
 // In every loop with constant bounds, guard conjuncts that are provably true
 // are dropped, and guards provably false are replaced by their else branch
-// (or removed). Guards that are not affine in the var, or that mention
+// (or removed; a select guard stores its false value). Guards that are not affine in the var, or that mention
 // variables of unknown range, are left alone. Loops with non-constant bounds
 // and thread-binding loops are not partitioned (their bodies are still
 // processed).
