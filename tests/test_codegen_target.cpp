@@ -143,6 +143,21 @@ TEST_CASE("host assembly of a 16-lane FMA loop uses zmm registers and vfmadd", "
   CHECK(asm_text.find("vfmadd") != std::string::npos);
 }
 
+TEST_CASE("optimized IR: copy and fill loops stay loops, not memcpy or memset calls", "[codegen][ir]") {
+  const Target avx512 = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -mattr=+avx512f");
+  BufferArg A = buffer("A", DType::f32(), {4096}), C = buffer("C", DType::f32(), {4096}),
+            Z = buffer("Z", DType::f32(), {4096});
+  Var i("i"), j("j");
+  Expr idx = ramp(i * 16, 1, 16);
+  Stmt copy = loop(i, 256, st(C, ld(A, idx), idx));
+  Stmt fill = loop(j, 256, st(Z, BroadcastNode::make(0.0f, 16), ramp(j * 16, 1, 16)));
+  std::string ir = emit_llvm_ir({func("copy_fill", {A, C, Z}, SeqNode::make({copy, fill}))}, avx512);
+  INFO(ir);
+  CHECK(ir.find("memcpy") == std::string::npos);
+  CHECK(ir.find("memset") == std::string::npos);
+  CHECK(ir.find("store <16 x float>") != std::string::npos);
+}
+
 TEST_CASE("optimized IR: aligned vector accesses, promoted tiles, the parallel slot", "[codegen][ir]") {
   const Target avx512 = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -mattr=+avx512f");
   std::string ir = emit_llvm_ir({fma16("fma_ir")}, avx512);
