@@ -63,7 +63,13 @@ DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg) {
 // rows x pixels) and per block and 32 output channels, one call over the
 // rows' pixels and the whole reduction (input channel blocks, kernel rows
 // and columns; a loop of one iteration stays outside the call).
-void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, int64_t kbi, const DotConvAmxTile& t) {
+// `cin_outside`: the input channel blocks are the accumulator tile's
+// outermost loop and each call covers one block's taps, so that the tile's
+// calls for 32 output channels reuse that block's weights (18 KiB for a
+// 3x3 kernel) from L1 rather than streaming the whole reduction's weights
+// per call; the tile's sums are kept between blocks (reset and update).
+void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, int64_t kbi, const DotConvAmxTile& t,
+                   bool cin_outside) {
   auto bx = sb.axis();
   auto br = sb.reduce_axis();
   IterVar ko, ki, oh_o, oh_g, ow_o, ow_p, k32o, k32i, cq, cs;
@@ -73,14 +79,21 @@ void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, in
   sb.split(bx[4], kAmxColumns, &k32o, &k32i);
   sb.split(br[3], k.steps, &cq, &cs);
   const int64_t blocks = s.Cg / s.cb;
-  std::vector<IterVar> order{bx[0], ko, oh_o, ow_o}, inner;
+  const bool blocks_in_call = blocks > 1 && !cin_outside;
+  std::vector<IterVar> order{bx[0]}, inner;
+  if (!blocks_in_call) order.push_back(br[0]);
+  // Weights outside: a block's 32 output channels, then the tile's rows.
+  const std::vector<IterVar> tile_loops =
+      cin_outside ? std::vector<IterVar>{ko, ki, k32o, oh_o, ow_o} : std::vector<IterVar>{ko, oh_o, ow_o};
+  order.insert(order.end(), tile_loops.begin(), tile_loops.end());
   (t.groups > 1 ? inner : order).push_back(oh_g);
   inner.push_back(ow_p);
   inner.push_back(k32i);
-  (blocks > 1 ? inner : order).push_back(br[0]);
+  if (blocks_in_call) inner.push_back(br[0]);
   (s.R > 1 ? inner : order).push_back(br[1]);
   (s.S > 1 ? inner : order).push_back(br[2]);
-  for (const IterVar& iv : {ki, k32o}) order.push_back(iv);
+  if (!cin_outside)
+    for (const IterVar& iv : {ki, k32o}) order.push_back(iv);
   inner.push_back(cq);
   inner.push_back(cs);
   order.insert(order.end(), inner.begin(), inner.end());
@@ -88,7 +101,7 @@ void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, in
   AmxConvTile tile;
   tile.groups = t.groups;
   tile.pixels = t.pixels;
-  tile.steps_c = blocks;
+  tile.steps_c = blocks_in_call ? blocks : 1;
   tile.steps_r = s.R;
   tile.steps_s = s.S;
   tile.stride = s.stride;
@@ -151,6 +164,12 @@ std::shared_ptr<ConfigSpace> dot_conv_space(const DotConvKind& k, const OpInstan
     std::vector<std::string> options{"none", k.tensorize};
     if (amx_offered(k, c, cpu)) options.push_back("amx");
     s->define_annotate("tensorize", options);
+    // Where AMX calls sum the input channel blocks (tensorize_amx).
+    const bool several_blocks = c.Cg / c.cb > 1;
+    s->define_annotate("amx_cin",
+                       several_blocks && amx_offered(k, c, cpu) ? std::vector<std::string>{"inside", "outside"}
+                                                                : std::vector<std::string>{"inside"},
+                       /*added_later=*/true);
   }
   return s;
 }
@@ -170,6 +189,15 @@ Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInf
     j["tile_oh"] = nearest_split(space, "tile_oh", {1, c.OW <= 16 && c.OH % 2 == 0 ? 2 : 1});
     j["tile_kb"] = nearest_split(space, "tile_kb", {divisor_up_to(c.K / c.kb, std::max<int64_t>(1, 4096 / (c.OH * c.OW)))});
     if (c.pad > 0) j["data_at"] = 1;
+    // Deep 3x3 layers sum the input blocks outside the calls (each block's
+    // weights reused from L1 by the tile's calls); a 7x7 image is one tile
+    // of all its rows, so that the weights are read once per block.
+    const bool cin_outside = c.Cg / c.cb >= 4 && c.R * c.S > 1;
+    j["amx_cin"] = cin_outside ? "outside" : "inside";
+    if (cin_outside && c.OH * c.OW <= 64) {
+      j["tile_oh"] = nearest_split(space, "tile_oh", {c.OH, 1});
+      j["acc_at"] = 1;
+    }
   } else if (offered(k, c, cpu)) {
     j["tensorize"] = k.tensorize;
   }
@@ -219,7 +247,7 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   sb.compute_at(so, band.at(acc_pos));
   const int unroll_reduce = cfg.annotate("unroll_kw") == "unroll" ? 2 : -1;
   if (amx) {
-    tensorize_amx(k, s, sb, kbi, amx_tile);
+    tensorize_amx(k, s, sb, kbi, amx_tile, cfg.has("amx_cin") && cfg.annotate("amx_cin") == "outside");
   } else if (!tensorized) {
     tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce, /*channels_axis=*/1);
   } else {

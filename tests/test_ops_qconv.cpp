@@ -134,6 +134,46 @@ TEST_CASE("qconv2d_nchwc: one AMX call covers a tile's whole reduction, from zer
   }
 }
 
+TEST_CASE("qconv2d_nchwc: amx_cin outside sums one input block per call into kept tiles", "[ops][qconv]") {
+  const std::string w = "qconv2d_nchwc:C=192,H=5,W=7,K=64,R=3,S=3,pad=1,cb=64,kb=32,bias=1,relu=1,out=u8";
+  const OpInstance op = build_workload(w);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, amx_int8_cpu());
+  auto labels = [&](const ConfigSpace& s) {
+    for (const Knob& k : s.knobs())
+      if (k.name == "amx_cin") return k.labels;
+    return std::vector<std::string>{};
+  };
+  CHECK(labels(*space) == std::vector<std::string>{"inside", "outside"});
+  // One input block, or no AMX: nothing to choose.
+  const OpInstance one_block = build_workload("qconv2d_nchwc:C=64,H=5,W=7,K=64,R=3,S=3,pad=1,cb=64,kb=32");
+  CHECK(labels(*def.define_space(one_block, amx_int8_cpu())) == std::vector<std::string>{"inside"});
+  CHECK(labels(*def.define_space(op, cpu_with(true, false))) == std::vector<std::string>{"inside"});
+
+  nlohmann::json j = def.default_config(op, amx_int8_cpu(), *space).to_json();
+  j["amx_cin"] = "outside";
+  const Config cfg = space->from_json(j);
+  ScheduledOp so = def.apply_config(op, cfg);
+  const std::string ir = to_string(lower(*so.schedule, so.args, "f"));
+  INFO(ir);
+  // The block loop around calls that update the zeroed sums (3x3 taps each).
+  CHECK_THAT(ir, Contains("for (rco, 0, 3)"));
+  CHECK_THAT(ir, Contains("x86.amx.dpbusd.tiles("));
+  CHECK(ir.find("x86.amx.dpbusd.tiles.set(") == std::string::npos);
+  if (!host_has("amx-int8")) KILN_SKIP("this CPU has no AMX-INT8 to run the kernel");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 5);
+  for (int c = 0; c < 3; ++c) {
+    nlohmann::json r = (c == 0 ? cfg : space->random(rng)).to_json();
+    r["tensorize"] = "amx";
+    r["amx_cin"] = "outside";
+    const Config pinned = space->from_json(r);
+    INFO("config " << pinned.str());
+    CHECK(check_config(op, pinned, rng(), 0) == "");
+  }
+}
+
 TEST_CASE("qconv2d_nchwc: random configs of random layers equal the interpreter exactly", "[ops][qconv]") {
   const uint64_t seed = run_seed();
   INFO("KILN_SEED=" << seed);
