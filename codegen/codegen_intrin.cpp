@@ -192,6 +192,7 @@ CodeGenLLVM::AmxTiles CodeGenLLVM::amx_tiles_of(const TensorIntrinCallNode* op, 
     t.a_step[0] = constant(64);
     t.b_step[0] = constant(16 * 128);
     t.a_step[1] = t.a_step[2] = t.b_step[1] = t.b_step[2] = constant(0);
+    t.k_bytes = 64;
     return t;
   }
   auto count = [&](int k) { return *as_const_int(op->scalars[k]); };  // checked by hw_call_problem
@@ -202,6 +203,7 @@ CodeGenLLVM::AmxTiles CodeGenLLVM::amx_tiles_of(const TensorIntrinCallNode* op, 
                              &t.a_step[2], &t.b_row,     &t.b_step[0], &t.b_step[1], &t.b_step[2]};
   const int operand_of[] = {0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2};
   for (int k = 0; k < 11; ++k) *strides[k] = bytes_of(op->scalars[5 + k], operand_of[k]);
+  t.k_bytes = count(16) * op->operands[1].buffer->pointee.bytes();
   return t;
 }
 
@@ -225,8 +227,11 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
   const int groups = t.rows[1] > 0 ? 2 : 1;
   llvm::Value* rows[2] = {builder_.getInt16(static_cast<uint16_t>(t.rows[0])),
                           builder_.getInt16(static_cast<uint16_t>(t.rows[1]))};
-  llvm::Value* sixteen = builder_.getInt16(16);
+  // acc's and b's tile rows are 64 bytes (16 columns of 4 bytes); a's rows
+  // are k_bytes (a full 64 or fewer), and b has k_bytes / 4 rows.
+  llvm::Value* b_rows = builder_.getInt16(static_cast<uint16_t>(t.k_bytes / 4));
   llvm::Value* row_bytes = builder_.getInt16(64);
+  llvm::Value* a_bytes = builder_.getInt16(static_cast<uint16_t>(t.k_bytes));
   llvm::Function* load = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tileloadd64_internal);
   llvm::Function* store = llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_tilestored64_internal);
   llvm::Function* dot = llvm::Intrinsic::getDeclaration(module_.get(), product);
@@ -279,15 +284,15 @@ void CodeGenLLVM::emit_amx_tile_product(const TensorIntrinCallNode* op, llvm::In
   llvm::Value* b_tile[2] = {nullptr, nullptr};
   llvm::Value* next_tile[2][2];
   auto multiply = [&](int g, int j) {
-    next_tile[g][j] = builder_.CreateCall(dot, {rows[g], row_bytes, row_bytes, phi[g][j], a_tile[g], b_tile[j]});
+    next_tile[g][j] = builder_.CreateCall(dot, {rows[g], row_bytes, a_bytes, phi[g][j], a_tile[g], b_tile[j]});
   };
-  a_tile[0] = builder_.CreateCall(load, {rows[0], row_bytes, offset(a_base, a_at), t.a_row});
-  b_tile[0] = builder_.CreateCall(load, {sixteen, row_bytes, offset(b_base, b_at), t.b_row});
+  a_tile[0] = builder_.CreateCall(load, {rows[0], a_bytes, offset(a_base, a_at), t.a_row});
+  b_tile[0] = builder_.CreateCall(load, {b_rows, row_bytes, offset(b_base, b_at), t.b_row});
   multiply(0, 0);
-  b_tile[1] = builder_.CreateCall(load, {sixteen, row_bytes, offset(b_base, b1_at), t.b_row});
+  b_tile[1] = builder_.CreateCall(load, {b_rows, row_bytes, offset(b_base, b1_at), t.b_row});
   multiply(0, 1);
   if (groups == 2) {
-    a_tile[1] = builder_.CreateCall(load, {rows[1], row_bytes, offset(a_base, a1_at), t.a_row});
+    a_tile[1] = builder_.CreateCall(load, {rows[1], a_bytes, offset(a_base, a1_at), t.a_row});
     multiply(1, 0);
     multiply(1, 1);
   }

@@ -122,6 +122,7 @@ class CodeGenLLVM {
   struct AmxTiles {
     int64_t rows[2];
     int64_t steps[3];
+    int64_t k_bytes;  // a's bytes per tile row and product; b's tile rows are k_bytes / 4
     llvm::Value *acc_row, *acc_group, *a_row, *a_group, *b_row;
     llvm::Value *a_step[3], *b_step[3];
   };

@@ -81,8 +81,8 @@ std::vector<HwInstruction> amx_tiles_family(const std::string& name, const std::
                                             DType acc, int64_t k, int64_t s, const std::string& how) {
   const std::vector<HwOperand> operands = {{"acc", acc, 0, true}, {"a", in_a, 0, false}, {"b", in_b, 0, false}};
   const std::string ks = std::to_string(k), ss = std::to_string(s);
-  const std::string sum = " sum over the steps (t1, t2, t3) and k < " + ks +
-                          " of a[t1, t2, t3][g][i][k] * b[t1, t2, t3][k/" + ss + "][j][k%" + ss +
+  const std::string sum = " sum over the steps (t1, t2, t3) and k < the scalar k (at most " + ks +
+                          ") of a[t1, t2, t3][g][i][k] * b[t1, t2, t3][k/" + ss + "][j][k%" + ss +
                           "] for the rows i of each row group g (rows0, rows1) and j < 32 (b's rows 32 x " + ss +
                           " contiguous), " + how;
   return {{name, "llvm", feature, operands, "acc[g][i][j] +=" + sum, amx_tiles_scalars()},
@@ -138,7 +138,7 @@ const std::vector<DType>& x86_transpose_types() {
 const std::vector<std::string>& amx_tiles_scalars() {
   static const std::vector<std::string> names = {"rows0",     "rows1",   "steps1",  "steps2",  "steps3",  "acc_row",
                                                  "acc_group", "a_row",   "a_group", "a_step1", "a_step2", "a_step3",
-                                                 "b_row",     "b_step1", "b_step2", "b_step3"};
+                                                 "b_row",     "b_step1", "b_step2", "b_step3", "k"};
   return names;
 }
 
@@ -254,6 +254,16 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
              std::to_string(call.scalars.size());
     for (size_t k = 0; k < h->scalars.size(); ++k) {
       const std::string& n = h->scalars[k];
+      if (n == "k") {
+        // A tile row holds at most 64 bytes, in whole 4-byte words.
+        int64_t v = 0;
+        const int64_t bytes = call.operands[1].buffer->pointee.bytes();
+        if (!as_const_int(call.scalars[k], &v)) return call.intrin + " scalar k is not a constant";
+        if (v < 1 || v * bytes > 64 || v * bytes % 4 != 0)
+          return call.intrin + " scalar k is " + std::to_string(v) + ": a's rows per product must be whole 4-byte " +
+                 "words of at most 64 bytes";
+        continue;
+      }
       const bool rows = n.rfind("rows", 0) == 0, steps = n.rfind("steps", 0) == 0;
       if (!rows && !steps) continue;
       int64_t v = 0;

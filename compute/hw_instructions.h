@@ -63,7 +63,10 @@ constexpr const char* kCudaMmaStore = "cuda.mma.store.16x8";
 // rows0 and rows1 (the rows of the two row groups, 1 to 16; rows1 0 for
 // one group), steps1, steps2 and steps3 (the k steps, three nested loops,
 // steps3 innermost), then the strides in elements: acc's row and group,
-// a's row, group and per step loop, b's row and per step loop.
+// a's row, group and per step loop, b's row and per step loop; last, k: the
+// elements of a's rows per product (64 bytes, a full tile row, or fewer:
+// a 7-tap kernel row of 4 channels is 28), b's rows per step k / (4 /
+// bytes), one b row stride apart.
 constexpr const char* kAmxTilesInt8 = "x86.amx.dpbusd.tiles";
 constexpr const char* kAmxTilesBf16 = "x86.amx.dpbf16ps.tiles";
 const std::vector<std::string>& amx_tiles_scalars();

@@ -23,10 +23,14 @@ bool offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu
   return k.has_instruction(cpu) && s.kb % kLanes == 0;
 }
 
-// The layer's blocks fit AMX: one k tile per input channel block, whole
-// 32-channel calls per output block, no groups.
+// The layer's blocks fit AMX: one k tile per input channel block (or, for
+// narrow blocks like a stem's 4 channels, a kernel row's taps and the
+// block's channels folded into one k tile), whole 32-channel calls per
+// output block, no groups.
 bool amx_blocks(const DotConvKind& k, const Conv2dNchwcShape& s) {
-  return s.cb == 16 * k.steps && s.kb % kAmxColumns == 0 && s.G == 1;
+  const int64_t kt = 16 * k.steps;
+  const bool folded = s.cb < kt && s.S > 1 && s.cb * s.S <= kt && s.dil == 1;
+  return (s.cb == kt || folded) && s.kb % kAmxColumns == 0 && s.G == 1;
 }
 
 bool amx_offered(const DotConvKind& k, const Conv2dNchwcShape& s, const CpuInfo& cpu) {
@@ -107,6 +111,7 @@ void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, in
   tile.stride = s.stride;
   tile.dilation = s.dil;
   tile.bf16 = k.acc == DType::f32();
+  tile.cb = s.cb;
   sb.tensorize(inner.front(), x86_amx_conv(tile));
 }
 
@@ -188,7 +193,10 @@ Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInf
     j["tile_ow"] = nearest_split(space, "tile_ow", {divisor_up_to(c.OW, 32)});
     j["tile_oh"] = nearest_split(space, "tile_oh", {1, c.OW <= 16 && c.OH % 2 == 0 ? 2 : 1});
     j["tile_kb"] = nearest_split(space, "tile_kb", {divisor_up_to(c.K / c.kb, std::max<int64_t>(1, 4096 / (c.OH * c.OW)))});
-    if (c.pad > 0) j["data_at"] = 1;
+    // A narrow-block stem (its kernel rows folded into the calls) reads
+    // R rows per output row: its padded copy is made once, before.
+    const bool folded = c.cb < 16 * k.steps;
+    if (c.pad > 0) j["data_at"] = folded ? -1 : 1;
     // Deep 3x3 layers sum the input blocks outside the calls (each block's
     // weights reused from L1 by the tile's calls); a 7x7 image is one tile
     // of all its rows, so that the weights are read once per block.
@@ -219,8 +227,8 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
                                                 << " needs output channel blocks of a multiple of 16, got kb=" << s.kb;
   user_check(!amx || amx_blocks(k, s))
       << k.op << " template: tensorize=amx needs input channel blocks of " << 16 * k.steps
-      << " (one AMX k tile), output channel blocks of a multiple of 32 and no groups; got cb=" << s.cb
-      << ", kb=" << s.kb << ", groups=" << s.G;
+      << " (one AMX k tile; or narrower blocks whose kernel row of taps fits one, dilation 1), output channel "
+      << "blocks of a multiple of 32 and no groups; got cb=" << s.cb << ", kb=" << s.kb << ", groups=" << s.G;
   // AMX: the register tile is one call's rows and pixels, whole tiles of the output.
   const DotConvAmxTile amx_tile = amx ? dot_conv_amx_tile(s, cfg) : DotConvAmxTile{1, 1, 1};
   const int64_t tile_ohm = amx ? amx_tile.ohm : ohm, tile_ohi = amx ? amx_tile.groups : ohi;

@@ -135,7 +135,10 @@ Expr axis_stride(const IntrinBuffer& o, int dim, int64_t coefficient) {
 }
 
 TensorIntrin amx_conv_declare(const AmxConvTile& t) {
-  const int64_t s = t.bf16 ? 2 : 4, kt = 16 * s;
+  const int64_t s = t.bf16 ? 2 : 4, cb = t.cb > 0 ? t.cb : 16 * s;
+  // Folded: a kernel row's taps and the block's channels in one product.
+  const bool fold = cb < 16 * s;
+  const int64_t kt = cb;
   const DType in_a = t.bf16 ? DType::bf16() : DType::u8(), in_b = t.bf16 ? DType::bf16() : DType::i8();
   const DType acc = t.bf16 ? DType::f32() : DType::i32();
   const bool g2 = t.groups > 1, c2 = t.steps_c > 1, r2 = t.steps_r > 1, s2 = t.steps_s > 1, h2 = g2 || r2;
@@ -149,7 +152,7 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
   if (c2) b_shape.push_back(e(t.steps_c));
   if (r2) b_shape.push_back(e(t.steps_r));
   if (s2) b_shape.push_back(e(t.steps_s));
-  for (int64_t d : {int64_t{16}, int64_t{32}, s}) b_shape.push_back(e(d));
+  for (int64_t d : {cb / s, int64_t{32}, s}) b_shape.push_back(e(d));
   if (g2) c_shape.push_back(e(t.groups));
   c_shape.push_back(e(t.pixels));
   c_shape.push_back(e(32));
@@ -159,7 +162,7 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
   IterVar t1 = c2 ? reduce_axis(static_cast<int>(t.steps_c), "t1") : IterVar();
   IterVar t2 = r2 ? reduce_axis(static_cast<int>(t.steps_r), "t2") : IterVar();
   IterVar t3 = s2 ? reduce_axis(static_cast<int>(t.steps_s), "t3") : IterVar();
-  IterVar kq = reduce_axis(16, "kq"), kk = reduce_axis(static_cast<int>(s), "kk");
+  IterVar kq = reduce_axis(static_cast<int>(cb / s), "kq"), kk = reduce_axis(static_cast<int>(s), "kk");
   for (const IterVar& r : {t1, t2, t3, kq, kk})
     if (r) red.push_back(r);
   const int st = static_cast<int>(t.stride), dl = static_cast<int>(t.dilation), steps = static_cast<int>(s);
@@ -202,6 +205,23 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
     // split into 16 and the rest.
     const int64_t rows0 = g2 ? t.pixels : std::min<int64_t>(16, t.pixels);
     const int64_t rows1 = g2 ? t.pixels : t.pixels - rows0;
+    // b's tile rows: its kq rows, or folded, its (tap, kq) rows, which
+    // must be evenly spaced (a tap's cb / s rows apart; with one kq row per
+    // tap, the taps' stride).
+    Expr b_row = axis_stride(ib, b_kq, 1);
+    if (fold) {
+      int64_t pixel = 0, tap = 0, kq_rows = 0;
+      user_check(as_const_int(ia.strides[static_cast<size_t>(a_w)], &pixel) && pixel == cb)
+          << "AMX convolution: a folded kernel row needs the input's pixels " << cb
+          << " elements apart (its taps and channels contiguous)";
+      const bool one_row = cb / s == 1;
+      user_check(
+          as_const_int(ib.strides[static_cast<size_t>(b_t3)], &tap) &&
+          (one_row || (as_const_int(ib.strides[static_cast<size_t>(b_kq)], &kq_rows) && tap == (cb / s) * kq_rows)))
+          << "AMX convolution: a folded kernel row needs the weights' taps " << cb / s
+          << " rows of input channels apart";
+      if (one_row) b_row = n(tap);
+    }
     Expr acc_row = axis_stride(ic, c_i, 1), a_row = axis_stride(ia, a_w, t.stride);
     Expr acc_group = g2 ? axis_stride(ic, c_g, 1) : acc_row * n(16);
     Expr a_group = g2 ? axis_stride(ia, a_h, t.stride) : a_row * n(16);
@@ -209,18 +229,19 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
                                  n(rows1),
                                  n(t.steps_c),
                                  n(t.steps_r),
-                                 n(t.steps_s),
+                                 n(fold ? 1 : t.steps_s),
                                  acc_row,
                                  acc_group,
                                  a_row,
                                  a_group,
                                  axis_stride(ia, a_t1, 1),
                                  r2 ? axis_stride(ia, a_h, t.dilation) : n(0),
-                                 s2 ? axis_stride(ia, a_w, t.dilation) : n(0),
-                                 axis_stride(ib, b_kq, 1),
+                                 s2 && !fold ? axis_stride(ia, a_w, t.dilation) : n(0),
+                                 b_row,
                                  axis_stride(ib, b_t1, 1),
                                  axis_stride(ib, b_t2, 1),
-                                 axis_stride(ib, b_t3, 1)};
+                                 fold ? n(0) : axis_stride(ib, b_t3, 1),
+                                 n(fold ? t.steps_s * cb : kt)};
     auto origin = [](const IntrinBuffer& o) {
       return std::vector<Expr>(o.strides.size(), make_zero(o.offset.dtype()));
     };
@@ -244,6 +265,7 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
   std::ostringstream name;
   name << "x86_amx_" << (t.bf16 ? "bf16" : "int8") << "_conv_g" << t.groups << "_p" << t.pixels << "_c" << t.steps_c
        << "_r" << t.steps_r << "_s" << t.steps_s << "_st" << t.stride << "_d" << t.dilation;
+  if (fold) name << "_cb" << cb;
   return decl_tensor_intrin(name.str(), c, {a, b}, lower, {unit, unit, unit});
 }
 
@@ -256,10 +278,20 @@ TensorIntrin x86_amx_conv(const AmxConvTile& t) {
       << " row(s), got " << t.pixels;
   user_check(t.steps_c >= 1 && t.steps_r >= 1 && t.steps_s >= 1 && t.stride >= 1 && t.dilation >= 1)
       << "AMX convolution tiles need positive steps, stride and dilation";
+  const int64_t s = t.bf16 ? 2 : 4;
+  user_check(t.cb == 0 || t.cb == 16 * s ||
+             (t.cb > 0 && t.cb % s == 0 && t.steps_s > 1 && t.cb * t.steps_s <= 16 * s && t.dilation == 1))
+      << "AMX convolution tiles take blocks of " << 16 * s << " input channels, or fold a kernel row's taps into one "
+      << "product (blocks of a multiple of " << s << " channels, 2 or more taps, at most " << 16 * s
+      << " channels x taps, dilation 1); got " << t.cb << " channels x " << t.steps_s << " taps, dilation "
+      << t.dilation;
   static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>, TensorIntrin> made;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>,
+                  TensorIntrin>
+      made;
   std::lock_guard<std::mutex> lock(mu);
-  TensorIntrin& intrin = made[{t.groups, t.pixels, t.steps_c, t.steps_r, t.steps_s, t.stride, t.dilation, t.bf16}];
+  TensorIntrin& intrin = made[{t.groups, t.pixels, t.steps_c, t.steps_r, t.steps_s, t.stride, t.dilation,
+                               t.cb == 16 * s ? 0 : t.cb, t.bf16}];
   if (!intrin) intrin = amx_conv_declare(t);
   return intrin;
 }

@@ -45,8 +45,13 @@ TensorIntrin x86_amx_bf16_32x32(int64_t kt);
 // channels contiguous; every other stride is free. pixels is at most 16
 // with two groups and 32 with one (split 16 + the rest over two tile
 // rows).
+// `cb` input channels per block: 0 (or 16 * s), a full tile row of 64
+// bytes; fewer (a stem's 4) fold a kernel row's steps_s taps into one
+// product's k (kq < cb / s; steps_s * cb elements of at most 64 bytes;
+// dilation 1): a's pixels then lie cb elements apart, so that a pixel's taps
+// and channels are contiguous, and b's taps cb / s rows of kq apart.
 struct AmxConvTile {
-  int64_t groups = 1, pixels = 16, steps_c = 1, steps_r = 1, steps_s = 1, stride = 1, dilation = 1;
+  int64_t groups = 1, pixels = 16, steps_c = 1, steps_r = 1, steps_s = 1, stride = 1, dilation = 1, cb = 0;
   bool bf16 = false;
 };
 TensorIntrin x86_amx_conv(const AmxConvTile& tile);

@@ -86,6 +86,17 @@ TEST_CASE("conv2d_nchwc_bf16: AMX-tensorized configs match the interpreter", "[o
                           ",bias=" + std::to_string(rng() % 2) + (rng() % 2 ? ",relu=1" : "");
     check_random_configs(w, cpu, "amx", 3, rng, kTol);
   }
+  // Narrow blocks (2 or 4 channels) with a kernel row's taps folded into
+  // one product: 3 to 7 taps, strides 1 and 2, odd sizes.
+  for (int layer = 0; layer < 3; ++layer) {
+    const int64_t cb = rng() % 2 ? 2 : 4, R = 3 + 2 * static_cast<int64_t>(rng() % 3);
+    const std::string w = "conv2d_nchwc_bf16:N=1,C=" + std::to_string(cb) +
+                          ",H=" + std::to_string(R + sizes[rng() % 5]) + ",W=" + std::to_string(R + sizes[rng() % 5]) +
+                          ",K=32,R=" + std::to_string(R) + ",S=" + std::to_string(R) +
+                          ",stride=" + std::to_string(1 + rng() % 2) + ",pad=" + std::to_string(R / 2) +
+                          ",cb=" + std::to_string(cb) + ",kb=32,bias=1";
+    check_random_configs(w, cpu, "amx", 3, rng, kTol);
+  }
 }
 
 TEST_CASE("conv2d_nchwc_bf16: the tensorize knob needs AVX512-BF16 and 16-channel output blocks", "[ops][bf16conv]") {

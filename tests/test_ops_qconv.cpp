@@ -89,6 +89,22 @@ TEST_CASE("qconv2d_nchwc: AMX-tensorized configs equal the interpreter exactly",
   const std::string base = "qconv2d_nchwc:C=128,K=64,R=3,S=3,pad=1,cb=64,kb=64,bias=1,relu=1,out=u8";
   check_random_configs(base + ",H=6,W=14", amx_int8_cpu(), "amx", 2, rng);
   check_random_configs(base + ",H=3,W=28", amx_int8_cpu(), "amx", 2, rng);
+  // Narrow blocks with a kernel row's taps folded into one product: the
+  // stem's 4 channels x 7 taps (28 bytes of a tile row), 3 and 5 taps,
+  // 8 channels, strides 1 and 2, odd sizes.
+  check_random_configs("qconv2d_nchwc:C=4,H=23,W=37,K=64,R=7,S=7,stride=2,pad=3,cb=4,kb=64,bias=1,relu=1,out=u8",
+                       amx_int8_cpu(), "amx", 3, rng);
+  for (int layer = 0; layer < 3; ++layer) {
+    const int64_t cb = rng() % 2 ? 4 : 8,
+                  R = cb == 8 ? 3 + 2 * static_cast<int64_t>(rng() % 2) : 3 + 2 * static_cast<int64_t>(rng() % 3);
+    const char* outs[] = {"u8", "i8", "i32", "f32"};
+    const std::string w = "qconv2d_nchwc:N=1,C=" + std::to_string(cb) + ",H=" + std::to_string(R + 2 * (rng() % 9)) +
+                          ",W=" + std::to_string(R + 1 + 2 * (rng() % 9)) + ",K=32,R=" + std::to_string(R) +
+                          ",S=" + std::to_string(R) + ",stride=" + std::to_string(1 + rng() % 2) +
+                          ",pad=" + std::to_string(R / 2) + ",cb=" + std::to_string(cb) +
+                          ",kb=32,bias=1,out=" + outs[rng() % 4];
+    check_random_configs(w, amx_int8_cpu(), "amx", 2, rng);
+  }
 }
 
 TEST_CASE(
@@ -102,6 +118,14 @@ TEST_CASE(
   CHECK(
       tensorize_options("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=64,kb=32,groups=2", amx_int8_cpu()).size() ==
       2);
+  // A stem's 4-channel blocks fold a kernel row of 7 taps (28 bytes) into
+  // a product; not with dilation, nor 16 channels x 7 taps (112 bytes).
+  CHECK(
+      tensorize_options("qconv2d_nchwc:C=4,H=30,W=30,K=64,R=7,S=7,stride=2,pad=3,cb=4,kb=64", amx_int8_cpu()).size() ==
+      3);
+  CHECK(tensorize_options("qconv2d_nchwc:C=4,H=30,W=30,K=64,R=7,S=7,pad=3,dilation=2,cb=4,kb=64", amx_int8_cpu())
+            .size() == 2);
+  CHECK(tensorize_options("qconv2d_nchwc:C=16,H=30,W=30,K=64,R=7,S=7,pad=3,cb=16,kb=64", amx_int8_cpu()).size() == 2);
   // The default config takes AMX where it is offered.
   const OpInstance op = build_workload(ok);
   const OpDef& def = find_op(op.op);
@@ -111,8 +135,9 @@ TEST_CASE(
   // A stored AMX config applied to a layer without the blocks says why.
   const OpInstance vnni_only = build_workload("qconv2d_nchwc:C=128,H=8,W=8,K=64,R=3,S=3,pad=1,cb=32,kb=32");
   CHECK_THROWS_WITH(def.apply_config(vnni_only, cfg),
-                    Contains("tensorize=amx needs input channel blocks of 64 (one AMX k tile), output channel blocks "
-                             "of a multiple of 32 and no groups; got cb=32, kb=32, groups=1"));
+                    Contains("tensorize=amx needs input channel blocks of 64 (one AMX k tile; or narrower blocks "
+                             "whose kernel row of taps fits one, dilation 1), output channel blocks of a multiple of "
+                             "32 and no groups; got cb=32, kb=32, groups=1"));
 }
 
 TEST_CASE("qconv2d_nchwc: one AMX call covers a tile's whole reduction, from zeroed tiles", "[ops][qconv]") {

@@ -566,9 +566,10 @@ TEST_CASE("tensorize: AMX tile-group calls pass their rows, steps and strides as
           "[tensorize][errors]") {
   Var acc = Var::handle("acc", DType::i32()), a = Var::handle("a", DType::u8()), b = Var::handle("b", DType::i8());
   auto op = [](const Var& v) { return TensorIntrinCallNode::Operand{v, Expr(0), Expr(1), Expr(1)}; };
-  auto scalars = [](int64_t rows0, int64_t rows1, Expr steps1) {
+  auto scalars = [](int64_t rows0, int64_t rows1, Expr steps1, Expr k = Expr(64)) {
     std::vector<Expr> s = {Expr(static_cast<int>(rows0)), Expr(static_cast<int>(rows1)), steps1, Expr(1), Expr(3)};
-    for (int k = 0; k < 11; ++k) s.push_back(Expr(64));
+    for (int i = 0; i < 11; ++i) s.push_back(Expr(64));
+    s.push_back(k);
     return s;
   };
   auto problem = [&](std::vector<Expr> sc) {
@@ -580,7 +581,22 @@ TEST_CASE("tensorize: AMX tile-group calls pass their rows, steps and strides as
   CHECK(problem(scalars(17, 0, Expr(1))) == "x86.amx.dpbusd.tiles scalar rows0 is 17, out of [1, 16]");
   CHECK(problem(scalars(16, 16, Expr(0))) == "x86.amx.dpbusd.tiles scalar steps1 is 0, out of [1, any]");
   CHECK(problem(scalars(16, 16, Var("n"))) == "x86.amx.dpbusd.tiles scalar steps1 is not a constant");
-  CHECK(problem({Expr(16)}) == "x86.amx.dpbusd.tiles takes 16 scalars, the call passes 1");
+  CHECK(problem({Expr(16)}) == "x86.amx.dpbusd.tiles takes 17 scalars, the call passes 1");
+  // k: a's bytes per product, whole words up to a 64-byte tile row (a
+  // 7-tap row of 4 channels is 28).
+  CHECK(problem(scalars(16, 0, Expr(1), Expr(28))) == "");
+  CHECK(problem(scalars(16, 0, Expr(1), Expr(30))) ==
+        "x86.amx.dpbusd.tiles scalar k is 30: a's rows per product must be whole 4-byte words of at most 64 bytes");
+  CHECK(problem(scalars(16, 0, Expr(1), Expr(68))) ==
+        "x86.amx.dpbusd.tiles scalar k is 68: a's rows per product must be whole 4-byte words of at most 64 bytes");
+  CHECK(problem(scalars(16, 0, Expr(1), Var("k"))) == "x86.amx.dpbusd.tiles scalar k is not a constant");
+  AmxConvTile wide;
+  wide.steps_s = 7;
+  wide.cb = 16;  // 7 taps x 16 channels: 112 bytes, more than a tile row
+  CHECK_THROWS_WITH(x86_amx_conv(wide),
+                    Contains("or fold a kernel row's taps into one product (blocks of a multiple "
+                             "of 4 channels, 2 or more taps, at most 64 channels x taps, dilation 1); got 16 "
+                             "channels x 7 taps, dilation 1"));
   CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{2, 17}),
                     Contains("AMX convolution tiles cover 1 to 16 pixels per row with 2 row(s), got 17"));
   CHECK_THROWS_WITH(x86_amx_conv(AmxConvTile{3, 8}), Contains("AMX convolution tiles cover 1 or 2 output rows, got 3"));
