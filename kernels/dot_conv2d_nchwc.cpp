@@ -50,12 +50,22 @@ int64_t divisor_up_to(int64_t n, int64_t most) {
 // knob's columns, at most 16 per row with two rows, 32 with one), and the
 // tile's rows per middle step (ohm: the largest divisor of OH/groups up to
 // the knob's).
+// With `amx_rows` flat (stride 1): `groups` whole rows (the largest
+// divisor of OH up to the tile_oh knob's middle rows, at least 2) of OW
+// pixels as one run of tile rows (AmxConvTile::flat), one call per tile.
 struct DotConvAmxTile {
   int64_t groups, pixels, ohm;
+  bool flat = false;
 };
+
+bool amx_flat_offered(const Conv2dNchwcShape& s) { return s.stride == 1 && s.OH >= 2 && s.OW >= 2 && s.OW <= 64; }
 
 DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg) {
   const std::vector<int64_t>& toh = cfg.split("tile_oh");
+  if (amx_flat_offered(s) && cfg.has("amx_rows") && cfg.annotate("amx_rows") == "flat") {
+    const int64_t rows = divisor_up_to(s.OH, std::max<int64_t>(2, toh[1]));
+    if (rows >= 2) return DotConvAmxTile{rows, s.OW, 1, true};
+  }
   DotConvAmxTile t;
   t.groups = toh[2] >= 2 && s.OH % 2 == 0 ? 2 : 1;
   t.pixels = divisor_up_to(s.OW, std::min<int64_t>(cfg.split("tile_ow")[1], t.groups == 2 ? 16 : 32));
@@ -112,6 +122,9 @@ void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, in
   tile.dilation = s.dil;
   tile.bf16 = k.acc == DType::f32();
   tile.cb = s.cb;
+  tile.flat = t.flat;
+  // Flat: the sums' rows get the input rows' pitch (its padded width).
+  if (t.flat) sb.storage_align(2, (s.OW + (s.S - 1) * s.dil) * s.kb, 0);
   sb.tensorize(inner.front(), x86_amx_conv(tile));
 }
 
@@ -175,6 +188,11 @@ std::shared_ptr<ConfigSpace> dot_conv_space(const DotConvKind& k, const OpInstan
                        several_blocks && amx_offered(k, c, cpu) ? std::vector<std::string>{"inside", "outside"}
                                                                 : std::vector<std::string>{"inside"},
                        /*added_later=*/true);
+    // Whole stride-1 rows as one run of AMX tile rows (dot_conv_amx_tile).
+    s->define_annotate("amx_rows",
+                       amx_offered(k, c, cpu) && amx_flat_offered(c) ? std::vector<std::string>{"tile", "flat"}
+                                                                     : std::vector<std::string>{"tile"},
+                       /*added_later=*/true);
   }
   return s;
 }
@@ -202,7 +220,11 @@ Config dot_conv_default(const DotConvKind& k, const OpInstance& op, const CpuInf
     // of all its rows, so that the weights are read once per block.
     const bool cin_outside = c.Cg / c.cb >= 4 && c.R * c.S > 1;
     j["amx_cin"] = cin_outside ? "outside" : "inside";
-    if (cin_outside && c.OH * c.OW <= 64) {
+    // A stride-1 7x7 image: all its rows as one flat run of tile rows (61 of
+    // 64 tile rows filled for a 3x3 layer rather than 7 of 16).
+    const bool flat = amx_flat_offered(c) && c.OH * c.OW <= 64;
+    j["amx_rows"] = flat ? "flat" : "tile";
+    if ((cin_outside || flat) && c.OH * c.OW <= 64) {
       j["tile_oh"] = nearest_split(space, "tile_oh", {c.OH, 1});
       j["acc_at"] = 1;
     }
@@ -255,7 +277,11 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   sb.compute_at(so, band.at(acc_pos));
   const int unroll_reduce = cfg.annotate("unroll_kw") == "unroll" ? 2 : -1;
   if (amx) {
-    tensorize_amx(k, s, sb, kbi, amx_tile, cfg.has("amx_cin") && cfg.annotate("amx_cin") == "outside");
+    // A flat run of more than 32 tile rows (not a multiple) overlaps its
+    // calls, which then must sum the whole reduction: the blocks stay inside.
+    const int64_t span = (amx_tile.groups - 1) * (s.OW + (s.S - 1) * s.dil) + amx_tile.pixels;
+    const bool overlapping = amx_tile.flat && span > 32 && span % 32 != 0;
+    tensorize_amx(k, s, sb, kbi, amx_tile, !overlapping && cfg.has("amx_cin") && cfg.annotate("amx_cin") == "outside");
   } else if (!tensorized) {
     tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce, /*channels_axis=*/1);
   } else {

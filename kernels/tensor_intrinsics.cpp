@@ -250,9 +250,44 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
       for (int64_t d : o.shape) p *= d;
       return p;
     };
-    return TensorIntrinCallNode::make(
-        name, {ic.at(origin(ic), elements(ic)), ia.at(origin(ia), elements(ia)), ib.at(origin(ib), elements(ib))},
-        scalars);
+    const TensorIntrinCallNode::Operand acc_op = ic.at(origin(ic), elements(ic)),
+                                        a_op = ia.at(origin(ia), elements(ia)), b_op = ib.at(origin(ib), elements(ib));
+    if (!t.flat) return TensorIntrinCallNode::make(name, {acc_op, a_op, b_op}, scalars);
+    // Flat: the groups' rows lie one pitch apart in both a and c, so the
+    // call runs over (groups - 1) * pitch + pixels tile rows in calls of
+    // up to 32 (16 + the rest); the rows between a row's last pixel and the
+    // next row's first are computed and left unused.
+    int64_t ar = 0, ag = 0, cr = 0, cg = 0;
+    user_check(as_const_int(a_row, &ar) && as_const_int(a_group, &ag) && as_const_int(acc_row, &cr) &&
+               as_const_int(acc_group, &cg) && ar > 0 && cr > 0 && ag % ar == 0 && cg % cr == 0 && ag / ar == cg / cr &&
+               ag / ar >= t.pixels)
+        << "AMX convolution: flat tiles need the output rows one pitch apart, of at least " << t.pixels
+        << " pixels, in both the input and the sums; got " << ag << " and " << cg << " elements for pixels of " << ar
+        << " and " << cr;
+    const int64_t pitch = ag / ar, span = (t.groups - 1) * pitch + t.pixels;
+    // Every call of a run takes the same tile shapes (16 + 16 rows; LLVM
+    // configures the tile registers once, and a second shape spills them):
+    // the last call ends at the run's end and overlaps the one before, its
+    // shared rows computed twice, which only a call from zero may do.
+    const bool overlap = span > 32 && span % 32 != 0;
+    user_check(!overlap || name == instruction + ".set")
+        << "AMX convolution: a flat run of " << span << " tile rows needs overlapping calls, which must start from "
+        << "zero (the whole reduction in the call)";
+    std::vector<Stmt> calls;
+    for (int64_t c = 0; c * 32 < span; ++c) {
+      const int64_t first = std::min<int64_t>(c * 32, std::max<int64_t>(0, span - 32));
+      const int64_t len = std::min<int64_t>(32, span);
+      std::vector<Expr> sc = scalars;
+      sc[0] = n(std::min<int64_t>(16, len));
+      sc[1] = n(len - std::min<int64_t>(16, len));
+      sc[6] = n(16 * cr);
+      sc[8] = n(16 * ar);
+      TensorIntrinCallNode::Operand acc_at = acc_op, a_at = a_op;
+      acc_at.offset = acc_op.offset + make_const(acc_op.offset.dtype(), first * cr);
+      a_at.offset = a_op.offset + make_const(a_op.offset.dtype(), first * ar);
+      calls.push_back(TensorIntrinCallNode::make(name, {acc_at, a_at, b_op}, sc));
+    }
+    return SeqNode::make(std::move(calls));
   };
   TensorIntrinLowering lower;
   lower.reset = [=](const IntrinBuffer& out) {
@@ -266,16 +301,23 @@ TensorIntrin amx_conv_declare(const AmxConvTile& t) {
   name << "x86_amx_" << (t.bf16 ? "bf16" : "int8") << "_conv_g" << t.groups << "_p" << t.pixels << "_c" << t.steps_c
        << "_r" << t.steps_r << "_s" << t.steps_s << "_st" << t.stride << "_d" << t.dilation;
   if (fold) name << "_cb" << cb;
+  if (t.flat) name << "_flat";
   return decl_tensor_intrin(name.str(), c, {a, b}, lower, {unit, unit, unit});
 }
 
 }  // namespace
 
 TensorIntrin x86_amx_conv(const AmxConvTile& t) {
-  user_check(t.groups == 1 || t.groups == 2) << "AMX convolution tiles cover 1 or 2 output rows, got " << t.groups;
-  user_check(t.pixels >= 1 && t.pixels <= (t.groups == 2 ? 16 : 32))
-      << "AMX convolution tiles cover 1 to " << (t.groups == 2 ? 16 : 32) << " pixels per row with " << t.groups
-      << " row(s), got " << t.pixels;
+  if (t.flat) {
+    user_check(t.groups >= 2 && t.groups <= 64 && t.pixels >= 1 && t.pixels <= 64)
+        << "flat AMX convolution tiles cover 2 to 64 output rows of 1 to 64 pixels, got " << t.groups << " rows of "
+        << t.pixels;
+  } else {
+    user_check(t.groups == 1 || t.groups == 2) << "AMX convolution tiles cover 1 or 2 output rows, got " << t.groups;
+    user_check(t.pixels >= 1 && t.pixels <= (t.groups == 2 ? 16 : 32))
+        << "AMX convolution tiles cover 1 to " << (t.groups == 2 ? 16 : 32) << " pixels per row with " << t.groups
+        << " row(s), got " << t.pixels;
+  }
   user_check(t.steps_c >= 1 && t.steps_r >= 1 && t.steps_s >= 1 && t.stride >= 1 && t.dilation >= 1)
       << "AMX convolution tiles need positive steps, stride and dilation";
   const int64_t s = t.bf16 ? 2 : 4;
@@ -286,12 +328,12 @@ TensorIntrin x86_amx_conv(const AmxConvTile& t) {
       << " channels x taps, dilation 1); got " << t.cb << " channels x " << t.steps_s << " taps, dilation "
       << t.dilation;
   static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>,
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>,
                   TensorIntrin>
       made;
   std::lock_guard<std::mutex> lock(mu);
   TensorIntrin& intrin = made[{t.groups, t.pixels, t.steps_c, t.steps_r, t.steps_s, t.stride, t.dilation,
-                               t.cb == 16 * s ? 0 : t.cb, t.bf16}];
+                               t.cb == 16 * s ? 0 : t.cb, t.bf16, t.flat}];
   if (!intrin) intrin = amx_conv_declare(t);
   return intrin;
 }

@@ -50,9 +50,15 @@ TensorIntrin x86_amx_bf16_32x32(int64_t kt);
 // product's k (kq < cb / s; steps_s * cb elements of at most 64 bytes;
 // dilation 1): a's pixels then lie cb elements apart, so that a pixel's taps
 // and channels are contiguous, and b's taps cb / s rows of kq apart.
+// `flat`: 2 to 64 rows whose pixels lie one pitch P apart in both a and c
+// (a stride-1 layer's padded rows, with the sums' rows padded to P by
+// storage_align): the call runs over the (groups - 1) * P + pixels tile rows
+// as one run, 32 at a time, so that a 7x7 image fills 61 of 64 tile rows
+// rather than 7 of 16; the P - pixels rows between output rows are computed
+// and left unused.
 struct AmxConvTile {
   int64_t groups = 1, pixels = 16, steps_c = 1, steps_r = 1, steps_s = 1, stride = 1, dilation = 1, cb = 0;
-  bool bf16 = false;
+  bool bf16 = false, flat = false;
 };
 TensorIntrin x86_amx_conv(const AmxConvTile& tile);
 

@@ -5,12 +5,12 @@
 // the whole u8 / i8 range; the knob is offered only with the instruction
 // and 16-channel blocks; bad workloads are user errors.
 #include <catch2/catch.hpp>
-
 #include <random>
 
 #include "base/error.h"
 #include "compute/printer.h"
 #include "kernels/op_registry.h"
+#include "kernels/tensor_intrinsics.h"
 #include "schedule/lower.h"
 #include "support/quantized_check.h"
 #include "support/skip.h"
@@ -177,6 +177,7 @@ TEST_CASE("qconv2d_nchwc: amx_cin outside sums one input block per call into kep
 
   nlohmann::json j = def.default_config(op, amx_int8_cpu(), *space).to_json();
   j["amx_cin"] = "outside";
+  j["amx_rows"] = "tile";  // a flat run of 43 tile rows would overlap its calls: the blocks stay inside
   const Config cfg = space->from_json(j);
   ScheduledOp so = def.apply_config(op, cfg);
   const std::string ir = to_string(lower(*so.schedule, so.args, "f"));
@@ -193,9 +194,74 @@ TEST_CASE("qconv2d_nchwc: amx_cin outside sums one input block per call into kep
     nlohmann::json r = (c == 0 ? cfg : space->random(rng)).to_json();
     r["tensorize"] = "amx";
     r["amx_cin"] = "outside";
+    r["amx_rows"] = "tile";
     const Config pinned = space->from_json(r);
     INFO("config " << pinned.str());
     CHECK(check_config(op, pinned, rng(), 0) == "");
+  }
+}
+
+TEST_CASE("qconv2d_nchwc: flat AMX rows run a tile's rows as one run of tile rows", "[ops][qconv]") {
+  auto labels = [](const std::string& w, const CpuInfo& cpu) {
+    const OpInstance op = build_workload(w);
+    const auto space = find_op(op.op).define_space(op, cpu);
+    for (const Knob& k : space->knobs())
+      if (k.name == "amx_rows") return k.labels;
+    return std::vector<std::string>{};
+  };
+  const std::string seven = "qconv2d_nchwc:C=128,H=7,W=7,K=64,R=3,S=3,pad=1,cb=64,kb=32,bias=1,relu=1,out=u8";
+  CHECK(labels(seven, amx_int8_cpu()) == std::vector<std::string>{"tile", "flat"});
+  CHECK(labels("qconv2d_nchwc:C=128,H=14,W=14,K=64,R=3,S=3,stride=2,pad=1,cb=64,kb=32", amx_int8_cpu()) ==
+        std::vector<std::string>{"tile"});
+  CHECK(labels(seven, cpu_with(true, false)) == std::vector<std::string>{"tile"});
+  // The 7x7 default: its 7 rows of 7 pixels, 9 apart in the padded input and
+  // in the sums (padded to the input's pitch), are 61 tile rows: two calls
+  // of 16 + 16 rows, the second from row 29 (overlapping, from zero).
+  const OpInstance op = build_workload(seven);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, amx_int8_cpu());
+  const Config cfg = def.default_config(op, amx_int8_cpu(), *space);
+  CHECK(cfg.annotate("amx_rows") == "flat");
+  ScheduledOp so = def.apply_config(op, cfg);
+  const std::string ir = to_string(lower(*so.schedule, so.args, "f"));
+  INFO(ir);
+  // Per 32-channel block: the sums' 7 rows of 9 pixels (2016 = 7 x 9 x 32),
+  // the second call from tile row 29 of both the sums and the input.
+  CHECK_THAT(ir, Contains("x86.amx.dpbusd.tiles.set(conv_acc.local[(conv_acc.j.inner*2016), extent=1568"));
+  CHECK_THAT(ir, Contains("x86.amx.dpbusd.tiles.set(conv_acc.local[((conv_acc.j.inner*2016) + 928), extent=1568, "
+                          "stride=1], data_pad[1856,"));
+  CHECK_THAT(ir, Contains(", 16, 16, 2, 3, 3, 32, 512, 64, 1024, "));
+  CHECK_THROWS_WITH(
+      x86_amx_conv(AmxConvTile{1, 7, 1, 1, 1, 1, 1, 0, false, true}),
+      Contains("flat AMX convolution tiles cover 2 to 64 output rows of 1 to 64 pixels, got 1 rows of 7"));
+  if (!host_has("amx-int8")) KILN_SKIP("this CPU has no AMX-INT8 to run the kernels");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 7);
+  // Overlapping runs (3x3 at 7x7, 1x1 at 7x7: 61 and 49 rows), one call
+  // (3 rows of 5 with a pitch of 7: 19 rows; its blocks may stay outside),
+  // and random odd layers.
+  std::vector<std::string> layers = {seven, "qconv2d_nchwc:C=128,H=7,W=7,K=64,R=1,S=1,cb=64,kb=64,out=i32",
+                                     "qconv2d_nchwc:C=192,H=3,W=5,K=32,R=3,S=3,pad=1,cb=64,kb=32,bias=1,out=i8"};
+  for (int l = 0; l < 3; ++l) {
+    const int64_t R = rng() % 2 ? 3 : 1, dil = R > 1 && rng() % 3 == 0 ? 2 : 1;
+    layers.push_back("qconv2d_nchwc:C=" + std::to_string(64 * (1 + rng() % 2)) +
+                     ",H=" + std::to_string(2 + rng() % 8 + dil * (R - 1)) +
+                     ",W=" + std::to_string(2 + rng() % 8 + dil * (R - 1)) + ",K=32,R=" + std::to_string(R) +
+                     ",S=" + std::to_string(R) + ",pad=" + std::to_string(R > 1 ? rng() % 2 : 0) +
+                     ",dilation=" + std::to_string(dil) + ",cb=64,kb=32,bias=1,relu=1,out=u8");
+  }
+  for (const std::string& w : layers) {
+    const OpInstance o = build_workload(w);
+    auto sp = def.define_space(o, amx_int8_cpu());
+    for (int c = 0; c < 3; ++c) {
+      nlohmann::json r = (c == 0 ? def.default_config(o, amx_int8_cpu(), *sp) : sp->random(rng)).to_json();
+      r["tensorize"] = "amx";
+      r["amx_rows"] = "flat";
+      const Config pinned = sp->from_json(r);
+      INFO(w << " config " << pinned.str());
+      CHECK(check_config(o, pinned, rng(), 0) == "");
+    }
   }
 }
 
