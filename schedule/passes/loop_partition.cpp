@@ -346,19 +346,9 @@ class Partitioner : public IRMutator {
   }
 
   Stmt mutate_IfThenElse(const IfThenElseNode* op, const Stmt& self) override {
-    std::vector<Expr> conj;
-    split_conjuncts(op->condition, &conj);
     Expr kept;
     bool dropped = false;
-    for (auto& c : conj) {
-      Truth t = prove(c, env_);
-      if (t == Truth::kFalse) return mutate(op->else_case);
-      if (t == Truth::kTrue) {
-        dropped = true;
-        continue;
-      }
-      kept = kept.defined() ? kept && c : c;
-    }
+    if (!reduce_guard(op->condition, &kept, &dropped)) return mutate(op->else_case);
     if (!kept.defined()) return mutate(op->then_case);
     if (!dropped) return IRMutator::mutate_IfThenElse(op, self);
     Stmt t = mutate(op->then_case), e = mutate(op->else_case);
@@ -371,18 +361,10 @@ class Partitioner : public IRMutator {
   Stmt mutate_Store(const StoreNode* op, const Stmt& self) override {
     const SelectNode* sel = guarded_value(op);
     if (!sel) return IRMutator::mutate_Store(op, self);
-    std::vector<Expr> conj;
-    split_conjuncts(sel->condition, &conj);
     Expr kept;
     bool dropped = false;
-    for (auto& c : conj) {
-      Truth t = prove(c, env_);
-      if (t == Truth::kFalse) return mutate(StoreNode::make(op->buffer, sel->false_value, op->index, op->predicate));
-      if (t == Truth::kTrue)
-        dropped = true;
-      else
-        kept = kept.defined() ? kept && c : c;
-    }
+    if (!reduce_guard(sel->condition, &kept, &dropped))
+      return mutate(StoreNode::make(op->buffer, sel->false_value, op->index, op->predicate));
     if (!kept.defined()) return mutate(StoreNode::make(op->buffer, sel->true_value, op->index, op->predicate));
     if (!dropped) return IRMutator::mutate_Store(op, self);
     return mutate(
@@ -390,6 +372,23 @@ class Partitioner : public IRMutator {
   }
 
  private:
+  // A guard's conjuncts in the current ranges: false when one is provably
+  // false; else *kept gets those not provably true (undefined when all
+  // are) and *dropped whether any was.
+  bool reduce_guard(const Expr& condition, Expr* kept, bool* dropped) const {
+    std::vector<Expr> conj;
+    split_conjuncts(condition, &conj);
+    for (auto& c : conj) {
+      const Truth t = prove(c, env_);
+      if (t == Truth::kFalse) return false;
+      if (t == Truth::kTrue)
+        *dropped = true;
+      else
+        *kept = kept->defined() ? *kept && c : c;
+    }
+    return true;
+  }
+
   // The body of loop op processed for the iterations [lo, hi] (with the
   // var replaced by its value when that is a single one).
   Stmt process_range(const ForNode* op, int64_t lo, int64_t hi) {
