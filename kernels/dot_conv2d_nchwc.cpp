@@ -53,18 +53,24 @@ int64_t divisor_up_to(int64_t n, int64_t most) {
 // With `amx_rows` flat (stride 1): `groups` whole rows (the largest
 // divisor of OH up to the tile_oh knob's middle rows, at least 2) of OW
 // pixels as one run of tile rows (AmxConvTile::flat), one call per tile.
+// `overlapping`: a flat run of more than 32 tile rows, not a multiple of
+// 32, whose calls overlap and so must sum the whole reduction.
 struct DotConvAmxTile {
   int64_t groups, pixels, ohm;
-  bool flat = false;
+  bool flat = false, overlapping = false;
 };
 
 bool amx_flat_offered(const Conv2dNchwcShape& s) { return s.stride == 1 && s.OH >= 2 && s.OW >= 2 && s.OW <= 64; }
+
+// The pitch of a stride-1 layer's input rows, in pixels: its (padded) width.
+int64_t flat_pitch(const Conv2dNchwcShape& s) { return s.OW + (s.S - 1) * s.dil; }
 
 DotConvAmxTile dot_conv_amx_tile(const Conv2dNchwcShape& s, const Config& cfg) {
   const std::vector<int64_t>& toh = cfg.split("tile_oh");
   if (amx_flat_offered(s) && cfg.has("amx_rows") && cfg.annotate("amx_rows") == "flat") {
     const int64_t rows = divisor_up_to(s.OH, std::max<int64_t>(2, toh[1]));
-    if (rows >= 2) return DotConvAmxTile{rows, s.OW, 1, true};
+    const int64_t span = (rows - 1) * flat_pitch(s) + s.OW;
+    if (rows >= 2) return DotConvAmxTile{rows, s.OW, 1, true, span > 32 && span % 32 != 0};
   }
   DotConvAmxTile t;
   t.groups = toh[2] >= 2 && s.OH % 2 == 0 ? 2 : 1;
@@ -124,7 +130,7 @@ void tensorize_amx(const DotConvKind& k, const Conv2dNchwcShape& s, Stage sb, in
   tile.cb = s.cb;
   tile.flat = t.flat;
   // Flat: the sums' rows get the input rows' pitch (its padded width).
-  if (t.flat) sb.storage_align(2, (s.OW + (s.S - 1) * s.dil) * s.kb, 0);
+  if (t.flat) sb.storage_align(2, flat_pitch(s) * s.kb, 0);
   sb.tensorize(inner.front(), x86_amx_conv(tile));
 }
 
@@ -277,11 +283,9 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   sb.compute_at(so, band.at(acc_pos));
   const int unroll_reduce = cfg.annotate("unroll_kw") == "unroll" ? 2 : -1;
   if (amx) {
-    // A flat run of more than 32 tile rows (not a multiple) overlaps its
-    // calls, which then must sum the whole reduction: the blocks stay inside.
-    const int64_t span = (amx_tile.groups - 1) * (s.OW + (s.S - 1) * s.dil) + amx_tile.pixels;
-    const bool overlapping = amx_tile.flat && span > 32 && span % 32 != 0;
-    tensorize_amx(k, s, sb, kbi, amx_tile, !overlapping && cfg.has("amx_cin") && cfg.annotate("amx_cin") == "outside");
+    // Overlapping flat calls sum the whole reduction: the blocks stay inside.
+    tensorize_amx(k, s, sb, kbi, amx_tile,
+                  !amx_tile.overlapping && cfg.has("amx_cin") && cfg.annotate("amx_cin") == "outside");
   } else if (!tensorized) {
     tile_accumulator(sb, {0, kbi, ohi, owi, 0}, cfg.reorder("reduce_order"), 4, unroll_reduce, /*channels_axis=*/1);
   } else {
