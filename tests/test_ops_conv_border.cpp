@@ -130,3 +130,22 @@ TEST_CASE("border: a knob of padded windows only, configs stored before it read 
     CHECK(to_string(lower(*so.schedule, so.args, "k")).find("data_pad") == std::string::npos);
   }
 }
+
+TEST_CASE("border clip: a row of two tiles, one on each border, keeps no guard and agrees with the interpreter",
+          "[ops][conv][nchwc][border]") {
+  // 10 columns in two register tiles of 5: the first tile holds the left
+  // padding, the second the right, so no tile is interior. Loop partitioning
+  // splits the tile loop into its two tiles; no guard is left in the loops.
+  const std::string w = "conv2d_nchwc:C=16,H=6,W=10,K=16,R=3,S=3,pad=1";
+  const nlohmann::json pinned = {{"border", "clip"}, {"tile_ow", {2, 5}}, {"parallel", 0}};
+  OpInstance op = build_workload(w);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, avx512_cpu());
+  nlohmann::json j = def.default_config(op, avx512_cpu(), *space).to_json();
+  for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
+  ScheduledOp so = def.apply_config(op, space->from_json(j));
+  const std::string ir = to_string(lower(*so.schedule, so.args, "k"));
+  INFO(ir);
+  CHECK(ir.find("if (") == std::string::npos);
+  check_pinned_configs(w, pinned, 3, 2500);
+}

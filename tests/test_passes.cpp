@@ -433,6 +433,43 @@ C[7] = 0f
 )"));
 }
 
+TEST_CASE("loop_partition: guards no iteration passes all split the loop where each changes", "[passes][partition]") {
+  Var C = Var::handle("C", f32);
+  Var t("t"), r("r");
+  // A row of two tiles of 14 columns with clipped borders: the first tile
+  // holds the left padding (its first column skips a tap), the second the
+  // right. No tile passes both guards; each piece decides both.
+  Stmt taps = SeqNode::make({IfThenElseNode::make(t * 14 - 1 >= 0, store(C, Expr(1.0f), t)),
+                             IfThenElseNode::make(t * 14 + 14 < 28, store(C, Expr(2.0f), t))});
+  CHECK(to_string(passes::loop_partition(loop(t, 2, ForKind::kSerial, loop(r, 3, ForKind::kSerial, taps)))) ==
+        golden(R"(
+for (r, 0, 3) {
+  C[0] = 2f
+}
+for (r, 0, 3) {
+  C[1] = 1f
+}
+)"));
+  // Three tiles: [0], [1], [2].
+  Stmt three = SeqNode::make(
+      {IfThenElseNode::make(t >= 1, store(C, Expr(1.0f), t)), IfThenElseNode::make(t < 2, store(C, Expr(2.0f), t))});
+  CHECK(to_string(passes::loop_partition(loop(t, 3, ForKind::kSerial, three))) == golden(R"(
+C[0] = 2f
+C[1] = 1f
+C[1] = 2f
+C[2] = 1f
+)"));
+  // More than four pieces would be: the loop stays whole. So does a
+  // parallel loop (a branch inside it is cheaper than serial pieces).
+  Stmt many = SeqNode::make(
+      {IfThenElseNode::make(t >= 4, store(C, Expr(1.0f), t)), IfThenElseNode::make(t < 3, store(C, Expr(2.0f), t)),
+       IfThenElseNode::make(t >= 6, store(C, Expr(3.0f), t)), IfThenElseNode::make(t < 2, store(C, Expr(4.0f), t))});
+  Stmt wide = loop(t, 8, ForKind::kSerial, many);
+  CHECK(passes::loop_partition(wide).same_as(wide));
+  Stmt par = loop(t, 2, ForKind::kParallel, taps);
+  CHECK(passes::loop_partition(par).same_as(par));
+}
+
 TEST_CASE("loop_partition: a padded copy's select guard splits serial loops, not parallel ones",
           "[passes][partition]") {
   Var A = Var::handle("A", f32), P = Var::handle("P", f32);

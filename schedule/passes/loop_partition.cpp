@@ -240,6 +240,9 @@ class GuardRegion : public IRVisitor {
 
   bool found = false;
   int64_t lo = kNegInf, hi = kPosInf;
+  // Where some guard turns true or false: each usable guard's first true
+  // iteration and the one after its last.
+  std::vector<int64_t> cuts;
 
  protected:
   void visit_For(const ForNode* op) override {
@@ -289,6 +292,8 @@ class GuardRegion : public IRVisitor {
       found = true;
       lo = std::max(lo, l);
       hi = std::min(hi, h);
+      if (l != kNegInf) cuts.push_back(l);
+      if (h != kPosInf) cuts.push_back(h + 1);
     }
   }
 
@@ -323,6 +328,13 @@ class Partitioner : public IRMutator {
     GuardRegion region(op->loop_var.node(), env_, op->for_kind != ForKind::kParallel);
     region.visit(op->body);
     int64_t main_lo = std::max(lo, region.lo), main_hi = std::min(hi, region.hi);
+    if (region.found && main_lo > main_hi && op->for_kind != ForKind::kParallel &&
+        op->for_kind != ForKind::kVectorized) {
+      // No iteration passes every guard (a row of two tiles, the first on the
+      // left padding and the second on the right): split where the guards
+      // change, so that each piece decides all of them.
+      if (Stmt s = split_at_cuts(op, lo, hi, region.cuts); s.defined()) return s;
+    }
     if (!region.found || main_lo > main_hi || (main_lo == lo && main_hi == hi))
       return make_piece(op, lo, hi, op->for_kind);
 
@@ -410,6 +422,26 @@ class Partitioner : public IRMutator {
       return Stmt(op);
     DType t = op->loop_var.dtype();
     return ForNode::make(op->loop_var, make_const(t, lo), make_const(t, hi - lo + 1), kind, body, op->thread_tag);
+  }
+
+  // The iterations [lo, hi] of loop op as consecutive pieces that start at
+  // lo and at each cut inside (lo, hi]; undefined when that would be more
+  // than kMaxPieces pieces (code size).
+  Stmt split_at_cuts(const ForNode* op, int64_t lo, int64_t hi, std::vector<int64_t> cuts) {
+    constexpr size_t kMaxPieces = 4;
+    cuts.erase(std::remove_if(cuts.begin(), cuts.end(), [&](int64_t c) { return c <= lo || c > hi; }), cuts.end());
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    if (cuts.empty() || cuts.size() + 1 > kMaxPieces) return Stmt();
+    std::vector<Stmt> pieces;
+    int64_t start = lo;
+    cuts.push_back(hi + 1);
+    for (int64_t c : cuts) {
+      if (Stmt p = make_piece(op, start, c - 1, op->for_kind); p.defined()) pieces.push_back(p);
+      start = c;
+    }
+    if (pieces.empty()) return make_no_op();
+    return pieces.size() == 1 ? pieces[0] : SeqNode::make(std::move(pieces));
   }
 
   // if (cond) then else otherwise, where either branch may be empty.
