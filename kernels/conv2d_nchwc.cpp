@@ -160,8 +160,26 @@ nlohmann::json nchwc_tile_default(const Conv2dNchwcShape& c, DType acc, const Cp
 }
 
 Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const ConfigSpace& space) {
-  nlohmann::json j = nchwc_tile_default(conv2d_nchwc_shape(op), accumulator_type(op.dtype), cpu, space);
-  j["border"] = "pad";
+  const Conv2dNchwcShape c = conv2d_nchwc_shape(op);
+  const DType acc = accumulator_type(op.dtype);
+  nlohmann::json j = nchwc_tile_default(c, acc, cpu, space);
+  // Narrow images (7 columns in a tile of 2 blocks fills 14 of the 28
+  // accumulator registers): more rows per register tile. The last row tile
+  // is then partial, and its guard costs a branch per tap unless the row
+  // tiles run in serial loops, outside the parallel one (over channel tiles),
+  // which loop partitioning peels.
+  const int64_t kbi = j["tile_kb"][1].get<int64_t>(), owi = j["tile_ow"][1].get<int64_t>();
+  const int64_t regs_per_col = kbi * vectors_per_block(c.kb, vector_lanes(cpu, acc));
+  const int64_t ohi = std::min<int64_t>(c.OH, (vector_registers(cpu) - 4) / (regs_per_col * owi));
+  const int64_t channel_tasks = c.N * ((c.K / c.kb + kbi - 1) / kbi);
+  if (ohi > 1 && (c.OH % ohi == 0 || channel_tasks >= 4 * cpu.num_threads)) {
+    j["tile_oh"] = nearest_split(space, "tile_oh", {1, ohi});
+    if (c.OH % ohi != 0) j["parallel"] = 2;
+  }
+  // Padding taps clipped off the border tiles' reductions rather than a
+  // padded copy: 1.13-1.38x on the resnet50 3x3 layers, 7x7 to 56x56 (Intel
+  // Xeon, 2026-11-28).
+  j["border"] = c.pad > 0 ? "clip" : "pad";
   return space.make(j);
 }
 

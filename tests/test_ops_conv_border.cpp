@@ -119,10 +119,14 @@ TEST_CASE("border: a knob of padded windows only, configs stored before it read 
     CHECK(ps->knob("border").labels == std::vector<std::string>{"pad", "clip"});
     CHECK(def.define_space(unpadded, cpu)->knob("border").labels == std::vector<std::string>{"pad"});
     Config d = def.default_config(padded, cpu, *ps);
-    CHECK(d.annotate("border") == "pad");
+    // conv2d_nchwc's default clips the border (faster on every resnet50 3x3
+    // layer); the others keep the padded copy.
+    CHECK(d.annotate("border") == (std::string(op) == "conv2d_nchwc" ? "clip" : "pad"));
     nlohmann::json old = d.to_json();
     old.erase("border");
-    CHECK(ps->from_json(old) == d);
+    nlohmann::json as_pad = d.to_json();
+    as_pad["border"] = "pad";
+    CHECK(ps->from_json(old) == ps->from_json(as_pad));
     // With clip the padded copy is gone.
     nlohmann::json clip = d.to_json();
     clip["border"] = "clip";

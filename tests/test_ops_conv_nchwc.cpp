@@ -110,7 +110,19 @@ TEST_CASE("conv2d_nchwc: canonical string, space and default config", "[ops][con
   Config d = def.default_config(op, cpu, *space);
   CHECK(d.split("tile_kb") == std::vector<int64_t>{16, 2});
   CHECK(d.split("tile_ow") == std::vector<int64_t>{1, 7});
-  for (const char* w : {"conv2d_nchwc:C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+  // Two rows fill 28 accumulators; the partial last row tile stays out of
+  // the parallel loop (channel tiles only), so that partitioning peels it.
+  CHECK(d.split("tile_oh") == std::vector<int64_t>{4, 1, 2});
+  CHECK(d.choice("parallel") == 2);
+  CHECK(d.annotate("border") == "clip");
+  // Too few channel tiles for a parallel loop of its own: one row per tile.
+  OpInstance few = build_workload("conv2d_nchwc:C=64,H=7,W=7,K=64,R=3,S=3,pad=1");
+  auto few_space = def.define_space(few, cpu);
+  Config fd = def.default_config(few, cpu, *few_space);
+  CHECK(fd.split("tile_oh")[2] == 1);
+  CHECK(fd.choice("parallel") == 3);
+  for (const char* w : {"conv2d_nchwc:C=512,H=7,W=7,K=512,R=3,S=3,pad=1", "conv2d_nchwc:C=64,H=7,W=7,K=128,R=1,S=1",
+                        "conv2d_nchwc:C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
                         "conv2d_nchwc:C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,cb=3",
                         "conv2d_nchwc:C=8,H=9,W=9,K=16,R=1,S=1,cb=2,kb=4,groups=2,bias=1"})
     check_default_schedule(w);
