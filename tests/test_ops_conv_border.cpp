@@ -36,17 +36,22 @@ std::string random_padded(std::mt19937_64& rng, const std::string& op, bool bloc
   return os.str();
 }
 
+// The workload's schedule under its default config with `config`'s knobs.
+ScheduledOp schedule_with(const OpInstance& op, const nlohmann::json& config) {
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, avx512_cpu());
+  nlohmann::json j = def.default_config(op, avx512_cpu(), *space).to_json();
+  for (auto it = config.begin(); it != config.end(); ++it) j[it.key()] = it.value();
+  return def.apply_config(op, space->from_json(j));
+}
+
 // Runs the workload's kernel under `config` on data and weights of ones,
 // but for the weights of tap (0, 0) (dims `r_dim`, `s_dim` of the weight),
 // which are inf. Returns output element 0: batch 0, channel 0, row 0,
 // column 0 in each of the three layouts.
 float corner_with_inf_tap(const std::string& workload, const nlohmann::json& config, int r_dim, int s_dim) {
   OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  auto space = def.define_space(op, avx512_cpu());
-  nlohmann::json j = def.default_config(op, avx512_cpu(), *space).to_json();
-  for (auto it = config.begin(); it != config.end(); ++it) j[it.key()] = it.value();
-  ScheduledOp so = def.apply_config(op, space->from_json(j));
+  ScheduledOp so = schedule_with(op, config);
   std::vector<HostTensor> inputs;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     HostTensor h(op.inputs[i].dtype(), shape_of(op.inputs[i]));
@@ -142,12 +147,7 @@ TEST_CASE("border clip: a row of two tiles, one on each border, keeps no guard a
   // splits the tile loop into its two tiles; no guard is left in the loops.
   const std::string w = "conv2d_nchwc:C=16,H=6,W=10,K=16,R=3,S=3,pad=1";
   const nlohmann::json pinned = {{"border", "clip"}, {"tile_ow", {2, 5}}, {"parallel", 0}};
-  OpInstance op = build_workload(w);
-  const OpDef& def = find_op(op.op);
-  auto space = def.define_space(op, avx512_cpu());
-  nlohmann::json j = def.default_config(op, avx512_cpu(), *space).to_json();
-  for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
-  ScheduledOp so = def.apply_config(op, space->from_json(j));
+  ScheduledOp so = schedule_with(build_workload(w), pinned);
   const std::string ir = to_string(lower(*so.schedule, so.args, "k"));
   INFO(ir);
   CHECK(ir.find("if (") == std::string::npos);
