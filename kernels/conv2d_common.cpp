@@ -188,9 +188,11 @@ std::vector<int64_t> row_tile_candidates(int64_t extent) {
   return capped_candidates(extent, w);
 }
 
+int64_t accumulator_registers(const CpuInfo& cpu) { return vector_registers(cpu) - 4; }
+
 int64_t register_tile_cols(int64_t OW, int64_t kb, const CpuInfo& cpu, DType acc) {
   const int lanes = vector_lanes(cpu, acc);
-  const int64_t acc_regs = vector_registers(cpu) - 4;
+  const int64_t acc_regs = accumulator_registers(cpu);
   const int64_t regs_per_col = (kb + lanes - 1) / lanes;
   int64_t owb = 1;
   for (int64_t b = std::min<int64_t>(14, OW); b >= 1; --b)

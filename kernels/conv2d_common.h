@@ -102,6 +102,9 @@ std::vector<int64_t> block_tile_candidates(int64_t blocks, int64_t block, int la
 
 // Register-tile candidates of an output row (at most 32 columns).
 std::vector<int64_t> row_tile_candidates(int64_t extent);
+// The vector registers a register tile's accumulators may take: all but
+// four (for the weights, the broadcast input and addresses).
+int64_t accumulator_registers(const CpuInfo& cpu);
 // The register tile's width along an output row for `kb` vectorized
 // channels: the widest block (at most 14) that divides OW and keeps the
 // accumulators within the vector registers (but four); when only a narrow

@@ -170,7 +170,7 @@ Config conv2d_nchwc_default(const OpInstance& op, const CpuInfo& cpu, const Conf
   // which loop partitioning peels.
   const int64_t kbi = j["tile_kb"][1].get<int64_t>(), owi = j["tile_ow"][1].get<int64_t>();
   const int64_t regs_per_col = kbi * vectors_per_block(c.kb, vector_lanes(cpu, acc));
-  const int64_t ohi = std::min<int64_t>(c.OH, (vector_registers(cpu) - 4) / (regs_per_col * owi));
+  const int64_t ohi = std::min<int64_t>(c.OH, accumulator_registers(cpu) / (regs_per_col * owi));
   const int64_t channel_tasks = c.N * ((c.K / c.kb + kbi - 1) / kbi);
   if (ohi > 1 && (c.OH % ohi == 0 || channel_tasks >= 4 * cpu.num_threads)) {
     j["tile_oh"] = nearest_split(space, "tile_oh", {1, ohi});
