@@ -34,6 +34,31 @@ Tensor pad_spatial(const Tensor& data, int h_dim, int w_dim, int64_t pad, Expr f
       "data_pad", "pad");
 }
 
+bool unit_stride_offered(int64_t R, int64_t S, int64_t stride, int64_t pad) {
+  return R == 1 && S == 1 && stride > 1 && pad == 0;
+}
+
+std::vector<std::string> unit_stride_options(int64_t R, int64_t S, int64_t stride, int64_t pad) {
+  if (unit_stride_offered(R, S, stride, pad)) return {"strided", "dense"};
+  return {"strided"};
+}
+
+Tensor dense_spatial(const Tensor& data, int h_dim, int w_dim, int64_t stride, int64_t OH, int64_t OW) {
+  std::vector<Expr> shape = data.shape();
+  shape[static_cast<size_t>(h_dim)] = static_cast<int>(OH);
+  shape[static_cast<size_t>(w_dim)] = static_cast<int>(OW);
+  const int st = static_cast<int>(stride);
+  return compute(
+      shape,
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> idx(v.begin(), v.end());
+        idx[static_cast<size_t>(h_dim)] = v[static_cast<size_t>(h_dim)] * st;
+        idx[static_cast<size_t>(w_dim)] = v[static_cast<size_t>(w_dim)] * st;
+        return data(idx);
+      },
+      "data_dense", "pack");
+}
+
 Tensor pack_nchwc(const Tensor& data, int64_t groups, int64_t cb, int64_t pad, DType dtype) {
   std::vector<int64_t> d;
   for (const Expr& e : data.shape()) d.push_back(*as_const_int(e));

@@ -51,6 +51,20 @@ std::vector<std::string> border_options(int64_t pad);
 // of 1x1 layers). None for other layers.
 std::vector<OpAlternative> flat_alternative(const OpInstance& op);
 
+// Reducing to unit stride: a 1x1 window moved by a stride over unpadded
+// data reads only every stride-th row and column. Such a layer may first
+// copy those pixels into a dense buffer and read it as a 1x1 stride-1 layer
+// over OH x OW (oneDNN's "rtus"): each strided pixel is then read once
+// rather than once per output channel tile, and the buffer is 1/stride^2
+// of the input, so it stays in cache across the channel tiles.
+bool unit_stride_offered(int64_t R, int64_t S, int64_t stride, int64_t pad);
+// The options of a template's "unit_stride" knob: "strided" (read the input
+// in place), and "dense" where unit_stride_offered.
+std::vector<std::string> unit_stride_options(int64_t R, int64_t S, int64_t stride, int64_t pad);
+// data_dense[.., oh, .., ow, ..] = data[.., oh * stride, .., ow * stride, ..]
+// over OH x OW (a stage named "data_dense", tagged "pack").
+Tensor dense_spatial(const Tensor& data, int h_dim, int w_dim, int64_t stride, int64_t OH, int64_t OW);
+
 // NCHW data repacked as NCHW[cb]c, padding included (a stage named
 // "data_pack", tagged "pack"): data_pack[n, g*CB + co, h, w, ci] =
 // pad(data)[n, g*Cg + co*cb + ci, h, w] for each of `groups` groups of

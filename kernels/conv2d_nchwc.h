@@ -23,8 +23,10 @@
 // ("border": "pad" reads a zero-padded copy of the data, "clip" reads the
 // data with each tap conditioned on its bounds, so that loop partitioning
 // leaves the interior unguarded and the border tiles skip their padding
-// taps), and where the zero-padded copy is computed ("data_at": at the root
-// or at a band position; no effect with "clip").
+// taps), whether a 1x1 strided layer first copies the pixels it reads into
+// a dense buffer ("unit_stride": "strided" or "dense"), and where the
+// zero-padded or dense copy is computed ("data_at": at the root or at a band
+// position; no effect without a copy).
 #pragma once
 
 #include <map>
@@ -46,6 +48,13 @@ struct Conv2dNchwcShape {
   Activation act;
 };
 Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op);
+// The 1x1 stride-1 layer over the output's extent that reads a strided
+// layer's dense copy (the "unit_stride" knob's "dense": see
+// unit_stride_offered in conv2d_common.h).
+Conv2dNchwcShape unit_stride_shape(const Conv2dNchwcShape& s);
+// Whether `cfg` copies the strided pixels densely first (its "unit_stride"
+// knob; configs without it read in place).
+bool reads_dense_copy(const Config& cfg);
 
 // The op from its parameters (the workload's, defaults filled in).
 OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype);
