@@ -45,6 +45,10 @@ class IsolatedRunner {
   std::vector<MeasureResult> run(const MeasureJob& job, const std::vector<BuildResult>& builds,
                                  const OnResult& on_result = nullptr);
 
+  // Stops the worker: the next run starts a new one, whose buffers are
+  // allocated anew.
+  void restart() { stop_worker(); }
+
   // Worker processes started so far: one per job, one more after each crash
   // or timeout.
   int workers_started() const { return workers_started_; }

@@ -86,10 +86,10 @@ WarmStart warm_start_from_neighbors(XGBTuner& tuner, const Task& task, Database&
   int group = 1;
   for (const Neighbor& n : ws.neighbors) {
     const auto& recs = by_workload.at(n.workload);
-    std::optional<Database::Record> best;
-    for (const auto& r : recs)
-      if (r.ok() && r.gflops > 0 && (!best || r.gflops > best->gflops)) best = r;
-    if (!best) continue;
+    // Its best config as Database::best judges it (a config measured again
+    // by the median of its measurements).
+    const std::optional<Database::Record> best = fastest_config(recs);
+    if (!best || best->gflops <= 0) continue;
     Task other = make_task(n.workload, target, /*with_reference=*/false);
     std::vector<FeatureVector> x;
     std::vector<float> y;

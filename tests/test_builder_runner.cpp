@@ -201,6 +201,14 @@ TEST_CASE("LocalRunner measures good kernels and survives crashes, hangs and wro
     std::vector<MeasureResult> more = runner.run(*task, {builds[0]});
     CHECK(more[0].ok());
     CHECK(runner.workers_started() == 3);
+    // Asked to measure afresh, the next batch gets a new worker (new buffers).
+    const pid_t before = runner.worker_pid();
+    runner.measure_afresh();
+    CHECK(runner.worker_pid() == -1);
+    more = runner.run(*task, {builds[0]});
+    CHECK(more[0].ok());
+    CHECK(runner.workers_started() == 4);
+    CHECK(runner.worker_pid() != before);
   }
   CHECK(no_children());
 }

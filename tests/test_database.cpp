@@ -175,6 +175,40 @@ TEST_CASE("database: best() is the fastest error-free record", "[database]") {
   CHECK(db->best(nf.key())->gflops == 0);
 }
 
+TEST_CASE("database: a config measured several times is judged by its median", "[database]") {
+  TempDir tmp("kiln_db");
+  auto db = Database::open(tmp / "tune.db");
+  Task task = make_task("matmul:M=8");
+  const ConfigSpace& s = *task.space;
+  // Config 1 was fast once (1.0 ms) and slow twice after: its median is 2.0.
+  // Config 2, measured once at 1.5, is the best; config 3's two measurements
+  // count as the slower (1.8), config 4 once at 1.9.
+  db->add_records(task, {s.get(1), s.get(2), s.get(3), s.get(4)},
+                  {ok_result({1.0}), ok_result({1.5}), ok_result({1.2}), ok_result({1.9})});
+  CHECK(db->best(task.key())->config_index == "1");
+  db->add_records(task, {s.get(1), s.get(3), s.get(1)}, {ok_result({2.0}), ok_result({1.8}), ok_result({2.2})});
+  const auto best = db->best(task.key());
+  REQUIRE(best.has_value());
+  CHECK(best->config_index == "2");
+  CHECK(best->median_ms == 1.5);
+  const auto ranked = configs_by_speed(db->records(task.key()));
+  REQUIRE(ranked.size() == 4);
+  std::vector<std::string> order;
+  std::vector<double> ms;
+  for (const auto& r : ranked) {
+    order.push_back(r.config_index);
+    ms.push_back(r.median_ms);
+  }
+  CHECK(order == std::vector<std::string>{"2", "3", "4", "1"});
+  CHECK(ms == std::vector<double>{1.5, 1.8, 1.9, 2.0});
+  // Errors are no measurement of a config.
+  db->add_records(
+      task, {s.get(2), s.get(2)},
+      {error_result(ErrorKind::kRuntimeCrash, "SIGSEGV"), error_result(ErrorKind::kRuntimeTimeout, "slow")});
+  CHECK(db->best(task.key())->config_index == "2");
+  CHECK_FALSE(fastest_config({}).has_value());
+}
+
 TEST_CASE("database: measured_indices covers errors and 64-bit indices", "[database]") {
   TempDir tmp("kiln_db");
   auto db = Database::open(tmp / "tune.db");

@@ -4,7 +4,10 @@
 // space with a scripted runner: what is measured, in what order, the best
 // it finds, that nothing is measured twice, and that a pinned knob or a
 // space without refine knobs measures nothing. The CPU templates' prefetch
-// knobs are refine knobs.
+// knobs are refine knobs. Then confirm_task: the fastest configs measured
+// again in fresh processes, a config fast only once not taken as the best,
+// within the budget, and not again once confirmed.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -21,10 +24,12 @@ using kiln::testing::TempDir;
 
 namespace {
 
-// A space of 6 tiles by 3 prefetch distances (prefetch refined last).
-Task toy_task(bool refine = true) {
+// A space of `tiles` tiles by 3 prefetch distances (prefetch refined last).
+Task toy_task(bool refine = true, int64_t tiles = 6) {
   auto space = std::make_shared<ConfigSpace>();
-  space->define_choice("tile", {1, 2, 3, 4, 5, 6});
+  std::vector<int64_t> tile_values;
+  for (int64_t t = 1; t <= tiles; ++t) tile_values.push_back(t);
+  space->define_choice("tile", tile_values);
   space->define_choice("prefetch", {0, 4, 8});
   if (refine) space->set_refine("prefetch");
   Task t;
@@ -38,13 +43,18 @@ Task toy_task(bool refine = true) {
 }
 
 // Time: tile 3 fastest (1 ms), then 2 (1.5), the rest 2 ms and more; a
-// prefetch of 8 halves tile 2's time only, 4 slows everything.
+// prefetch of 8 halves tile 2's time only, 4 slows everything. Tile
+// `lucky` (none: 0) with prefetch 0 takes 0.5 ms the first time it is
+// measured, 5 after.
 class ToyRunner : public Runner {
  public:
   using Runner::run;
   std::vector<std::pair<int64_t, int64_t>> seen;  // (tile, prefetch) in measuring order
   std::vector<double> screens;                    // screen_ms() at each batch
   std::vector<double> times;                      // each candidate's ms, in measuring order
+  int64_t lucky = 0;
+  int afresh = 0;  // measure_afresh() calls
+  void measure_afresh() override { ++afresh; }
   std::vector<MeasureResult> run(const Task&, const std::vector<BuildResult>& builds,
                                  const OnResult& on_result) override {
     screens.push_back(screen_ms());
@@ -56,6 +66,7 @@ class ToyRunner : public Runner {
       double ms = tile == 3 ? 1.0 : tile == 2 ? 1.5 : 1.0 + static_cast<double>(tile);
       if (prefetch == 8 && tile == 2) ms /= 2;
       if (prefetch == 4) ms *= 1.2;
+      if (tile == lucky && prefetch == 0) ms = std::count(seen.begin(), seen.end(), seen.back()) == 1 ? 0.5 : 5.0;
       times.push_back(ms);
       MeasureResult r;
       r.samples_ms = {ms};
@@ -232,4 +243,83 @@ TEST_CASE("screening: each batch is screened at a factor over the best median so
   bad.screen_factor = 0.5;
   CHECK_THROWS_WITH(tune_task(task, third, builder, runner, *db, bad, nullptr),
                     Catch::Contains("--screen must be 0 (no screening) or a factor of at least 1"));
+}
+
+TEST_CASE("confirmation: the fastest configs measured again, judged by their medians", "[tuning][confirm]") {
+  TempDir tmp("kiln_confirm");
+  auto db = Database::open(tmp / "t.db");
+  const Task task = toy_task();
+  const Task search = search_task(task);
+  ToyRunner runner;
+  runner.lucky = 4;  // 0.5 ms once, 5 ms after
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 64;  // more than the space: the search measures all 6, the refinement 4
+  o.batch = 3;
+  o.job = "j";
+  RandomTuner tuner(*search.space, 1);
+  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  // The search's two fastest, tile 4 (lucky) and 3, refined; then the four
+  // fastest, tile 4, tile 3 with prefetch 0, 8 and 4, each measured twice
+  // more, a round of all four at a time, each round afresh.
+  REQUIRE(runner.seen.size() == 18);
+  const std::vector<std::pair<int64_t, int64_t>> round{{4, 0}, {3, 0}, {3, 8}, {3, 4}};
+  CHECK(std::vector<std::pair<int64_t, int64_t>>(runner.seen.begin() + 10, runner.seen.begin() + 14) == round);
+  CHECK(std::vector<std::pair<int64_t, int64_t>>(runner.seen.begin() + 14, runner.seen.end()) == round);
+  CHECK(runner.afresh == 2);
+  CHECK(runner.screens.back() == 0);  // confirmations are never screened
+  CHECK(r.trials == 18);
+  CHECK(r.new_trials == 18);
+  // Tile 4 measured 0.5, 5 and 5 ms: its median is 5. Tile 3 at 1 ms, with
+  // prefetch 0 recorded first.
+  CHECK(r.best_config["tile"] == 3);
+  CHECK(r.best_config["prefetch"] == 0);
+  CHECK(r.best_gflops == Approx(1.0));
+  CHECK(db->best(task.key())->config == r.best_config);
+  const auto records = db->records(task.key());
+  CHECK(records.back().job == "j");
+  CHECK(records.back().round == records[records.size() - 5].round + 1);  // a batch number per round
+
+  // Resumed: the four are confirmed; tile 2 (1.5 ms), now among the four
+  // fastest, is measured twice more, and then nothing.
+  RandomTuner again(*search.space, 1);
+  const TuneResult s = tune_and_refine(task, search, again, builder, runner, *db, o, nullptr);
+  CHECK(runner.seen.size() == 20);
+  CHECK(runner.seen.back() == std::pair<int64_t, int64_t>{2, 0});
+  CHECK(s.new_trials == 2);
+  CHECK(s.best_config == r.best_config);
+  RandomTuner third(*search.space, 1);
+  CHECK(tune_and_refine(task, search, third, builder, runner, *db, o, nullptr).new_trials == 0);
+  CHECK(runner.seen.size() == 20);
+}
+
+TEST_CASE("confirmation: the search leaves it room within the budget, and small budgets skip it", "[tuning][confirm]") {
+  TempDir tmp("kiln_confirm");
+  auto db = Database::open(tmp / "t.db");
+  const Task task = toy_task(true, 60);  // 60 configs to search
+  const Task search = search_task(task);
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 64;
+  o.batch = 16;
+  RandomTuner tuner(*search.space, 5);
+  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  // 52 searched, 4 refined, 8 confirming measurements.
+  CHECK(count_records(search, *db) <= 52 + 8);
+  CHECK(count_records(task, *db) == 64);
+  CHECK(r.trials == 64);
+  CHECK(runner.afresh == 2);
+
+  // Under 64 trials: no confirmation, and the best by the same rule.
+  Task small = toy_task(true, 60);
+  small.workload = "toy:N=2";
+  runner.lucky = 7;
+  o.trials = 63;
+  const Task small_search = search_task(small);  // the tuner keeps a reference to its space
+  RandomTuner other(*small_search.space, 5);
+  const TuneResult t = tune_and_refine(small, small_search, other, builder, runner, *db, o, nullptr);
+  CHECK(runner.afresh == 2);
+  CHECK(t.trials == 63);
+  CHECK(db->best(small.key())->config == t.best_config);
 }

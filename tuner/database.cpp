@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "base/error.h"
@@ -450,12 +451,36 @@ std::vector<Database::Record> Database::records_of_op(const std::string& op, con
 
 std::optional<Database::Record> Database::best(const std::string& task_key) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto rs = query(
-      "WHERE w.\"key\" = ?1 AND r.error_kind = 'none' AND r.samples_ms <> '[]' "
-      "ORDER BY r.gflops DESC, r.median_ms ASC, r.id ASC LIMIT 1",
-      {task_key});
-  if (rs.empty()) return std::nullopt;
-  return rs.front();
+  return fastest_config(
+      query("WHERE w.\"key\" = ?1 AND r.error_kind = 'none' AND r.samples_ms <> '[]' ORDER BY r.id", {task_key}));
+}
+
+std::vector<Database::Record> configs_by_speed(const std::vector<Database::Record>& records) {
+  // a faster than b (ties: the earlier record).
+  auto faster = [](const Database::Record& a, const Database::Record& b) {
+    if (a.gflops != b.gflops) return a.gflops > b.gflops;
+    if (a.median_ms != b.median_ms) return a.median_ms < b.median_ms;
+    return a.id < b.id;
+  };
+  // By the config itself: a config's index depends on the space that
+  // recorded it (a search's space holds its refine knobs).
+  std::map<std::string, std::vector<const Database::Record*>> by_config;
+  for (const Database::Record& r : records)
+    if (r.ok()) by_config[r.config.dump()].push_back(&r);
+  std::vector<Database::Record> out;
+  for (auto& [index, measured] : by_config) {
+    // Slowest first: the lower middle is at (n - 1) / 2.
+    std::sort(measured.begin(), measured.end(), [&](const auto* a, const auto* b) { return faster(*b, *a); });
+    out.push_back(*measured[(measured.size() - 1) / 2]);
+  }
+  std::sort(out.begin(), out.end(), faster);
+  return out;
+}
+
+std::optional<Database::Record> fastest_config(const std::vector<Database::Record>& records) {
+  std::vector<Database::Record> ranked = configs_by_speed(records);
+  if (ranked.empty()) return std::nullopt;
+  return ranked.front();
 }
 
 std::vector<Database::Record> Database::all_records() {

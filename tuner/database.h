@@ -160,8 +160,8 @@ class Database {
   // leaving out the task `exclude_task_key`: the transfer-learning set.
   std::vector<Record> records_of_op(const std::string& op, const std::string& target,
                                     const std::string& exclude_task_key);
-  // The error-free record with the highest gflops (lowest median time on a
-  // tie or when flops are unknown); nullopt when there is none.
+  // The fastest config's record (fastest_config below) among the task's
+  // error-free records; nullopt when there is none.
   std::optional<Record> best(const std::string& task_key);
   // Keys of every task that has a workload row, sorted.
   std::vector<std::string> task_keys();
@@ -202,5 +202,16 @@ class Database {
   bool read_only_ = false;  // open_for_reading
   void check_writable(const char* what) const;
 };
+
+// The record of the fastest config among `records` (those with errors are
+// left out): each config (its knob values) is judged by the median of its
+// measurements, the lower middle one of an even count, so that a config
+// measured again (tuning_loop.h's confirm_task) is not the best on one fast
+// measurement that its others contradict. Faster: higher gflops, then a
+// lower median time (all that tells configs apart when flops are unknown),
+// then the earlier record. nullopt when no record is error-free.
+std::optional<Database::Record> fastest_config(const std::vector<Database::Record>& records);
+// Every config's median record by that rule, fastest first.
+std::vector<Database::Record> configs_by_speed(const std::vector<Database::Record>& records);
 
 }  // namespace kiln

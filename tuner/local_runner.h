@@ -28,6 +28,9 @@ class LocalRunner : public Runner {
   std::vector<MeasureResult> run(const Task& task, const std::vector<BuildResult>& builds,
                                  const OnResult& on_result) override;
 
+  // The next run starts a new worker (fresh buffers).
+  void measure_afresh() override { runner_.restart(); }
+
   // Worker processes started so far: one per task, one more after each crash
   // or timeout.
   int workers_started() const { return runner_.workers_started(); }

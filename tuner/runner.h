@@ -25,6 +25,13 @@ class Runner {
     return run(task, builds, nullptr);
   }
 
+  // Asks that the next run() measure in fresh processes, with buffers
+  // allocated anew, where the runner keeps processes between runs (the
+  // local runner's worker): a kernel's speed can depend on where its
+  // buffers landed in the caches, and a confirmation (tuning_loop.h's
+  // confirm_task) should not inherit a lucky placement. Others ignore it.
+  virtual void measure_afresh() {}
+
   // Screening, set by the tuning loop before each batch: a candidate whose
   // first timing sample is slower than `ms` per call is not timed again
   // (rt::TimeOptions::screen_ms; 0, the default: every candidate gets all its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "base/error.h"
@@ -225,6 +226,74 @@ TuneResult refine_task(const Task& task, TuneResult r, Builder& builder, Runner&
   return r;
 }
 
+TuneResult confirm_task(const Task& task, TuneResult r, Builder& builder, Runner& runner, Database& db,
+                        const TuneOptions& options, int top, int rounds,
+                        const std::function<void(const TuneResult&)>& on_measured) {
+  const ConfigSpace& space = *task.space;
+  // The task's records of this space (not those of another template version).
+  std::vector<Database::Record> mine;
+  int round = 0;
+  auto read_records = [&] {
+    mine.clear();
+    for (auto& rec : db.records(task.key())) {
+      round = std::max(round, rec.round + 1);
+      try {
+        space.from_json(rec.config);
+      } catch (const UserError&) {
+        continue;
+      }
+      mine.push_back(std::move(rec));
+    }
+  };
+  read_records();
+  std::map<std::string, int> times_measured;  // by the config's knob values
+  for (const auto& rec : mine)
+    if (rec.ok()) ++times_measured[rec.config.dump()];
+  std::vector<Config> configs;
+  std::vector<int> more;  // measurements each still needs
+  const std::vector<Database::Record> ranked = configs_by_speed(mine);
+  for (size_t k = 0; k < ranked.size() && static_cast<int>(k) < top; ++k) {
+    const Database::Record& rec = ranked[k];
+    const int need = rounds + 1 - times_measured[rec.config.dump()];
+    if (need <= 0) continue;  // confirmed by an earlier job
+    configs.push_back(space.from_json(rec.config));
+    more.push_back(need);
+  }
+  int room = options.trials - static_cast<int>(mine.size());
+  if (!configs.empty() && room > 0) {
+    const std::vector<BuildResult> builds = builder.build(task, configs);
+    runner.screen_slower_than(0);  // every sample: these are the contenders
+    for (int pass = 0; pass < rounds && room > 0; ++pass) {
+      std::vector<size_t> which;
+      for (size_t i = 0; i < configs.size() && static_cast<int>(which.size()) < room; ++i)
+        if (more[i] > pass) which.push_back(i);
+      if (which.empty()) break;
+      std::vector<BuildResult> these;
+      for (size_t i : which) these.push_back(builds[i]);
+      std::vector<bool> stored(which.size(), false);
+      auto on_result = [&](size_t j, const MeasureResult& m) {
+        internal_assert(j < which.size() && !stored[j]) << "runner reported confirmation " << j << " twice";
+        stored[j] = true;
+        db.add_records(task, {configs[which[j]]}, {m}, Database::SearchTag{options.job, round, {}});
+        ++r.trials;
+        ++r.new_trials;
+        if (!m.ok()) ++r.errors;
+        --room;
+        if (on_measured) on_measured(r);
+      };
+      runner.measure_afresh();
+      runner.run(task, these, on_result);
+      ++round;
+    }
+    read_records();
+  }
+  if (const auto best = fastest_config(mine)) {
+    r.best_gflops = best->gflops;
+    r.best_config = space.from_json(best->config).to_json();
+  }
+  return r;
+}
+
 TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, Builder& builder, Runner& runner,
                            Database& db, const TuneOptions& options,
                            const std::function<void(const TuneProgress&)>& on_progress,
@@ -235,6 +304,8 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
   for (const Knob& k : task.space->knobs())
     if (k.refine) room += kRefineTop * static_cast<int>(k.size() - 1);
   if (options.trials < 2 * room) room = 0;
+  // The confirmation's, at most: each of its configs measured again.
+  if (options.trials >= 64) room += kConfirmTop * kConfirmRounds;
   // Records the search cannot resume from (earlier refinements) count too.
   const int others = count_records(task, db) - count_records(search, db);
   TuneOptions so = options;
@@ -252,13 +323,16 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
   r.trials += others;
   last.task = &task;
   last.total = options.trials;
-  return refine_task(task, r, builder, runner, db, options, kRefineTop, [&](const TuneResult& now) {
+  auto report = [&](const TuneResult& now) {
     last.done = now.trials;
     last.errors = now.errors;
     last.best_gflops = now.best_gflops;
     last.eta_s = 0;
     if (on_progress) on_progress(last);
-  });
+  };
+  r = refine_task(task, r, builder, runner, db, options, kRefineTop, report);
+  return confirm_task(task, r, builder, runner, db, options, options.trials >= 64 ? kConfirmTop : 0, kConfirmRounds,
+                      report);
 }
 
 }  // namespace kiln

@@ -70,11 +70,33 @@ TuneResult refine_task(const Task& task, TuneResult searched, Builder& builder, 
                        const TuneOptions& options, int top = kRefineTop,
                        const std::function<void(const TuneResult&)>& on_measured = {});
 
+// How many of the fastest configs confirm_task measures again, and how many
+// more times each.
+constexpr int kConfirmTop = 4;
+constexpr int kConfirmRounds = 2;
+
+// After the search and its refinement: the `top` fastest configs of the
+// task's records (Database::configs_by_speed: each config by the median of
+// its measurements) are measured again until each has rounds + 1
+// measurements, one round of all of them at a time, each round in fresh
+// processes (Runner::measure_afresh), unscreened, within options.trials
+// records in all; configs confirmed before are not measured again. The
+// fastest single measurement of hundreds is an optimistic pick: the
+// machine's noise, and a kernel whose speed depends on where its buffers
+// landed, favour a config that was lucky once. Returns `r` with these
+// measurements counted and the best config and speed taken from the task's
+// records by Database::best's rule (so when nothing is measured, too).
+// on_measured is called after each stored measurement (may be empty).
+TuneResult confirm_task(const Task& task, TuneResult r, Builder& builder, Runner& runner, Database& db,
+                        const TuneOptions& options, int top = kConfirmTop, int rounds = kConfirmRounds,
+                        const std::function<void(const TuneResult&)>& on_measured = {});
+
 // tune_task on search_task(task) (`tuner` built on that task), then
-// refine_task, within options.trials records in all: the search leaves room
-// for the refinement (unless the budget is under twice that room). Progress
+// refine_task, then confirm_task, within options.trials records in all: the
+// search leaves room for the refinement (unless the budget is under twice
+// that room) and for the confirmation (budgets of at least 64). Progress
 // counts all the task's records against options.trials, the refinement's
-// measurements included.
+// and confirmation's measurements included.
 TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, Builder& builder, Runner& runner,
                            Database& db, const TuneOptions& options,
                            const std::function<void(const TuneProgress&)>& on_progress,
