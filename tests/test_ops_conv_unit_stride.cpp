@@ -71,28 +71,6 @@ std::string random_strided_layer(std::mt19937_64& rng, const std::string& op, bo
   return w + random_activation(rng);
 }
 
-// The default config, then random ones, each with the knobs of `pinned`,
-// against the interpreter (`tol` 0: exactly).
-void check_pinned(const std::string& workload, const CpuInfo& cpu, const nlohmann::json& pinned, int count,
-                  std::mt19937_64& rng, double tol) {
-  const OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  auto space = def.define_space(op, cpu);
-  for (int c = 0; c < count; ++c) {
-    nlohmann::json j = (c == 0 ? def.default_config(op, cpu, *space) : space->random(rng)).to_json();
-    for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
-    const Config cfg = space->from_json(j);
-    std::string err;
-    try {
-      err = check_config(op, cfg, rng(), tol);
-    } catch (const std::exception& e) {
-      err = std::string("exception: ") + e.what();
-    }
-    INFO(workload << " config " << cfg.str());
-    CHECK(err == "");
-  }
-}
-
 }  // namespace
 
 TEST_CASE("unit stride: only 1x1 strided unpadded layers have the knob", "[ops][conv][unit_stride]") {
@@ -150,10 +128,10 @@ TEST_CASE("unit stride: int8 and bf16 layers with the dense copy equal the inter
   INFO("KILN_SEED=" << seed);
   std::mt19937_64 rng(seed + 41);
   for (int t = 0; t < 4; ++t) {
-    check_pinned(random_strided_layer(rng, "qconv2d_nchwc", false), cpu_with(false, false), {{"unit_stride", "dense"}},
-                 2, rng, 0);
-    check_pinned(random_strided_layer(rng, "conv2d_nchwc_bf16", false), cpu_with(false, false),
-                 {{"unit_stride", "dense"}}, 2, rng, 2e-2);
+    check_pinned_random_configs(random_strided_layer(rng, "qconv2d_nchwc", false), cpu_with(false, false),
+                                {{"unit_stride", "dense"}}, 2, rng, 0);
+    check_pinned_random_configs(random_strided_layer(rng, "conv2d_nchwc_bf16", false), cpu_with(false, false),
+                                {{"unit_stride", "dense"}}, 2, rng, 2e-2);
   }
 }
 
@@ -163,8 +141,8 @@ TEST_CASE("unit stride: VNNI calls read the dense copy", "[ops][conv][unit_strid
   INFO("KILN_SEED=" << seed);
   std::mt19937_64 rng(seed + 43);
   for (int t = 0; t < 4; ++t)
-    check_pinned(random_strided_layer(rng, "qconv2d_nchwc", false), cpu_with(true, false),
-                 {{"unit_stride", "dense"}, {"tensorize", "vnni"}}, 2, rng, 0);
+    check_pinned_random_configs(random_strided_layer(rng, "qconv2d_nchwc", false), cpu_with(true, false),
+                                {{"unit_stride", "dense"}, {"tensorize", "vnni"}}, 2, rng, 0);
 }
 
 TEST_CASE("unit stride: AMX calls read the dense copy, in tiles and in flat runs of rows",
@@ -183,12 +161,12 @@ TEST_CASE("unit stride: AMX calls read the dense copy, in tiles and in flat runs
     for (int t = 0; t < 3; ++t) {
       const std::string q = random_strided_layer(rng, "qconv2d_nchwc", true);
       const std::string b = random_strided_layer(rng, "conv2d_nchwc_bf16", true);
-      check_pinned(q, amx_cpu(), pinned(q, rows), 2, rng, 0);
-      check_pinned(b, amx_cpu(), pinned(b, rows), 2, rng, 2e-2);
+      check_pinned_random_configs(q, amx_cpu(), pinned(q, rows), 2, rng, 0);
+      check_pinned_random_configs(b, amx_cpu(), pinned(b, rows), 2, rng, 2e-2);
     }
   // The default of a 7x7 output: dense, and all its rows as one flat run.
   const std::string seven = "qconv2d_nchwc:C=128,H=13,W=13,K=64,R=1,S=1,stride=2,cb=64,kb=32,bias=1,out=i8";
-  check_pinned(seven, amx_cpu(), nlohmann::json::object(), 3, rng, 0);
+  check_pinned_random_configs(seven, amx_cpu(), nlohmann::json::object(), 3, rng, 0);
 }
 
 TEST_CASE("unit stride: the defaults copy where it was measured to win", "[ops][conv][unit_stride]") {

@@ -67,18 +67,19 @@ inline std::string check_config(const OpInstance& op, const Config& cfg, uint64_
   return compare_tensors(want, got, tol, tol);
 }
 
-// The default config, then random ones; with `pin` set, the tensorize knob
-// takes that value in every config. Returns the number checked.
-inline int check_random_configs(const std::string& workload, const CpuInfo& cpu, const std::string& pin, int count,
-                         std::mt19937_64& rng, double tol = 0) {
+// The default config, then random ones, each with the knobs of `pinned`
+// (a JSON object of knob values) taking those values. Returns the number
+// checked.
+inline int check_pinned_random_configs(const std::string& workload, const CpuInfo& cpu, const nlohmann::json& pinned,
+                                       int count, std::mt19937_64& rng, double tol = 0) {
   OpInstance op = build_workload(workload);
   const OpDef& def = find_op(op.op);
   auto space = def.define_space(op, cpu);
   for (int c = 0; c < count; ++c) {
     Config cfg = c == 0 ? def.default_config(op, cpu, *space) : space->random(rng);
-    if (!pin.empty()) {
+    if (!pinned.empty()) {
       nlohmann::json j = cfg.to_json();
-      j["tensorize"] = pin;
+      for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
       cfg = space->from_json(j);
     }
     std::string err;
@@ -91,6 +92,13 @@ inline int check_random_configs(const std::string& workload, const CpuInfo& cpu,
     CHECK(err == "");
   }
   return count;
+}
+
+// The same with `pin` (when set) as the tensorize knob's value.
+inline int check_random_configs(const std::string& workload, const CpuInfo& cpu, const std::string& pin, int count,
+                                std::mt19937_64& rng, double tol = 0) {
+  return check_pinned_random_configs(
+      workload, cpu, pin.empty() ? nlohmann::json::object() : nlohmann::json{{"tensorize", pin}}, count, rng, tol);
 }
 
 }  // namespace kiln::testing
