@@ -88,7 +88,15 @@ Conv2dNchwcShape unit_stride_shape(const Conv2dNchwcShape& s) {
   return u;
 }
 
-bool reads_dense_copy(const Config& cfg) { return cfg.has("unit_stride") && cfg.annotate("unit_stride") == "dense"; }
+NchwcRead nchwc_read(const OpInstance& op, const Config& cfg) {
+  NchwcRead r{conv2d_nchwc_shape(op), op.inputs[0], Tensor()};
+  if (cfg.has("unit_stride") && cfg.annotate("unit_stride") == "dense") {
+    r.dense = dense_spatial(r.data, 2, 3, r.shape.stride, r.shape.OH, r.shape.OW);
+    r.data = r.dense;
+    r.shape = unit_stride_shape(r.shape);
+  }
+  return r;
+}
 
 OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype) {
   OpInstance op;
@@ -213,14 +221,13 @@ ScheduledOp conv2d_nchwc_apply(const OpInstance& op, const Config& cfg) {
   const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];
   const int parallel = static_cast<int>(cfg.choice("parallel"));
   DType acc = accumulator_type(op.dtype);
-  const Tensor& data = op.inputs[0];
   const Tensor& weight = op.inputs[1];
 
   // "dense": the strided pixels copied into data_dense, read as a 1x1
   // stride-1 layer over the output's extent.
-  const Tensor dense = reads_dense_copy(cfg) ? dense_spatial(data, 2, 3, s.stride, s.OH, s.OW) : Tensor();
-  NchwcConv conv2d(dense.defined() ? unit_stride_shape(s) : s, dense.defined() ? dense : data, weight, op.dtype,
-                   cfg.annotate("border") == "clip");
+  const NchwcRead read = nchwc_read(op, cfg);
+  const Tensor& dense = read.dense;
+  NchwcConv conv2d(read.shape, read.data, weight, op.dtype, cfg.annotate("border") == "clip");
   Tensor conv_acc = conv2d.reduction(acc, "conv_acc");
   Tensor out = conv2d.epilogue(conv_acc, s.bias ? &op.inputs[2] : nullptr, "conv", "output");
 

@@ -52,9 +52,15 @@ Conv2dNchwcShape conv2d_nchwc_shape(const OpInstance& op);
 // layer's dense copy (the "unit_stride" knob's "dense": see
 // unit_stride_offered in conv2d_common.h).
 Conv2dNchwcShape unit_stride_shape(const Conv2dNchwcShape& s);
-// Whether `cfg` copies the strided pixels densely first (its "unit_stride"
-// knob; configs without it read in place).
-bool reads_dense_copy(const Config& cfg);
+// What a config's kernel reads: the op's data and shape, or, where the
+// config's "unit_stride" knob says "dense" (configs without it read in
+// place), the dense copy of the strided pixels ("data_dense", then also in
+// `dense`, for the schedule to place) and unit_stride_shape.
+struct NchwcRead {
+  Conv2dNchwcShape shape;
+  Tensor data, dense;
+};
+NchwcRead nchwc_read(const OpInstance& op, const Config& cfg);
 
 // The op from its parameters (the workload's, defaults filled in).
 OpInstance conv2d_nchwc_define(const std::map<std::string, int64_t>& params, DType dtype);

@@ -257,11 +257,10 @@ ScheduledOp dot_conv_apply(const DotConvKind& k, const OpInstance& op, const Con
   user_check(op.op == k.op) << "the " << k.op << " template cannot schedule op '" << op.op << "'";
   // "dense": the strided pixels copied into data_dense, read as a 1x1
   // stride-1 layer over the output's extent (AMX's flat rows then apply).
-  const Conv2dNchwcShape strided = conv2d_nchwc_shape(op);
-  const Tensor dense =
-      reads_dense_copy(cfg) ? dense_spatial(op.inputs[0], 2, 3, strided.stride, strided.OH, strided.OW) : Tensor();
-  const Conv2dNchwcShape s = dense.defined() ? unit_stride_shape(strided) : strided;
-  const Tensor& data = dense.defined() ? dense : op.inputs[0];
+  const NchwcRead read = nchwc_read(op, cfg);
+  const Conv2dNchwcShape& s = read.shape;
+  const Tensor& data = read.data;
+  const Tensor& dense = read.dense;
   const int64_t kbi = cfg.split("tile_kb")[1];
   const std::vector<int64_t>& toh = cfg.split("tile_oh");
   const int64_t ohm = toh[1], ohi = toh[2], owi = cfg.split("tile_ow")[1];

@@ -305,7 +305,8 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
     if (k.refine) room += kRefineTop * static_cast<int>(k.size() - 1);
   if (options.trials < 2 * room) room = 0;
   // The confirmation's, at most: each of its configs measured again.
-  if (options.trials >= 64) room += kConfirmTop * kConfirmRounds;
+  const int confirm_top = options.trials >= kConfirmMinTrials ? kConfirmTop : 0;
+  room += confirm_top * kConfirmRounds;
   // Records the search cannot resume from (earlier refinements) count too.
   const int others = count_records(task, db) - count_records(search, db);
   TuneOptions so = options;
@@ -331,8 +332,7 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
     if (on_progress) on_progress(last);
   };
   r = refine_task(task, r, builder, runner, db, options, kRefineTop, report);
-  return confirm_task(task, r, builder, runner, db, options, options.trials >= 64 ? kConfirmTop : 0, kConfirmRounds,
-                      report);
+  return confirm_task(task, r, builder, runner, db, options, confirm_top, kConfirmRounds, report);
 }
 
 }  // namespace kiln

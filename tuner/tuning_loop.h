@@ -74,6 +74,8 @@ TuneResult refine_task(const Task& task, TuneResult searched, Builder& builder, 
 // more times each.
 constexpr int kConfirmTop = 4;
 constexpr int kConfirmRounds = 2;
+// The smallest budget tune_and_refine confirms within.
+constexpr int kConfirmMinTrials = 64;
 
 // After the search and its refinement: the `top` fastest configs of the
 // task's records (Database::configs_by_speed: each config by the median of
@@ -94,7 +96,8 @@ TuneResult confirm_task(const Task& task, TuneResult r, Builder& builder, Runner
 // tune_task on search_task(task) (`tuner` built on that task), then
 // refine_task, then confirm_task, within options.trials records in all: the
 // search leaves room for the refinement (unless the budget is under twice
-// that room) and for the confirmation (budgets of at least 64). Progress
+// that room) and for the confirmation (budgets of at least
+// kConfirmMinTrials). Progress
 // counts all the task's records against options.trials, the refinement's
 // and confirmation's measurements included.
 TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, Builder& builder, Runner& runner,
