@@ -278,6 +278,14 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
     std::vector<int64_t> rv{0};
     for (int64_t v : capped_candidates(K, {lanes, 2 * int64_t{lanes}})) rv.push_back(v);
     s->define_choice("reduce_vector", rv);
+    // How a packed panel of B moves from its rows along k: register
+    // transposes of 16 x 16 blocks, or gathers (MatmulParams::transpose_pack).
+    // Swept on the search's best configs; configs stored before it gathered
+    // the same values, so they mean the faster transposes now.
+    if (gemm_b_type(g, dtype) == DType::f32() && cpu.vector_bits >= 512) {
+      s->define_annotate("pack_moves", {"transpose", "gather"}, /*added_later=*/true);
+      s->set_refine("pack_moves");
+    }
   }
   if (!intrins.empty()) {
     std::vector<std::string> options{"none"};
@@ -334,6 +342,7 @@ MatmulParams gemm_decode(const Config& c) {
   if (c.has("tensorize")) p.tensorize = c.annotate("tensorize");
   if (c.has("prefetch")) p.prefetch = static_cast<int>(c.choice("prefetch"));
   if (c.has("store")) p.stream_out = c.annotate("store") == "streaming";
+  if (c.has("pack_moves")) p.transpose_pack = c.annotate("pack_moves") == "transpose";
   return p;
 }
 
@@ -427,7 +436,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
         shape,
         [&](const std::vector<Var>& v) {
           Expr j = v[o] * nb + v[o + 2];
-          Expr e = read_b(g, B, v, v[o + 1], min(j, static_cast<int>(N - 1)));
+          // Whole panels read B as it is (a transpose matches B(j, k) only).
+          Expr e = read_b(g, B, v, v[o + 1], N % nb == 0 ? j : min(j, static_cast<int>(N - 1)));
           return (N % nb == 0) ? e : select(j < static_cast<int>(N), e, make_zero(B.dtype()));
         },
         "PB", "pack");
@@ -553,7 +563,16 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     } else {
       sp.compute_at(so, band.at(std::min(pack_at, acc_pos) + static_cast<int>(o)));
     }
-    if (!tensorized) {
+    if (!tensorized && p.transpose_pack && g.trans_b && B.dtype() == DType::f32() && N % xi == 0 && xi % 16 == 0 &&
+        K % 16 == 0) {
+      // PB[.., jo, k, ji] = B[.., jo*xi + ji, k]: each 16 x 16 block of
+      // (k, ji) is one register transpose of B's (ji, k) block.
+      IterVar kb, kw, jh, jl;
+      sp.split(sp.axis()[o + 1], 16, &kb, &kw);
+      sp.split(sp.axis()[o + 2], 16, &jh, &jl);
+      sp.reorder({kb, jh, kw, jl});
+      sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
+    } else if (!tensorized) {
       sp.vectorize(sp.axis()[o + 2]);
     } else if (g.trans_b && Np == N && (K / steps) % 16 == 0) {
       // B's rows run along k: each 16 x 16 block of words (a word: the

@@ -71,6 +71,12 @@ struct MatmulParams {
   // (Stage::stream_stores): a large result then costs no read for
   // ownership and evicts nothing.
   bool stream_out = false;
+  // trans_b, packed, not tensorized: each 16 x 16 block of a B panel moved
+  // by a register transpose (x86_transpose_16x16: 16 row loads, shuffles,
+  // 16 stores) instead of one strided gather per 16 columns. Needs AVX-512
+  // (the knob is offered only there), f32, whole 16-column blocks per panel,
+  // N a multiple of the panel and K of 16; otherwise the gathers stay.
+  bool transpose_pack = false;
 };
 
 // The plain definition: inputs A, B (and bias, and scale when quantized to

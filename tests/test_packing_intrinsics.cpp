@@ -237,6 +237,42 @@ TEST_CASE("GEMMs pack B with the transpose (stored [N, K]) or the interleave (st
   }
 }
 
+TEST_CASE("f32 GEMMs with B stored [N, K] pack whole panels with transposes on AVX-512", "[ops][gemm][transpose]") {
+  CpuInfo avx512;  // 512-bit vectors
+  CpuInfo avx2;
+  avx2.vector_bits = 256;
+  // The default packs 64-column panels: 4 x 2 blocks of 16 x 16 per panel.
+  const std::string bm = "batch_matmul:B=2,M=5,N=64,K=32,trans_a=0,trans_b=1";
+  CHECK_THAT(lowered_default(bm, avx512), Contains("x86.transpose.16x16.f32"));
+  CHECK_THAT(lowered_default(bm, avx512, {{"pack_moves", "gather"}}), !Contains("x86.transpose"));
+  CHECK_THAT(lowered_default("dense:N=4,IN=64,OUT=32", avx512), Contains("x86.transpose.16x16.f32"));
+  // No AVX-512: no knob, gathers. Columns that end inside a panel, or K
+  // not whole blocks of 16: gathers.
+  for (const Knob& knob : find_op("batch_matmul").define_space(build_workload(bm), avx2)->knobs())
+    CHECK(knob.name != "pack_moves");
+  CHECK_THAT(lowered_default(bm, avx2), !Contains("x86.transpose"));
+  CHECK_THAT(lowered_default("batch_matmul:B=2,M=5,N=40,K=32,trans_a=0,trans_b=1", avx512), !Contains("x86.transpose"));
+  CHECK_THAT(lowered_default("batch_matmul:B=2,M=5,N=64,K=24,trans_a=0,trans_b=1", avx512), !Contains("x86.transpose"));
+  if (!host_has("avx512f")) KILN_SKIP("this CPU has no AVX-512 (the packs lowered to transposes, unrun)");
+  const uint64_t seed = run_seed();
+  INFO("KILN_SEED=" << seed);
+  std::mt19937_64 rng(seed + 5);
+  const std::vector<int64_t> rows = {1, 3, 7, 13};
+  for (int w = 0; w < 4; ++w) {
+    const int64_t m = rows[rng() % rows.size()], n = 16 * static_cast<int64_t>(1 + rng() % 4),
+                  k = 16 * static_cast<int64_t>(1 + rng() % 4);
+    // Packed at the root or in any band loop, no dot products: the
+    // transposes move every panel whose width is whole blocks dividing N.
+    const nlohmann::json pinned{{"pack_moves", "transpose"}, {"reduce_vector", 0}, {"pack_b", -1 + int(rng() % 5)}};
+    check_pinned_random_configs("batch_matmul:B=2,M=" + std::to_string(m) + ",N=" + std::to_string(n) +
+                                    ",K=" + std::to_string(k) + ",trans_a=" + std::to_string(rng() % 2) + ",trans_b=1",
+                                avx512, pinned, 4, rng, 1e-4);
+    check_pinned_random_configs("dense:N=" + std::to_string(m) + ",IN=" + std::to_string(k) +
+                                    ",OUT=" + std::to_string(n) + ",bias=1,relu=" + std::to_string(rng() % 2),
+                                avx512, pinned, 3, rng, 1e-4);
+  }
+}
+
 TEST_CASE("AMX GEMMs pack B stored [N, K] with two transposes per 32-column panel", "[ops][gemm][transpose][amx]") {
   // AMX panels are 32 columns of words: two 16 x 16 transposes side by side
   // per 16 words of k (bf16 words are 2 elements of k, int8 words 4).
