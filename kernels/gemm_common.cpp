@@ -563,21 +563,15 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     } else {
       sp.compute_at(so, band.at(std::min(pack_at, acc_pos) + static_cast<int>(o)));
     }
-    if (!tensorized && p.transpose_pack && g.trans_b && B.dtype() == DType::f32() && N % xi == 0 && xi % 16 == 0 &&
-        K % 16 == 0) {
-      // PB[.., jo, k, ji] = B[.., jo*xi + ji, k]: each 16 x 16 block of
-      // (k, ji) is one register transpose of B's (ji, k) block.
-      IterVar kb, kw, jh, jl;
-      sp.split(sp.axis()[o + 1], 16, &kb, &kw);
-      sp.split(sp.axis()[o + 2], 16, &jh, &jl);
-      sp.reorder({kb, jh, kw, jl});
-      sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
-    } else if (!tensorized) {
-      sp.vectorize(sp.axis()[o + 2]);
-    } else if (g.trans_b && Np == N && (K / steps) % 16 == 0) {
-      // B's rows run along k: each 16 x 16 block of words (a word: the
-      // instruction's k step) is one register transpose into 16 block rows;
-      // AMX's panels of 32 columns take two side by side.
+    // B's rows run along k: whole panels move by register transposes, each
+    // 16 x 16 block of words (a word: an f32, or the instruction's k step)
+    // into 16 block rows, panels wider than 16 columns (f32's, AMX's 32)
+    // taking several side by side. Tensorized packs always do; f32 ones
+    // where the config asks (MatmulParams::transpose_pack).
+    const bool by_transposes = g.trans_b && (tensorized ? Np == N && (K / steps) % 16 == 0
+                                                        : p.transpose_pack && B.dtype() == DType::f32() &&
+                                                              N % nb == 0 && nb % 16 == 0 && K % 16 == 0);
+    if (by_transposes) {
       IterVar kb, kw;
       sp.split(sp.axis()[o + 1], 16, &kb, &kw);
       if (nb > 16) {
@@ -586,6 +580,8 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
         sp.reorder({kb, jh, kw, jl});
       }
       sp.tensorize(kw, x86_transpose_16x16(B.dtype()));
+    } else if (!tensorized) {
+      sp.vectorize(sp.axis()[o + 2]);
     } else if (g.trans_b) {
       sp.vectorize(sp.axis()[o + 3]);  // B's rows run along k: a block row is contiguous
     } else if (!amx && Np == N) {
