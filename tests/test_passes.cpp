@@ -470,6 +470,50 @@ C[2] = 1f
   CHECK(passes::loop_partition(par).same_as(par));
 }
 
+TEST_CASE("loop_partition: a split's last partial tile is peeled from the empty tiles after it",
+          "[passes][partition]") {
+  Var C = Var::handle("C", f32);
+  Var t("t"), x("x");
+  // Rows 10..12 of 13 in tiles of 5 (the tail of a split by 10, then by 5):
+  // tile 0 holds 3 rows, tile 1 none. No tile passes the guard; the cut
+  // where it turns false in every row leaves tile 0 alone, its guard
+  // decided row by row, and drops tile 1.
+  Stmt tail =
+      loop(t, 2, ForKind::kSerial,
+           loop(x, 5, ForKind::kSerial, IfThenElseNode::make(t * 5 + x + 10 < 13, store(C, Expr(1.0f), t * 5 + x))));
+  CHECK(to_string(passes::loop_partition(tail)) == golden(R"(
+for (x, 0, 3) {
+  C[((0*5) + x)] = 1f
+}
+)"));
+  // Rows 0..7 of 8 in tiles of 5, seven tiles: tile 0 is whole (the main
+  // part), tile 1 holds 3 rows, tiles 2..6 none. The peeled part splits
+  // where the guard turns false, so tile 1 is a piece of its own.
+  Stmt seven = loop(t, 7, ForKind::kSerial,
+                    loop(x, 5, ForKind::kSerial, IfThenElseNode::make(t * 5 + x < 8, store(C, Expr(2.0f), t * 5 + x))));
+  CHECK(to_string(passes::loop_partition(seven)) == golden(R"(
+for (x, 0, 5) {
+  C[((0*5) + x)] = 2f
+}
+for (x, 0, 3) {
+  C[((1*5) + x)] = 2f
+}
+)"));
+  // A guard that turns false from the other side (a negative coefficient):
+  // the tiles before the first it holds in are dropped.
+  Stmt left =
+      loop(t, 4, ForKind::kSerial,
+           loop(x, 5, ForKind::kSerial, IfThenElseNode::make(t * 5 + x >= 12, store(C, Expr(3.0f), t * 5 + x))));
+  CHECK(to_string(passes::loop_partition(left)) == golden(R"(
+for (x, 2, 3) {
+  C[((2*5) + x)] = 3f
+}
+for (x, 0, 5) {
+  C[((3*5) + x)] = 3f
+}
+)"));
+}
+
 TEST_CASE("loop_partition: a padded copy's select guard splits serial loops, not parallel ones",
           "[passes][partition]") {
   Var A = Var::handle("A", f32), P = Var::handle("P", f32);

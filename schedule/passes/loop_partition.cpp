@@ -243,6 +243,10 @@ class GuardRegion : public IRVisitor {
   // Where some guard turns true or false: each usable guard's first true
   // iteration and the one after its last.
   std::vector<int64_t> cuts;
+  // Where a guard becomes false in every iteration of the inner loops: the
+  // first iteration past which one of its conjuncts can no longer hold (the
+  // empty sub-tiles after a split's last partial one).
+  std::vector<int64_t> false_cuts;
 
  protected:
   void visit_For(const ForNode* op) override {
@@ -282,11 +286,15 @@ class GuardRegion : public IRVisitor {
       if (!usable) break;
       if (coef == 0) continue;
       constrains = true;
-      // coef*v + rest < 0 for every rest in range <=> coef*v + rest.hi < 0.
-      if (coef > 0)
+      // coef*v + rest < 0 for every rest in range <=> coef*v + rest.hi < 0;
+      // for none <=> coef*v + rest.lo >= 0.
+      if (coef > 0) {
         h = std::min(h, floordiv_i(-rest.hi - 1, coef));
-      else
+        false_cuts.push_back(-floordiv_i(rest.lo, coef));  // ceil(-rest.lo / coef)
+      } else {
         l = std::max(l, -floordiv_i(-(rest.hi + 1), -coef));
+        false_cuts.push_back(floordiv_i(rest.lo, -coef) + 1);
+      }
     }
     if (usable && constrains) {
       found = true;
@@ -331,9 +339,13 @@ class Partitioner : public IRMutator {
     if (region.found && main_lo > main_hi && op->for_kind != ForKind::kParallel &&
         op->for_kind != ForKind::kVectorized) {
       // No iteration passes every guard (a row of two tiles, the first on the
-      // left padding and the second on the right): split where the guards
-      // change, so that each piece decides all of them.
-      if (Stmt s = split_at_cuts(op, lo, hi, region.cuts); s.defined()) return s;
+      // left padding and the second on the right; a split's last partial
+      // tile before empty ones): split where the guards change, so that each
+      // piece decides all of them, or at least where they turn true.
+      std::vector<int64_t> all = region.cuts;
+      all.insert(all.end(), region.false_cuts.begin(), region.false_cuts.end());
+      if (Stmt s = split_at_cuts(op, lo, hi, all, op->for_kind); s.defined()) return s;
+      if (Stmt s = split_at_cuts(op, lo, hi, region.cuts, op->for_kind); s.defined()) return s;
     }
     if (!region.found || main_lo > main_hi || (main_lo == lo && main_hi == hi))
       return make_piece(op, lo, hi, op->for_kind);
@@ -350,10 +362,18 @@ class Partitioner : public IRMutator {
       return ForNode::make(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_tag);
     }
     ForKind peeled = op->for_kind == ForKind::kVectorized ? ForKind::kSerial : op->for_kind;
+    // A peeled part splits again where its guards all turn false (the
+    // empty sub-tiles after a partial one), so that the partial iterations
+    // are pieces of their own, their guards decided.
+    auto peel = [&](int64_t a, int64_t b) {
+      if (op->for_kind != ForKind::kVectorized)
+        if (Stmt s = split_at_cuts(op, a, b, region.false_cuts, peeled); s.defined()) return s;
+      return make_piece(op, a, b, peeled);
+    };
     std::vector<Stmt> pieces;
-    if (main_lo > lo) pieces.push_back(make_piece(op, lo, main_lo - 1, peeled));
+    if (main_lo > lo) pieces.push_back(peel(lo, main_lo - 1));
     pieces.push_back(make_piece(op, main_lo, main_hi, op->for_kind));
-    if (main_hi < hi) pieces.push_back(make_piece(op, main_hi + 1, hi, peeled));
+    if (main_hi < hi) pieces.push_back(peel(main_hi + 1, hi));
     return SeqNode::make(std::move(pieces));
   }
 
@@ -424,10 +444,10 @@ class Partitioner : public IRMutator {
     return ForNode::make(op->loop_var, make_const(t, lo), make_const(t, hi - lo + 1), kind, body, op->thread_tag);
   }
 
-  // The iterations [lo, hi] of loop op as consecutive pieces that start at
-  // lo and at each cut inside (lo, hi]; undefined when that would be more
-  // than kMaxPieces pieces (code size).
-  Stmt split_at_cuts(const ForNode* op, int64_t lo, int64_t hi, std::vector<int64_t> cuts) {
+  // The iterations [lo, hi] of loop op as consecutive pieces of `kind` that
+  // start at lo and at each cut inside (lo, hi]; undefined when there is no
+  // such cut or that would be more than kMaxPieces pieces (code size).
+  Stmt split_at_cuts(const ForNode* op, int64_t lo, int64_t hi, std::vector<int64_t> cuts, ForKind kind) {
     constexpr size_t kMaxPieces = 4;
     cuts.erase(std::remove_if(cuts.begin(), cuts.end(), [&](int64_t c) { return c <= lo || c > hi; }), cuts.end());
     std::sort(cuts.begin(), cuts.end());
@@ -437,7 +457,7 @@ class Partitioner : public IRMutator {
     int64_t start = lo;
     cuts.push_back(hi + 1);
     for (int64_t c : cuts) {
-      if (Stmt p = make_piece(op, start, c - 1, op->for_kind); p.defined()) pieces.push_back(p);
+      if (Stmt p = make_piece(op, start, c - 1, kind); p.defined()) pieces.push_back(p);
       start = c;
     }
     if (pieces.empty()) return make_no_op();

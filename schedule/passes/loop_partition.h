@@ -23,6 +23,12 @@
 //    peeled iterations after the parallel part, serialized) whose body
 //    branches on the loop var: `if (v < lo) pre else if (v <= hi) main else
 //    post`.
+//  - a serial or unrolled loop in which no iteration passes every guard is
+//    split where the guards turn true and where they turn false in every
+//    inner iteration (at most four pieces); a peeled part is split where
+//    they turn false. A split's last partial tile then becomes a piece of
+//    its own, its guards decided, and the empty tiles after it vanish
+//    (rows 10..12 of 13 in tiles of 5: tile 0 keeps 3 rows, tile 1 none).
 // In every loop with constant bounds, guard conjuncts that are provably true
 // are dropped, and guards provably false are replaced by their else branch
 // (or removed; a select guard stores its false value). Guards that are not affine in the var, or that mention
