@@ -474,14 +474,16 @@ TEST_CASE("loop_partition: a split's last partial tile is peeled from the empty 
           "[passes][partition]") {
   Var C = Var::handle("C", f32);
   Var t("t"), x("x");
+  // `tiles` tiles t of 5 rows x; row t*5 + x stores `value` where `guard` holds.
+  auto rows = [&](int tiles, Expr guard, float value) {
+    return loop(t, tiles, ForKind::kSerial,
+                loop(x, 5, ForKind::kSerial, IfThenElseNode::make(guard, store(C, Expr(value), t * 5 + x))));
+  };
   // Rows 10..12 of 13 in tiles of 5 (the tail of a split by 10, then by 5):
   // tile 0 holds 3 rows, tile 1 none. No tile passes the guard; the cut
   // where it turns false in every row leaves tile 0 alone, its guard
   // decided row by row, and drops tile 1.
-  Stmt tail =
-      loop(t, 2, ForKind::kSerial,
-           loop(x, 5, ForKind::kSerial, IfThenElseNode::make(t * 5 + x + 10 < 13, store(C, Expr(1.0f), t * 5 + x))));
-  CHECK(to_string(passes::loop_partition(tail)) == golden(R"(
+  CHECK(to_string(passes::loop_partition(rows(2, t * 5 + x + 10 < 13, 1.0f))) == golden(R"(
 for (x, 0, 3) {
   C[((0*5) + x)] = 1f
 }
@@ -489,9 +491,7 @@ for (x, 0, 3) {
   // Rows 0..7 of 8 in tiles of 5, seven tiles: tile 0 is whole (the main
   // part), tile 1 holds 3 rows, tiles 2..6 none. The peeled part splits
   // where the guard turns false, so tile 1 is a piece of its own.
-  Stmt seven = loop(t, 7, ForKind::kSerial,
-                    loop(x, 5, ForKind::kSerial, IfThenElseNode::make(t * 5 + x < 8, store(C, Expr(2.0f), t * 5 + x))));
-  CHECK(to_string(passes::loop_partition(seven)) == golden(R"(
+  CHECK(to_string(passes::loop_partition(rows(7, t * 5 + x < 8, 2.0f))) == golden(R"(
 for (x, 0, 5) {
   C[((0*5) + x)] = 2f
 }
@@ -501,10 +501,7 @@ for (x, 0, 3) {
 )"));
   // A guard that turns false from the other side (a negative coefficient):
   // the tiles before the first it holds in are dropped.
-  Stmt left =
-      loop(t, 4, ForKind::kSerial,
-           loop(x, 5, ForKind::kSerial, IfThenElseNode::make(t * 5 + x >= 12, store(C, Expr(3.0f), t * 5 + x))));
-  CHECK(to_string(passes::loop_partition(left)) == golden(R"(
+  CHECK(to_string(passes::loop_partition(rows(4, t * 5 + x >= 12, 3.0f))) == golden(R"(
 for (x, 2, 3) {
   C[((2*5) + x)] = 3f
 }
