@@ -17,20 +17,23 @@
 option(KILN_FUZZ "build libFuzzer targets (needs clang)" OFF)
 
 set(KILN_FUZZ_DIR ${CMAKE_SOURCE_DIR}/fuzz)
-set(KILN_FUZZ_TARGETS workload config_json jsonl_import measure_request)
-# The layers each target needs (no target needs codegen/LLVM).
+set(KILN_FUZZ_TARGETS workload config_json jsonl_import measure_request onnx_model)
+# The layers each target needs (only onnx_model needs codegen/LLVM: the graph
+# layer sits above every other).
 set(KILN_FUZZ_LIBS_workload kiln_kernels)
 set(KILN_FUZZ_LIBS_config_json kiln_kernels)
 set(KILN_FUZZ_LIBS_measure_request kiln_rpc)
+set(KILN_FUZZ_LIBS_onnx_model kiln_graph)
 # The layer whose include rules each target follows.
 set(KILN_FUZZ_LAYER_workload kernels)
 set(KILN_FUZZ_LAYER_config_json kernels)
 set(KILN_FUZZ_LAYER_jsonl_import tuner)
 set(KILN_FUZZ_LAYER_measure_request rpc)
+set(KILN_FUZZ_LAYER_onnx_model graph)
 # The tuning database lives in kiln_tuner, which links codegen (LLVM) and
 # costmodel (XGBoost): its target compiles the database's own sources
-# instead (they need schedule/ and runtime/ only), so that no fuzz target
-# needs LLVM.
+# instead (they need schedule/ and runtime/ only), so that jsonl_import
+# needs no LLVM.
 set(KILN_FUZZ_DB_SRCS ${CMAKE_SOURCE_DIR}/tuner/database.cpp ${CMAKE_SOURCE_DIR}/tuner/database_jsonl.cpp
                       ${CMAKE_SOURCE_DIR}/tuner/database_sqlite.cpp)
 
@@ -61,9 +64,18 @@ foreach(name ${KILN_FUZZ_TARGETS})
     target_link_libraries(${exe} PRIVATE kiln_schedule kiln_runtime sqlite3 nlohmann_json::nlohmann_json)
   endif()
 
-  set(inputs ${KILN_FUZZ_DIR}/corpus/${name})
+  set(inputs)
+  if(EXISTS ${KILN_FUZZ_DIR}/corpus/${name})
+    list(APPEND inputs ${KILN_FUZZ_DIR}/corpus/${name})
+  endif()
   if(EXISTS ${CMAKE_SOURCE_DIR}/tests/fuzz_regressions/${name})
     list(APPEND inputs ${CMAKE_SOURCE_DIR}/tests/fuzz_regressions/${name})
+  endif()
+  # onnx_model's seeds are ONNX's own per-operator models, as Debian's
+  # libonnx-testdata installs them (not kept here); the replay runs each.
+  if(name STREQUAL "onnx_model" AND NOT KILN_FUZZ)
+    file(GLOB onnx_seeds /usr/share/libonnx-testdata/data/node/*/model.onnx)
+    list(APPEND inputs ${onnx_seeds})
   endif()
   if(KILN_FUZZ)
     add_test(NAME fuzz:${name} COMMAND ${exe} -runs=0 ${inputs})

@@ -47,6 +47,17 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
+int64_t checked_elements(const std::vector<int64_t>& shape, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    user_check(d >= 0) << what << " has a negative extent " << d << " (shape " << shape_str(shape) << ")";
+    user_check(d == 0 || n <= kMaxTensorElements / d) << what << " has shape " << shape_str(shape) << ", more than the "
+                                                      << kMaxTensorElements << " elements kiln handles in one tensor";
+    n *= d;
+  }
+  return n;
+}
+
 std::string shape_str(const std::vector<int64_t>& shape) {
   if (shape.empty()) return "scalar";
   std::string s;

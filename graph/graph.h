@@ -59,4 +59,12 @@ struct Graph {
 std::vector<int64_t> parse_shape(const std::string& text, const std::string& what);
 std::string shape_str(const std::vector<int64_t>& shape);
 
+// The most elements a tensor of a network may have: the operators' tensor
+// expressions index with 32-bit integers.
+constexpr int64_t kMaxTensorElements = (int64_t{1} << 31) - 1;
+// The number of elements of `shape`; user_error naming `what` when an
+// extent is negative or the count passes kMaxTensorElements (a damaged or
+// hostile model may claim any shape: nothing overflows on the way).
+int64_t checked_elements(const std::vector<int64_t>& shape, const std::string& what);
+
 }  // namespace kiln::graph

@@ -46,12 +46,7 @@ HostTensor tensor_of(const onnx::TensorProto& t, const std::string& what) {
   const DType dtype = onnx_dtype(t.data_type(), what);
   // The element count, checked against the data the file holds before
   // anything is allocated (a damaged file may claim any shape).
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    user_check(d >= 0) << what << " has a negative extent " << d;
-    user_check(d == 0 || n <= (int64_t{1} << 40) / d) << what << " claims an impossibly large shape (a damaged file?)";
-    n *= d;
-  }
+  const int64_t n = checked_elements(shape, what);
   const size_t bytes = static_cast<size_t>(n) * static_cast<size_t>((dtype.bits + 7) / 8);
   auto count_check = [&](int64_t have) {
     user_check(have == n) << what << " holds " << have << " values but its shape has " << n << " elements";
@@ -145,6 +140,7 @@ void read_input(Graph& g, const onnx::ValueInfoProto& in, const std::map<std::st
     }
     v.shape.push_back(it->second[static_cast<size_t>(d)]);
   }
+  checked_elements(v.shape, what);
   v.shape_known = true;
   g.inputs.push_back(g.add_value(std::move(v)));
 }

@@ -40,6 +40,9 @@ class NodeArgs {
 
   // An axis in [-rank, rank) made non-negative.
   int axis(int64_t a, int rank) const;
+  // user_error unless every value lies in [lo, hi]: window attributes (a
+  // damaged or hostile model may give any) before arithmetic on them.
+  void check_within(const std::string& what, const std::vector<int64_t>& values, int64_t lo, int64_t hi) const;
   [[noreturn]] void fail(const std::string& message) const;
 
  private:

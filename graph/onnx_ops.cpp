@@ -69,6 +69,13 @@ int NodeArgs::axis(int64_t a, int rank) const {
   return static_cast<int>(a < 0 ? a + rank : a);
 }
 
+void NodeArgs::check_within(const std::string& what, const std::vector<int64_t>& values, int64_t lo, int64_t hi) const {
+  for (int64_t v : values)
+    if (v < lo || v > hi)
+      fail("has " + what + " " + std::to_string(v) + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+           "]");
+}
+
 void NodeArgs::fail(const std::string& message) const {
   user_error() << what() << " " << message;
   throw;  // unreachable: user_error throws
@@ -182,6 +189,8 @@ NodeCompute node_compute(const Graph& g, const Node& n, const NodeInputs& given)
   NodeArgs args(g, n, given);
   NodeCompute c = it->second(args);
   internal_assert(c.outputs.size() == c.output_shapes.size()) << n.op_type << ": outputs and shapes differ";
+  for (size_t k = 0; k < c.output_shapes.size(); ++k)
+    checked_elements(c.output_shapes[k], g.describe(n) + " in " + g.source + ": its output " + std::to_string(k));
   if (c.outputs.size() < n.outputs.size())
     args.fail("has " + std::to_string(n.outputs.size()) + " outputs; kiln computes only the first " +
               std::to_string(c.outputs.size()));

@@ -81,9 +81,16 @@ Window window_of(const NodeArgs& a, const std::vector<int64_t>& in, std::vector<
   const std::string auto_pad = a.attr_str("auto_pad", "NOTSET");
   w.pad_begin.assign(pads.begin(), pads.begin() + static_cast<long>(nd));
   w.pad_end.assign(pads.begin() + static_cast<long>(nd), pads.end());
+  for (size_t k = 0; k < nd; ++k)
+    if (w.stride[k] <= 0 || w.dilation[k] <= 0 || w.kernel[k] <= 0)
+      a.fail("has a non-positive kernel, stride or dilation");
+  // Bounded, so that the window arithmetic below cannot overflow.
+  a.check_within("a kernel extent", w.kernel, 1, kMaxTensorElements);
+  a.check_within("a stride", w.stride, 1, kMaxTensorElements);
+  a.check_within("a dilation", w.dilation, 1, kMaxTensorElements);
+  a.check_within("a pad", pads, -kMaxTensorElements, kMaxTensorElements);
   for (size_t k = 0; k < nd; ++k) {
     const int64_t span = (w.kernel[k] - 1) * w.dilation[k] + 1;
-    if (w.stride[k] <= 0 || w.dilation[k] <= 0 || w.kernel[k] <= 0) a.fail("has a non-positive kernel, stride or dilation");
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       const int64_t o = (in[k + 2] + w.stride[k] - 1) / w.stride[k];
       const int64_t total = std::max<int64_t>(0, (o - 1) * w.stride[k] + span - in[k + 2]);
@@ -205,6 +212,13 @@ NodeCompute conv_transpose(const NodeArgs& a) {
   if (a.has_attr("output_shape") || a.attr_str("auto_pad", "NOTSET") != "NOTSET") a.fail("sets output_shape or auto_pad, which kiln does not support");
   if (kernel.size() != nd || stride.size() != nd || dil.size() != nd || pads.size() != 2 * nd || out_pad.size() != nd)
     a.fail("has kernel_shape, strides, dilations, pads or output_padding of the wrong length");
+  // Bounded, so that the output arithmetic below cannot overflow; ONNX
+  // requires strides and dilations of at least 1.
+  a.check_within("a kernel extent", kernel, 1, kMaxTensorElements);
+  a.check_within("a stride", stride, 1, kMaxTensorElements);
+  a.check_within("a dilation", dil, 1, kMaxTensorElements);
+  a.check_within("a pad", pads, -kMaxTensorElements, kMaxTensorElements);
+  a.check_within("an output_padding", out_pad, 0, kMaxTensorElements);
   std::vector<int64_t> out_shape = {in[0], K};
   for (size_t k = 0; k < nd; ++k) {
     const int64_t o = (in[k + 2] - 1) * stride[k] + (kernel[k] - 1) * dil[k] + 1 + out_pad[k] - pads[k] - pads[k + nd];
@@ -255,6 +269,7 @@ NodeCompute pad_spatial(const NodeArgs& a) {
   const std::vector<int64_t> p = a.attr_ints(kSpatialPads, {});
   if (in.size() != 4 || p.size() != 4 || std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0; }))
     a.fail("pads a tensor of shape " + shape_str(in) + " by " + std::to_string(p.size()) + " values");
+  a.check_within("a pad", p, 0, kMaxTensorElements);  // the sums below cannot overflow
   const std::vector<int64_t> out = {in[0], in[1], in[2] + p[0] + p[2], in[3] + p[1] + p[3]};
   Tensor x = input_placeholder(a, 0);
   Tensor y = compute(
@@ -574,7 +589,13 @@ NodeCompute resize(const NodeArgs& a) {
     if (s.num_elements() != static_cast<int64_t>(in.size())) a.fail("has " + std::to_string(s.num_elements()) + " scales for rank " + std::to_string(in.size()));
     for (size_t k = 0; k < in.size(); ++k) {
       scales.push_back(s.get_float(static_cast<int64_t>(k)));
-      out[k] = static_cast<int64_t>(std::floor(static_cast<double>(in[k]) * scales[k]));
+      const double extent = std::floor(static_cast<double>(in[k]) * scales[k]);
+      // Checked as a double: NaN, infinite or huge scales have no int64 value.
+      if (!(extent >= 1 && extent <= static_cast<double>(kMaxTensorElements)))
+        a.fail("has scale " + std::to_string(scales[k]) + " on axis " + std::to_string(k) + ", which resizes extent " +
+               std::to_string(in[k]) + " to " + std::to_string(extent) + " (kiln needs 1 to " +
+               std::to_string(kMaxTensorElements) + ")");
+      out[k] = static_cast<int64_t>(extent);
     }
   } else if (a.opset() >= 11 && a.has_input(3)) {
     out = a.constant_ints(3, "sizes");

@@ -71,6 +71,9 @@ NodeCompute reshape(const NodeArgs& a) {
       continue;
     }
     if (spec[k] <= 0) a.fail("has extent " + std::to_string(spec[k]) + " in its shape");
+    if (known > kMaxTensorElements / spec[k])
+      a.fail("has shape " + shape_str(spec) + ", more than the " + std::to_string(kMaxTensorElements) +
+             " elements kiln handles in one tensor");
     known *= spec[k];
   }
   if (infer >= 0) {
@@ -117,6 +120,7 @@ NodeCompute squeeze(const NodeArgs& a) {
 NodeCompute unsqueeze(const NodeArgs& a) {
   const std::vector<int64_t>& in = a.shape(0);
   const std::vector<int64_t> axes = axes_of(a, 13);
+  if (axes.empty()) a.fail("has no axes to insert (ONNX requires them)");
   const int r = static_cast<int>(in.size() + axes.size());
   std::vector<bool> ones(static_cast<size_t>(r), false);
   for (int64_t ax : axes) {

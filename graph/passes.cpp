@@ -62,8 +62,10 @@ bool needs_padded_copy(const Node& conv) {
   auto strides = ints_attr(conv, "strides", {1, 1}), dilations = ints_attr(conv, "dilations", {1, 1});
   if (!pads || !strides || !dilations || pads->size() != 4 || strides->size() != 2 || dilations->size() != 2)
     return false;
-  const bool non_negative = std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p >= 0; });
-  return non_negative && !all_equal(*pads) && all_equal(*strides) && all_equal(*dilations);
+  // Pads out of range stay on the convolution, whose definition reports them.
+  const bool in_range =
+      std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p >= 0 && p <= kMaxTensorElements; });
+  return in_range && !all_equal(*pads) && all_equal(*strides) && all_equal(*dilations);
 }
 
 const HostTensor* constant_of(const Graph& g, const Node& n, size_t i) {

@@ -35,8 +35,7 @@ std::string coef_text(const std::vector<int64_t>& coef, const std::vector<Var>& 
 
 class Matcher {
  public:
-  Matcher(const StageNode* s, int pos, const TensorIntrin& intrin, Analyzer& ana)
-      : s_(s), intrin_(intrin), ana_(ana) {
+  Matcher(const StageNode* s, int pos, const TensorIntrin& intrin, Analyzer& ana) : intrin_(intrin), ana_(ana) {
     std::ostringstream os;
     os << "tensorize(stage '" << s->op->name << "' at '" << s->leaf_iter_vars[pos]->var->name << "', intrinsic '"
        << intrin->name << "')";
@@ -214,7 +213,6 @@ class Matcher {
     return r;
   }
 
-  const StageNode* s_;
   TensorIntrin intrin_;
   Analyzer& ana_;
   std::string where_;

@@ -1,6 +1,7 @@
 // ONNX import: constants, symbolic inputs, shape folding, and one test per
 // error message (bad files, unsupported operators and opsets, inputs).
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "graph/onnx_import.h"
 #include "graph/shape_inference.h"
@@ -141,6 +142,84 @@ TEST_CASE("onnx import errors: compile-time inputs, shapes and attributes") {
       .node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("cubic")}}, "rz").output("y");
   graph::Graph g4 = graph::import_onnx_bytes(resize.bytes(), "z.onnx", kNoShapes);
   CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g4); }), Catch::Contains("Resize node 'rz' (opset 13) has mode 'cubic'"));
+}
+
+TEST_CASE("onnx import errors: tensors larger than kiln handles") {
+  // A declared input shape (and one given with --input).
+  OnnxBuilder huge_in;
+  huge_in.input("x", {65536, 65536}).node("Relu", {"x"}, {"y"}).output("y");
+  CHECK_THAT(
+      user_error_of([&] { graph::import_onnx_bytes(huge_in.bytes(), "h.onnx", kNoShapes); }),
+      Catch::Contains("input 'x' of h.onnx has shape 65536x65536, more than the 2147483647 elements kiln handles "
+                      "in one tensor"));
+  OnnxBuilder batch;
+  batch.input("x", {-1, 4}).node("Relu", {"x"}, {"y"}).output("y");
+  CHECK_THAT(user_error_of([&] {
+               graph::import_onnx_bytes(batch.bytes(), "b.onnx", {{"x", {int64_t{1} << 30, 4}}});
+             }),
+             Catch::Contains("has shape 1073741824x4, more than the 2147483647 elements"));
+  // A reshape whose extents multiply past 2^63 (the product is checked on the way).
+  OnnxBuilder rs;
+  rs.input("x", {2, 6})
+      .ints("shape", {int64_t{1} << 40, int64_t{1} << 40, -1})
+      .node("Reshape", {"x", "shape"}, {"y"}, {}, "rs")
+      .output("y");
+  graph::Graph g1 = graph::import_onnx_bytes(rs.bytes(), "r.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g1); }),
+             Catch::Contains("Reshape node 'rs' (opset 13) has shape 1099511627776x1099511627776x-1, more than the "
+                             "2147483647 elements kiln handles in one tensor"));
+  // A node whose output would be too large.
+  OnnxBuilder up;
+  up.input("x", {1, 1, 2, 2})
+      .weight("scales", {4}, {1, 1, 50000, 50000})
+      .node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("nearest")}}, "rz")
+      .output("y");
+  graph::Graph g2 = graph::import_onnx_bytes(up.bytes(), "u.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g2); }),
+             Catch::Contains("Resize node 'rz' (opset 13) in u.onnx: its output 0 has shape 1x1x100000x100000, more "
+                             "than the 2147483647 elements kiln handles in one tensor"));
+}
+
+TEST_CASE("onnx import errors: window attributes and scales out of range") {
+  using Ints = std::vector<int64_t>;
+  const int64_t big = int64_t{1} << 62;  // products and sums of these would overflow
+  auto message = [](OnnxBuilder b) {
+    graph::Graph g = graph::import_onnx_bytes(b.bytes(), "w.onnx", kNoShapes);
+    return user_error_of([&] { graph::infer_and_fold(g); });
+  };
+  auto conv = [](const std::string& op, const Ints& w, std::vector<OnnxBuilder::Attr> attrs) {
+    OnnxBuilder b;
+    b.input("x", {1, 2, 8, 8}).weight("w", w).node(op, {"x", "w"}, {"y"}, attrs, "c").output("y");
+    return b;
+  };
+  CHECK_THAT(message(conv("Conv", {4, 2, 3, 3}, {{"strides", Ints{big, 1}}})),
+             Catch::Contains("Conv node 'c' (opset 13) has a stride 4611686018427387904, outside [1, 2147483647]"));
+  CHECK_THAT(message(conv("Conv", {4, 2, 3, 3}, {{"dilations", Ints{big, 1}}})),
+             Catch::Contains("has a dilation 4611686018427387904, outside [1, 2147483647]"));
+  // Asymmetric pads go to a padded copy of the input; these stay on the convolution.
+  CHECK_THAT(
+      message(conv("Conv", {4, 2, 3, 3}, {{"pads", Ints{big, 0, big, 0}}})),
+      Catch::Contains("Conv node 'c' (opset 13) has a pad 4611686018427387904, outside [-2147483647, 2147483647]"));
+  CHECK_THAT(message(conv("ConvTranspose", {2, 4, 3, 3}, {{"strides", Ints{0, 1}}})),
+             Catch::Contains("ConvTranspose node 'c' (opset 13) has a stride 0, outside [1, 2147483647]"));
+  CHECK_THAT(message(conv("ConvTranspose", {2, 4, 3, 3}, {{"dilations", Ints{-3, 1}}})),
+             Catch::Contains("has a dilation -3, outside [1, 2147483647]"));
+  CHECK_THAT(message(conv("ConvTranspose", {2, 4, 3, 3}, {{"output_padding", Ints{-3, 0}}})),
+             Catch::Contains("has an output_padding -3, outside [0, 2147483647]"));
+  OnnxBuilder pool;
+  pool.input("x", {1, 2, 8, 8}).node("MaxPool", {"x"}, {"y"}, {{"kernel_shape", Ints{big, 2}}}, "p").output("y");
+  CHECK_THAT(message(pool), Catch::Contains("MaxPool node 'p' (opset 13) has a kernel extent 4611686018427387904, "
+                                            "outside [1, 2147483647]"));
+  OnnxBuilder nan_scale;
+  nan_scale.input("x", {1, 1, 2, 2})
+      .weight("scales", {4}, {1, 1, std::nanf(""), 2})
+      .node("Resize", {"x", "", "scales"}, {"y"}, {}, "rz")
+      .output("y");
+  CHECK_THAT(message(nan_scale), Catch::Contains("Resize node 'rz' (opset 13) has scale nan on axis 2, which resizes "
+                                                 "extent 2 to nan (kiln needs 1 to 2147483647)"));
+  OnnxBuilder no_axes;
+  no_axes.input("x", {2, 3}).node("Unsqueeze", {"x"}, {"y"}, {}, "u").output("y");
+  CHECK_THAT(message(no_axes), Catch::Contains("Unsqueeze node 'u' (opset 13) has no axes to insert"));
 }
 
 TEST_CASE("onnx import errors: attributes of the wrong type and nodes without outputs") {
