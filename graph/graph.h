@@ -59,9 +59,13 @@ struct Graph {
 std::vector<int64_t> parse_shape(const std::string& text, const std::string& what);
 std::string shape_str(const std::vector<int64_t>& shape);
 
-// The most elements a tensor of a network may have: the operators' tensor
-// expressions index with 32-bit integers.
-constexpr int64_t kMaxTensorElements = (int64_t{1} << 31) - 1;
+// The most elements a tensor of a network may have (4 TiB of f32): far
+// past any machine, and small enough that sizes and window arithmetic on
+// them stay within int64.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+// The largest kernel extent, stride, dilation or pad a window may have, for
+// the same reason.
+constexpr int64_t kMaxWindowValue = (int64_t{1} << 31) - 1;
 // The number of elements of `shape`; user_error naming `what` when an
 // extent is negative or the count passes kMaxTensorElements (a damaged or
 // hostile model may claim any shape: nothing overflows on the way).

@@ -85,10 +85,10 @@ Window window_of(const NodeArgs& a, const std::vector<int64_t>& in, std::vector<
     if (w.stride[k] <= 0 || w.dilation[k] <= 0 || w.kernel[k] <= 0)
       a.fail("has a non-positive kernel, stride or dilation");
   // Bounded, so that the window arithmetic below cannot overflow.
-  a.check_within("a kernel extent", w.kernel, 1, kMaxTensorElements);
-  a.check_within("a stride", w.stride, 1, kMaxTensorElements);
-  a.check_within("a dilation", w.dilation, 1, kMaxTensorElements);
-  a.check_within("a pad", pads, -kMaxTensorElements, kMaxTensorElements);
+  a.check_within("a kernel extent", w.kernel, 1, kMaxWindowValue);
+  a.check_within("a stride", w.stride, 1, kMaxWindowValue);
+  a.check_within("a dilation", w.dilation, 1, kMaxWindowValue);
+  a.check_within("a pad", pads, -kMaxWindowValue, kMaxWindowValue);
   for (size_t k = 0; k < nd; ++k) {
     const int64_t span = (w.kernel[k] - 1) * w.dilation[k] + 1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -214,16 +214,21 @@ NodeCompute conv_transpose(const NodeArgs& a) {
     a.fail("has kernel_shape, strides, dilations, pads or output_padding of the wrong length");
   // Bounded, so that the output arithmetic below cannot overflow; ONNX
   // requires strides and dilations of at least 1.
-  a.check_within("a kernel extent", kernel, 1, kMaxTensorElements);
-  a.check_within("a stride", stride, 1, kMaxTensorElements);
-  a.check_within("a dilation", dil, 1, kMaxTensorElements);
-  a.check_within("a pad", pads, -kMaxTensorElements, kMaxTensorElements);
-  a.check_within("an output_padding", out_pad, 0, kMaxTensorElements);
+  a.check_within("a kernel extent", kernel, 1, kMaxWindowValue);
+  a.check_within("a stride", stride, 1, kMaxWindowValue);
+  a.check_within("a dilation", dil, 1, kMaxWindowValue);
+  a.check_within("a pad", pads, -kMaxWindowValue, kMaxWindowValue);
+  a.check_within("an output_padding", out_pad, 0, kMaxWindowValue);
   std::vector<int64_t> out_shape = {in[0], K};
   for (size_t k = 0; k < nd; ++k) {
-    const int64_t o = (in[k + 2] - 1) * stride[k] + (kernel[k] - 1) * dil[k] + 1 + out_pad[k] - pads[k] - pads[k + nd];
+    // In 128 bits: the input's extent times the stride may pass int64.
+    const __int128 o = static_cast<__int128>(in[k + 2] - 1) * stride[k] + (kernel[k] - 1) * dil[k] + 1 + out_pad[k] -
+                       pads[k] - pads[k + nd];
     if (o <= 0) a.fail("has an empty output");
-    out_shape.push_back(o);
+    if (o > kMaxTensorElements)
+      a.fail("has an output extent past " + std::to_string(kMaxTensorElements) + " on spatial axis " +
+             std::to_string(k));
+    out_shape.push_back(static_cast<int64_t>(o));
   }
   const bool bias = a.has_input(2);
   if (bias && a.input(2).num_elements() != K) a.fail("has " + std::to_string(a.input(2).num_elements()) + " biases for " + std::to_string(K) + " output channels");
@@ -269,7 +274,7 @@ NodeCompute pad_spatial(const NodeArgs& a) {
   const std::vector<int64_t> p = a.attr_ints(kSpatialPads, {});
   if (in.size() != 4 || p.size() != 4 || std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0; }))
     a.fail("pads a tensor of shape " + shape_str(in) + " by " + std::to_string(p.size()) + " values");
-  a.check_within("a pad", p, 0, kMaxTensorElements);  // the sums below cannot overflow
+  a.check_within("a pad", p, 0, kMaxWindowValue);  // the sums below cannot overflow
   const std::vector<int64_t> out = {in[0], in[1], in[2] + p[0] + p[2], in[3] + p[1] + p[3]};
   Tensor x = input_placeholder(a, 0);
   Tensor y = compute(

@@ -64,7 +64,7 @@ bool needs_padded_copy(const Node& conv) {
     return false;
   // Pads out of range stay on the convolution, whose definition reports them.
   const bool in_range =
-      std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p >= 0 && p <= kMaxTensorElements; });
+      std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p >= 0 && p <= kMaxWindowValue; });
   return in_range && !all_equal(*pads) && all_equal(*strides) && all_equal(*dilations);
 }
 

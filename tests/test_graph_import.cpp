@@ -147,17 +147,18 @@ TEST_CASE("onnx import errors: compile-time inputs, shapes and attributes") {
 TEST_CASE("onnx import errors: tensors larger than kiln handles") {
   // A declared input shape (and one given with --input).
   OnnxBuilder huge_in;
-  huge_in.input("x", {65536, 65536}).node("Relu", {"x"}, {"y"}).output("y");
-  CHECK_THAT(
-      user_error_of([&] { graph::import_onnx_bytes(huge_in.bytes(), "h.onnx", kNoShapes); }),
-      Catch::Contains("input 'x' of h.onnx has shape 65536x65536, more than the 2147483647 elements kiln handles "
-                      "in one tensor"));
+  huge_in.input("x", {int64_t{1} << 21, int64_t{1} << 20}).node("Relu", {"x"}, {"y"}).output("y");
+  CHECK_THAT(user_error_of([&] { graph::import_onnx_bytes(huge_in.bytes(), "h.onnx", kNoShapes); }),
+             Catch::Contains("input 'x' of h.onnx has shape 2097152x1048576, more than the 1099511627776 elements "
+                             "kiln handles in one tensor"));
   OnnxBuilder batch;
   batch.input("x", {-1, 4}).node("Relu", {"x"}, {"y"}).output("y");
   CHECK_THAT(user_error_of([&] {
-               graph::import_onnx_bytes(batch.bytes(), "b.onnx", {{"x", {int64_t{1} << 30, 4}}});
+               graph::import_onnx_bytes(batch.bytes(), "b.onnx", {{"x", {int64_t{1} << 39, 4}}});
              }),
-             Catch::Contains("has shape 1073741824x4, more than the 2147483647 elements"));
+             Catch::Contains("has shape 549755813888x4, more than the 1099511627776 elements"));
+  // 2^31 elements and more are fine: kiln indexes such tensors in 64 bits.
+  graph::import_onnx_bytes(batch.bytes(), "b.onnx", {{"x", {int64_t{1} << 30, 4}}});
   // A reshape whose extents multiply past 2^63 (the product is checked on the way).
   OnnxBuilder rs;
   rs.input("x", {2, 6})
@@ -167,17 +168,27 @@ TEST_CASE("onnx import errors: tensors larger than kiln handles") {
   graph::Graph g1 = graph::import_onnx_bytes(rs.bytes(), "r.onnx", kNoShapes);
   CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g1); }),
              Catch::Contains("Reshape node 'rs' (opset 13) has shape 1099511627776x1099511627776x-1, more than the "
-                             "2147483647 elements kiln handles in one tensor"));
+                             "1099511627776 elements kiln handles in one tensor"));
   // A node whose output would be too large.
   OnnxBuilder up;
   up.input("x", {1, 1, 2, 2})
-      .weight("scales", {4}, {1, 1, 50000, 50000})
+      .weight("scales", {4}, {1, 1, 1e6f, 1e6f})
       .node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("nearest")}}, "rz")
       .output("y");
   graph::Graph g2 = graph::import_onnx_bytes(up.bytes(), "u.onnx", kNoShapes);
   CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g2); }),
-             Catch::Contains("Resize node 'rz' (opset 13) in u.onnx: its output 0 has shape 1x1x100000x100000, more "
-                             "than the 2147483647 elements kiln handles in one tensor"));
+             Catch::Contains("Resize node 'rz' (opset 13) in u.onnx: its output 0 has shape 1x1x2000000x2000000, more "
+                             "than the 1099511627776 elements kiln handles in one tensor"));
+  // A transposed convolution whose output extent passes int64 on the way.
+  OnnxBuilder ct;
+  ct.input("x", {1, 2, int64_t{1} << 34, 1})
+      .weight("w", {2, 4, 3, 1})
+      .node("ConvTranspose", {"x", "w"}, {"y"}, {{"strides", std::vector<int64_t>{int64_t{1} << 30, 1}}}, "ct")
+      .output("y");
+  graph::Graph g3 = graph::import_onnx_bytes(ct.bytes(), "t.onnx", kNoShapes);
+  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g3); }),
+             Catch::Contains("ConvTranspose node 'ct' (opset 13) has an output extent past 1099511627776 on spatial "
+                             "axis 0"));
 }
 
 TEST_CASE("onnx import errors: window attributes and scales out of range") {
@@ -216,7 +227,7 @@ TEST_CASE("onnx import errors: window attributes and scales out of range") {
       .node("Resize", {"x", "", "scales"}, {"y"}, {}, "rz")
       .output("y");
   CHECK_THAT(message(nan_scale), Catch::Contains("Resize node 'rz' (opset 13) has scale nan on axis 2, which resizes "
-                                                 "extent 2 to nan (kiln needs 1 to 2147483647)"));
+                                                 "extent 2 to nan (kiln needs 1 to 1099511627776)"));
   OnnxBuilder no_axes;
   no_axes.input("x", {2, 3}).node("Unsqueeze", {"x"}, {"y"}, {}, "u").output("y");
   CHECK_THAT(message(no_axes), Catch::Contains("Unsqueeze node 'u' (opset 13) has no axes to insert"));
