@@ -16,6 +16,12 @@ namespace {
 
 const std::map<std::string, std::vector<int64_t>> kNoShapes;
 
+// The user error that shape inference of the model `b` (imported as `source`) reports.
+std::string inference_error(const OnnxBuilder& b, const std::string& source) {
+  graph::Graph g = graph::import_onnx_bytes(b.bytes(), source, kNoShapes);
+  return user_error_of([&] { graph::infer_and_fold(g); });
+}
+
 // x[N,3,4,4] -> Relu -> Shape/Slice/Concat -> Reshape to [N, 48].
 OnnxBuilder flatten_model(int opset = 13) {
   OnnxBuilder b(opset);
@@ -165,8 +171,7 @@ TEST_CASE("onnx import errors: tensors larger than kiln handles") {
       .ints("shape", {int64_t{1} << 40, int64_t{1} << 40, -1})
       .node("Reshape", {"x", "shape"}, {"y"}, {}, "rs")
       .output("y");
-  graph::Graph g1 = graph::import_onnx_bytes(rs.bytes(), "r.onnx", kNoShapes);
-  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g1); }),
+  CHECK_THAT(inference_error(rs, "r.onnx"),
              Catch::Contains("Reshape node 'rs' (opset 13) has shape 1099511627776x1099511627776x-1, more than the "
                              "1099511627776 elements kiln handles in one tensor"));
   // A node whose output would be too large.
@@ -175,8 +180,7 @@ TEST_CASE("onnx import errors: tensors larger than kiln handles") {
       .weight("scales", {4}, {1, 1, 1e6f, 1e6f})
       .node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("nearest")}}, "rz")
       .output("y");
-  graph::Graph g2 = graph::import_onnx_bytes(up.bytes(), "u.onnx", kNoShapes);
-  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g2); }),
+  CHECK_THAT(inference_error(up, "u.onnx"),
              Catch::Contains("Resize node 'rz' (opset 13) in u.onnx: its output 0 has shape 1x1x2000000x2000000, more "
                              "than the 1099511627776 elements kiln handles in one tensor"));
   // A transposed convolution whose output extent passes int64 on the way.
@@ -185,8 +189,7 @@ TEST_CASE("onnx import errors: tensors larger than kiln handles") {
       .weight("w", {2, 4, 3, 1})
       .node("ConvTranspose", {"x", "w"}, {"y"}, {{"strides", std::vector<int64_t>{int64_t{1} << 30, 1}}}, "ct")
       .output("y");
-  graph::Graph g3 = graph::import_onnx_bytes(ct.bytes(), "t.onnx", kNoShapes);
-  CHECK_THAT(user_error_of([&] { graph::infer_and_fold(g3); }),
+  CHECK_THAT(inference_error(ct, "t.onnx"),
              Catch::Contains("ConvTranspose node 'ct' (opset 13) has an output extent past 1099511627776 on spatial "
                              "axis 0"));
 }
@@ -194,10 +197,7 @@ TEST_CASE("onnx import errors: tensors larger than kiln handles") {
 TEST_CASE("onnx import errors: window attributes and scales out of range") {
   using Ints = std::vector<int64_t>;
   const int64_t big = int64_t{1} << 62;  // products and sums of these would overflow
-  auto message = [](OnnxBuilder b) {
-    graph::Graph g = graph::import_onnx_bytes(b.bytes(), "w.onnx", kNoShapes);
-    return user_error_of([&] { graph::infer_and_fold(g); });
-  };
+  auto message = [](const OnnxBuilder& b) { return inference_error(b, "w.onnx"); };
   auto conv = [](const std::string& op, const Ints& w, std::vector<OnnxBuilder::Attr> attrs) {
     OnnxBuilder b;
     b.input("x", {1, 2, 8, 8}).weight("w", w).node(op, {"x", "w"}, {"y"}, attrs, "c").output("y");
