@@ -272,6 +272,12 @@ std::shared_ptr<ConfigSpace> gemm_space(const GemmShape& g, DType dtype, const C
   s->set_refine("prefetch");  // swept on the search's best configs
   s->define_annotate("store", {"cached", "streaming"}, /*added_later=*/true);
   s->set_refine("store");
+  if (g.b_panel == 0) {
+    // Double-buffered packing (MatmulParams::pack_buffers), swept on the
+    // search's best configs like the other latency knobs.
+    s->define_choice("pack_buffers", {1, 2}, /*added_later=*/true);
+    s->set_refine("pack_buffers");
+  }
   // Only with trans_b: the spaces of the other variants stay as they were
   // (tuning databases hold their configs).
   if (g.trans_b) {
@@ -343,6 +349,7 @@ MatmulParams gemm_decode(const Config& c) {
   if (c.has("prefetch")) p.prefetch = static_cast<int>(c.choice("prefetch"));
   if (c.has("store")) p.stream_out = c.annotate("store") == "streaming";
   if (c.has("pack_moves")) p.transpose_pack = c.annotate("pack_moves") == "transpose";
+  if (c.has("pack_buffers")) p.pack_buffers = static_cast<int>(c.choice("pack_buffers"));
   return p;
 }
 
@@ -561,7 +568,12 @@ ScheduledOp gemm_schedule(const OpInstance& op, const GemmShape& g, const Matmul
     if (pack_at < 0) {
       if (p.parallel > 0) sp.parallel(sp.axis()[0]);
     } else {
-      sp.compute_at(so, band.at(std::min(pack_at, acc_pos) + static_cast<int>(o)));
+      const int pack_pos = std::min(pack_at, acc_pos);
+      sp.compute_at(so, band.at(pack_pos + static_cast<int>(o)));
+      // Two slots where the pack loop runs its iterations one after another
+      // and the accumulator sits inside it.
+      const bool serial = p.parallel == 0 || pack_pos >= p.parallel;
+      if (p.pack_buffers > 1 && serial && pack_pos < acc_pos) sp.double_buffer();
     }
     // B's rows run along k: whole panels move by register transposes, each
     // 16 x 16 block of words (a word: an f32, or the instruction's k step)

@@ -77,6 +77,13 @@ struct MatmulParams {
   // (the knob is offered only there), f32, whole 16-column blocks per panel,
   // N a multiple of the panel and K of 16; otherwise the gathers stay.
   bool transpose_pack = false;
+  // 1, or 2: B packed per tile (pack_b at a serial band loop outside the
+  // accumulator's) into two slots, the panel of that loop's next iteration
+  // packed before the tiles of this one are computed (Stage::double_buffer,
+  // a two-slot software pipeline). Where the pack sits at the parallel loop,
+  // at the root or at the accumulator's loop, there is nothing to overlap
+  // and it packs into one buffer.
+  int pack_buffers = 1;
 };
 
 // The plain definition: inputs A, B (and bias, and scale when quantized to

@@ -45,20 +45,23 @@ TEST_CASE("matmul task keys and its 1024^3 space are unchanged by the new flags"
   // The space and default of the existing parameters, as recorded before
   // transposes and gelu existed (tuning databases hold configs of it), and
   // the knobs added since: prefetch (4 options; a stored config without it
-  // means 0, no prefetch) and store (2 options; without it: cached).
+  // means 0, no prefetch), store (2 options; without it: cached) and
+  // pack_buffers (2 options; without it: 1, B packed into one buffer).
   CpuInfo cpu = avx512_cpu();
   OpInstance mm = build_workload("matmul:M=1024,N=1024,K=1024");
   const OpDef& def = find_op("matmul");
   auto space = def.define_space(mm, cpu);
-  CHECK(space->size() == 233342208ull * 4 * 2);
+  CHECK(space->size() == 233342208ull * 4 * 2 * 2);
   std::vector<std::string> names;
   for (auto& k : space->knobs()) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"tile_y", "tile_x", "tile_k", "order", "acc_at", "k_outer", "pack_b",
-                                          "unroll_k", "unroll_y", "parallel", "prefetch", "store"});
+                                          "unroll_k", "unroll_y", "parallel", "prefetch", "store", "pack_buffers"});
   CHECK(space->knob("prefetch").added_later);
   CHECK(space->knob("store").added_later);
+  CHECK(space->knob("pack_buffers").added_later);
   CHECK(def.default_config(mm, cpu, *space).str() ==
-        R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,"store":"cached",)"
+        R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"pack_buffers":1,"parallel":1,"prefetch":0,)"
+        R"("store":"cached",)"
         R"("tile_k":[1,1024],"tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,"unroll_y":"unroll"})");
   // A config stored before the store knob reads as cached.
   CHECK(space
@@ -67,6 +70,13 @@ TEST_CASE("matmul task keys and its 1024^3 space are unchanged by the new flags"
                 R"("tile_k":[1,1024],"tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,)"
                 R"("unroll_y":"unroll"})"))
             .annotate("store") == "cached");
+  // ... and packs into one buffer.
+  CHECK(space
+            ->from_json(nlohmann::json::parse(
+                R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"prefetch":0,)"
+                R"("tile_k":[1,1024],"tile_x":[16,1,64],"tile_y":[171,1,6],"unroll_k":4,)"
+                R"("unroll_y":"unroll"})"))
+            .choice("pack_buffers") == 1);
   CHECK(space
             ->from_json(nlohmann::json::parse(
                 R"({"acc_at":3,"k_outer":0,"order":[1,0,3,2],"pack_b":0,"parallel":1,"tile_k":[1,1024],)"

@@ -188,13 +188,7 @@ namespace {
 // (a JSON object) set, lowered.
 std::string lowered_default(const std::string& workload, const CpuInfo& cpu = cpu_with(true, true),
                             const nlohmann::json& pinned = nlohmann::json::object()) {
-  OpInstance op = build_workload(workload);
-  const OpDef& def = find_op(op.op);
-  auto space = def.define_space(op, cpu);
-  nlohmann::json j = def.default_config(op, cpu, *space).to_json();
-  for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
-  ScheduledOp so = def.apply_config(op, space->from_json(j));
-  return to_string(lower(*so.schedule, so.args, "f"));
+  return lowered_default_config(workload, cpu, pinned);
 }
 
 }  // namespace

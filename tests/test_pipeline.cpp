@@ -18,6 +18,7 @@
 #include "support/skip.h"
 #include "support/te_examples.h"
 #include "support/temp_dir.h"
+#include "support/template_check.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -106,6 +107,55 @@ TEST_CASE("double_buffer is a two-slot pipeline of the loop the stage is compute
   CHECK(check_schedule(*p.s, {p.m.A, p.m.B}, {p.m.A, p.m.B, p.m.C}, {p.m.C}, 7, &ir) == "");
   CHECK_THAT(ir, Contains("pop_token(free, pipeline 0, slot 0)"));
   CHECK_THAT(ir, Contains("pop_token(free, pipeline 0, slot floormod((k.outer + 1), 2))"));
+}
+
+namespace {
+
+// The GEMM template's IR for matmul 12x64x16 (four 16-column blocks of B,
+// one 12-row block), its default config with `knobs` changed.
+std::string gemm_ir(const nlohmann::json& knobs) {
+  nlohmann::json j{{"tile_x", {4, 1, 16}}, {"tile_y", {1, 1, 12}}, {"order", {0, 1, 2, 3}}};  // yo, xo, ym, xm
+  for (auto it = knobs.begin(); it != knobs.end(); ++it) j[it.key()] = it.value();
+  return lowered_default_config("matmul:M=12,N=64,K=16", avx512_cpu(), j);
+}
+
+}  // namespace
+
+TEST_CASE("the GEMM template's double-buffered packing pipelines the serial loop B is packed at",
+          "[template][pipeline]") {
+  // B packed per column block (band position 1, xo), the accumulator inside.
+  const std::string two = gemm_ir({{"pack_buffers", 2}, {"pack_b", 1}, {"parallel", 0}, {"acc_at", 3}});
+  CHECK_THAT(two, Contains("PB[f32 * 512]"));  // two slots of a 16 x 16 panel
+  CHECK_THAT(two, Contains("pop_token(free, pipeline 0, slot floormod((C.j.outer + 1), 2))"));
+  CHECK_THAT(two, Contains("push_token(free, pipeline 0, slot floormod(C.j.outer, 2))"));
+  // One slot: the same loop packs into one buffer.
+  const std::string one = gemm_ir({{"pack_buffers", 1}, {"pack_b", 1}, {"parallel", 0}, {"acc_at", 3}});
+  CHECK_THAT(one, Contains("PB[f32 * 256]"));
+  CHECK_THAT(one, !Contains("push_token"));
+  // Packed at the parallel loop, or at the accumulator's loop: nothing to
+  // overlap, one buffer.
+  CHECK_THAT(gemm_ir({{"pack_buffers", 2}, {"pack_b", 1}, {"parallel", 2}, {"acc_at", 3}}), !Contains("push_token"));
+  CHECK_THAT(gemm_ir({{"pack_buffers", 2}, {"pack_b", 1}, {"parallel", 0}, {"acc_at", 1}}), !Contains("push_token"));
+  // The pipelined config against the interpreter, and one with a partial
+  // last column block and an odd k.
+  const nlohmann::json pipelined{{"pack_buffers", 2}, {"pack_b", 1},          {"parallel", 0},
+                                 {"acc_at", 3},       {"tile_x", {4, 1, 16}}, {"order", {0, 1, 2, 3}}};
+  CHECK(check_pinned_configs("matmul:M=12,N=64,K=16", pipelined, 1, 97) >= 1);
+  CHECK(check_pinned_configs("matmul:M=12,N=61,K=37,bias=1", pipelined, 1, 98) >= 1);
+}
+
+TEST_CASE("the GEMM template's double-buffered packing: random configs agree with the interpreter",
+          "[template][pipeline]") {
+  // Pinned where the knob applies (B packed at the second band loop, serial,
+  // the accumulator inside), then anywhere the random configs put the pack.
+  const nlohmann::json at_serial{{"pack_buffers", 2}, {"pack_b", 1}, {"parallel", 0}, {"acc_at", 3}};
+  CHECK(check_pinned_configs("matmul:M=13,N=48,K=37", at_serial, 4, 91) >= 4);
+  CHECK(check_pinned_configs("matmul:M=6,N=40,K=17,trans_b=1,bias=1,gelu=1", at_serial, 3, 92) >= 3);
+  CHECK(check_pinned_configs("batch_matmul:B=3,M=5,N=32,K=11", at_serial, 3, 93) >= 3);
+  CHECK(check_pinned_configs("dense:N=7,IN=23,OUT=48,bias=1,relu=1", at_serial, 3, 94) >= 3);
+  CHECK(check_pinned_configs("matmul:M=11,N=33,K=19", {{"pack_buffers", 2}}, 6, 95) >= 6);
+  CHECK(check_pinned_configs("matmul:M=9,N=32,K=64,dtype=u8", {{"pack_buffers", 2}, {"pack_b", 1}, {"parallel", 1}}, 4,
+                             96) >= 4);
 }
 
 TEST_CASE("pipeline and double_buffer misuse are user errors that say what to do", "[schedule][pipeline][errors]") {

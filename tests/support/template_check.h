@@ -11,9 +11,11 @@
 #include <random>
 #include <string>
 
+#include "compute/printer.h"
 #include "kernel_check.h"
-#include "test_seed.h"
 #include "kernels/op_registry.h"
+#include "schedule/lower.h"
+#include "test_seed.h"
 
 namespace kiln::testing {
 
@@ -23,6 +25,19 @@ inline CpuInfo avx512_cpu() {
   cpu.vector_bits = 512;
   cpu.num_threads = 2;
   return cpu;
+}
+
+// The workload's default config for `cpu` with the knobs of `pinned` (a
+// JSON object) set, lowered and printed.
+inline std::string lowered_default_config(const std::string& workload, const CpuInfo& cpu,
+                                          const nlohmann::json& pinned) {
+  OpInstance op = build_workload(workload);
+  const OpDef& def = find_op(op.op);
+  auto space = def.define_space(op, cpu);
+  nlohmann::json j = def.default_config(op, cpu, *space).to_json();
+  for (auto it = pinned.begin(); it != pinned.end(); ++it) j[it.key()] = it.value();
+  ScheduledOp so = def.apply_config(op, space->from_json(j));
+  return to_string(lower(*so.schedule, so.args, "f"));
 }
 
 // Checks `count` configs of the workload's template: the default config
