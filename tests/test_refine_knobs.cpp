@@ -3,15 +3,19 @@
 // search's fastest configs with each of their other options. On a toy
 // space with a scripted runner: what is measured, in what order, the best
 // it finds, that nothing is measured twice, and that a pinned knob or a
-// space without refine knobs measures nothing. The CPU templates' prefetch
-// knobs are refine knobs. Then confirm_task: the fastest configs measured
+// space without refine knobs measures nothing, nor does a variant that
+// lowers to its base's kernel (its trial goes back to the search). The CPU templates' prefetch knobs and the
+// GEMM's double-buffered packing are refine knobs. Then confirm_task: the fastest configs measured
 // again in fresh processes, a config fast only once not taken as the best,
 // within the budget, and not again once confirmed.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <set>
 
 #include "base/error.h"
+#include "compute/expr_ops.h"
+#include "compute/stmt.h"
 #include "kernels/op_registry.h"
 #include "support/temp_dir.h"
 #include "support/template_check.h"
@@ -39,6 +43,19 @@ Task toy_task(bool refine = true, int64_t tiles = 6) {
   t.flops = 1e6;
   t.space = std::move(space);
   t.instantiate = [](const Config&, LowerDepth) -> LoweredFunc { throw std::logic_error("not built"); };
+  return t;
+}
+
+// toy_task whose config lowers to a kernel printed as the number `kernel`
+// gives it: configs with the same number lower to the same kernel.
+Task toy_task_with_kernels(int64_t tiles, std::function<int64_t(const Config&)> kernel) {
+  Task t = toy_task(true, tiles);
+  t.instantiate = [kernel](const Config& c, LowerDepth) {
+    LoweredFunc f;
+    f.name = "toy";
+    f.body = EvaluateNode::make(make_const(DType::i64(), kernel(c)));
+    return f;
+  };
   return t;
 }
 
@@ -190,6 +207,55 @@ TEST_CASE("refine knobs: a pinned knob or a space without them measures nothing"
   }
 }
 
+TEST_CASE("refine knobs: a variant that lowers to the same kernel as its base is not measured", "[tuning][refine]") {
+  TempDir tmp("kiln_refine_same");
+  auto db = Database::open(tmp / "t.db");
+  // Tile 3's kernel ignores the prefetch distance (as B packed at a parallel
+  // loop ignores pack_buffers); the other tiles' kernels differ with it.
+  const Task task = toy_task_with_kernels(6, [](const Config& c) {
+    const int64_t tile = c.choice("tile");
+    return tile * 100 + (tile == 3 ? 0 : c.choice("prefetch"));
+  });
+  const Task search = search_task(task);
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 10;
+  o.batch = 3;
+  RandomTuner tuner(*search.space, 1);
+  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  // The search's six, then tile 2's two variants; tile 3's would run its
+  // own kernel again.
+  REQUIRE(runner.seen.size() == 8);
+  CHECK(std::vector<std::pair<int64_t, int64_t>>(runner.seen.begin() + 6, runner.seen.end()) ==
+        std::vector<std::pair<int64_t, int64_t>>{{2, 4}, {2, 8}});
+  CHECK(r.trials == 8);
+  CHECK(r.best_config["tile"] == 2);
+  CHECK(r.best_config["prefetch"] == 8);
+}
+
+TEST_CASE("refine knobs: the trials of variants not measured go back to the search", "[tuning][refine]") {
+  TempDir tmp("kiln_refine_back");
+  auto db = Database::open(tmp / "t.db");
+  // No tile's kernel depends on the prefetch distance: the refinement
+  // measures nothing, and the 4 trials it was given go to the search.
+  const Task task = toy_task_with_kernels(12, [](const Config& c) { return c.choice("tile"); });
+  const Task search = search_task(task);
+  ToyRunner runner;
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 10;
+  o.batch = 3;
+  RandomTuner tuner(*search.space, 5);
+  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  REQUIRE(runner.seen.size() == 10);
+  for (const auto& [tile, prefetch] : runner.seen) CHECK(prefetch == 0);
+  CHECK(std::set<std::pair<int64_t, int64_t>>(runner.seen.begin(), runner.seen.end()).size() == 10);
+  CHECK(r.trials == 10);
+  CHECK(r.new_trials == 10);
+  CHECK(count_records(task, *db) == 10);
+}
+
 TEST_CASE("refine knobs: the CPU GEMM and conv2d_nchwc templates refine their prefetch distance",
           "[tuning][refine][ops]") {
   for (const char* w : {"matmul:M=64,N=64,K=64", "conv2d_nchwc:C=32,H=8,W=8,K=32,R=3,S=3,pad=1"}) {
@@ -199,6 +265,11 @@ TEST_CASE("refine knobs: the CPU GEMM and conv2d_nchwc templates refine their pr
     CHECK(space->knob("prefetch").refine);
     CHECK(space->knob("prefetch").options.front() == std::vector<int64_t>{0});
   }
+  // The GEMM's double-buffered packing too, one buffer first.
+  OpInstance mm = build_workload("matmul:M=64,N=64,K=64");
+  auto space = find_op("matmul").define_space(mm, kiln::testing::avx512_cpu());
+  CHECK(space->knob("pack_buffers").refine);
+  CHECK(space->knob("pack_buffers").options.front() == std::vector<int64_t>{1});
 }
 
 TEST_CASE("screening: each batch is screened at a factor over the best median so far", "[tuning][screen]") {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "compute/printer.h"
 
 namespace kiln {
 
@@ -30,6 +31,17 @@ MeasureResult to_result(const Database::Record& rec) {
   r.device = rec.device;
   r.timestamp = rec.timestamp;
   return r;
+}
+
+// The kernel `c` lowers to, printed; empty where it cannot be lowered here
+// (the builder then reports why).
+std::string lowered_kernel(const Task& task, const Config& c) {
+  if (!task.instantiate) return "";
+  try {
+    return to_string(task.instantiate(c, LowerDepth::kFull).body);
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 }  // namespace
@@ -84,7 +96,10 @@ TuneResult tune_task(const Task& task, Tuner& tuner, Builder& builder, Runner& r
 
   const double start = now_s();
   while (p.done < options.trials && tuner.has_next()) {
-    if (options.early_stop > 0 && since_best >= options.early_stop) break;
+    if (options.early_stop > 0 && since_best >= options.early_stop) {
+      result.stopped_early = true;
+      break;
+    }
     int n = std::min(options.batch, options.trials - p.done);
     double t0 = now_s();
     std::vector<Config> configs = tuner.next_batch(n);
@@ -196,12 +211,20 @@ TuneResult refine_task(const Task& task, TuneResult r, Builder& builder, Runner&
   for (const auto& [ms, c] : searched) {
     if (static_cast<int>(bases.size()) >= top) break;
     if (!bases.insert(c.str()).second) continue;
+    std::string base_kernel;
+    bool base_lowered = false;
     for (size_t k : refine)
       for (int o = 1; o < static_cast<int>(space.knobs()[k].size()); ++o) {
         std::vector<int> choices = c.choices();
         choices[k] = o;
         Config v(&space, choices);
-        if (measured.insert(v.str()).second) candidates.push_back(v);
+        if (!measured.insert(v.str()).second) continue;
+        if (!base_lowered) {
+          base_kernel = lowered_kernel(task, c);
+          base_lowered = true;
+        }
+        if (!base_kernel.empty() && lowered_kernel(task, v) == base_kernel) continue;  // the same kernel
+        candidates.push_back(v);
       }
   }
   if (room < static_cast<int>(candidates.size())) candidates.resize(static_cast<size_t>(std::max(0, room)));
@@ -306,9 +329,10 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
   if (options.trials < 2 * room) room = 0;
   // The confirmation's, at most: each of its configs measured again.
   const int confirm_top = options.trials >= kConfirmMinTrials ? kConfirmTop : 0;
-  room += confirm_top * kConfirmRounds;
+  const int confirm_room = confirm_top * kConfirmRounds;
+  room += confirm_room;
   // Records the search cannot resume from (earlier refinements) count too.
-  const int others = count_records(task, db) - count_records(search, db);
+  int others = count_records(task, db) - count_records(search, db);
   TuneOptions so = options;
   so.trials = std::max(1, options.trials - room - others);
   // Progress against the whole budget, the other records counted.
@@ -331,7 +355,34 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
     last.eta_s = 0;
     if (on_progress) on_progress(last);
   };
-  r = refine_task(task, r, builder, runner, db, options, kRefineTop, report);
+  // The refinement within the budget less the confirmation's room.
+  TuneOptions ro = options;
+  ro.trials = options.trials - confirm_room;
+  bool more = !r.exhausted && !r.stopped_early;
+  int search_errors = r.errors;
+  r = refine_task(task, r, builder, runner, db, ro, kRefineTop, report);
+  // Trials the refinement left unused go back to the search, and the
+  // refinement then looks at the fastest configs again.
+  while (more) {
+    const int searched = count_records(search, db);
+    const int left = ro.trials - count_records(task, db);
+    if (left <= 0) break;
+    others = count_records(task, db) - searched;
+    so.trials = searched + left;
+    const TuneResult s = tune_task(search, tuner, builder, runner, db, so, whole, on_batch);
+    last.task = &task;
+    if (s.new_trials == 0) break;
+    r.trials += s.new_trials;
+    r.new_trials += s.new_trials;
+    r.errors += s.errors - search_errors;
+    search_errors = s.errors;
+    if (s.best_gflops > r.best_gflops) {
+      r.best_gflops = s.best_gflops;
+      r.best_config = s.best_config;
+    }
+    more = !s.exhausted && !s.stopped_early;
+    r = refine_task(task, r, builder, runner, db, ro, kRefineTop, report);
+  }
   return confirm_task(task, r, builder, runner, db, options, confirm_top, kConfirmRounds, report);
 }
 

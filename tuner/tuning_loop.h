@@ -46,6 +46,7 @@ struct TuneResult {
   // The search proposed everything it could (the space, or what the tuner
   // can reach, is used up) before the budget did.
   bool exhausted = false;
+  bool stopped_early = false;  // options.early_stop trials passed without a new best
   TuneProgress timing;
 };
 
@@ -64,8 +65,10 @@ Task search_task(const Task& task);
 // measured before; at most as many as keep the task's records within
 // options.trials), stored as tune_task stores its measurements. Returns
 // `searched` with these trials counted and the best updated (over all the
-// task's records). A space without refine knobs measures nothing.
-// on_measured is called after each stored measurement (may be empty).
+// task's records). A variant that lowers to the same kernel as its base
+// (the knob does nothing in that config: e.g. B packed at the parallel loop
+// cannot be double-buffered) is not measured. A space without refine knobs
+// measures nothing. on_measured is called after each stored measurement (may be empty).
 TuneResult refine_task(const Task& task, TuneResult searched, Builder& builder, Runner& runner, Database& db,
                        const TuneOptions& options, int top = kRefineTop,
                        const std::function<void(const TuneResult&)>& on_measured = {});
@@ -97,7 +100,10 @@ TuneResult confirm_task(const Task& task, TuneResult r, Builder& builder, Runner
 // refine_task, then confirm_task, within options.trials records in all: the
 // search leaves room for the refinement (unless the budget is under twice
 // that room) and for the confirmation (budgets of at least
-// kConfirmMinTrials). Progress
+// kConfirmMinTrials). Room the refinement left unused (variants that
+// lowered to their base's kernel) goes back to the search, unless it had
+// stopped early or run out of configs, and the refinement then sweeps the
+// fastest configs again. Progress
 // counts all the task's records against options.trials, the refinement's
 // and confirmation's measurements included.
 TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, Builder& builder, Runner& runner,
