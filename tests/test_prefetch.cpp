@@ -10,6 +10,8 @@
 #include "codegen/build.h"
 #include "compute/expr_ops.h"
 #include "support/kernel_check.h"
+#include "support/quantized_check.h"
+#include "support/skip.h"
 #include "support/te_examples.h"
 #include "support/template_check.h"
 
@@ -85,6 +87,33 @@ TEST_CASE("the GEMM template's prefetch knob: random configs agree with the inte
   CHECK(check_pinned_configs("matmul:M=13,N=48,K=37", {{"prefetch", 4}}, 4, 81) >= 4);
   CHECK(check_pinned_configs("batch_matmul:B=2,M=7,N=32,K=24,trans_b=1", {{"prefetch", 8}}, 3, 82) >= 3);
   CHECK(check_pinned_configs("dense:N=5,IN=40,OUT=32,bias=1", {{"prefetch", 16}}, 3, 83) >= 3);
+}
+
+TEST_CASE("the GEMM template's prefetch knob reaches tensorized tiles: the VNNI and BF16 calls' packed B",
+          "[template][prefetch]") {
+  // The calls read B's packed panel as instruction operands, not loads: a
+  // run of 64 bytes per call, 4 k steps of 16 lanes of u8 or 2 of bf16.
+  for (const auto& [workload, cpu, intrin] :
+       {std::make_tuple("qmatmul:M=12,N=64,K=256", cpu_with(true, false), "vnni"),
+        std::make_tuple("matmul:M=12,N=64,K=64,dtype=bf16", cpu_with(false, true), "bf16")}) {
+    INFO(workload);
+    const std::string on = lowered_default_config(workload, cpu, {{"tensorize", intrin}, {"prefetch", 4}});
+    CHECK_THAT(on, Contains("prefetch(PB["));
+    CHECK_THAT(lowered_default_config(workload, cpu, {{"tensorize", intrin}, {"prefetch", 0}}), !Contains("prefetch("));
+  }
+}
+
+TEST_CASE("tensorized GEMMs with prefetch agree with the interpreter", "[template][prefetch][vnni][bf16]") {
+  const uint64_t seed = run_seed();
+  INFO(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  if (!host_has("avx512vnni")) KILN_SKIP("this CPU has no AVX512-VNNI");
+  for (int distance : {4, 16})
+    check_pinned_random_configs("qmatmul:M=7,N=48,K=36,out=u8", cpu_with(true, false),
+                                {{"tensorize", "vnni"}, {"prefetch", distance}}, 3, rng);
+  if (!host_has("avx512bf16")) KILN_SKIP("this CPU has no AVX512-BF16 (the VNNI configs passed)");
+  check_pinned_random_configs("matmul:M=5,N=32,K=26,dtype=bf16,bias=1", cpu_with(false, true),
+                              {{"tensorize", "bf16"}, {"prefetch", 8}}, 3, rng, 2e-2);
 }
 
 TEST_CASE("prefetch misuse is a user error that says what to do", "[schedule][prefetch][errors]") {

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/simplify.h"
 #include "schedule/interval.h"
@@ -29,9 +30,12 @@ struct LoopRange {
 // The prefetches of one load of the buffer in the loop's body, for the
 // iteration whose variables `ahead` gives: the loops around the load whose
 // step moves the index by more than a cache line are loops of the prefetch
-// nest too (rows of a tile); the others span the lines of each row. Null
-// when the load's region is not affine enough to tell, or too large.
-Stmt prefetch_load(const Var& buffer, const Expr& index, const std::vector<LoopRange>& loops, const VarMap& ahead) {
+// nest too (rows of a tile); the others span the lines of each row. Each
+// access reads `run` elements from its index on (1 for a scalar load; a
+// tensor instruction's operand reads more). Null when the load's region is
+// not affine enough to tell, or too large.
+Stmt prefetch_load(const Var& buffer, const Expr& index, int64_t run, const std::vector<LoopRange>& loops,
+                   const VarMap& ahead) {
   const int64_t elem = std::max(1, buffer->pointee.bytes());
   std::unordered_map<const VarNode*, Interval> ranging;
   for (const LoopRange& l : loops) ranging[l.loop->loop_var.node()] = l.range;
@@ -45,7 +49,7 @@ Stmt prefetch_load(const Var& buffer, const Expr& index, const std::vector<LoopR
   };
   std::vector<const ForNode*> rows;
   std::unordered_map<const VarNode*, Interval> spanned;
-  int64_t count = 1, span_elems = 1;  // the elements the spanned loops cover so far
+  int64_t count = 1, span_elems = run;  // the elements the spanned loops cover so far
   // Innermost first: a loop whose step stays within a line, or within what
   // the loops inside it already cover (a contiguous run), widens the run.
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
@@ -71,7 +75,7 @@ Stmt prefetch_load(const Var& buffer, const Expr& index, const std::vector<LoopR
   if (!row.bounded()) return Stmt();
   const int64_t* span = as_const_int(simplify(row.max - row.min));
   if (!span) return Stmt();
-  const int64_t lines = ((*span + 1) * elem + kLineBytes - 1) / kLineBytes;
+  const int64_t lines = ((*span + run) * elem + kLineBytes - 1) / kLineBytes;
   if (count * lines > kMaxLines) return Stmt();
   const Expr start = substitute(row.min, ahead);
   Var line(buffer->name + ".line", start.dtype());
@@ -87,24 +91,39 @@ Stmt prefetch_load(const Var& buffer, const Expr& index, const std::vector<LoopR
   return s;
 }
 
-// The prefetches of every load of `buffer` in `body` for the iteration
-// `ahead` gives (loads at the same index are fetched once).
+// The prefetches of every load of `buffer` in `body`, and of every tensor
+// instruction operand that reads it (a constant run of elements), for the
+// iteration `ahead` gives (accesses at the same index are fetched once).
 std::vector<Stmt> prefetches(const Stmt& body, const Var& buffer, const VarMap& ahead) {
   std::vector<Stmt> out;
   std::vector<LoopRange> loops;
   std::vector<Expr> seen;
   std::function<void(const Stmt&)> walk;
+  auto access = [&](const Expr& index, int64_t run) {
+    for (const Expr& s : seen)
+      if (expr_deep_equal(s, index)) return;
+    seen.push_back(index);
+    Stmt p = prefetch_load(buffer, index, run, loops, ahead);
+    if (p.defined()) out.push_back(p);
+  };
   auto visit_expr = [&](const Expr& e) {
     post_order_visit(e, [&](const Ref<Object>& n) {
       if (n->kind() != NodeKind::Load) return;
       auto* l = static_cast<const LoadNode*>(n.get());
-      if (l->buffer.node() != buffer.node()) return;
-      for (const Expr& s : seen)
-        if (expr_deep_equal(s, l->index)) return;
-      seen.push_back(l->index);
-      Stmt p = prefetch_load(buffer, l->index, loops, ahead);
-      if (p.defined()) out.push_back(p);
+      if (l->buffer.node() == buffer.node()) access(l->index, 1);
     });
+  };
+  // An operand the instruction reads, of a constant extent and stride
+  // (those laid out by the call's scalars, extent 0, are left out).
+  auto visit_call = [&](const TensorIntrinCallNode* c) {
+    const HwInstruction& h = find_hw_instruction(c->intrin);
+    for (size_t k = 0; k < c->operands.size() && k < h.operands.size(); ++k) {
+      const TensorIntrinCallNode::Operand& o = c->operands[k];
+      const int64_t* extent = as_const_int(o.extent);
+      const int64_t* stride = as_const_int(o.stride);
+      if (o.buffer.node() != buffer.node() || h.operands[k].written || !extent || !stride || *extent < 1) continue;
+      access(o.offset, (*extent - 1) * std::abs(*stride) + 1);
+    }
   };
   walk = [&](const Stmt& s) {
     if (!s.defined()) return;
@@ -125,6 +144,8 @@ std::vector<Stmt> prefetches(const Stmt& body, const Var& buffer, const VarMap& 
       walk(l->body);
     } else if (auto* st = s.as<StoreNode>()) {
       visit_expr(st->value);
+    } else if (auto* c = s.as<TensorIntrinCallNode>()) {
+      visit_call(c);
     }
   };
   walk(body);

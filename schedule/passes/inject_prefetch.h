@@ -6,7 +6,8 @@
 //
 // Guarantees: at the start of each iteration k of the loop, where k + d is
 // still an iteration, the cache lines of the buffer's region that
-// iteration k + d reads are prefetched: per load of the buffer in the body,
+// iteration k + d reads are prefetched: per load of the buffer in the body
+// (and per operand of a tensor instruction that reads a constant run of it),
 // the loops around it whose step moves its index by more than a cache
 // line become loops of the prefetch too (the rows of a tile), the others
 // span each row (one Prefetch per 64-byte line). A load whose rows and lines
