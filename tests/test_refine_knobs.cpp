@@ -4,10 +4,11 @@
 // space with a scripted runner: what is measured, in what order, the best
 // it finds, that nothing is measured twice, and that a pinned knob or a
 // space without refine knobs measures nothing, nor does a variant that
-// lowers to its base's kernel (its trial goes back to the search). The CPU templates' prefetch knobs and the
-// GEMM's double-buffered packing are refine knobs. Then confirm_task: the fastest configs measured
-// again in fresh processes, a config fast only once not taken as the best,
-// within the budget, and not again once confirmed.
+// lowers to its base's kernel (its trial goes back to the search). The CPU
+// templates' prefetch knobs and the GEMM's double-buffered packing are
+// refine knobs. Then confirm_task: the fastest configs measured again in
+// fresh processes, a config fast only once not taken as the best, within
+// the budget, and not again once confirmed.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
@@ -115,6 +116,29 @@ class PassingBuilder : public Builder {
   std::vector<const Config*> pointers_;
 };
 
+// What tune_toy returns: the job's result, and the records it left.
+struct ToyJob {
+  TuneResult result;
+  int records = 0;
+};
+
+// tune_and_refine on `task` with 10 trials in batches of 3, a random
+// search from `seed`, measured by `runner`, recorded in a fresh database.
+ToyJob tune_toy(const Task& task, uint64_t seed, ToyRunner& runner, const char* name) {
+  TempDir tmp(name);
+  auto db = Database::open(tmp / "t.db");
+  const Task search = search_task(task);
+  PassingBuilder builder(&runner);
+  TuneOptions o;
+  o.trials = 10;
+  o.batch = 3;
+  RandomTuner tuner(*search.space, seed);
+  ToyJob job;
+  job.result = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  job.records = count_records(task, *db);
+  return job;
+}
+
 }  // namespace
 
 TEST_CASE("refine knobs: the search holds them, then the best two configs are swept", "[tuning][refine]") {
@@ -208,22 +232,14 @@ TEST_CASE("refine knobs: a pinned knob or a space without them measures nothing"
 }
 
 TEST_CASE("refine knobs: a variant that lowers to the same kernel as its base is not measured", "[tuning][refine]") {
-  TempDir tmp("kiln_refine_same");
-  auto db = Database::open(tmp / "t.db");
   // Tile 3's kernel ignores the prefetch distance (as B packed at a parallel
   // loop ignores pack_buffers); the other tiles' kernels differ with it.
   const Task task = toy_task_with_kernels(6, [](const Config& c) {
     const int64_t tile = c.choice("tile");
     return tile * 100 + (tile == 3 ? 0 : c.choice("prefetch"));
   });
-  const Task search = search_task(task);
   ToyRunner runner;
-  PassingBuilder builder(&runner);
-  TuneOptions o;
-  o.trials = 10;
-  o.batch = 3;
-  RandomTuner tuner(*search.space, 1);
-  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  const TuneResult r = tune_toy(task, 1, runner, "kiln_refine_same").result;
   // The search's six, then tile 2's two variants; tile 3's would run its
   // own kernel again.
   REQUIRE(runner.seen.size() == 8);
@@ -235,25 +251,18 @@ TEST_CASE("refine knobs: a variant that lowers to the same kernel as its base is
 }
 
 TEST_CASE("refine knobs: the trials of variants not measured go back to the search", "[tuning][refine]") {
-  TempDir tmp("kiln_refine_back");
-  auto db = Database::open(tmp / "t.db");
   // No tile's kernel depends on the prefetch distance: the refinement
   // measures nothing, and the 4 trials it was given go to the search.
   const Task task = toy_task_with_kernels(12, [](const Config& c) { return c.choice("tile"); });
-  const Task search = search_task(task);
   ToyRunner runner;
-  PassingBuilder builder(&runner);
-  TuneOptions o;
-  o.trials = 10;
-  o.batch = 3;
-  RandomTuner tuner(*search.space, 5);
-  const TuneResult r = tune_and_refine(task, search, tuner, builder, runner, *db, o, nullptr);
+  const ToyJob job = tune_toy(task, 5, runner, "kiln_refine_back");
+  const TuneResult& r = job.result;
   REQUIRE(runner.seen.size() == 10);
   for (const auto& [tile, prefetch] : runner.seen) CHECK(prefetch == 0);
   CHECK(std::set<std::pair<int64_t, int64_t>>(runner.seen.begin(), runner.seen.end()).size() == 10);
   CHECK(r.trials == 10);
   CHECK(r.new_trials == 10);
-  CHECK(count_records(task, *db) == 10);
+  CHECK(job.records == 10);
 }
 
 TEST_CASE("refine knobs: the CPU GEMM and conv2d_nchwc templates refine their prefetch distance",

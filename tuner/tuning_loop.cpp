@@ -358,29 +358,24 @@ TuneResult tune_and_refine(const Task& task, const Task& search, Tuner& tuner, B
   // The refinement within the budget less the confirmation's room.
   TuneOptions ro = options;
   ro.trials = options.trials - confirm_room;
-  bool more = !r.exhausted && !r.stopped_early;
-  int search_errors = r.errors;
+  TuneResult searched = r;  // the last stretch of search
   r = refine_task(task, r, builder, runner, db, ro, kRefineTop, report);
   // Trials the refinement left unused go back to the search, and the
-  // refinement then looks at the fastest configs again.
-  while (more) {
-    const int searched = count_records(search, db);
+  // refinement then looks at the fastest configs again. (Both refine_task
+  // and confirm_task take the best from all the task's records.)
+  while (!searched.exhausted && !searched.stopped_early) {
     const int left = ro.trials - count_records(task, db);
     if (left <= 0) break;
-    others = count_records(task, db) - searched;
-    so.trials = searched + left;
-    const TuneResult s = tune_task(search, tuner, builder, runner, db, so, whole, on_batch);
+    const int search_records = count_records(search, db);
+    others = count_records(task, db) - search_records;
+    so.trials = search_records + left;
+    const int errors_before = searched.errors;
+    searched = tune_task(search, tuner, builder, runner, db, so, whole, on_batch);
     last.task = &task;
-    if (s.new_trials == 0) break;
-    r.trials += s.new_trials;
-    r.new_trials += s.new_trials;
-    r.errors += s.errors - search_errors;
-    search_errors = s.errors;
-    if (s.best_gflops > r.best_gflops) {
-      r.best_gflops = s.best_gflops;
-      r.best_config = s.best_config;
-    }
-    more = !s.exhausted && !s.stopped_early;
+    if (searched.new_trials == 0) break;
+    r.trials += searched.new_trials;
+    r.new_trials += searched.new_trials;
+    r.errors += searched.errors - errors_before;
     r = refine_task(task, r, builder, runner, db, ro, kRefineTop, report);
   }
   return confirm_task(task, r, builder, runner, db, options, confirm_top, kConfirmRounds, report);
