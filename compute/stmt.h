@@ -200,7 +200,8 @@ constexpr const char* kPipelineStages = "pipeline_stages";
 // reads, at the start of iteration i (Stage::prefetch).
 constexpr const char* kPrefetch = "prefetch";
 // On the steady-state fills of a pipeline (inject_pipeline): writes into
-// slots that the pipeline's tokens order, not the block's barriers.
+// slots that the pipeline's tokens order, not the block's barriers. The
+// value is the pipeline's number of slots (the cost model reads it).
 constexpr const char* kPipelineFill = "pipeline_fill";
 // Around a stage's loop nest (Stage::stream_stores): the stores into
 // buffer `node` inside it are streaming (non-temporal) stores.

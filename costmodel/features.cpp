@@ -95,8 +95,9 @@ class Collector {
   int num_stores = 0;
   int loop_kinds[4] = {0, 0, 0, 0};
   double local_bytes = 0, global_bytes = 0;
-  // Latency hiding: the most slots of a pipelined loop (the GPU passes
-  // pipeline after the depth features are taken at), the prefetches run.
+  // Latency hiding: the most slots of a pipelined loop, still marked on
+  // the loop (the GPU passes pipeline after the depth features are taken
+  // at) or on a lowered pipeline's fill (the CPU's), and the prefetches run.
   int pipeline_slots = 0;
   double prefetches = 0;
   double streamed_bytes = 0;  // stored by streaming stores (Stage::stream_stores)
@@ -177,7 +178,8 @@ class Collector {
       case NodeKind::AttrStmt: {
         auto* a = s.as<AttrStmtNode>();
         const int64_t* v = as_const_int(a->value);
-        if (v && a->key == attr::kPipelineStages) pipeline_slots = std::max<int>(pipeline_slots, static_cast<int>(*v));
+        if (v && (a->key == attr::kPipelineStages || a->key == attr::kPipelineFill))
+          pipeline_slots = std::max<int>(pipeline_slots, static_cast<int>(*v));
         auto* streamed = a->key == attr::kStreamStores && a->node.defined() ? a->node.as<VarNode>() : nullptr;
         if (streamed) ++streamed_[streamed];
         stmt(a->body);

@@ -122,8 +122,9 @@
 //
 //   [kLatencyOffset, kFeatureLength): latency hiding and memory traffic
 //   (Stage::pipeline, Stage::prefetch, Stage::stream_stores), CPU and GPU:
-//     +0  the most slots of a pipelined loop (0 without one; GPU kernels:
-//         the CPU's pipelines are lowered before the depth features see)
+//     +0  the most slots of a pipelined loop (0 without one), on the GPU
+//         from the loop's mark, on the CPU (pipelined before the depth
+//         the features are read at) from the lowered pipeline's fill
 //     +1  log prefetch instructions run (Prefetch statements weighted by
 //         their executions)
 //     +2  log bytes written by streaming stores (Stage::stream_stores),

@@ -528,4 +528,22 @@ TEST_CASE("features: the latency block counts pipeline slots and the prefetches 
   j["prefetch"] = 0;
   so = def.apply_config(cpu_mm, cpu_space->from_json(j));
   CHECK(latency(lower(*so.schedule, so.args, "f", LowerDepth::kAnnotatedLoops))[1] == 0.0f);
+
+  // The CPU's pipelines are lowered before the features are read: a
+  // double-buffered pack of B (at the serial column-block loop, outside the
+  // accumulator) still counts its two slots.
+  const OpInstance packed = build_workload("matmul:M=12,N=64,K=16");
+  auto packed_space = def.define_space(packed, CpuInfo{});
+  for (int buffers : {1, 2}) {
+    nlohmann::json p = def.default_config(packed, CpuInfo{}, *packed_space).to_json();
+    p.update({{"tile_x", {4, 1, 16}},
+              {"tile_y", {1, 1, 12}},
+              {"order", {0, 1, 2, 3}},
+              {"pack_b", 1},
+              {"parallel", 0},
+              {"acc_at", 3},
+              {"pack_buffers", buffers}});
+    so = def.apply_config(packed, packed_space->from_json(p));
+    CHECK(latency(lower(*so.schedule, so.args, "f", LowerDepth::kAnnotatedLoops))[0] == (buffers == 2 ? 2.0f : 0.0f));
+  }
 }

@@ -277,7 +277,7 @@ class Pipeliner : public IRMutator {
     if (gpu_) steady.push_back(BarrierNode::make(MemScope::kShared));
     steady.push_back(IfThenElseNode::make(
         ahead < c(*trips),
-        AttrStmtNode::make(Ref<Object>(), attr::kPipelineFill, Expr(id), fill(ahead, floormod(ahead, c(slots))))));
+        AttrStmtNode::make(Ref<Object>(), attr::kPipelineFill, c(slots), fill(ahead, floormod(ahead, c(slots))))));
     SlotAccess at(stride, slot);
     for (const Stmt& st : compute) steady.push_back(at.mutate(st));
     steady.push_back(TokenNode::make(Op::kPush, Queue::kFree, id, slot));

@@ -19,7 +19,7 @@
 //     [gpu: barrier]                         the slot's fills are visible to
 //                                            the block, and every thread is
 //                                            done with slot (k-1) % S
-//     if (k + S-1 < T)                       attr pipeline_fill
+//     if (k + S-1 < T)                       attr pipeline_fill (value S)
 //       pop_token(free, (k+S-1) % S); fill(k+S-1) into that slot; push_token(full, ..)
 //     compute(k) on slot k % S
 //     push_token(free, k % S)
