@@ -248,12 +248,23 @@ NodeCompute gather(const NodeArgs& a) {
   out.insert(out.end(), in.begin() + ax + 1, in.end());
   Tensor x = input_placeholder(a, 0), indices = input_placeholder(a, 1);
   const int64_t d = in[static_cast<size_t>(ax)];
+  // ONNX makes an index outside [-d, d-1] an error. Indices known before
+  // the network runs are checked here; those computed at run time are
+  // clamped below, which keeps every read inside the input.
+  if (a.input(1).constant) {
+    const std::vector<int64_t> values = a.constant_ints(1, "indices");
+    for (size_t k = 0; k < values.size(); ++k)
+      if (values[k] < -d || values[k] >= d)
+        a.fail("has index " + std::to_string(values[k]) + " (element " + std::to_string(k) +
+               " of its indices) outside [" + std::to_string(-d) + ", " + std::to_string(d - 1) +
+               "], the range of axis " + std::to_string(ax) + " (extent " + std::to_string(d) + ")");
+  }
   Tensor t = compute_shape(out, [&](const std::vector<Var>& i) {
     std::vector<Expr> at(i.begin() + ax, i.begin() + ax + static_cast<long>(ind.size()));
     if (at.empty()) at.push_back(Expr(0));
     Expr j = cast(DType::i32(), indices(at));
     j = select(j < 0, j + Expr(static_cast<int>(d)), j);
-    j = max(min(j, Expr(static_cast<int>(d - 1))), Expr(0));  // out-of-range indices are undefined in ONNX
+    j = max(min(j, Expr(static_cast<int>(d - 1))), Expr(0));  // run-time indices out of range (an ONNX error)
     std::vector<Expr> idx(i.begin(), i.begin() + ax);
     idx.push_back(j);
     idx.insert(idx.end(), i.begin() + ax + static_cast<long>(ind.size()), i.end());

@@ -233,6 +233,21 @@ TEST_CASE("onnx import errors: window attributes and scales out of range") {
   CHECK_THAT(message(no_axes), Catch::Contains("Unsqueeze node 'u' (opset 13) has no axes to insert"));
 }
 
+TEST_CASE("onnx import errors: constant Gather indices out of range") {
+  auto model = [](const std::vector<int64_t>& indices) {
+    OnnxBuilder b;
+    b.input("x", {3, 5}).ints("i", indices).node("Gather", {"x", "i"}, {"y"}, {{"axis", int64_t{1}}}, "g").output("y");
+    return b;
+  };
+  auto gather = [&](const std::vector<int64_t>& indices) { return inference_error(model(indices), "g.onnx"); };
+  CHECK_THAT(gather({1, 5}), Catch::Contains("Gather node 'g' (opset 13) has index 5 (element 1 of its indices) "
+                                             "outside [-5, 4], the range of axis 1 (extent 5)"));
+  CHECK_THAT(gather({-6}), Catch::Contains("has index -6 (element 0 of its indices) outside [-5, 4]"));
+  // Both ends of the range are indices.
+  graph::Graph g = graph::import_onnx_bytes(model({-5, 4, 0}).bytes(), "g.onnx", kNoShapes);
+  CHECK_NOTHROW(graph::infer_and_fold(g));
+}
+
 TEST_CASE("onnx import errors: attributes of the wrong type and nodes without outputs") {
   onnx::ModelProto m;
   m.set_ir_version(8);
