@@ -7,9 +7,17 @@
 // shuffles exchange values through a per-warp barrier with CUDA's semantics
 // for full masks. It reports, as a failed launch rather than a crash or a
 // hang: races on shared arrays (a thread reads or writes an element another
-// thread wrote, or writes one another read, with no __syncthreads() in
-// between), shared indices out of bounds, misaligned vector accesses, barrier
+// thread wrote, or writes one another read, with no __syncthreads() or
+// mbarrier phase in between), shared indices out of bounds, misaligned vector accesses, barrier
 // divergence and invalid launch configurations.
+//
+// mbarriers (codegen/cuda_mbarrier_prelude.h) keep their phases and
+// arrival counts; a completed phase orders the accesses its arrivals made
+// before those of the threads that wait for it (each thread's clock counts
+// its arrivals, and waits join the arrivals' clocks, beside the epochs), so
+// producer and consumer warps may hand slots back and forth with no
+// __syncthreads(). A wait that no running thread can complete is reported
+// as a deadlock.
 //
 // Tensor-core instructions (codegen/cuda_mma_prelude.h) run lane by lane:
 // ldmatrix and mma.sync exchange every lane's addresses and fragments
@@ -18,7 +26,10 @@
 //
 // Limits: one launch at a time per module; race detection covers KILN_SHARED
 // arrays only, and orders warp-synchronous accesses correctly for full-mask
-// warp operations only; a thread looping forever hangs the launch; atomics
+// warp operations only (which, unlike mbarrier phases, do not pass on what
+// their lanes acquired); arrays that share pool bytes are ordered by
+// __syncthreads() only; a cp.async copy that arrives on an mbarrier lands
+// when the arrival is made; a thread looping forever hangs the launch; atomics
 // work on global memory only.
 #pragma once
 

@@ -1,8 +1,10 @@
-// The CUDA emulation header's text (see cuda_emulation.h), in three parts:
+// The CUDA emulation header's text (see cuda_emulation.h), in four parts:
 // the CUDA built-ins, barriers and warp operations (here); the shared
 // arrays and the asynchronous copies into them (cuda_emulation_shared.cpp);
-// then the launcher and the vector accesses (here).
+// mbarriers (cuda_emulation_mbarrier.cpp); then the launcher and the vector
+// accesses (here).
 #include "codegen/cuda_emulation.h"
+#include "codegen/cuda_emulation_mbarrier.h"
 #include "codegen/cuda_emulation_shared.h"
 
 namespace kiln {
@@ -30,6 +32,7 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 #include <climits>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -132,10 +135,13 @@ namespace {  // internal linkage: each module keeps its own emulator
 
 struct Abort {};  // unwinds the threads of a launch that failed
 
-enum class At : unsigned char { kRunning, kBarrier, kWarp, kFinished };
+enum class At : unsigned char { kRunning, kBarrier, kWarp, kMbarrier, kFinished };
 struct ThreadState {
   At at = At::kRunning;
   int line = 0;  // of the __syncthreads() it waits at
+  const char* mbarrier = nullptr;  // the mbarrier array it waits on (kMbarrier), for messages
+  int mbarrier_index = 0;
+  const void* waits_on = nullptr;
 };
 // Threads wait on a word outside the team's mutex; it is bumped when their
 // barrier completes or the launch fails. A waiter yields a few times before
@@ -195,6 +201,19 @@ thread_local char tl_error[8192];
 thread_local Team* tl_team = nullptr;
 thread_local int tl_tid = -1, tl_warp = 0, tl_lane = 0;
 thread_local uint64_t tl_epoch = 0, tl_warp_epoch = 0;
+// Happens-before through mbarriers (the mbarrier part): a thread's clock
+// counts its arrivals; tl_vc[o] is the latest clock of thread o whose
+// arrival this thread has acquired by waiting on a completed phase. An
+// access of thread o stamped with clock c is ordered before this thread's
+// next access when tl_vc[o] > c. Arrivals publish the arriving thread's
+// whole vector, so the order is transitive. Without mbarriers every entry
+// stays 0 and the epochs alone order accesses.
+thread_local uint32_t tl_clock = 0;
+thread_local std::vector<uint32_t> tl_vc;
+bool g_mbarriers = false;  // the launch in progress has initialized an mbarrier
+inline bool acquired(int o, uint32_t clock) {
+  return o >= 0 && static_cast<size_t>(o) < tl_vc.size() && tl_vc[static_cast<size_t>(o)] > clock;
+}
 
 std::string dim_str(dim3 d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
@@ -213,6 +232,8 @@ unsigned lanes_of(const Team& t, int warp) {
   return n >= 32 ? 0xffffffffu : (1u << n) - 1;
 }
 
+void mbarriers_wake();  // the mbarrier part
+
 // Records the first failure and wakes every waiting thread (mu held).
 void fail(Team& t, const std::string& msg) {
   if (!t.failed) t.error = msg;
@@ -220,14 +241,25 @@ void fail(Team& t, const std::string& msg) {
   g_failed = true;
   t.gate.open();
   for (WarpState& w : t.warps) w.gate.open();
+  mbarriers_wake();
 }
 
 // Where the block's threads are, for a divergence report (mu held).
 std::string describe(const Team& t) {
   std::vector<int> lines, counts, first;
+  std::vector<std::string> bars;
+  std::vector<int> bar_counts, bar_first;
   int warp = 0, fin = 0, run = 0, warp_first = -1, fin_first = -1, run_first = -1;
   for (int i = 0; i < t.n; ++i) {
     switch (t.ts[i].at) {
+      case At::kMbarrier: {
+        const std::string b = std::string(t.ts[i].mbarrier) + "[" + std::to_string(t.ts[i].mbarrier_index) + "]";
+        size_t k = 0;
+        while (k < bars.size() && bars[k] != b) ++k;
+        if (k == bars.size()) bars.push_back(b), bar_counts.push_back(0), bar_first.push_back(i);
+        ++bar_counts[k];
+        break;
+      }
       case At::kBarrier: {
         size_t k = 0;
         while (k < lines.size() && lines[k] != t.ts[i].line) ++k;
@@ -248,6 +280,7 @@ std::string describe(const Team& t) {
   };
   for (size_t k = 0; k < lines.size(); ++k)
     part(counts[k], "wait at the __syncthreads() on line " + std::to_string(lines[k]), first[k]);
+  for (size_t k = 0; k < bars.size(); ++k) part(bar_counts[k], "wait on mbarrier " + bars[k], bar_first[k]);
   part(warp, "wait in a warp-level operation", warp_first);
   part(fin, "finished the kernel", fin_first);
   part(run, "still running", run_first);
@@ -271,6 +304,14 @@ std::string describe(const Team& t) {
       if ((w.mask >> l & 1u) && (at == At::kBarrier || at == At::kFinished))
         collective_diverged(t, static_cast<int>(i), w.op);
     }
+  }
+  for (const ThreadState& s : t.ts) {
+    if (s.at != At::kMbarrier) continue;
+    fail(t, "deadlock " + where() + ": " + describe(t) +
+                ". No thread is left to complete the mbarrier phases that threads wait for: each phase needs its "
+                "whole arrival count (mbarrier.init), and a wait's parity must name the phase in progress or the "
+                "one just completed.");
+    throw Abort{};
   }
   fail(t, "barrier divergence " + where() + ": " + describe(t) +
               ". Every thread of a block must reach the same __syncthreads() calls.");
@@ -505,6 +546,8 @@ int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body
   t.body = &body;
   t.nblocks = 1ll * grid.x * grid.y * grid.z;
   t.epoch = ++g_epoch;
+  g_mbarriers = false;
+  mbarriers_reset();
   gridDim = grid;
   blockDim = block;
   g_failed = false;
@@ -541,6 +584,7 @@ void finish_block(Team& t, std::unique_lock<std::mutex>& lk) {
   if (t.at_barrier > 0 || (w.arrived > 0 && (w.mask >> tl_lane & 1u))) diverged(t);
   if (t.finished == t.n) {
     async_drop_unlanded();
+    mbarriers_reset();  // the next block's shared memory holds no barrier
     for (ThreadState& s : t.ts) s.at = At::kRunning;
     t.running = t.n;
     t.finished = 0;
@@ -568,6 +612,7 @@ void* worker(void* arg) {
     blockIdx = dim3(b % gridDim.x, b / gridDim.x % gridDim.y, b / (1ll * gridDim.x * gridDim.y));
     tl_epoch = t.epoch;
     tl_warp_epoch = t.warps[tl_warp].epoch;
+    tl_vc.assign(static_cast<size_t>(t.n), 0);  // clocks only grow: see tl_clock
     std::string error;
     try {
       (*t.body)();
@@ -626,7 +671,8 @@ template <typename V, typename T> inline void kiln_st(const kiln_emu::SharedPtr<
 }  // namespace
 
 const std::string& cuda_emulation_header() {
-  static const std::string text = std::string(kBuiltins) + cuda_emulation_shared_text() + kLaunch;
+  static const std::string text =
+      std::string(kBuiltins) + cuda_emulation_shared_text() + cuda_emulation_mbarrier_text() + kLaunch;
   return text;
 }
 

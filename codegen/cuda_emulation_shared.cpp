@@ -8,16 +8,28 @@ const char* cuda_emulation_shared_text() {
   return R"KILN(namespace kiln_emu {
 namespace {
 
+// A read of an element by thread `tid` at its clock and warp epoch.
+struct ReadStamp {
+  int16_t tid;
+  uint32_t clock;
+  uint64_t warp_epoch;
+};
 // Who last wrote and who read an element since, with the epochs that order
 // them: the block epoch changes at every __syncthreads() and block start, a
-// warp's epoch at every warp operation of that warp.
+// warp's epoch at every warp operation of that warp; and the threads'
+// clocks, which order accesses through mbarriers (tl_clock).
 struct Shadow {
   uint64_t w_epoch = 0, w_warp_epoch = 0, r_epoch = 0, r_warp_epoch = 0;
+  uint32_t w_clock = 0, r_clock = 0;
   int16_t writer = -1, reader = -1, reader2 = -1;
   int8_t reader_warp = -1;   // the readers' warp, -2 when they are in several
   bool multi = false;        // several readers, none ordered after the others
   int16_t pending = -1;      // the thread whose cp.async into it has not landed yet
   bool async_write = false;  // the last write was a cp.async copy
+  // With mbarriers in the launch, every reader of a multi read, each with
+  // its latest read: a producer may refill an element only once it has
+  // acquired the reads of all the consumers (their arrivals on a barrier).
+  std::unique_ptr<std::vector<ReadStamp>> readers;
 };
 
 [[noreturn]] void check_error(const std::string& msg) {
@@ -217,27 +229,56 @@ class SharedBuffer {
                 (async ? "'s cp.async " : " ") + verb + " what " + thread_str(other) +
                 (other_wrote ? (other_copied ? " wrote (a cp.async copy)" : " wrote") : " read") +
                 " with no __syncthreads() in between" +
+                (g_mbarriers ? " and no mbarrier phase that orders them (the " + std::string(other_wrote ? "writer" : "reader") +
+                                   " arriving on it, then this thread waiting for it)"
+                             : "") +
                 (other_copied ? "; kiln_cp_async_wait makes a copy visible to its issuing thread only" : ""));
   }
-  // Whether thread `o`'s access at (epoch, warp epoch) is ordered before this thread's.
-  static bool ordered(int o, uint64_t epoch, uint64_t warp_epoch) {
-    return o == tl_tid || epoch != tl_epoch || (o / 32 == tl_warp && warp_epoch < tl_warp_epoch);
+  // Whether thread `o`'s access at (epoch, warp epoch, clock) is ordered before this thread's.
+  static bool ordered(int o, uint64_t epoch, uint64_t warp_epoch, uint32_t clock) {
+    return o == tl_tid || epoch != tl_epoch || (o / 32 == tl_warp && warp_epoch < tl_warp_epoch) ||
+           acquired(o, clock);
+  }
+  // The first read since the last write that is not ordered before this
+  // thread's access, or -1 when all are.
+  static int unordered_reader(const Shadow& s) {
+    if (s.r_epoch != tl_epoch) return -1;
+    if (!s.multi) return ordered(s.reader, s.r_epoch, s.r_warp_epoch, s.r_clock) ? -1 : s.reader;
+    if (s.readers) {
+      for (const ReadStamp& r : *s.readers)
+        if (!ordered(r.tid, s.r_epoch, r.warp_epoch, r.clock)) return r.tid;
+      return -1;
+    }
+    if (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch) return -1;
+    return s.reader != tl_tid ? s.reader : s.reader2;
   }
   void on_read(long long i) {
     if (pool_offset_ >= 0) pool_touch(this, name_, pool_offset_ + i * static_cast<long long>(sizeof(T)));
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_read(i, s.pending);
-    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch))
+    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
       race(i, s.writer, "reads", false, true);
-    const bool after_all = s.r_epoch != tl_epoch || (!s.multi && s.reader == tl_tid) ||
-                           (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch);
-    if (after_all) {  // earlier reads are ordered before this one: it stands for them
+    if (unordered_reader(s) < 0) {  // earlier reads are ordered before this one: it stands for them
       s.r_epoch = tl_epoch;
       s.r_warp_epoch = tl_warp_epoch;
+      s.r_clock = tl_clock;
       s.reader = static_cast<int16_t>(tl_tid);
       s.reader_warp = static_cast<int8_t>(tl_warp);
       s.multi = false;
-    } else if (s.reader != tl_tid) {
+      s.readers.reset();
+      return;
+    }
+    if (g_mbarriers) {  // every reader with its latest read
+      if (!s.readers) {  // the reads so far (of a multi read before the first mbarrier, the two known)
+        s.readers.reset(new std::vector<ReadStamp>{ReadStamp{s.reader, s.r_clock, s.r_warp_epoch}});
+        if (s.multi) s.readers->push_back(ReadStamp{s.reader2, s.r_clock, s.r_warp_epoch});
+      }
+      bool found = false;
+      for (ReadStamp& r : *s.readers)
+        if (r.tid == tl_tid) r = ReadStamp{r.tid, tl_clock, tl_warp_epoch}, found = true;
+      if (!found) s.readers->push_back(ReadStamp{static_cast<int16_t>(tl_tid), tl_clock, tl_warp_epoch});
+    }
+    if (s.reader != tl_tid) {
       s.multi = true;
       s.reader2 = static_cast<int16_t>(tl_tid);
       if (s.reader_warp != tl_warp) s.reader_warp = -2;
@@ -249,17 +290,17 @@ class SharedBuffer {
     if (pool_offset_ >= 0) pool_touch(this, name_, pool_offset_ + i * static_cast<long long>(sizeof(T)));
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_write(i, s.pending);
-    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch))
+    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
       race(i, s.writer, "overwrites", async, true);
-    const bool reads_before = s.r_epoch != tl_epoch || (!s.multi && s.reader == tl_tid) ||
-                              (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch);
-    if (!reads_before)
-      race(i, s.reader != tl_tid ? s.reader : s.reader2, async ? "overwrites" : "writes", async, false);
+    const int reader = unordered_reader(s);
+    if (reader >= 0) race(i, reader, async ? "overwrites" : "writes", async, false);
     s.async_write = async;
     s.w_epoch = tl_epoch;
     s.w_warp_epoch = tl_warp_epoch;
+    s.w_clock = tl_clock;
     s.writer = static_cast<int16_t>(tl_tid);
     s.r_epoch = 0;  // those reads are ordered before this write
+    s.readers.reset();
   }
 
   const char* name_;

@@ -1,0 +1,187 @@
+// The mbarrier part of the CUDA emulation header's text (see
+// cuda_emulation_mbarrier.h).
+#include "codegen/cuda_emulation_mbarrier.h"
+
+namespace kiln {
+
+const char* cuda_emulation_mbarrier_text() {
+  return R"KILN(// mbarriers. PTX keeps a barrier's phase, its pending arrivals and its
+// arrival count in 8 bytes of shared memory; here each is an object, and
+// every operation on it holds the team's mutex.
+struct Mbarrier {
+  bool live = false;  // initialized in this block
+  uint64_t init_epoch = 0;
+  int init_tid = -1;
+  int count = 0, pending = 0;
+  uint64_t phase = 0;              // phases completed; the one in progress has parity phase & 1
+  std::vector<uint32_t> acc;       // the join of this phase's arrivals' clocks (tl_vc)
+  std::vector<uint32_t> done;      // the same, of the last completed phase
+  Gate gate;                       // opened when a phase completes
+  int waiters = 0;                 // threads asleep on it
+};
+
+class MbarrierArrayBase {
+ public:
+  virtual ~MbarrierArrayBase() = default;
+  virtual void reset() = 0;  // a new block: no barrier is initialized
+  virtual void wake() = 0;   // the launch failed: waiters must see it
+};
+std::mutex g_mbarrier_arrays_mu;
+std::vector<MbarrierArrayBase*> g_mbarrier_arrays;
+
+void mbarriers_reset() {
+  std::lock_guard<std::mutex> g(g_mbarrier_arrays_mu);
+  for (MbarrierArrayBase* a : g_mbarrier_arrays) a->reset();
+}
+void mbarriers_wake() {
+  std::lock_guard<std::mutex> g(g_mbarrier_arrays_mu);
+  for (MbarrierArrayBase* a : g_mbarrier_arrays) a->wake();
+}
+
+// KILN_SHARED_MBARRIER(name, N): N barriers of the block.
+template <long long N>
+class MbarrierArray : public MbarrierArrayBase {
+ public:
+  static_assert(N > 0, "an mbarrier array has at least one barrier");
+  explicit MbarrierArray(const char* name) : name_(name) {
+    std::lock_guard<std::mutex> g(g_mbarrier_arrays_mu);
+    g_mbarrier_arrays.push_back(this);
+  }
+  ~MbarrierArray() override {
+    std::lock_guard<std::mutex> g(g_mbarrier_arrays_mu);
+    for (size_t k = 0; k < g_mbarrier_arrays.size(); ++k)
+      if (g_mbarrier_arrays[k] == this) g_mbarrier_arrays.erase(g_mbarrier_arrays.begin() + static_cast<long>(k));
+  }
+  void reset() override {
+    for (Mbarrier& b : bars_) {
+      b.live = false;
+      b.phase = 0;
+      b.waiters = 0;
+    }
+  }
+  void wake() override {
+    for (Mbarrier& b : bars_) b.gate.open();
+  }
+
+  // mbarrier.init: one thread sets the arrival count of every phase.
+  void init(long long i, long long count) {
+    Team& t = team();
+    std::unique_lock<std::mutex> lk(t.mu);
+    if (t.failed) throw Abort{};
+    Mbarrier& b = at(t, i, "initializes");
+    if (count < 1 || count >= (1 << 20))
+      failure(t, thread_str(tl_tid) + " " + where() + " initializes mbarrier " + elem(i) + " with an arrival count of " +
+                     std::to_string(count) + "; PTX allows 1 to 2^20 - 1");
+    if (b.live)
+      failure(t, thread_str(tl_tid) + " " + where() + " initializes mbarrier " + elem(i) + ", which " +
+                     thread_str(b.init_tid) + " already initialized in this block; a barrier in use is not initialized again");
+    b.live = true;
+    b.init_epoch = tl_epoch;
+    b.init_tid = tl_tid;
+    b.count = b.pending = static_cast<int>(count);
+    b.phase = 0;
+    b.acc.assign(static_cast<size_t>(t.n), 0);
+    b.done.assign(static_cast<size_t>(t.n), 0);
+    g_mbarriers = true;
+  }
+
+  // mbarrier.arrive: this thread's accesses so far are ordered before the
+  // waits that see the phase complete.
+  void arrive(long long i) {
+    Team& t = team();
+    std::unique_lock<std::mutex> lk(t.mu);
+    if (t.failed) throw Abort{};
+    Mbarrier& b = usable(t, i, "arrives on");
+    ++tl_clock;
+    for (size_t k = 0; k < b.acc.size(); ++k) b.acc[k] = std::max(b.acc[k], tl_vc[k]);
+    uint32_t& mine = b.acc[static_cast<size_t>(tl_tid)];
+    mine = std::max(mine, tl_clock);
+    if (--b.pending > 0) return;
+    b.done.swap(b.acc);
+    b.acc.assign(b.done.size(), 0);
+    ++b.phase;
+    b.pending = b.count;
+    for (int k = 0; k < t.n; ++k) {  // its sleepers run again
+      ThreadState& s = t.ts[static_cast<size_t>(k)];
+      if (s.at == At::kMbarrier && s.waits_on == &b) s.at = At::kRunning;
+    }
+    t.running += b.waiters;
+    b.waiters = 0;
+    b.gate.open();
+  }
+
+  // mbarrier.test_wait.parity in a loop: returns once the phase of parity
+  // `parity` has completed, which is the one in progress when its parity is
+  // `parity`, else the one just before it (PTX's rule: on the GPU, a barrier
+  // two phases ahead reads as not yet complete, and so does it here).
+  void wait(long long i, unsigned parity) {
+    Team& t = team();
+    std::unique_lock<std::mutex> lk(t.mu);
+    if (t.failed) throw Abort{};
+    Mbarrier& b = usable(t, i, "waits on");
+    while ((b.phase & 1) == (parity & 1)) {
+      ThreadState& s = t.ts[static_cast<size_t>(tl_tid)];
+      s.at = At::kMbarrier;
+      s.mbarrier = name_;
+      s.mbarrier_index = static_cast<int>(i);
+      s.waits_on = &b;
+      ++b.waiters;
+      --t.running;
+      if (t.running == 0) diverged(t);
+      const uint32_t ticket = b.gate.ticket();
+      lk.unlock();
+      b.gate.wait(ticket);
+      lk.lock();
+      if (t.failed) throw Abort{};
+    }
+    for (size_t k = 0; k < b.done.size(); ++k) tl_vc[k] = std::max(tl_vc[k], b.done[k]);
+  }
+
+ private:
+  std::string elem(long long i) const { return std::string(name_) + "[" + std::to_string(i) + "]"; }
+  [[noreturn]] void failure(Team& t, const std::string& msg) {
+    fail(t, msg);
+    throw Abort{};
+  }
+  Mbarrier& at(Team& t, long long i, const char* verb) {
+    if (i < 0 || i >= N)
+      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) + ", out of bounds of " +
+                     name_ + "[" + std::to_string(N) + "]");
+    return bars_[i];
+  }
+  // A barrier this thread may use: initialized, and the initialization
+  // made visible to this thread by a __syncthreads() (or its own).
+  Mbarrier& usable(Team& t, long long i, const char* verb) {
+    Mbarrier& b = at(t, i, verb);
+    if (!b.live)
+      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) +
+                     " before it is initialized in this block (kiln_mbarrier_init)");
+    if (b.init_epoch == tl_epoch && b.init_tid != tl_tid)
+      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) + ", which " +
+                     thread_str(b.init_tid) +
+                     " initialized with no __syncthreads() in between: other threads see the initialization only "
+                     "after a barrier");
+    return b;
+  }
+
+  const char* name_;
+  Mbarrier bars_[N];
+};
+
+// cp.async.mbarrier.arrive.noinc: the barrier sees an arrival of this
+// thread once all its cp.async copies so far have landed (the arrival is
+// one of the count mbarrier.init set). Here they land at once, before the
+// arrival, as this thread's writes; a thread that reads the data must still
+// wait for the phase.
+template <long long N> void cp_async_mbarrier_arrive(MbarrierArray<N>& b, long long i) {
+  for (std::vector<AsyncCopy>& group : tl_async.groups)
+    for (const AsyncCopy& c : group) c.finish(c, true);
+  for (const AsyncCopy& c : tl_async.open) c.finish(c, true);
+  tl_async = AsyncQueue{};
+  b.arrive(i);
+}
+
+)KILN";
+}
+
+}  // namespace kiln

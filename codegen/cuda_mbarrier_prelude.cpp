@@ -1,0 +1,53 @@
+// The mbarrier prelude's text (see cuda_mbarrier_prelude.h).
+#include "codegen/cuda_mbarrier_prelude.h"
+
+namespace kiln {
+
+const std::string& cuda_mbarrier_prelude() {
+  static const std::string text = R"KILN(// ---- kiln mbarrier prelude ----
+// Shared-memory barriers with phases (sm_80 and later; API:
+// codegen/cuda_mbarrier_prelude.h).
+#ifdef KILN_CUDA_EMULATION
+#define KILN_SHARED_MBARRIER(name, count) static ::kiln_emu::MbarrierArray<(count)> name(#name)
+template <long long N> inline void kiln_mbarrier_init(kiln_emu::MbarrierArray<N>& b, int i, unsigned count) {
+  b.init(i, count);
+}
+template <long long N> inline void kiln_mbarrier_arrive(kiln_emu::MbarrierArray<N>& b, int i) { b.arrive(i); }
+template <long long N> inline void kiln_mbarrier_wait(kiln_emu::MbarrierArray<N>& b, int i, unsigned parity) {
+  b.wait(i, parity);
+}
+template <long long N> inline void kiln_cp_async_mbarrier_arrive(kiln_emu::MbarrierArray<N>& b, int i) {
+  kiln_emu::cp_async_mbarrier_arrive(b, i);
+}
+#else
+#define KILN_SHARED_MBARRIER(name, count) __shared__ __align__(8) unsigned long long name[count]
+__device__ __forceinline__ unsigned kiln_mbarrier_address(unsigned long long* b, int i) {
+  return (unsigned)__cvta_generic_to_shared(b + i);
+}
+__device__ __forceinline__ void kiln_mbarrier_init(unsigned long long* b, int i, unsigned count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(kiln_mbarrier_address(b, i)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void kiln_mbarrier_arrive(unsigned long long* b, int i) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(kiln_mbarrier_address(b, i))
+               : "memory");
+}
+__device__ __forceinline__ void kiln_mbarrier_wait(unsigned long long* b, int i, unsigned parity) {
+  const unsigned addr = kiln_mbarrier_address(b, i);
+  unsigned done = 0;
+  do {
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(addr), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void kiln_cp_async_mbarrier_arrive(unsigned long long* b, int i) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(kiln_mbarrier_address(b, i)) : "memory");
+}
+#endif
+// ---- end of kiln mbarrier prelude ----
+)KILN";
+  return text;
+}
+
+}  // namespace kiln

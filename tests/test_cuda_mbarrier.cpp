@@ -1,0 +1,302 @@
+// The mbarrier prelude (codegen/cuda_mbarrier_prelude.h): a warp-specialized
+// pipeline (a producer warp fills the slots, two consumer warps read them,
+// and full and empty barriers hand each slot back and forth, with no
+// __syncthreads() in the loop) runs under the CPU emulation against the
+// host, with plain stores and with cp.async copies that arrive on the
+// barrier; the bugs the emulation must catch (a consumer that does not
+// wait, a producer that refills a slot before it is released, a barrier
+// used before its initialization is visible, a count that never completes a
+// phase, other misuse) fail the launch with messages instead of hanging;
+// and the same source compiles under NVRTC for sm_80 and sm_90.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda_async_prelude.h"
+#include "codegen/cuda_mbarrier_prelude.h"
+#include "codegen/cuda_prelude.h"
+#include "codegen/nvrtc.h"
+#include "support/emulated_module.h"
+#include "support/launch_watchdog.h"
+#include "support/skip.h"
+#include "support/temp_dir.h"
+
+using namespace kiln;
+using Catch::Matchers::Contains;
+using kiln::testing::build_emulated;
+using kiln::testing::Emulated;
+using kiln::testing::substitute;
+
+namespace {
+
+using Param = CudaKernelLaunch::Param;
+
+std::string device_source(const std::string& kernels) {
+  return cuda_prelude() + cuda_async_prelude() + cuda_mbarrier_prelude() + kernels;
+}
+
+CudaKernelLaunch make_launch(const std::string& kernel, int64_t blocks, int64_t threads, std::vector<Param> params) {
+  CudaKernelLaunch l;
+  l.kernel = kernel;
+  l.grid = {blocks, 1, 1};
+  l.block = {threads, 1, 1};
+  l.params = std::move(params);
+  return l;
+}
+
+// Block b sums its $TILES tiles of 448 floats through $STAGES slots. Warp 0
+// produces: it fills tile kt into slot kt % $STAGES once the consumers have
+// released the slot's previous tile (empty), and arrives on full. Warps 1
+// and 2 consume: consumer c (thread 32 + c) waits for the tile (full), adds
+// floats (c+13)%64 + 64k of it (filled by other threads) to out[64b + c],
+// and arrives on empty. The $-placeholders are where bugs are planted.
+const char* const kPipeline = R"(
+extern "C" __global__ void $NAME(const float* __restrict__ A, float* __restrict__ out) {
+  KILN_SHARED(float, stage, $STAGES * 448);
+  KILN_SHARED_MBARRIER(full, $STAGES);
+  KILN_SHARED_MBARRIER(empty, $STAGES);
+  const int t = threadIdx.x;
+  if (t == 0) {
+    for (int s = 0; s < $STAGES; ++s) {
+      kiln_mbarrier_init(full, s, $FULL_COUNT);  // the producer warp's arrivals
+      kiln_mbarrier_init(empty, s, 64);          // the consumers'
+    }
+  }
+  $INIT_SYNC
+  const float* tiles = A + blockIdx.x * ($TILES * 448);
+  if (t < 32) {
+    for (int kt = 0; kt < $TILES; ++kt) {
+      const int s = kt % $STAGES;
+      if (kt >= $STAGES) {  // the slot's previous tile, use kt / S - 1, is released
+        $EMPTY_WAIT
+      }
+      $FILL
+    }
+  } else {
+    const int c = t - 32;
+    float acc = 0.0f;
+    for (int kt = 0; kt < $TILES; ++kt) {
+      const int s = kt % $STAGES;
+      $FULL_WAIT
+      for (int k = 0; k < 7; ++k) acc += stage[s * 448 + (c + 13) % 64 + 64 * k];
+      kiln_mbarrier_arrive(empty, s);
+    }
+    out[blockIdx.x * 64 + c] = acc;
+  }
+}
+)";
+
+const char* const kPlainFill = R"(for (int k = t; k < 448; k += 32) stage[s * 448 + k] = tiles[kt * 448 + k];
+      kiln_mbarrier_arrive(full, s);)";
+const char* const kAsyncFill =
+    R"(for (int v = t; v < 112; v += 32) kiln_cp_async<16>(stage, s * 448 + 4 * v, tiles + kt * 448 + 4 * v);
+      kiln_cp_async_mbarrier_arrive(full, s);)";
+
+constexpr int kTiles = 5, kBlocks = 3, kTile = 448;
+
+enum class Bug { kNone, kNoFullWait, kNoEmptyWait, kNoInitSync, kShortCount };
+
+std::string pipeline_name(int stages, bool async, Bug bug) {
+  static const char* const names[] = {"", "_no_full_wait", "_no_empty_wait", "_no_init_sync", "_short_count"};
+  return std::string(async ? "async" : "plain") + std::to_string(stages) + names[static_cast<int>(bug)];
+}
+
+std::string pipeline_kernel(int stages, bool async, Bug bug) {
+  return substitute(
+      kPipeline,
+      {{"$NAME", pipeline_name(stages, async, bug)},
+       {"$FILL", async ? kAsyncFill : kPlainFill},
+       {"$FULL_WAIT", bug == Bug::kNoFullWait ? "" : "kiln_mbarrier_wait(full, s, (kt / $STAGES) & 1);"},
+       {"$EMPTY_WAIT", bug == Bug::kNoEmptyWait ? "" : "kiln_mbarrier_wait(empty, s, (kt / $STAGES - 1) & 1);"},
+       {"$INIT_SYNC", bug == Bug::kNoInitSync ? "" : "__syncthreads();"},
+       {"$FULL_COUNT", bug == Bug::kShortCount ? "33" : "32"},
+       {"$STAGES", std::to_string(stages)},
+       {"$TILES", std::to_string(kTiles)}});
+}
+
+// Small integers: every sum is exact in f32.
+std::vector<float> pipeline_input() {
+  std::vector<float> a(kBlocks * kTiles * kTile);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i * 7919 % 23) - 11);
+  return a;
+}
+
+std::vector<float> pipeline_reference(const std::vector<float>& a) {
+  std::vector<float> out(kBlocks * 64, 0.0f);
+  for (int b = 0; b < kBlocks; ++b)
+    for (int c = 0; c < 64; ++c)
+      for (int kt = 0; kt < kTiles; ++kt)
+        for (int k = 0; k < 7; ++k) out[b * 64 + c] += a[(b * kTiles + kt) * kTile + (c + 13) % 64 + 64 * k];
+  return out;
+}
+
+// Runs one pipeline kernel on pipeline_input(); returns the launch's error ("" on success).
+std::string run_pipeline(const testing::TempDir& dir, int stages, bool async, Bug bug,
+                         std::vector<float>* out = nullptr) {
+  const std::string name = pipeline_name(stages, async, bug);
+  Emulated e = build_emulated(dir, "run_" + name, device_source(pipeline_kernel(stages, async, bug)),
+                              {make_launch(name, kBlocks, 96, {{"const float*", 0}, {"float*", 1}})});
+  std::vector<float> a = pipeline_input(), result(kBlocks * 64, -1.0f);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_mbarrier", 120);
+  const int rc = e.run({a.data(), result.data()});
+  if (out) *out = result;
+  return rc == 0 ? "" : e.error();
+}
+
+// Misuse, one kind per mode; one block of 64 threads.
+const char* const kMisuse = R"(
+extern "C" __global__ void misuse(float* __restrict__ out, int mode) {
+  KILN_SHARED(float, buf, 64);
+  KILN_SHARED_MBARRIER(bar, 2);
+  const int t = threadIdx.x;
+  if (mode == 0 && t == 0) kiln_mbarrier_arrive(bar, 0);            // never initialized
+  if (mode == 1 && t == 0) kiln_mbarrier_init(bar, 2, 1);           // out of bounds
+  // No arrivals (out[0] is 0: NVRTC 13 crashes compiling a count it knows is 0 for sm_90).
+  if (mode == 2 && t == 0) kiln_mbarrier_init(bar, 0, (unsigned)out[0]);
+  if (mode == 3 && t < 2) kiln_mbarrier_init(bar, 0, 1);            // initialized twice
+  if (mode == 4) {  // every thread waits for a phase nobody arrives on
+    if (t == 0) kiln_mbarrier_init(bar, 0, 1);
+    __syncthreads();
+    kiln_mbarrier_wait(bar, 0, 0);
+  }
+  if (mode == 5) {  // thread 1 hands buf[0] to thread 40 through the barrier
+    if (t == 0) kiln_mbarrier_init(bar, 1, 1);
+    __syncthreads();
+    if (t == 1) {
+      buf[0] = 5.0f;
+      kiln_mbarrier_arrive(bar, 1);
+    }
+    if (t == 40) {
+      kiln_mbarrier_wait(bar, 1, 0);
+      out[0] = buf[0];
+    }
+  }
+  if (mode == 6) {  // the same, but thread 40 waits on the other barrier, whose phase thread 2 completes
+    if (t == 0) {
+      kiln_mbarrier_init(bar, 0, 1);
+      kiln_mbarrier_init(bar, 1, 1);
+    }
+    __syncthreads();
+    if (t == 1) {
+      buf[0] = 5.0f;
+      kiln_mbarrier_arrive(bar, 1);
+    }
+    if (t == 2) kiln_mbarrier_arrive(bar, 0);
+    if (t == 40) {
+      kiln_mbarrier_wait(bar, 0, 0);
+      out[0] = buf[0];
+    }
+  }
+  if (mode == 7) {  // a wait for the phase before the first returns at once (PTX's parity rule)
+    if (t == 0) kiln_mbarrier_init(bar, 0, 1);
+    __syncthreads();
+    if (t == 3) {
+      kiln_mbarrier_wait(bar, 0, 1);
+      out[0] = 7.0f;
+    }
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("emulated warp-specialized mbarrier pipelines match the host", "[codegen][cuda][emulation][mbarrier]") {
+  SKIP_WITHOUT_COMPILER();
+  testing::TempDir dir("kiln_mbarrier");
+  const std::vector<float> expected = pipeline_reference(pipeline_input());
+  for (bool async : {false, true}) {
+    for (int stages : {2, 3}) {
+      INFO(pipeline_name(stages, async, Bug::kNone));
+      std::vector<float> out;
+      REQUIRE(run_pipeline(dir, stages, async, Bug::kNone, &out) == "");
+      int bad = 0;
+      for (size_t i = 0; i < out.size(); ++i) bad += out[i] != expected[i];
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("a consumer that does not wait for its slot, or a producer that refills it early, is a race",
+          "[codegen][cuda][emulation][mbarrier]") {
+  SKIP_WITHOUT_COMPILER();
+  testing::TempDir dir("kiln_mbarrier");
+  for (bool async : {false, true}) {
+    for (Bug bug : {Bug::kNoFullWait, Bug::kNoEmptyWait}) {
+      const std::string name = pipeline_name(2, async, bug);
+      INFO(name);
+      CHECK_THAT(run_pipeline(dir, 2, async, bug), Contains("shared-memory race on stage[") &&
+                                                       Contains("of kernel " + name) &&
+                                                       Contains("no mbarrier phase that orders them"));
+    }
+  }
+}
+
+TEST_CASE(
+    "an mbarrier used before its initialization is visible, or one whose phase never completes, fails the "
+    "launch",
+    "[codegen][cuda][emulation][mbarrier]") {
+  SKIP_WITHOUT_COMPILER();
+  testing::TempDir dir("kiln_mbarrier");
+  CHECK_THAT(run_pipeline(dir, 2, false, Bug::kNoInitSync),
+             Contains("mbarrier full[0]") &&
+                 (Contains("which thread (0,0,0) initialized with no __syncthreads() in between") ||
+                  Contains("before it is initialized in this block")));
+  // 33 arrivals expected, 32 made: the consumers wait for ever, and so does
+  // the producer once it needs a slot back.
+  const std::string msg = run_pipeline(dir, 2, false, Bug::kShortCount);
+  CHECK_THAT(msg, Contains("deadlock in block (0,0,0) of kernel plain2_short_count") &&
+                      Contains("64 threads wait on mbarrier full[0]") &&
+                      Contains("32 threads wait on mbarrier empty[0]") &&
+                      Contains("each phase needs its whole arrival count"));
+}
+
+TEST_CASE("misused mbarriers fail the launch with a message", "[codegen][cuda][emulation][mbarrier]") {
+  SKIP_WITHOUT_COMPILER();
+  testing::TempDir dir("kiln_mbarrier");
+  Emulated e = build_emulated(dir, "run_misuse", device_source(kMisuse),
+                              {make_launch("misuse", 1, 64, {{"float*", 0}, {"int", 1}})});
+  float out[1] = {0};
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_mbarrier", 120);
+  auto run_mode = [&](int mode) {
+    INFO("mode " << mode);
+    out[0] = 0;
+    const bool ok = e.run({out, &mode}) == 0;
+    return ok ? std::string("ok") : e.error();
+  };
+  CHECK_THAT(run_mode(0), Contains("thread (0,0,0) in block (0,0,0) of kernel misuse arrives on mbarrier bar[0] "
+                                   "before it is initialized in this block"));
+  CHECK_THAT(run_mode(1), Contains("initializes mbarrier bar[2], out of bounds of bar[2]"));
+  CHECK_THAT(run_mode(2), Contains("initializes mbarrier bar[0] with an arrival count of 0; PTX allows 1 to 2^20 - 1"));
+  CHECK_THAT(run_mode(3), Contains("already initialized in this block"));
+  CHECK_THAT(run_mode(4), Contains("deadlock in block (0,0,0) of kernel misuse: 64 threads wait on mbarrier bar[0]"));
+  CHECK(run_mode(5) == "ok");
+  CHECK(out[0] == 5.0f);
+  CHECK_THAT(run_mode(6), Contains("shared-memory race on buf[0]") &&
+                              Contains("thread (40,0,0) reads what thread (1,0,0) wrote with no __syncthreads()"));
+  CHECK(run_mode(7) == "ok");
+  CHECK(out[0] == 7.0f);
+  // Each launch starts with no barrier initialized.
+  CHECK(run_mode(5) == "ok");
+}
+
+TEST_CASE("NVRTC compiles the mbarrier prelude for sm_80 and sm_90", "[codegen][cuda][nvrtc][mbarrier]") {
+  std::string why;
+  if (!nvrtc_available(&why)) KILN_SKIP("NVRTC is not available: " << why);
+  const std::string kernels = pipeline_kernel(2, false, Bug::kNone) + pipeline_kernel(3, true, Bug::kNone) + kMisuse;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    NvrtcOutput out = nvrtc_compile(device_source(kernels), "mbarrier.cu", arch);
+    CHECK(!out.cubin.empty());
+    for (const char* insn :
+         {"mbarrier.init.shared.b64", "mbarrier.arrive.shared.b64", "mbarrier.test_wait.parity.shared.b64",
+          "cp.async.mbarrier.arrive.noinc.shared.b64", "cp.async.cg.shared.global"}) {
+      INFO(insn);
+      CHECK(out.ptx.find(insn) != std::string::npos);
+    }
+    REQUIRE(out.resources.size() == 3);
+    for (const CudaKernelResources& r : out.resources) {
+      INFO(r.kernel);
+      CHECK(r.stack_bytes == 0);
+    }
+  }
+}
