@@ -16,8 +16,11 @@
 // before those of the threads that wait for it (each thread's clock counts
 // its arrivals, and waits join the arrivals' clocks, beside the epochs), so
 // producer and consumer warps may hand slots back and forth with no
-// __syncthreads(). A wait that no running thread can complete is reported
-// as a deadlock.
+// __syncthreads(); in such launches a warp operation joins its lanes'
+// clocks too (one elected lane may arrive for its warp). Bulk copies
+// (cp.async.bulk) count their bytes on a barrier, and their elements may
+// not be touched until that phase completes. A wait that no running thread
+// can complete is reported as a deadlock.
 //
 // Tensor-core instructions (codegen/cuda_mma_prelude.h) run lane by lane:
 // ldmatrix and mma.sync exchange every lane's addresses and fragments
@@ -26,8 +29,7 @@
 //
 // Limits: one launch at a time per module; race detection covers KILN_SHARED
 // arrays only, and orders warp-synchronous accesses correctly for full-mask
-// warp operations only (which, unlike mbarrier phases, do not pass on what
-// their lanes acquired); arrays that share pool bytes are ordered by
+// warp operations only; arrays that share pool bytes are ordered by
 // __syncthreads() only; a cp.async copy that arrives on an mbarrier lands
 // when the arrival is made; a thread looping forever hangs the launch; atomics
 // work on global memory only.

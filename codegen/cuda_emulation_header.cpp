@@ -175,6 +175,11 @@ struct WarpState {
   unsigned mask = 0;
   const char* op = nullptr;  // the warp-collective operation (warp_exchange) its lanes wait in, or null
   uint64_t slots[2][32];
+  // With mbarriers in the launch: each waiting lane's clocks, and per row
+  // the join that every lane of the operation acquires (see tl_clock).
+  std::vector<uint32_t>* vcs[32];
+  uint32_t* clocks[32];
+  std::vector<uint32_t> joined[2];
 };
 
 // One launch: the block's threads, its barrier and its warps.
@@ -210,7 +215,7 @@ thread_local uint64_t tl_epoch = 0, tl_warp_epoch = 0;
 // stays 0 and the epochs alone order accesses.
 thread_local uint32_t tl_clock = 0;
 thread_local std::vector<uint32_t> tl_vc;
-bool g_mbarriers = false;  // the launch in progress has initialized an mbarrier
+std::atomic<bool> g_mbarriers{false};  // the launch in progress has initialized an mbarrier
 inline bool acquired(int o, uint32_t clock) {
   return o >= 0 && static_cast<size_t>(o) < tl_vc.size() && tl_vc[static_cast<size_t>(o)] > clock;
 }
@@ -275,8 +280,9 @@ std::string describe(const Team& t) {
   std::string s;
   auto part = [&](int count, const std::string& what, int tid) {
     if (!count) return;
-    s += (s.empty() ? "" : "; ") + std::to_string(count) + (count == 1 ? " thread " : " threads ") + what +
-         " (first: " + thread_str(tid) + ")";
+    const bool waits = count == 1 && what.compare(0, 5, "wait ") == 0;  // one thread waits, several wait
+    s += (s.empty() ? "" : "; ") + std::to_string(count) + (count == 1 ? " thread " : " threads ") +
+         (waits ? "waits " + what.substr(5) : what) + " (first: " + thread_str(tid) + ")";
   };
   for (size_t k = 0; k < lines.size(); ++k)
     part(counts[k], "wait at the __syncthreads() on line " + std::to_string(lines[k]), first[k]);
@@ -390,9 +396,24 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* o
   }
   const int row = static_cast<int>(w.gen & 1);
   w.slots[row][tl_lane] = mine;
+  w.vcs[tl_lane] = &tl_vc;
+  w.clocks[tl_lane] = &tl_clock;
   t.ts[tl_tid].at = At::kWarp;
   --t.running;
   if (++w.arrived == __builtin_popcount(m)) {
+    // The lanes wait (or this one is the last): what each did and acquired
+    // before the operation is ordered before what all do after it.
+    if (g_mbarriers) {
+      std::vector<uint32_t>& j = w.joined[row];
+      j.assign(tl_vc.size(), 0);
+      for (int l = 0; l < 32; ++l) {
+        if (!(m >> l & 1u)) continue;
+        const std::vector<uint32_t>& v = *w.vcs[l];
+        for (size_t k = 0; k < j.size() && k < v.size(); ++k) j[k] = std::max(j[k], v[k]);
+        const size_t tid = static_cast<size_t>(tl_warp * 32 + l);
+        if (tid < j.size()) j[tid] = std::max(j[tid], ++*w.clocks[l]);
+      }
+    }
     for (int l = 0; l < 32; ++l) {
       if (m >> l & 1u) t.ts[tl_warp * 32 + l].at = At::kRunning;
     }
@@ -410,6 +431,10 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* o
   }
   // The next operation writes the other row, and the one after needs this lane.
   tl_warp_epoch = w.epoch;
+  if (g_mbarriers) {
+    const std::vector<uint32_t>& j = w.joined[row];
+    for (size_t k = 0; k < j.size() && k < tl_vc.size(); ++k) tl_vc[k] = std::max(tl_vc[k], j[k]);
+  }
   memcpy(all, w.slots[row], sizeof(w.slots[row]));
   return m;
 }

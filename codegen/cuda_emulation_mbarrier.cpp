@@ -8,11 +8,30 @@ const char* cuda_emulation_mbarrier_text() {
   return R"KILN(// mbarriers. PTX keeps a barrier's phase, its pending arrivals and its
 // arrival count in 8 bytes of shared memory; here each is an object, and
 // every operation on it holds the team's mutex.
+
+// A bulk copy (cp.async.bulk) whose bytes land when its phase completes.
+struct BulkCopy {
+  void* buf;                                   // the SharedBuffer<T>
+  void (*finish)(const BulkCopy&, bool land);  // lands the bytes, or drops the copy
+  long long index, count;                      // the destination elements
+  int tid;                                     // the issuing thread
+  std::vector<unsigned char> bytes;
+};
+template <typename T> void finish_bulk(const BulkCopy& c, bool land) {
+  SharedBuffer<T>& b = *static_cast<SharedBuffer<T>*>(c.buf);
+  if (land)
+    b.bulk_land(c.index, c.count, c.bytes.data());
+  else
+    b.async_drop(c.index, c.count, c.tid);
+}
+
 struct Mbarrier {
   bool live = false;  // initialized in this block
   uint64_t init_epoch = 0;
   int init_tid = -1;
   int count = 0, pending = 0;
+  long long tx = 0;                // transaction bytes expected and not yet completed, this phase
+  std::vector<BulkCopy> copies;    // this phase's bulk copies
   uint64_t phase = 0;              // phases completed; the one in progress has parity phase & 1
   std::vector<uint32_t> acc;       // the join of this phase's arrivals' clocks (tl_vc)
   std::vector<uint32_t> done;      // the same, of the last completed phase
@@ -54,8 +73,11 @@ class MbarrierArray : public MbarrierArrayBase {
   }
   void reset() override {
     for (Mbarrier& b : bars_) {
+      for (const BulkCopy& c : b.copies) c.finish(c, false);  // never landed
+      b.copies.clear();
       b.live = false;
       b.phase = 0;
+      b.tx = 0;
       b.waiters = 0;
     }
   }
@@ -79,6 +101,7 @@ class MbarrierArray : public MbarrierArrayBase {
     b.init_epoch = tl_epoch;
     b.init_tid = tl_tid;
     b.count = b.pending = static_cast<int>(count);
+    b.tx = 0;
     b.phase = 0;
     b.acc.assign(static_cast<size_t>(t.n), 0);
     b.done.assign(static_cast<size_t>(t.n), 0);
@@ -91,23 +114,44 @@ class MbarrierArray : public MbarrierArrayBase {
     Team& t = team();
     std::unique_lock<std::mutex> lk(t.mu);
     if (t.failed) throw Abort{};
+    arrive_on(t, usable(t, i, "arrives on"), i);
+  }
+
+  // mbarrier.arrive.expect_tx: the phase also waits for `bytes` more bytes
+  // of bulk copies, then this thread arrives.
+  void arrive_expect_tx(long long i, long long bytes) {
+    Team& t = team();
+    std::unique_lock<std::mutex> lk(t.mu);
+    if (t.failed) throw Abort{};
     Mbarrier& b = usable(t, i, "arrives on");
+    transaction(t, b, i, bytes, "expects");
+    arrive_on(t, b, i);
+  }
+
+  // cp.async.bulk into dst[index..] of `bytes` from `src`, completing its
+  // bytes on barrier i: a write of this thread now, landing with the phase.
+  template <typename T> void bulk_copy(SharedBuffer<T>& dst, long long index, const T* src, long long bytes, long long i) {
+    Team& t = team();
+    std::unique_lock<std::mutex> lk(t.mu);
+    if (t.failed) throw Abort{};
+    Mbarrier& b = usable(t, i, "completes a bulk copy on");
+    const long long at = index * static_cast<long long>(sizeof(T));
+    if (bytes <= 0 || bytes % 16 != 0 || at % 16 != 0 || reinterpret_cast<uintptr_t>(src) % 16 != 0)
+      failure(t, thread_str(tl_tid) + " " + where() + " issues a bulk copy of " + std::to_string(bytes) +
+                     " bytes into " + dst.name() + "[" + std::to_string(index) +
+                     "]: the size must be a positive multiple of 16 bytes, and both addresses 16-byte aligned");
+    BulkCopy c{&dst, finish_bulk<T>, index, bytes / static_cast<long long>(sizeof(T)), tl_tid, {}};
+    c.bytes.resize(static_cast<size_t>(bytes));
+    memcpy(c.bytes.data(), src, static_cast<size_t>(bytes));
+    dst.bulk_issue(c.index, c.count);
+    b.copies.push_back(std::move(c));
+    // The copy completes its bytes on the barrier: the phase then orders
+    // the issuing thread's write (and what it did before) before the waits.
     ++tl_clock;
-    for (size_t k = 0; k < b.acc.size(); ++k) b.acc[k] = std::max(b.acc[k], tl_vc[k]);
     uint32_t& mine = b.acc[static_cast<size_t>(tl_tid)];
     mine = std::max(mine, tl_clock);
-    if (--b.pending > 0) return;
-    b.done.swap(b.acc);
-    b.acc.assign(b.done.size(), 0);
-    ++b.phase;
-    b.pending = b.count;
-    for (int k = 0; k < t.n; ++k) {  // its sleepers run again
-      ThreadState& s = t.ts[static_cast<size_t>(k)];
-      if (s.at == At::kMbarrier && s.waits_on == &b) s.at = At::kRunning;
-    }
-    t.running += b.waiters;
-    b.waiters = 0;
-    b.gate.open();
+    transaction(t, b, i, -bytes, "completes");
+    if (b.pending == 0 && b.tx == 0) complete(t, b);
   }
 
   // mbarrier.test_wait.parity in a loop: returns once the phase of parity
@@ -119,7 +163,10 @@ class MbarrierArray : public MbarrierArrayBase {
     std::unique_lock<std::mutex> lk(t.mu);
     if (t.failed) throw Abort{};
     Mbarrier& b = usable(t, i, "waits on");
-    while ((b.phase & 1) == (parity & 1)) {
+    if (parity > 1)
+      failure(t, thread_str(tl_tid) + " " + where() + " waits on mbarrier " + elem(i) + " with parity " +
+                     std::to_string(parity) + "; a phase's parity is 0 or 1");
+    while ((b.phase & 1) == parity) {
       ThreadState& s = t.ts[static_cast<size_t>(tl_tid)];
       s.at = At::kMbarrier;
       s.mbarrier = name_;
@@ -138,6 +185,42 @@ class MbarrierArray : public MbarrierArrayBase {
   }
 
  private:
+  // This thread arrives on barrier b (mu held).
+  void arrive_on(Team& t, Mbarrier& b, long long i) {
+    if (b.pending == 0)
+      failure(t, thread_str(tl_tid) + " " + where() + " arrives on mbarrier " + elem(i) + ", whose phase has all its " +
+                     std::to_string(b.count) + " arrivals already and waits only for " + std::to_string(b.tx) +
+                     " bytes of bulk copies");
+    ++tl_clock;
+    for (size_t k = 0; k < b.acc.size(); ++k) b.acc[k] = std::max(b.acc[k], tl_vc[k]);
+    uint32_t& mine = b.acc[static_cast<size_t>(tl_tid)];
+    mine = std::max(mine, tl_clock);
+    if (--b.pending == 0 && b.tx == 0) complete(t, b);
+  }
+  // Adds `bytes` to the phase's transaction count (PTX's range: 2^20 - 1 either way).
+  void transaction(Team& t, Mbarrier& b, long long i, long long bytes, const char* verb) {
+    b.tx += bytes;
+    if (b.tx >= (1 << 20) || b.tx <= -(1 << 20))
+      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " " + std::to_string(bytes < 0 ? -bytes : bytes) +
+                     " bytes on mbarrier " + elem(i) + ", which takes its pending transaction bytes to " +
+                     std::to_string(b.tx) + "; PTX allows 2^20 - 1 either way");
+  }
+  // The phase in progress completes: its copies land, its sleepers run again.
+  void complete(Team& t, Mbarrier& b) {
+    for (const BulkCopy& c : b.copies) c.finish(c, true);
+    b.copies.clear();
+    b.done.swap(b.acc);
+    b.acc.assign(b.done.size(), 0);
+    ++b.phase;
+    b.pending = b.count;
+    for (int k = 0; k < t.n; ++k) {  // its sleepers run again
+      ThreadState& s = t.ts[static_cast<size_t>(k)];
+      if (s.at == At::kMbarrier && s.waits_on == &b) s.at = At::kRunning;
+    }
+    t.running += b.waiters;
+    b.waiters = 0;
+    b.gate.open();
+  }
   std::string elem(long long i) const { return std::string(name_) + "[" + std::to_string(i) + "]"; }
   [[noreturn]] void failure(Team& t, const std::string& msg) {
     fail(t, msg);

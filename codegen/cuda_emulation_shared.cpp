@@ -26,6 +26,7 @@ struct Shadow {
   bool multi = false;        // several readers, none ordered after the others
   int16_t pending = -1;      // the thread whose cp.async into it has not landed yet
   bool async_write = false;  // the last write was a cp.async copy
+  bool bulk = false;         // the copy in flight (pending) is a bulk copy
   // With mbarriers in the launch, every reader of a multi read, each with
   // its latest read: a producer may refill an element only once it has
   // acquired the reads of all the consumers (their arrivals on a barrier).
@@ -176,11 +177,38 @@ class SharedBuffer {
       memcpy(&data_[k], bytes + (k - i) * sizeof(T), sizeof(T));
     }
   }
+  // A bulk copy (cp.async.bulk) into elements i..i+count-1, issued by this
+  // thread: its write, and the elements pending until the mbarrier phase
+  // it completes is complete.
+  void bulk_issue(long long i, long long count) {
+    check(i, count);
+    for (long long k = i; k < i + count; ++k) {
+      std::lock_guard<std::mutex> g(stripe(k));
+      Shadow& s = shadow_[k];
+      if (s.pending >= 0)
+        check_error(thread_str(tl_tid) + " " + where() + " issues a bulk copy into " + elem(k) +
+                    " while an earlier copy into it, issued by " + issuer(s.pending) +
+                    ", is in flight; wait for the mbarrier phase it completes first");
+      on_write(k, true);
+      s.pending = static_cast<int16_t>(tl_tid);
+      s.bulk = true;
+    }
+  }
+  // The phase is complete: the bytes land (as the issuing thread's write,
+  // recorded at issue).
+  void bulk_land(long long i, long long count, const unsigned char* bytes) {
+    for (long long k = i; k < i + count; ++k) {
+      std::lock_guard<std::mutex> g(stripe(k));
+      shadow_[k].pending = -1;
+      shadow_[k].bulk = false;
+      memcpy(&data_[k], bytes + (k - i) * sizeof(T), sizeof(T));
+    }
+  }
   // The copy is dropped (its thread finished the block, or the launch failed).
   void async_drop(long long i, long long count, int tid) {
     for (long long k = i; k < i + count; ++k) {
       std::lock_guard<std::mutex> g(stripe(k));
-      if (shadow_[k].pending == tid) shadow_[k].pending = -1;
+      if (shadow_[k].pending == tid) shadow_[k].pending = -1, shadow_[k].bulk = false;
     }
   }
 
@@ -209,6 +237,11 @@ class SharedBuffer {
   // Accesses to an element whose cp.async (by thread `tid`) is in flight.
   static std::string issuer(int tid) { return tid == tl_tid ? "this thread" : thread_str(tid); }
   [[noreturn]] void pending_read(long long i, int tid) {
+    if (shadow_[i].bulk)
+      check_error("shared-memory element " + elem(i) + " was read before its bulk copy arrived, " + where() + ": " +
+                  thread_str(tl_tid) + " reads it while the bulk copy issued by " + issuer(tid) +
+                  " is in flight. Threads must wait for the mbarrier phase the copy completes (kiln_mbarrier_wait) "
+                  "before they read it");
     check_error("shared-memory element " + elem(i) + " was read before its cp.async copy arrived, " + where() + ": " +
                 thread_str(tl_tid) + " reads it while the cp.async issued by " + issuer(tid) +
                 " is in flight. The issuing " + thread_str(tid) +
@@ -216,6 +249,10 @@ class SharedBuffer {
                 "__syncthreads(), before any thread reads it");
   }
   [[noreturn]] void pending_write(long long i, int tid) {
+    if (shadow_[i].bulk)
+      check_error(thread_str(tl_tid) + " writes " + elem(i) + " " + where() + " while the bulk copy issued into it by " +
+                  issuer(tid) + " is in flight: the copy would overwrite the value when it arrives. Wait for the "
+                  "mbarrier phase the copy completes (kiln_mbarrier_wait) first");
     check_error(thread_str(tl_tid) + " writes " + elem(i) + " " + where() + " while the cp.async issued into it by " +
                 issuer(tid) + " is in flight: the copy would overwrite the value when it arrives. The issuing " +
                 thread_str(tid) + " must wait for the copy (kiln_cp_async_wait), and the block must __syncthreads(), "
@@ -271,7 +308,8 @@ class SharedBuffer {
     if (g_mbarriers) {  // every reader with its latest read
       if (!s.readers) {  // the reads so far (of a multi read before the first mbarrier, the two known)
         s.readers.reset(new std::vector<ReadStamp>{ReadStamp{s.reader, s.r_clock, s.r_warp_epoch}});
-        if (s.multi) s.readers->push_back(ReadStamp{s.reader2, s.r_clock, s.r_warp_epoch});
+        // reader2's clock is not kept, so no arrival orders its read (conservative).
+        if (s.multi) s.readers->push_back(ReadStamp{s.reader2, UINT32_MAX, s.r_warp_epoch});
       }
       bool found = false;
       for (ReadStamp& r : *s.readers)

@@ -5,8 +5,8 @@ namespace kiln {
 
 const std::string& cuda_mbarrier_prelude() {
   static const std::string text = R"KILN(// ---- kiln mbarrier prelude ----
-// Shared-memory barriers with phases (sm_80 and later; API:
-// codegen/cuda_mbarrier_prelude.h).
+// Shared-memory barriers with phases (sm_80 and later; transaction bytes
+// and bulk copies sm_90; API: codegen/cuda_mbarrier_prelude.h).
 #ifdef KILN_CUDA_EMULATION
 #define KILN_SHARED_MBARRIER(name, count) static ::kiln_emu::MbarrierArray<(count)> name(#name)
 template <long long N> inline void kiln_mbarrier_init(kiln_emu::MbarrierArray<N>& b, int i, unsigned count) {
@@ -18,6 +18,20 @@ template <long long N> inline void kiln_mbarrier_wait(kiln_emu::MbarrierArray<N>
 }
 template <long long N> inline void kiln_cp_async_mbarrier_arrive(kiln_emu::MbarrierArray<N>& b, int i) {
   kiln_emu::cp_async_mbarrier_arrive(b, i);
+}
+template <long long N>
+inline void kiln_mbarrier_arrive_expect_tx(kiln_emu::MbarrierArray<N>& b, int i, unsigned bytes) {
+  b.arrive_expect_tx(i, bytes);
+}
+template <typename T, long long N>
+inline void kiln_bulk_copy(kiln_emu::SharedBuffer<T>& dst, long long dst_index, const T* src, unsigned bytes,
+                           kiln_emu::MbarrierArray<N>& b, int i) {
+  b.bulk_copy(dst, dst_index, src, bytes, i);
+}
+template <typename T, long long N>
+inline void kiln_bulk_copy(const kiln_emu::SharedPtr<T>& dst, long long dst_index, const T* src, unsigned bytes,
+                           kiln_emu::MbarrierArray<N>& b, int i) {
+  b.bulk_copy(*dst.buf, dst.off + dst_index, src, bytes, i);
 }
 #else
 #define KILN_SHARED_MBARRIER(name, count) __shared__ __align__(8) unsigned long long name[count]
@@ -44,6 +58,22 @@ __device__ __forceinline__ void kiln_mbarrier_wait(unsigned long long* b, int i,
 __device__ __forceinline__ void kiln_cp_async_mbarrier_arrive(unsigned long long* b, int i) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(kiln_mbarrier_address(b, i)) : "memory");
 }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void kiln_mbarrier_arrive_expect_tx(unsigned long long* b, int i, unsigned bytes) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
+                   kiln_mbarrier_address(b, i)),
+               "r"(bytes)
+               : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void kiln_bulk_copy(T* dst, long long dst_index, const T* src, unsigned bytes,
+                                               unsigned long long* b, int i) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   (unsigned)__cvta_generic_to_shared(dst + dst_index)),
+               "l"(src), "r"(bytes), "r"(kiln_mbarrier_address(b, i))
+               : "memory");
+}
+#endif
 #endif
 // ---- end of kiln mbarrier prelude ----
 )KILN";

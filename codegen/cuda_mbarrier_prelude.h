@@ -29,6 +29,15 @@ namespace kiln {
 //       so far, mod 2) is `parity`, else the one just before it
 //   kiln_cp_async_mbarrier_arrive(name, i) an arrival made once all of this
 //       thread's cp.async copies so far have landed (one of the `count`)
+// and, for sm_90 (Hopper's bulk copy engine, one thread moving a whole run):
+//   kiln_mbarrier_arrive_expect_tx(name, i, bytes) the phase in progress
+//       also waits for `bytes` more bytes of bulk copies; then this thread
+//       arrives
+//   kiln_bulk_copy(dst, dst_index, src, bytes, name, i) copies `bytes` (a
+//       multiple of 16, both addresses 16-byte aligned) from global memory at
+//       `src` to dst[dst_index ..] asynchronously, and completes them on
+//       barrier i (cp.async.bulk ... mbarrier::complete_tx::bytes); the data
+//       may be read once that phase has completed
 // A ring of S slots waits for the k-th use of slot k % S with parity
 // (k / S) & 1.
 const std::string& cuda_mbarrier_prelude();
