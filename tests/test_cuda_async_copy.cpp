@@ -21,25 +21,15 @@
 #include "support/temp_dir.h"
 
 using namespace kiln;
+using Catch::Matchers::Contains;
 using kiln::testing::build_emulated;
 using kiln::testing::Emulated;
+using kiln::testing::row_launch;
 using kiln::testing::substitute;
-using Catch::Matchers::Contains;
 
 namespace {
 
-using Param = CudaKernelLaunch::Param;
-
 std::string device_source(const std::string& kernels) { return cuda_prelude() + cuda_async_prelude() + kernels; }
-
-CudaKernelLaunch make_launch(const std::string& kernel, int64_t blocks, std::vector<Param> params) {
-  CudaKernelLaunch l;
-  l.kernel = kernel;
-  l.grid = {blocks, 1, 1};
-  l.block = {64, 1, 1};
-  l.params = std::move(params);
-  return l;
-}
 
 Emulated build(const testing::TempDir& dir, const std::string& function, const std::string& kernels,
                std::vector<CudaKernelLaunch> launches) {
@@ -110,11 +100,7 @@ std::string pipeline_kernel(int stages, Bug bug) {
 }
 
 // Small integers: every sum is exact in f32.
-std::vector<float> pipeline_input() {
-  std::vector<float> a(kBlocks * kTiles * kTile);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i * 7919 % 23) - 11);
-  return a;
-}
+std::vector<float> pipeline_input() { return testing::small_integers(kBlocks * kTiles * kTile); }
 
 std::vector<float> pipeline_reference(const std::vector<float>& a) {
   std::vector<float> out(kBlocks * 64, 0.0f);
@@ -132,7 +118,7 @@ std::vector<float> pipeline_reference(const std::vector<float>& a) {
 std::string run_pipeline(const testing::TempDir& dir, int stages, Bug bug, std::vector<float>* out = nullptr) {
   const std::string name = pipeline_name(stages, bug);
   Emulated e = build(dir, "run_" + name, kIssueTile + pipeline_kernel(stages, bug),
-                     {make_launch(name, kBlocks, {{"const float*", 0}, {"float*", 1}})});
+                     {row_launch(name, kBlocks, 64, {{"const float*", 0}, {"float*", 1}})});
   std::vector<float> a = pipeline_input(), result(kBlocks * 64, -1.0f);
   kiln::testing::LaunchWatchdog watchdog("test_cuda_async_copy", 120);
   const int rc = e.run({a.data(), result.data()});
@@ -271,8 +257,8 @@ TEST_CASE("a cp.async wait without __syncthreads before another thread reads is 
   Emulated e = build(dir, "wait_then_read",
                      substitute(kWaitThenRead, {{"$NAME", "no_barrier"}, {"$SYNC", ""}}) +
                          substitute(kWaitThenRead, {{"$NAME", "barrier"}, {"$SYNC", "__syncthreads();"}}),
-                     {make_launch("barrier", 1, {{"const float*", 0}, {"float*", 1}, {"int*", 2}}),
-                      make_launch("no_barrier", 1, {{"const float*", 0}, {"float*", 1}, {"int*", 3}})});
+                     {row_launch("barrier", 1, 64, {{"const float*", 0}, {"float*", 1}, {"int*", 2}}),
+                      row_launch("no_barrier", 1, 64, {{"const float*", 0}, {"float*", 1}, {"int*", 3}})});
   alignas(16) float a[4] = {1.0f, 2.0f, 3.0f, 4.0f};
   float out[1] = {0.0f};
   int flags[2] = {0, 0};
@@ -300,8 +286,8 @@ TEST_CASE("a cp.async wait without __syncthreads before another thread reads is 
 TEST_CASE("misaligned and misused cp.async fail the launch with a message", "[codegen][cuda][emulation][async]") {
   SKIP_WITHOUT_COMPILER();
   testing::TempDir dir("kiln_async");
-  Emulated e =
-      build(dir, "run_misuse", kMisuse, {make_launch("misuse", 2, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
+  Emulated e = build(dir, "run_misuse", kMisuse,
+                     {row_launch("misuse", 2, 64, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
   alignas(16) float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   float out[2] = {0, 0};
   kiln::testing::LaunchWatchdog watchdog("test_cuda_async_copy", 300);
@@ -343,7 +329,7 @@ TEST_CASE("a zero-filling cp.async lands zeros where its flag is false, and read
   SKIP_WITHOUT_COMPILER();
   testing::TempDir dir("kiln_async");
   Emulated e =
-      build(dir, "run_zfill", kMisuse, {make_launch("misuse", 2, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
+      build(dir, "run_zfill", kMisuse, {row_launch("misuse", 2, 64, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
   alignas(16) float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> out(32, -1.0f);
   int mode = 12;

@@ -25,23 +25,13 @@ using namespace kiln;
 using Catch::Matchers::Contains;
 using kiln::testing::build_emulated;
 using kiln::testing::Emulated;
+using kiln::testing::row_launch;
 using kiln::testing::substitute;
 
 namespace {
 
-using Param = CudaKernelLaunch::Param;
-
 std::string device_source(const std::string& kernels) {
   return cuda_prelude() + cuda_async_prelude() + cuda_mbarrier_prelude() + kernels;
-}
-
-CudaKernelLaunch make_launch(const std::string& kernel, int64_t blocks, int64_t threads, std::vector<Param> params) {
-  CudaKernelLaunch l;
-  l.kernel = kernel;
-  l.grid = {blocks, 1, 1};
-  l.block = {threads, 1, 1};
-  l.params = std::move(params);
-  return l;
 }
 
 // Block b sums its $TILES tiles of 448 floats through $STAGES slots. Warp 0
@@ -139,11 +129,7 @@ std::string pipeline_kernel(int stages, Fill fill, Bug bug) {
 }
 
 // Small integers: every sum is exact in f32.
-std::vector<float> pipeline_input() {
-  std::vector<float> a(kBlocks * kTiles * kTile);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i * 7919 % 23) - 11);
-  return a;
-}
+std::vector<float> pipeline_input() { return testing::small_integers(kBlocks * kTiles * kTile); }
 
 std::vector<float> pipeline_reference(const std::vector<float>& a) {
   std::vector<float> out(kBlocks * 64, 0.0f);
@@ -162,7 +148,7 @@ std::string run_pipeline(const testing::TempDir& dir, int stages, Fill fill, Bug
                          std::vector<float>* out = nullptr) {
   const std::string name = pipeline_name(stages, fill, bug);
   Emulated e = build_emulated(dir, "run_" + name, device_source(pipeline_kernel(stages, fill, bug)),
-                              {make_launch(name, kBlocks, 96, {{"const float*", 0}, {"float*", 1}})});
+                              {row_launch(name, kBlocks, 96, {{"const float*", 0}, {"float*", 1}})});
   std::vector<float> a = pipeline_input(), result(kBlocks * 64, -1.0f);
   kiln::testing::LaunchWatchdog watchdog("test_cuda_mbarrier", 120);
   const int rc = e.run({a.data(), result.data()});
@@ -347,7 +333,7 @@ TEST_CASE("misused mbarriers fail the launch with a message", "[codegen][cuda][e
   SKIP_WITHOUT_COMPILER();
   testing::TempDir dir("kiln_mbarrier");
   Emulated e = build_emulated(dir, "run_misuse", device_source(kMisuse),
-                              {make_launch("misuse", 1, 64, {{"float*", 0}, {"int", 1}})});
+                              {row_launch("misuse", 1, 64, {{"float*", 0}, {"int", 1}})});
   float out[1] = {0};
   kiln::testing::LaunchWatchdog watchdog("test_cuda_mbarrier", 120);
   auto run_mode = [&](int mode) {
@@ -380,7 +366,7 @@ TEST_CASE("misused bulk copies and transaction counts fail the launch with a mes
   SKIP_WITHOUT_COMPILER();
   testing::TempDir dir("kiln_mbarrier");
   Emulated e = build_emulated(dir, "run_bulk_misuse", device_source(kBulkMisuse),
-                              {make_launch("bulk_misuse", 1, 64, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
+                              {row_launch("bulk_misuse", 1, 64, {{"const float*", 0}, {"float*", 1}, {"int", 2}})});
   alignas(16) float a[16];
   for (int i = 0; i < 16; ++i) a[i] = static_cast<float>(i + 1);
   float out[1] = {0};

@@ -42,6 +42,24 @@ inline Emulated build_emulated(const TempDir& dir, const std::string& function, 
   return e;
 }
 
+// A launch of `kernel` on a row of `blocks` blocks of `threads` threads.
+inline CudaKernelLaunch row_launch(const std::string& kernel, int64_t blocks, int64_t threads,
+                                   std::vector<CudaKernelLaunch::Param> params) {
+  CudaKernelLaunch l;
+  l.kernel = kernel;
+  l.grid = {blocks, 1, 1};
+  l.block = {threads, 1, 1};
+  l.params = std::move(params);
+  return l;
+}
+
+// n small integers (-11 to 11): sums of thousands of them are exact in f32.
+inline std::vector<float> small_integers(size_t n) {
+  std::vector<float> a(n);
+  for (size_t i = 0; i < n; ++i) a[i] = static_cast<float>(static_cast<int>(i * 7919 % 23) - 11);
+  return a;
+}
+
 // Replaces each placeholder of `vars` (none a prefix of another) everywhere in `text`.
 inline std::string substitute(std::string text, const std::map<std::string, std::string>& vars) {
   for (const auto& [name, value] : vars) {
