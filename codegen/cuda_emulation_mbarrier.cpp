@@ -147,9 +147,7 @@ class MbarrierArray : public MbarrierArrayBase {
     b.copies.push_back(std::move(c));
     // The copy completes its bytes on the barrier: the phase then orders
     // the issuing thread's write (and what it did before) before the waits.
-    ++tl_clock;
-    uint32_t& mine = b.acc[static_cast<size_t>(tl_tid)];
-    mine = std::max(mine, tl_clock);
+    publish_clock(b);
     transaction(t, b, i, -bytes, "completes");
     if (b.pending == 0 && b.tx == 0) complete(t, b);
   }
@@ -191,11 +189,15 @@ class MbarrierArray : public MbarrierArrayBase {
       failure(t, thread_str(tl_tid) + " " + where() + " arrives on mbarrier " + elem(i) + ", whose phase has all its " +
                      std::to_string(b.count) + " arrivals already and waits only for " + std::to_string(b.tx) +
                      " bytes of bulk copies");
-    ++tl_clock;
     for (size_t k = 0; k < b.acc.size(); ++k) b.acc[k] = std::max(b.acc[k], tl_vc[k]);
+    publish_clock(b);
+    if (--b.pending == 0 && b.tx == 0) complete(t, b);
+  }
+  // This thread's accesses so far are ordered before the phase's waits.
+  void publish_clock(Mbarrier& b) {
+    ++tl_clock;
     uint32_t& mine = b.acc[static_cast<size_t>(tl_tid)];
     mine = std::max(mine, tl_clock);
-    if (--b.pending == 0 && b.tx == 0) complete(t, b);
   }
   // Adds `bytes` to the phase's transaction count (PTX's range: 2^20 - 1 either way).
   void transaction(Team& t, Mbarrier& b, long long i, long long bytes, const char* verb) {

@@ -155,16 +155,21 @@ class SharedBuffer {
                   std::to_string(bytes) + "-byte alignment: an index that is a multiple of " + std::to_string(count) +
                   ") " + where() + ", " + thread_str(tl_tid) + "; the GPU would fault");
   }
-  void async_issue(long long i, long long count) {
+  // The copy is issued (a bulk copy with `bulk`): this thread's write now,
+  // and the elements pending until it lands.
+  void async_issue(long long i, long long count, bool bulk = false) {
     for (long long k = i; k < i + count; ++k) {
       std::lock_guard<std::mutex> g(stripe(k));
       Shadow& s = shadow_[k];
       if (s.pending >= 0)
-        check_error(thread_str(tl_tid) + " " + where() + " issues a cp.async into " + elem(k) +
-                    " while an earlier cp.async into it, issued by " + issuer(s.pending) +
-                    ", is in flight; wait for that one (kiln_cp_async_wait) first");
+        check_error(thread_str(tl_tid) + " " + where() +
+                    (bulk ? " issues a bulk copy into " + elem(k) + " while an earlier copy into it, issued by " +
+                                issuer(s.pending) + ", is in flight; wait for the mbarrier phase it completes first"
+                          : " issues a cp.async into " + elem(k) + " while an earlier cp.async into it, issued by " +
+                                issuer(s.pending) + ", is in flight; wait for that one (kiln_cp_async_wait) first"));
       on_write(k, true);
       s.pending = static_cast<int16_t>(tl_tid);
+      s.bulk = bulk;
     }
   }
   // The copy arrives: a write by the issuing thread (the caller) now, so
@@ -182,17 +187,7 @@ class SharedBuffer {
   // it completes is complete.
   void bulk_issue(long long i, long long count) {
     check(i, count);
-    for (long long k = i; k < i + count; ++k) {
-      std::lock_guard<std::mutex> g(stripe(k));
-      Shadow& s = shadow_[k];
-      if (s.pending >= 0)
-        check_error(thread_str(tl_tid) + " " + where() + " issues a bulk copy into " + elem(k) +
-                    " while an earlier copy into it, issued by " + issuer(s.pending) +
-                    ", is in flight; wait for the mbarrier phase it completes first");
-      on_write(k, true);
-      s.pending = static_cast<int16_t>(tl_tid);
-      s.bulk = true;
-    }
+    async_issue(i, count, true);
   }
   // The phase is complete: the bytes land (as the issuing thread's write,
   // recorded at issue).
