@@ -13,6 +13,7 @@
 #include "codegen/cuda_allreduce.h"
 #include "codegen/cuda_async_prelude.h"
 #include "codegen/cuda_c_spelling.h"
+#include "codegen/cuda_mbarrier_prelude.h"
 #include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
 #include "compute/analyzer.h"
@@ -20,6 +21,7 @@
 #include "compute/hw_instructions.h"
 #include "compute/interpreter.h"
 #include "compute/ir_functor.h"
+#include "compute/printer.h"
 #include "schedule/gpu_kernels.h"
 
 namespace kiln {
@@ -71,6 +73,7 @@ class KernelPrinter {
         if (a->scope == MemScope::kShared) shared_vars_.insert(a->buffer.node());
       }
     });
+    post_order_visit(k.body, [&](const Ref<Object>& n) { find_warp_specialized(n); });
   }
 
   std::string print(const std::string& kernel_name, CudaKernelLaunch* launch) {
@@ -120,6 +123,11 @@ class KernelPrinter {
     }
     internal_assert(offset == kernel_.shared_bytes)
         << "the shared arrays of " << kernel_name << " take " << offset << " bytes, counted " << kernel_.shared_bytes;
+    for (auto& [id, ws] : pipelines_) {
+      line() << "KILN_SHARED_MBARRIER(" << ws.full << ", " << ws.slots << ");  // pipeline " << id << ": slot filled\n";
+      line() << "KILN_SHARED_MBARRIER(" << ws.empty << ", " << ws.slots << ");  // pipeline " << id
+             << ": slot released\n";
+    }
     stmt(kernel_.body);
     os << body_.str() << "}\n";
     return os.str();
@@ -414,6 +422,7 @@ class KernelPrinter {
       case NodeKind::AttrStmt: {
         auto* op = s.as<AttrStmtNode>();
         internal_assert(op->key != attr::kStreamStores) << "lower_gpu lets no stream_stores through";
+        if (op->key == attr::kWarpSpecialized) return warp_specialized(op);
         line() << "// " << op->key << "\n";
         stmt(op->body);
         return;
@@ -464,6 +473,7 @@ class KernelPrinter {
   void token(const TokenNode* op) {
     using Op = TokenNode::Op;
     using Queue = TokenNode::Queue;
+    if (op->phase.defined()) return mbarrier_token(op);
     if (limits_.sm_version < 80) {  // no asynchronous copies: the fills were plain stores
       line() << "// pipeline " << op->pipeline << " token\n";
     } else if (op->queue == Queue::kFull && op->op == Op::kPush) {
@@ -473,6 +483,107 @@ class KernelPrinter {
     } else {
       line() << "// " << (op->op == Op::kPush ? "release" : "refill") << " slot " << expr(op->slot) << " of pipeline "
              << op->pipeline << "\n";
+    }
+  }
+
+  // A warp-specialized pipeline (attr::kWarpSpecialized): its mbarriers,
+  // their arrival counts, and who arrives on them.
+  struct WarpSpecialized {
+    int64_t slots = 0, consumer_warps = 0, producer_warps = 0;
+    bool async = false, plain = false;  // the producer's fills: cp.async copies, plain stores to shared
+    std::string full, empty;
+  };
+
+  // A warp-specialized region; and the warp loop around one, which must
+  // span the block's warps (they all set the mbarriers up).
+  void find_warp_specialized(const Ref<Object>& n) {
+    if (n->kind() == NodeKind::For) {
+      auto* f = static_cast<const ForNode*>(n.get());
+      if (f->for_kind != ForKind::kThreadBinding || f->thread_tag != "threadIdx.y") return;
+      bool holds = false;
+      post_order_visit(f->body, [&](const Ref<Object>& m) {
+        holds |=
+            m->kind() == NodeKind::AttrStmt && static_cast<const AttrStmtNode*>(m.get())->key == attr::kWarpSpecialized;
+      });
+      user_check(!holds || *as_const_int(f->extent) == kernel_.block[1])
+          << "the warp-specialized loop '" << f->loop_var->name << "' runs over " << to_string(f->extent)
+          << " warps of the block's " << kernel_.block[1] << "; every warp of the block sets its mbarriers up, so it "
+          << "must span them all";
+      return;
+    }
+    if (n->kind() != NodeKind::AttrStmt) return;
+    auto* at = static_cast<const AttrStmtNode*>(n.get());
+    if (at->key != attr::kWarpSpecialized) return;
+    user_check(limits_.sm_version >= 80)
+        << "a warp-specialized pipeline needs mbarriers, sm_80 or later; the target is " << limits_.arch;
+    auto* sides = at->body.as<IfThenElseNode>();
+    auto* w = at->node.defined() ? at->node.as<IntImmNode>() : nullptr;
+    internal_assert(w && sides && sides->else_case.defined())
+        << "a warp-specialized region is if (warp >= W) ... else ..., with W its node";
+    WarpSpecialized ws;
+    ws.slots = *as_const_int(at->value);
+    ws.consumer_warps = w->value;
+    ws.producer_warps = kernel_.block[1] - w->value;
+    int id = -1;
+    post_order_visit(sides->then_case, [&](const Ref<Object>& n) {
+      if (n->kind() == NodeKind::Token) id = static_cast<const TokenNode*>(n.get())->pipeline;
+      if (n->kind() == NodeKind::Store && shared_vars_.count(static_cast<const StoreNode*>(n.get())->buffer.node()))
+        ws.plain = true;
+      if (n->kind() == NodeKind::TensorIntrinCall &&
+          static_cast<const TensorIntrinCallNode*>(n.get())->intrin.rfind(kCudaCpAsyncPrefix, 0) == 0)
+        ws.async = true;
+    });
+    internal_assert(id >= 0) << "a warp-specialized region holds its pipeline's tokens";
+    ws.full = "kiln_full_" + std::to_string(id);
+    ws.empty = "kiln_empty_" + std::to_string(id);
+    taken_.insert(ws.full);
+    taken_.insert(ws.empty);
+    regions_[at] = id;
+    pipelines_[id] = ws;
+  }
+
+  // Thread 0 sets the barriers up and the block's barrier shows them to
+  // every thread. The producer's threads arrive on `full` once per fill (a
+  // cp.async arrival when the copies land, and a plain one that releases
+  // its stores); the compute threads arrive on `empty` once per release.
+  void warp_specialized(const AttrStmtNode* op) {
+    const WarpSpecialized& ws = pipelines_.at(regions_.at(op));
+    const int64_t lanes = kernel_.block[0] * kernel_.block[2];
+    const int64_t full = ws.producer_warps * lanes * ((ws.async ? 1 : 0) + (ws.plain ? 1 : 0));
+    internal_assert(full > 0) << "a warp-specialized pipeline's producer fills its slots";
+    line() << "// warp specialization: warps " << ws.consumer_warps << " to "
+           << ws.consumer_warps + ws.producer_warps - 1 << " fill the slots, the others compute\n";
+    line() << "if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n";
+    ++indent_;
+    line() << "for (int s = 0; s < " << ws.slots << "; ++s) {\n";
+    ++indent_;
+    line() << "kiln_mbarrier_init(" << ws.full << ", s, " << full << ");\n";
+    line() << "kiln_mbarrier_init(" << ws.empty << ", s, " << ws.consumer_warps * lanes << ");\n";
+    --indent_;
+    line() << "}\n";
+    --indent_;
+    line() << "}\n";
+    line() << "__syncthreads();\n";
+    stmt(op->body);
+  }
+
+  void mbarrier_token(const TokenNode* op) {
+    using Op = TokenNode::Op;
+    using Queue = TokenNode::Queue;
+    const WarpSpecialized& ws = pipelines_.at(op->pipeline);
+    const std::string slot = expr(op->slot), phase = expr(op->phase);
+    const std::string& bar = op->queue == Queue::kFull ? ws.full : ws.empty;
+    if (op->op == Op::kPush && op->queue == Queue::kFull) {
+      if (ws.async) line() << "kiln_cp_async_mbarrier_arrive(" << bar << ", " << slot << ");\n";
+      if (ws.plain) line() << "kiln_mbarrier_arrive(" << bar << ", " << slot << ");\n";
+    } else if (op->op == Op::kPush) {
+      line() << "kiln_mbarrier_arrive(" << bar << ", " << slot << ");\n";
+    } else if (op->op == Op::kPop && op->queue == Queue::kFree) {
+      // Phase -1: the slot's first fill, which waits for nothing.
+      line() << "if (" << phase << " >= 0) kiln_mbarrier_wait(" << bar << ", " << slot << ", (unsigned)((" << phase
+             << ") & 1));\n";
+    } else {
+      line() << "kiln_mbarrier_wait(" << bar << ", " << slot << ", (unsigned)((" << phase << ") & 1));\n";
     }
   }
 
@@ -658,6 +769,8 @@ class KernelPrinter {
 
   const GpuKernel& kernel_;
   const LoweredFunc& func_;
+  std::map<int, WarpSpecialized> pipelines_;  // by pipeline id
+  std::unordered_map<const AttrStmtNode*, int> regions_;
   std::unordered_map<const VarNode*, std::string> names_;
   std::unordered_set<std::string> taken_;
   std::unordered_set<const VarNode*> written_;
@@ -681,19 +794,21 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
   os << "// kiln: " << f.name << " for " << limits.arch << ", " << kernels.size() << " kernel"
      << (kernels.size() == 1 ? "" : "s") << "\n";
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
-  bool reduces_across_threads = false, narrow = false, mma = false, async = false;
+  bool reduces_across_threads = false, narrow = false, mma = false, async = false, mbarriers = false;
   for (auto& a : f.args) narrow |= is_narrow_float(a.dtype);
   for (auto& k : kernels)
     post_order_visit(k.body, [&](const Ref<Object>& n) {
       reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce;
       mma |= n->kind() == NodeKind::TensorIntrinCall;
       async |= n->kind() == NodeKind::Token;
+      if (n->kind() == NodeKind::Token) mbarriers |= static_cast<const TokenNode*>(n.get())->phase.defined();
       if (n->kind() == NodeKind::Allocate) narrow |= is_narrow_float(static_cast<const AllocateNode*>(n.get())->dtype);
       if (n->kind() == NodeKind::Cast) narrow |= is_narrow_float(static_cast<const CastNode*>(n.get())->dtype);
     });
   if (narrow || mma) os << cuda_narrow_float_prelude();
   if (mma) os << cuda_mma_prelude();
   if (async && limits.sm_version >= 80) os << cuda_async_prelude();
+  if (mbarriers && limits.sm_version >= 80) os << cuda_mbarrier_prelude();
   if (reduces_across_threads) os << cuda_allreduce_helpers();
   for (size_t i = 0; i < kernels.size(); ++i) {
     CudaKernelLaunch launch;

@@ -51,15 +51,16 @@ void check_dynamic_shared(const char* name, long long end) {
 // KILN_DYNAMIC_SHARED) may share bytes with arrays that are never live at the
 // same time (schedule/shared_memory_plan.h); here each is still an array of
 // its own, so per 16 bytes of that memory the array that last touched them,
-// in which block epoch and by which thread. Another array touching them in
-// the same epoch, from another thread, is a race: on the GPU the bytes
-// change hands with no __syncthreads() in between.
+// in which block epoch, and by which threads at which clocks. Another array
+// touching them in the same epoch is a race unless every other thread's
+// touch is ordered before it through mbarriers (the touching thread
+// acquired a later clock of that thread): on the GPU the bytes change hands
+// with nothing in between.
 struct PoolGranule {
   const void* owner = nullptr;
   const char* owner_name = nullptr;
   uint64_t epoch = 0;
-  int16_t tid = -1;
-  bool multi = false;  // several threads touched them in that epoch
+  std::vector<ReadStamp> touches;  // per thread, its latest touch in that epoch
 };
 constexpr long long kPoolGranules = 16384;  // 256 KiB: more than any block's shared memory
 PoolGranule g_pool[kPoolGranules];
@@ -70,22 +71,34 @@ void pool_touch(const void* owner, const char* name, long long byte) {
   if (g < 0 || g >= kPoolGranules) return;
   std::lock_guard<std::mutex> lock(g_pool_mu[g & 15]);
   PoolGranule& p = g_pool[g];
-  if (p.owner == owner) {
-    if (p.epoch != tl_epoch) {
-      p.epoch = tl_epoch;
-      p.tid = static_cast<int16_t>(tl_tid);
-      p.multi = false;
-    } else if (p.tid != tl_tid) {
-      p.multi = true;
-    }
+  const ReadStamp now{static_cast<int16_t>(tl_tid), tl_clock, 0};
+  if (p.owner == owner && p.epoch == tl_epoch) {
+    for (ReadStamp& t : p.touches)
+      if (t.tid == now.tid) {
+        t.clock = now.clock;
+        return;
+      }
+    p.touches.push_back(now);
     return;
   }
-  if (p.owner && p.epoch == tl_epoch && (p.multi || p.tid != tl_tid))
-    check_error("shared arrays " + std::string(p.owner_name) + " and " + name + " share byte " + std::to_string(byte) +
-                " of the block's shared memory, " + where() + ": " + thread_str(tl_tid) + " touches " + name +
-                " while " + (p.multi ? std::string("other threads") : thread_str(p.tid)) + " touched " +
-                p.owner_name + " with no __syncthreads() in between");
-  p = PoolGranule{owner, name, tl_epoch, static_cast<int16_t>(tl_tid), false};
+  if (p.owner && p.owner != owner && p.epoch == tl_epoch) {
+    int16_t other = -1;
+    int unordered = 0;
+    for (const ReadStamp& t : p.touches)
+      if (t.tid != now.tid && !acquired(t.tid, t.clock)) {
+        other = t.tid;
+        ++unordered;
+      }
+    if (unordered)
+      check_error("shared arrays " + std::string(p.owner_name) + " and " + name + " share byte " + std::to_string(byte) +
+                  " of the block's shared memory, " + where() + ": " + thread_str(tl_tid) + " touches " + name +
+                  " while " + (unordered > 1 ? std::string("other threads") : thread_str(other)) + " touched " +
+                  p.owner_name + " with no __syncthreads() in between (nor an mbarrier phase that orders them)");
+  }
+  p.owner = owner;
+  p.owner_name = name;
+  p.epoch = tl_epoch;
+  p.touches.assign(1, now);
 }
 
 template <typename T> class Ref;

@@ -124,6 +124,7 @@ void IRVisitor::visit_ThreadAllReduce(const ThreadAllReduceNode* op) {
 void IRVisitor::visit_Token(const TokenNode* op) {
   visit(op->slot);
   visit(op->in_flight);
+  visit(op->phase);
 }
 void IRVisitor::visit_Prefetch(const PrefetchNode* op) {
   visit(op->buffer);
@@ -340,7 +341,9 @@ Stmt IRMutator::mutate_ThreadAllReduce(const ThreadAllReduceNode* op, const Stmt
 Stmt IRMutator::mutate_Token(const TokenNode* op, const Stmt& self) {
   Expr s = mutate(op->slot);
   Expr f = op->in_flight.defined() ? mutate(op->in_flight) : Expr();
-  if (s.same_as(op->slot) && f.same_as(op->in_flight)) return self;
+  Expr ph = op->phase.defined() ? mutate(op->phase) : Expr();
+  if (s.same_as(op->slot) && f.same_as(op->in_flight) && ph.same_as(op->phase)) return self;
+  if (ph.defined()) return TokenNode::make_phased(op->op, op->queue, op->pipeline, s, ph);
   return TokenNode::make(op->op, op->queue, op->pipeline, s, f);
 }
 Stmt IRMutator::mutate_Prefetch(const PrefetchNode* op, const Stmt& self) {

@@ -275,12 +275,18 @@ class IRPrinter {
       case NodeKind::Token: {
         auto* op = s.as<TokenNode>();
         indent();
-        os_ << (op->op == TokenNode::Op::kPush ? "push_token(" : "pop_token(")
+        os_ << (op->op == TokenNode::Op::kPush  ? "push_token("
+                : op->op == TokenNode::Op::kPop ? "pop_token("
+                                                : "wait_token(")
             << (op->queue == TokenNode::Queue::kFull ? "full" : "free") << ", pipeline " << op->pipeline << ", slot ";
         print(op->slot);
         if (op->in_flight.defined()) {
           os_ << ", in_flight ";
           print(op->in_flight);
+        }
+        if (op->phase.defined()) {
+          os_ << ", phase ";
+          print(op->phase);
         }
         os_ << ")\n";
         return;

@@ -95,7 +95,14 @@ Stmt TokenNode::make(Op op, Queue queue, int pipeline, Expr slot, Expr in_flight
   internal_assert(slot.defined()) << "a pipeline token needs its slot";
   internal_assert(!in_flight.defined() || (op == Op::kPop && queue == Queue::kFull))
       << "only a pop of a full token says how many fills may stay in flight";
-  return Stmt(new TokenNode(op, queue, pipeline, std::move(slot), std::move(in_flight)));
+  internal_assert(op != Op::kWait) << "a wait token belongs to a warp-specialized pipeline (make_phased)";
+  return Stmt(new TokenNode(op, queue, pipeline, std::move(slot), std::move(in_flight), Expr()));
+}
+
+Stmt TokenNode::make_phased(Op op, Queue queue, int pipeline, Expr slot, Expr phase) {
+  internal_assert(slot.defined() && phase.defined()) << "a warp-specialized pipeline's token needs its slot and phase";
+  internal_assert(op != Op::kWait || queue == Queue::kFree) << "only the execute stage's drain waits (on free tokens)";
+  return Stmt(new TokenNode(op, queue, pipeline, std::move(slot), Expr(), std::move(phase)));
 }
 
 Stmt PrefetchNode::make(Var buffer, Expr index) {

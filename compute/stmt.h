@@ -161,19 +161,37 @@ class ThreadAllReduceNode : public StmtNode {
 // pushed after this slot's may still be in flight) and a barrier makes them
 // visible to the block. schedule/verify.h's verify_pipeline_tokens checks
 // that every push is popped and no slot is filled before it is released.
+//
+// In a warp-specialized pipeline (attr::kWarpSpecialized) the two stages run
+// on different warps at once, and each token also carries its `phase`: the
+// use of the slot it belongs to (0 for the slot's first fill and read, 1 for
+// the next...; a fill's pop of kFree waits for the release of the slot's
+// previous use, -1 for the token every slot starts with). The GPU lowers
+// them to mbarrier arrivals and parity waits. kWait (of kFree, by the
+// execute stage) waits for a release without taking the token: the
+// execute warps' drain, after which no warp reads a slot any more.
 class TokenNode : public StmtNode {
  public:
-  enum class Op : uint8_t { kPush, kPop };
+  enum class Op : uint8_t { kPush, kPop, kWait };
   enum class Queue : uint8_t { kFull, kFree };
   static constexpr NodeKind kKind = NodeKind::Token;
-  TokenNode(Op o, Queue q, int p, Expr s, Expr f)
-      : StmtNode(kKind), op(o), queue(q), pipeline(p), slot(std::move(s)), in_flight(std::move(f)) {}
+  TokenNode(Op o, Queue q, int p, Expr s, Expr f, Expr ph)
+      : StmtNode(kKind),
+        op(o),
+        queue(q),
+        pipeline(p),
+        slot(std::move(s)),
+        in_flight(std::move(f)),
+        phase(std::move(ph)) {}
   const Op op;
   const Queue queue;
   const int pipeline;
   const Expr slot;
   const Expr in_flight;  // pops of kFull only; undefined otherwise
+  const Expr phase;      // warp-specialized pipelines only; undefined otherwise
   static Stmt make(Op op, Queue queue, int pipeline, Expr slot, Expr in_flight = Expr());
+  // A warp-specialized pipeline's token (no in_flight).
+  static Stmt make_phased(Op op, Queue queue, int pipeline, Expr slot, Expr phase);
 };
 
 // A hint that buffer[index] will be read soon: the CPU fetches its cache
@@ -196,6 +214,13 @@ constexpr const char* kThreadExtent = "thread_extent";
 constexpr const char* kDoubleBuffer = "double_buffer";
 // On a loop: software-pipeline it with `value` stages (Stage::pipeline).
 constexpr const char* kPipelineStages = "pipeline_stages";
+// On a pipelined loop, inside kPipelineStages (Stage::pipeline): `value`
+// producer warps fill its slots while the block's other warps compute
+// (warp specialization). After inject_pipeline, around the warp-specialized
+// region: value = the number of slots, node = the number W of consumer
+// warps (an integer constant), and the body is
+// if (warp >= W) { producer } else { consumer }.
+constexpr const char* kWarpSpecialized = "warp_specialized";
 // On a loop: prefetch the region of buffer `node` that iteration i + value
 // reads, at the start of iteration i (Stage::prefetch).
 constexpr const char* kPrefetch = "prefetch";

@@ -99,6 +99,7 @@ class Collector {
   // the loop (the GPU passes pipeline after the depth features are taken
   // at) or on a lowered pipeline's fill (the CPU's), and the prefetches run.
   int pipeline_slots = 0;
+  int producer_warps = 0;  // of a warp-specialized pipeline
   double prefetches = 0;
   double streamed_bytes = 0;  // stored by streaming stores (Stage::stream_stores)
   GpuStats gpu;
@@ -180,6 +181,8 @@ class Collector {
         const int64_t* v = as_const_int(a->value);
         if (v && (a->key == attr::kPipelineStages || a->key == attr::kPipelineFill))
           pipeline_slots = std::max<int>(pipeline_slots, static_cast<int>(*v));
+        if (v && a->key == attr::kWarpSpecialized && a->node.defined() && a->node.as<IterVarNode>())
+          producer_warps = std::max<int>(producer_warps, static_cast<int>(*v));  // the schedule's mark
         auto* streamed = a->key == attr::kStreamStores && a->node.defined() ? a->node.as<VarNode>() : nullptr;
         if (streamed) ++streamed_[streamed];
         stmt(a->body);
@@ -725,6 +728,7 @@ FeatureVector extract_features(const LoweredFunc& f) {
   out[kLatencyOffset] = static_cast<float>(c.pipeline_slots);
   out[kLatencyOffset + 1] = feature_log(c.prefetches);
   out[kLatencyOffset + 2] = feature_log(c.streamed_bytes);
+  out[kLatencyOffset + 3] = static_cast<float>(c.producer_warps);
   return out;
 }
 

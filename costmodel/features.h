@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 207 floats):
+// Layout (kFeatureLength = 208 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -129,6 +129,8 @@
 //         their executions)
 //     +2  log bytes written by streaming stores (Stage::stream_stores),
 //         which skip the caches
+//     +3  the producer warps of a warp-specialized pipeline (0 without
+//         one), from the loop's mark
 #pragma once
 
 #include "compute/function.h"
@@ -149,9 +151,9 @@ constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStrid
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
 constexpr int kGpuCount = 12;
 constexpr int kLatencyOffset = kGpuOffset + kGpuCount;
-constexpr int kLatencyCount = 3;
+constexpr int kLatencyCount = 4;
 constexpr int kFeatureLength = kLatencyOffset + kLatencyCount;
-static_assert(kFeatureLength == 207, "update the layout comment");
+static_assert(kFeatureLength == 208, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

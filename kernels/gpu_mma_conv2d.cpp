@@ -38,8 +38,9 @@ void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
   s->define_choice("pad_rows", {0, 1}, /*added_later=*/true);
   // Slots of the shared tiles of the fused tap and channel-tile loop:
   // tiles copied (cp.async where they are plain copies) that many minus one
-  // ahead of the compute; 1 loads each in turn.
-  s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
+  // ahead of the compute; 1 loads each in turn. With producer warps, those
+  // fill the slots while the others compute.
+  define_mma_pipeline_knobs(s);
 }
 
 void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {
@@ -177,7 +178,7 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   sw.compute_at(sa, kloop);
   cooperative_fill(sw, warps, 32, block_n % vec == 0 && c.K % vec == 0 ? vec : 1);
   if (pad) sw.storage_align(2, 64, 8);
-  if (cfg.has("stages") && cfg.choice("stages") > 1) sa.pipeline(kloop, static_cast<int>(cfg.choice("stages")));
+  mma_pipeline(sa, kloop, cfg);
 
   // Fragments: the warp's positions per 16 channels, one B column at a time.
   Tensor Af = s.cache_read(A, MemScope::kWarp, {s.current_op(acc)});

@@ -21,7 +21,8 @@ void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
   s->define_exact_split_levels("mma_k", g.K / 16, {{1, 2, 4}}, /*added_later=*/true);
   // Slots of the shared A and B tiles: k tiles loaded (cp.async) that many
   // minus one ahead of the compute (Stage::pipeline); 1 loads each in turn.
-  s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
+  // With producer warps, those fill the slots while the others compute.
+  define_mma_pipeline_knobs(s);
   // Elements per copy of the shared tiles' fills: 0 keeps `vec`; 8 moves 16
   // bytes at a time (cp.async.cg when pipelined), where rows allow it.
   s->define_choice("fill_vec", {0, 8}, /*added_later=*/true);
@@ -168,7 +169,7 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
   };
   Tensor As = stage_shared(op.inputs[0], g.trans_a ? block_m : fk[1] * 16);
   Tensor Bs = stage_shared(op.inputs[1], g.trans_b ? fk[1] * 16 : block_n);
-  if (cfg.has("stages") && cfg.choice("stages") > 1) sa.pipeline(ko, static_cast<int>(cfg.choice("stages")));
+  mma_pipeline(sa, ko, cfg);
 
   // Fragments: all of the warp's A rows per 16-step, one B column at a time.
   Tensor Af = s.cache_read(As, MemScope::kWarp, {s.current_op(acc)});

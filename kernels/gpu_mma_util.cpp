@@ -32,4 +32,15 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
   return warp;
 }
 
+void define_mma_pipeline_knobs(ConfigSpace* s) {
+  s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
+  s->define_choice("producer_warps", {0, 1, 2}, /*added_later=*/true);
+}
+
+void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg) {
+  const int stages = cfg.has("stages") ? static_cast<int>(cfg.choice("stages")) : 1;
+  const int producers = cfg.has("producer_warps") ? static_cast<int>(cfg.choice("producer_warps")) : 0;
+  if (stages > 1 || producers > 0) sa.pipeline(k, stages, producers);
+}
+
 }  // namespace kiln

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "schedule/config_space.h"
 #include "schedule/schedule.h"
 
 namespace kiln {
@@ -20,5 +21,14 @@ void mma_output_threads(Stage& so, IterVar flat, int64_t warps, int64_t vec);
 // warp loop, where the accumulators are computed.
 IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const IterVar& rows, const IterVar& cols,
                          int64_t warp_m, int64_t warp_n);
+
+// The knobs of the k loop's pipeline: "stages" (slots of the shared tiles,
+// 1 to 5) and "producer_warps" (0: every warp fills and computes; 1 or 2:
+// warp specialization, that many more warps only fill the slots).
+void define_mma_pipeline_knobs(ConfigSpace* s);
+
+// Pipelines the accumulators' k loop `k` as the config says (producer
+// warps with one stage take turns with the compute on a single slot).
+void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg);
 
 }  // namespace kiln

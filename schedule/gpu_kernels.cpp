@@ -73,10 +73,19 @@ class KernelScanner : public IRVisitor {
       k->shared_bytes += bytes;
       shared_list_ += (shared_list_.empty() ? "" : ", ") + std::string("reduction scratch ") + std::to_string(bytes);
     }
+    post_order_visit(s, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::AttrStmt) return;
+      auto* a = static_cast<const AttrStmtNode*>(n.get());
+      if (a->key == attr::kWarpSpecialized) k->mbarrier_bytes += 2 * 8 * *as_const_int(a->value);
+    });
+    if (k->mbarrier_bytes)
+      shared_list_ +=
+          (shared_list_.empty() ? "" : ", ") + std::string("mbarriers ") + std::to_string(k->mbarrier_bytes);
     for (size_t i = 0; i < args_.size(); ++i)
       if (used_.count(args_[i].data.node())) k->arg_indices.push_back(static_cast<int>(i));
     check_limits(*k);
-    if (k->shared_bytes > limits_.max_shared_static_per_block) k->dynamic_shared_bytes = k->shared_bytes;
+    if (k->shared_bytes + k->mbarrier_bytes > limits_.max_shared_static_per_block)
+      k->dynamic_shared_bytes = k->shared_bytes;
   }
 
  protected:
@@ -193,9 +202,9 @@ class KernelScanner : public IRVisitor {
           << "loop '" << grid_names_[d] << "' bound to blockIdx." << kDims[d] << " has " << k.grid[d] << " iterations; "
           << limits_.arch << " allows at most " << limits_.max_grid_dim[d] << " blocks along " << kDims[d];
     }
-    user_check(k.shared_bytes <= limits_.max_shared_optin_per_block)
-        << "the block needs " << k.shared_bytes << " bytes of shared memory (" << shared_list_ << "); " << limits_.arch
-        << " allows at most " << limits_.max_shared_optin_per_block
+    user_check(k.shared_bytes + k.mbarrier_bytes <= limits_.max_shared_optin_per_block)
+        << "the block needs " << k.shared_bytes + k.mbarrier_bytes << " bytes of shared memory (" << shared_list_
+        << "); " << limits_.arch << " allows at most " << limits_.max_shared_optin_per_block
         << " bytes per block (dynamic shared memory, opted in): use smaller tiles";
   }
 

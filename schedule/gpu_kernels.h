@@ -53,6 +53,9 @@ struct GpuKernel {
   // an architecture allows statically (48 KiB), else none. The launch asks
   // for it and opts the kernel in to it (cuFuncSetAttribute).
   int64_t dynamic_shared_bytes = 0;
+  // The mbarriers of its warp-specialized pipelines (full and empty, 8
+  // bytes each per slot): static shared memory beside shared_bytes.
+  int64_t mbarrier_bytes = 0;
   std::vector<int> arg_indices;  // the function's buffers the kernel uses, in argument order
   // The shared scratch of its cross-thread reductions: per element type,
   // the most elements one of them needs (reductions run one after another

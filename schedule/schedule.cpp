@@ -468,13 +468,17 @@ Stage& Stage::tensorize(const IterVar& iv, const TensorIntrin& intrin) {
   return *this;
 }
 
-Stage& Stage::pipeline(const IterVar& iv, int stages) {
+Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps) {
   check_not_placeholder(node_, "pipeline");
   check_leaf(node_, iv, "pipeline");
   user_check(stages >= 1 && stages <= kMaxPipelineStages)
       << "pipeline: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for " << stages
       << " stages; a pipeline has 1 to " << kMaxPipelineStages;
+  user_check(producer_warps >= 0 && producer_warps <= kMaxProducerWarps)
+      << "pipeline: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for " << producer_warps
+      << " producer warps; warp specialization takes 1 to " << kMaxProducerWarps << " (0: none)";
   node_->iter_attrs[iv.get()].pipeline_stages = stages;
+  node_->iter_attrs[iv.get()].producer_warps = producer_warps;
   return *this;
 }
 

@@ -37,6 +37,9 @@ struct IterVarAttr {
   TensorIntrin tensor_intrin;
   // Set by pipeline: software-pipeline this loop with that many stages.
   int pipeline_stages = 0;
+  // Set by pipeline: that many producer warps fill the slots (GPU warp
+  // specialization); 0 lets every thread both fill and compute.
+  int producer_warps = 0;
   // Set by prefetch: tensors whose region `distance` iterations ahead each
   // iteration of this loop prefetches.
   std::vector<std::pair<Tensor, int>> prefetch;
@@ -44,6 +47,8 @@ struct IterVarAttr {
 
 // The most slots Stage::pipeline gives a loop.
 constexpr int kMaxPipelineStages = 5;
+// The most producer warps a warp-specialized pipeline gets.
+constexpr int kMaxProducerWarps = 4;
 
 enum class AttachType { kRoot, kInline, kScope };
 
@@ -96,7 +101,13 @@ class Stage {
   // fills the first stages - 1 slots. Push and pop of dependency tokens
   // order the fills and the compute (schedule/passes/inject_pipeline.h);
   // on a GPU the fills become asynchronous copies where they can.
-  Stage& pipeline(const IterVar& iv, int stages);
+  // With `producer_warps` > 0 (GPU, sm_80 and later), the block gets that
+  // many more warps along threadIdx.y, which only fill the slots while the
+  // block's other warps only compute: the stages hand the slots over
+  // through mbarriers instead of the block's barriers (warp
+  // specialization; with 1 stage the two take turns on one slot). `iv`
+  // must then sit in the loop bound to threadIdx.y.
+  Stage& pipeline(const IterVar& iv, int stages, int producer_warps = 0);
   // CPU: at the start of each iteration i of loop `iv`, prefetches (into L1)
   // the cache lines of tensor `t` that iteration i + distance reads
   // (distance >= 1; t is an input of this stage with storage: an argument

@@ -399,8 +399,11 @@ class NestBuilder {
     }
     // An i64 axis (a fused axis of 2^31 iterations or more) loops in i64.
     Stmt loop = ForNode::make(iv->var, cast(iv->var->dtype, r.min), cast(iv->var->dtype, r.extent), kind, body, tag);
-    if (it != s->iter_attrs.end() && it->second.pipeline_stages > 1)
+    if (it != s->iter_attrs.end() && (it->second.pipeline_stages > 1 || it->second.producer_warps > 0)) {
+      if (it->second.producer_warps > 0)
+        loop = AttrStmtNode::make(iv, attr::kWarpSpecialized, Expr(it->second.producer_warps), loop);
       loop = AttrStmtNode::make(iv, attr::kPipelineStages, Expr(it->second.pipeline_stages), loop);
+    }
     if (it != s->iter_attrs.end())
       for (const auto& [t, distance] : it->second.prefetch)
         loop = AttrStmtNode::make(Tensor(sch_[t]->op), attr::kPrefetch, Expr(distance), loop);

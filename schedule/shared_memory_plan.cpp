@@ -56,6 +56,15 @@ class Lifetimes {
     } else if (auto* a = s.as<AllocateNode>()) {
       for (const Expr& e : a->extents) touch(e);
       walk(a->body);
+    } else if (auto* ws = s.as<AttrStmtNode>(); ws && ws->key == attr::kWarpSpecialized) {
+      // A warp-specialized pipeline: the producer's fills, then the compute
+      // warps' reads, drain and what follows. The mbarriers order them so
+      // (inject_pipeline): the compute warps touch what follows the drain
+      // only after every fill landed and every warp released every slot.
+      auto* sides = ws->body.as<IfThenElseNode>();
+      internal_assert(sides) << "a warp-specialized region is if (producer warp) ... else ...";
+      walk(sides->then_case);
+      walk(sides->else_case);
     } else if (auto* at = s.as<AttrStmtNode>()) {
       touch(at->value);
       walk(at->body);

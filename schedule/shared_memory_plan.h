@@ -12,7 +12,9 @@
 // body once per thread and stretch nothing. A statement under
 // thread-dependent control (a thread loop shorter than the block, a
 // condition on a thread index) counts as one statement, since no barrier can
-// go inside it. Two arrays may overlap in bytes
+// go inside it, except a warp-specialized pipeline's region: its producer
+// side, then its compute side, in that order, as its mbarriers order them.
+// Two arrays may overlap in bytes
 // only where their lifetimes are disjoint; insert_thread_syncs then puts a
 // barrier between the last access to one and the first access to the other
 // (other threads may still be on the first when one thread reaches the

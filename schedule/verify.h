@@ -52,6 +52,10 @@ namespace kiln {
 // which pipeline, slot and iteration. Loops around tokens must have
 // constant bounds, and conditions around them must depend only on those
 // loops (a thread-bound loop is one thread's view: it is not iterated).
+// In a warp-specialized region (attr::kWarpSpecialized) the producer's and
+// the compute's tokens run side by side, each side going on while it can:
+// both stuck is a deadlock, and each phased token must name the use of its
+// slot it belongs to (the parity the GPU waits on).
 void verify_pipeline_tokens(const Stmt& s);
 
 }  // namespace kiln

@@ -35,6 +35,7 @@ class TokenChecker {
   struct Slot {
     int free = 1, full = 0;
     bool filling = false, reading = false;
+    int64_t fills = 0, reads = 0, releases = 0;  // uses of the slot so far, for the phases
   };
 
   static std::string label(int pipeline, int64_t slot) {
@@ -79,6 +80,16 @@ class TokenChecker {
       walk(l->body);
     } else if (auto* a = s.as<AllocateNode>()) {
       walk(a->body);
+    } else if (auto* at = s.as<AttrStmtNode>(); at && at->key == attr::kWarpSpecialized) {
+      auto* sides = at->body.as<IfThenElseNode>();
+      internal_assert(sides && !record_) << "a warp-specialized region is if (producer warp) ... else ...";
+      std::vector<Event> producer, consumer;
+      record_ = &producer;
+      walk(sides->then_case);
+      record_ = &consumer;
+      walk(sides->else_case);
+      record_ = nullptr;
+      run_side_by_side(producer, consumer);
     } else if (auto* at = s.as<AttrStmtNode>()) {
       walk(at->body);
     } else if (auto* t = s.as<TokenNode>()) {
@@ -89,35 +100,97 @@ class TokenChecker {
     }
   }
 
+  // A token met on the walk, with its slot and phase evaluated.
+  struct Event {
+    const TokenNode* token;
+    int64_t slot, phase;
+    std::string where;
+  };
+
   void token(const TokenNode* t) {
-    const int64_t n = eval(t->slot, "slot");
-    Slot& s = slots_[{t->pipeline, n}];
-    const std::string which = label(t->pipeline, n) + where();
+    Event e{t, eval(t->slot, "slot"), t->phase.defined() ? eval(t->phase, "phase") : 0, where()};
+    if (record_)
+      record_->push_back(std::move(e));
+    else
+      apply(e);
+  }
+
+  // Whether `e` may run now, with the other warps' tokens as they stand.
+  bool ready(const Event& e) {
+    const Slot& s = slots_[{e.token->pipeline, e.slot}];
+    using Op = TokenNode::Op;
+    if (e.token->op != Op::kPop) return true;
+    return e.token->queue == TokenNode::Queue::kFree ? s.free > 0 : s.full > 0;
+  }
+
+  // The producer warps' and the compute warps' tokens of a warp-specialized
+  // region, run side by side: each goes on while its next token is ready.
+  void run_side_by_side(const std::vector<Event>& producer, const std::vector<Event>& consumer) {
+    size_t p = 0, c = 0;
+    while (p < producer.size() || c < consumer.size()) {
+      bool moved = false;
+      for (; p < producer.size() && ready(producer[p]); ++p, moved = true) apply(producer[p]);
+      for (; c < consumer.size() && ready(consumer[c]); ++c, moved = true) apply(consumer[c]);
+      if (moved) continue;
+      auto at = [&](const std::vector<Event>& ev, size_t i) {
+        if (i == ev.size()) return std::string("are done");
+        return std::string("wait for the ") + (ev[i].token->queue == TokenNode::Queue::kFull ? "full" : "free") +
+               " token of " + label(ev[i].token->pipeline, ev[i].slot) + ev[i].where;
+      };
+      user_error() << "pipeline tokens: the warp-specialized pipeline would deadlock: the producer warps "
+                   << at(producer, p) << ", and the compute warps " << at(consumer, c);
+    }
+  }
+
+  void apply(const Event& e) {
+    const TokenNode* t = e.token;
+    Slot& s = slots_[{t->pipeline, e.slot}];
+    const std::string which = label(t->pipeline, e.slot) + e.where;
+    const bool phased = t->phase.defined();
+    // A phased token names the use of the slot it belongs to: the GPU waits
+    // on that phase's parity, so a wrong one waits for another use.
+    auto phase_is = [&](int64_t want, const char* what) {
+      user_check(!phased || e.phase == want)
+          << which << ": the " << what << " names phase " << e.phase << " of the slot, but it is phase " << want
+          << " there; a parity wait on the wrong phase returns early or never";
+    };
     using Op = TokenNode::Op;
     using Queue = TokenNode::Queue;
-    if (t->queue == Queue::kFree && t->op == Op::kPop) {
+    if (t->op == Op::kWait) {
+      user_check(s.free > 0 && !s.reading) << which << ": the drain waits for the slot's release, but the compute "
+                                           << "still holds it";
+      phase_is(s.releases - 1, "drain");
+    } else if (t->queue == Queue::kFree && t->op == Op::kPop) {
       user_check(s.free > 0) << which << ": the fill waits for the slot to be released (pop of its free token), "
                              << "but the compute still holds it and runs later: the pipeline would deadlock";
+      phase_is(s.fills - 1, "fill's wait for the slot's release");
       --s.free;
+      ++s.fills;
       s.filling = true;
     } else if (t->queue == Queue::kFull && t->op == Op::kPush) {
       user_check(s.filling) << which << " is marked full without being taken for the fill (no pop of its free "
                             << "token first): it may be overwritten while the compute still reads it";
       user_check(s.full == 0) << which << " is marked full twice before the compute took it";
+      phase_is(s.fills - 1, "fill's arrival");
       s.filling = false;
       ++s.full;
     } else if (t->queue == Queue::kFull && t->op == Op::kPop) {
       user_check(s.full > 0) << which << ": the compute waits for the slot to be filled (pop of its full token), "
                              << "but no fill pushed it before: the pipeline would deadlock";
+      phase_is(s.reads, "compute's wait for the fill");
       --s.full;
+      ++s.reads;
       s.reading = true;
     } else {
       user_check(s.reading) << which << " is released (push of its free token) but the compute never took it";
+      phase_is(s.releases, "release");
       s.reading = false;
+      ++s.releases;
       ++s.free;
     }
   }
 
+  std::vector<Event>* record_ = nullptr;  // inside a warp-specialized region: the side being walked
   std::vector<std::pair<const VarNode*, int64_t>> env_;
   std::map<std::pair<int, int64_t>, Slot> slots_;
 };

@@ -19,6 +19,7 @@
 #include "support/te_examples.h"
 #include "support/temp_dir.h"
 #include "support/template_check.h"
+#include "support/token_check.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -58,15 +59,6 @@ Stmt tok(Op op, Queue q, Expr slot) { return TokenNode::make(op, q, 0, slot); }
 // A fill of slot `slot`, and the compute's take and release of it.
 Stmt fill(Expr slot) { return SeqNode::make({tok(Op::kPop, Queue::kFree, slot), tok(Op::kPush, Queue::kFull, slot)}); }
 Stmt use(Expr slot) { return SeqNode::make({tok(Op::kPop, Queue::kFull, slot), tok(Op::kPush, Queue::kFree, slot)}); }
-
-std::string token_error(const Stmt& s) {
-  try {
-    verify_pipeline_tokens(s);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "schedule/passes/inject_pipeline.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"
+#include "schedule/passes/warp_specialize.h"
 
 namespace kiln {
 namespace passes {
@@ -184,22 +186,66 @@ class Pipeliner : public IRMutator {
  protected:
   Stmt mutate_Allocate(const AllocateNode* op, const Stmt& self) override {
     allocated_.insert(op->buffer.node());
+    if (op->scope == MemScope::kShared) shared_.insert(op->buffer.node());
     return IRMutator::mutate_Allocate(op, self);
+  }
+
+  // A warp-specialized pipeline reshapes the loop over the block's warps
+  // (threadIdx.y) around it; other loops may not lie between the two, nor
+  // around the warp loop (each block sets its mbarriers up once).
+  Stmt mutate_For(const ForNode* op, const Stmt& self) override {
+    const bool warps = op->for_kind == ForKind::kThreadBinding && op->thread_tag == "threadIdx.y";
+    if (!warps) {
+      const bool counts = op->for_kind != ForKind::kThreadBinding;
+      loops_ += counts;
+      Stmt r = IRMutator::mutate_For(op, self);
+      loops_ -= counts;
+      return r;
+    }
+    warp_loops_.push_back({op, loops_, std::nullopt});
+    Stmt body = mutate(op->body);
+    WarpLoop w = std::move(warp_loops_.back());
+    warp_loops_.pop_back();
+    if (!w.region)
+      return body.same_as(op->body)
+                 ? self
+                 : ForNode::make(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_tag);
+    user_check(w.outer_loops == 0) << "warp specialization of loop '" << w.region->loop_name << "': the warp loop '"
+                                   << op->loop_var->name << "' sits in a loop of its own; "
+                                   << "each block sets the pipeline's barriers up once, so bind the loops around it "
+                                      "to blocks";
+    return warp_specialize(op, body, *w.region, shared_);
   }
 
   Stmt mutate_AttrStmt(const AttrStmtNode* op, const Stmt& self) override {
     if (op->key != attr::kPipelineStages) return IRMutator::mutate_AttrStmt(op, self);
-    Stmt body = mutate(op->body);  // pipelines inside first
+    Stmt body = op->body;
+    int64_t producers = 0;
+    if (auto* ws = body.as<AttrStmtNode>(); ws && ws->key == attr::kWarpSpecialized) {
+      const int64_t* p = as_const_int(ws->value);
+      internal_assert(p) << "warp_specialized needs a constant number of producer warps";
+      producers = *p;
+      body = ws->body;
+    }
+    body = mutate(body);  // pipelines inside first
     const int64_t* stages = as_const_int(op->value);
     internal_assert(stages) << "pipeline_stages needs a constant number of stages";
-    return pipeline(body, *stages);
+    return pipeline(body, *stages, producers);
   }
 
  private:
-  Stmt pipeline(const Stmt& body, int64_t stages) {
+  struct WarpLoop {
+    const ForNode* loop;
+    int outer_loops;  // loops around it (not bound to threads)
+    std::optional<WarpSpecializedRegion> region;
+  };
+
+  Stmt pipeline(const Stmt& body, int64_t stages, int64_t producers) {
     auto* f = body.as<ForNode>();
     if (!f) return body;  // a loop of one iteration, simplified away: nothing to overlap
     const std::string name = f->loop_var->name;
+    user_check(producers == 0 || gpu_) << "pipeline: loop '" << name << "' asks for producer warps; warp "
+                                       << "specialization needs a cuda target";
     user_check(f->for_kind == ForKind::kSerial)
         << "pipeline: loop '" << name << "' is " << for_kind_name(f->for_kind)
         << "; only a serial loop can be pipelined (its iterations run one after another)";
@@ -208,7 +254,7 @@ class Pipeliner : public IRMutator {
                                          << to_string(f->extent)
                                          << "); a pipeline needs a loop from 0 with a constant extent";
     const int64_t slots = std::min(stages, *trips);
-    if (slots < 2) return body;
+    if (slots < 2 && producers == 0) return body;  // one slot: a plain loop, unless warps specialize
 
     std::vector<const AllocateNode*> allocs;
     Stmt inner = f->body;
@@ -269,6 +315,8 @@ class Pipeliner : public IRMutator {
       return SeqNode::make(s);
     };
 
+    if (producers > 0) return warp_specialized(f, id, slots, producers, allocs, stride, fills, compute);
+
     Var p(name + ".prologue", t);
     Stmt prologue = ForNode::make(p, c(0), c(slots - 1), ForKind::kSerial, fill(p, p));
     const Var k = f->loop_var;
@@ -291,9 +339,75 @@ class Pipeliner : public IRMutator {
     return simplify(out);
   }
 
+  // The producer and consumer sides (warp_specialize.h places them): the
+  // producer fills iteration k into slot k % S once the consumers released
+  // the slot's previous use, and marks it full; the consumers wait for it,
+  // compute, and release it. After the loop the consumers wait until every
+  // consumer warp released the last S slots (the drain): nothing reads a
+  // slot any more, and what follows may reuse its bytes.
+  Stmt warp_specialized(const ForNode* f, int id, int64_t slots, int64_t producers,
+                        const std::vector<const AllocateNode*>& allocs,
+                        const std::unordered_map<const VarNode*, int64_t>& stride, const std::vector<Stmt>& fills,
+                        const std::vector<Stmt>& compute) {
+    const std::string name = f->loop_var->name;
+    user_check(!warp_loops_.empty() && warp_loops_.back().outer_loops == loops_)
+        << "warp specialization of loop '" << name << "': it needs the loop directly inside the loop bound to "
+        << "threadIdx.y (the block's warps), with no other loop between the two";
+    WarpLoop& w = warp_loops_.back();
+    user_check(!w.region) << "warp specialization of loop '" << name << "': the warp loop '" << w.loop->loop_var->name
+                          << "' already holds a warp-specialized pipeline; it takes one";
+    const DType t = f->loop_var.dtype();
+    auto c = [&](int64_t v) { return make_const(t, v); };
+    using Op = TokenNode::Op;
+    using Queue = TokenNode::Queue;
+    const int64_t trips = *as_const_int(f->extent);
+
+    Var kp(name + ".produce", t);
+    const Expr ps = floormod(kp, c(slots)), use = floordiv(kp, c(slots));
+    std::vector<Stmt> produce{TokenNode::make_phased(Op::kPop, Queue::kFree, id, ps, use - c(1))};
+    SlotAccess at(stride, ps);
+    const BufferSet bufs = bufs_of(allocs);
+    AsyncCopies async(bufs, allocated_);
+    for (const Stmt& st : fills) produce.push_back(async.mutate(at.mutate(substitute(st, {{f->loop_var.node(), kp}}))));
+    produce.push_back(TokenNode::make_phased(Op::kPush, Queue::kFull, id, ps, use));
+
+    const Var k = f->loop_var;
+    const Expr cs = floormod(k, c(slots)), cuse = floordiv(k, c(slots));
+    std::vector<Stmt> consume{TokenNode::make_phased(Op::kPop, Queue::kFull, id, cs, cuse)};
+    SlotAccess cat(stride, cs);
+    for (const Stmt& st : compute) consume.push_back(cat.mutate(st));
+    consume.push_back(TokenNode::make_phased(Op::kPush, Queue::kFree, id, cs, cuse));
+    Var d(name + ".drain", t);
+    Stmt drain = ForNode::make(
+        d, c(trips - slots), c(slots), ForKind::kSerial,
+        TokenNode::make_phased(Op::kWait, Queue::kFree, id, floormod(d, c(slots)), floordiv(d, c(slots))));
+
+    WarpSpecializedRegion r;
+    r.producer_warps = producers;
+    r.slots = slots;
+    r.loop_name = name;
+    r.producer = simplify(ForNode::make(kp, c(0), f->extent, ForKind::kSerial, SeqNode::make(produce)));
+    r.consumer = simplify(SeqNode::make(
+        {ForNode::make(k, f->min, f->extent, ForKind::kSerial, SeqNode::make(consume), f->thread_tag), drain}));
+    for (const AllocateNode* a : allocs) {
+      r.slot_buffers.push_back(a);
+      r.slot_buffer_sizes.push_back(make_const(a->extents.front().dtype(), stride.at(a->buffer.node()) * slots));
+    }
+    w.region = std::move(r);
+    return AttrStmtNode::make(Ref<Object>(), kConsumerMarker, Expr(id), EvaluateNode::make(Expr(0)));
+  }
+
+  static BufferSet bufs_of(const std::vector<const AllocateNode*>& allocs) {
+    BufferSet b;
+    for (const AllocateNode* a : allocs) b.insert(a->buffer.node());
+    return b;
+  }
+
   bool gpu_;
   int next_id_ = 0;
-  BufferSet allocated_;
+  int loops_ = 0;  // loops (not bound to threads) around the statement being mutated
+  BufferSet allocated_, shared_;
+  std::vector<WarpLoop> warp_loops_;
 };
 
 }  // namespace

@@ -33,6 +33,21 @@
 // fills stay plain stores, still ordered by the tokens. The tokens it emits pass
 // verify_pipeline_tokens. A loop that does not have the expected shape is a
 // user error that says what is missing.
+//
+// Warp specialization (`gpu`; the loop's kWarpSpecialized mark, P producer
+// warps): the loop must sit in the loop bound to threadIdx.y, with only
+// sequences and allocations between the two; S = min(N, T) slots, even 1.
+// The producer warps run
+//
+//   for k in [0, T):  pop_token(free, k % S, phase k/S - 1); fill(k); push_token(full, k % S, phase k/S)
+//
+// and the warps the loop had run
+//
+//   for k in [0, T):  pop_token(full, k % S, phase k/S); compute(k); push_token(free, k % S, phase k/S)
+//   for d in [T-S, T):  wait_token(free, d % S, phase d/S)      the drain
+//
+// at once, and the warp loop takes P more warps (warp_specialize.h); the
+// steady state has no barrier.
 #pragma once
 
 #include "compute/stmt.h"

@@ -192,6 +192,11 @@ class SyncPlanner {
       *p = Pending();
       return s;
     }
+    // A warp-specialized pipeline's region: its producer and compute warps
+    // hand the slots over through the pipeline's mbarriers, which order
+    // every shared access inside it (inject_pipeline); to the rest of the
+    // kernel it is one unit.
+    if (auto* ws = s.as<AttrStmtNode>(); ws && ws->key == attr::kWarpSpecialized) return unit(s, p, true);
     if (!uniform(s)) return unit(s, p);
     if (auto* seq = s.as<SeqNode>()) {
       std::vector<Stmt> out;
@@ -265,12 +270,13 @@ class SyncPlanner {
     return !conflicts(before, next).empty() || !reuse_conflicts(plan_, before, next).empty();
   }
 
-  // A statement the block's threads do not all run alike (or a leaf).
-  Stmt unit(const Stmt& s, Pending* p) {
+  // A statement the block's threads do not all run alike (or a leaf), or
+  // one whose accesses are `ordered_inside` by other means.
+  Stmt unit(const Stmt& s, Pending* p, bool ordered_inside = false) {
     Pending acc = accesses(s);
     // A cross-thread reduction is itself uniform code (every thread of the
     // block runs it); anything else here is not, and must hold no barrier.
-    if (check_ && !s.as<ThreadAllReduceNode>()) {
+    if (check_ && !ordered_inside && !s.as<ThreadAllReduceNode>()) {
       bool has_barrier = false, has_allreduce = false;
       post_order_visit(s, [&](const Ref<Object>& n) {
         has_barrier |= n->kind() == NodeKind::Barrier;

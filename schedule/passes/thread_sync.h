@@ -22,7 +22,9 @@
 // (a thread loop shorter than the block, a condition on a thread index) is
 // one unit: a barrier cannot go inside it. Two shared arrays that share
 // bytes (their lifetimes are disjoint: schedule/shared_memory_plan.h) conflict
-// on any access, the one before the other: the bytes change hands.
+// on any access, the one before the other: the bytes change hands. A
+// warp-specialized pipeline's region (attr::kWarpSpecialized) is one unit
+// whose inside the pipeline's mbarriers order.
 //
 // Guarantees: verify_thread_syncs passes on the result.
 #pragma once

@@ -1,0 +1,157 @@
+#include "schedule/passes/warp_specialize.h"
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
+#include "compute/ir_functor.h"
+#include "compute/printer.h"
+
+namespace kiln {
+namespace passes {
+
+namespace {
+
+bool is_marker(const Stmt& s) {
+  auto* a = s.as<AttrStmtNode>();
+  return a && a->key == kConsumerMarker;
+}
+
+bool contains_marker(const Stmt& s) {
+  bool found = false;
+  post_order_visit(s, [&](const Ref<Object>& n) {
+    if (n->kind() != NodeKind::AttrStmt) return;
+    found |= static_cast<const AttrStmtNode*>(n.get())->key == kConsumerMarker;
+  });
+  return found;
+}
+
+// The shared buffers `s` reads and writes.
+struct SharedUse {
+  bool reads = false, writes = false;
+};
+SharedUse shared_use(const Stmt& s, const std::unordered_set<const VarNode*>& shared) {
+  SharedUse u;
+  post_order_visit(s, [&](const Ref<Object>& n) {
+    if (n->kind() == NodeKind::Load) {
+      u.reads |= shared.count(static_cast<const LoadNode*>(n.get())->buffer.node()) > 0;
+    } else if (n->kind() == NodeKind::Store) {
+      u.writes |= shared.count(static_cast<const StoreNode*>(n.get())->buffer.node()) > 0;
+    } else if (n->kind() == NodeKind::TensorIntrinCall) {
+      auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+      const HwInstruction& h = find_hw_instruction(c->intrin);
+      for (size_t k = 0; k < c->operands.size() && k < h.operands.size(); ++k)
+        if (shared.count(c->operands[k].buffer.node())) (h.operands[k].written ? u.writes : u.reads) = true;
+    }
+  });
+  return u;
+}
+
+// Replaces the marker by the consumer, checking the path to it and the
+// consumer warps' statements around it.
+class ConsumerSide {
+ public:
+  ConsumerSide(const WarpSpecializedRegion& r, const std::unordered_set<const VarNode*>& shared,
+               const std::string& warp)
+      : r_(r), shared_(shared), warp_(warp) {}
+
+  Stmt place(const Stmt& s) {
+    if (is_marker(s)) {
+      seen_ = true;
+      return r_.consumer;
+    }
+    if (auto* seq = s.as<SeqNode>()) {
+      std::vector<Stmt> out;
+      for (const Stmt& c : seq->seq) {
+        if (contains_marker(c)) {
+          out.push_back(place(c));
+          continue;
+        }
+        const SharedUse u = shared_use(c, shared_);
+        user_check(seen_ || (!u.reads && !u.writes))
+            << "warp specialization of loop '" << r_.loop_name << "': the compute warps access shared memory before "
+            << "the pipeline, while the producer warps already fill its slots; compute that stage elsewhere";
+        user_check(!seen_ || !u.reads)
+            << "warp specialization of loop '" << r_.loop_name << "': the compute warps read shared memory after "
+            << "the pipeline, which no barrier orders among them; read it after the warp loop";
+        out.push_back(c);
+      }
+      return SeqNode::make(out);
+    }
+    if (auto* a = s.as<AllocateNode>())
+      return AllocateNode::make(a->buffer, a->dtype, a->extents, a->scope, place(a->body));
+    if (auto* at = s.as<AttrStmtNode>()) return AttrStmtNode::make(at->node, at->key, at->value, place(at->body));
+    user_error() << "warp specialization of loop '" << r_.loop_name << "': the pipeline is nested in "
+                 << node_kind_name(s->kind()) << " inside the warp loop '" << warp_
+                 << "'; the producer warps run the pipeline's iterations on their own, so only sequences and "
+                    "allocations may lie between the two";
+    return s;
+  }
+
+ private:
+  const WarpSpecializedRegion& r_;
+  const std::unordered_set<const VarNode*>& shared_;
+  const std::string& warp_;
+  bool seen_ = false;
+};
+
+// The fills' loops over threadIdx.y (the block's W compute warps) become
+// serial loops shared by the P producer warps: producer warp p takes rows
+// p, p + P, ...
+class ProducerWarps : public IRMutator {
+ public:
+  ProducerWarps(const Var& warp, int64_t consumers, int64_t producers)
+      : warp_(warp), consumers_(consumers), producers_(producers) {}
+  using IRMutator::mutate;
+
+ protected:
+  Stmt mutate_For(const ForNode* op, const Stmt& self) override {
+    if (op->for_kind != ForKind::kThreadBinding || op->thread_tag != "threadIdx.y")
+      return IRMutator::mutate_For(op, self);
+    const int64_t* e = as_const_int(op->extent);
+    internal_assert(e && is_zero(op->min)) << "a loop bound to threadIdx.y runs from 0 over a constant extent";
+    Stmt body = mutate(op->body);
+    const DType t = op->loop_var.dtype();
+    if (producers_ == 1) return ForNode::make(op->loop_var, op->min, op->extent, ForKind::kSerial, body);
+    Var round(op->loop_var->name + ".round", t);
+    const Expr row = round * make_const(t, producers_) + (cast(t, warp_) - make_const(t, consumers_));
+    body = substitute(body, {{op->loop_var.node(), row}});
+    if (*e % producers_ != 0) body = IfThenElseNode::make(row < make_const(t, *e), body);
+    return ForNode::make(round, make_const(t, int64_t{0}), make_const(t, (*e + producers_ - 1) / producers_),
+                         ForKind::kSerial, body);
+  }
+
+ private:
+  Var warp_;
+  int64_t consumers_, producers_;
+};
+
+}  // namespace
+
+Stmt warp_specialize(const ForNode* warp_loop, const Stmt& body, const WarpSpecializedRegion& region,
+                     const std::unordered_set<const VarNode*>& shared_buffers) {
+  const std::string& warp = warp_loop->loop_var->name;
+  const int64_t* consumers = as_const_int(warp_loop->extent);
+  user_check(consumers && is_zero(warp_loop->min))
+      << "warp specialization of loop '" << region.loop_name << "': the warp loop '" << warp
+      << "' needs a constant number of warps from 0";
+  bool uses_warp = false;
+  post_order_visit(region.producer, [&](const Ref<Object>& n) { uses_warp |= n.get() == warp_loop->loop_var.get(); });
+  user_check(!uses_warp) << "warp specialization of loop '" << region.loop_name << "': its fills depend on the warp "
+                         << "index '" << warp << "' of the compute warps; the producer warps fill the slots for all "
+                         << "of them";
+  Stmt consumer = ConsumerSide(region, shared_buffers, warp).place(body);
+  Stmt producer = ProducerWarps(warp_loop->loop_var, *consumers, region.producer_warps).mutate(region.producer);
+  const DType t = warp_loop->loop_var.dtype();
+  Stmt out = AttrStmtNode::make(
+      make_const(DType::i32(), *consumers), attr::kWarpSpecialized, make_const(DType::i32(), region.slots),
+      IfThenElseNode::make(warp_loop->loop_var >= make_const(t, *consumers), producer, consumer));
+  for (size_t i = region.slot_buffers.size(); i-- > 0;) {
+    const AllocateNode* a = region.slot_buffers[i];
+    out = AllocateNode::make(a->buffer, a->dtype, {region.slot_buffer_sizes[i]}, a->scope, out);
+  }
+  return ForNode::make(warp_loop->loop_var, warp_loop->min, make_const(t, *consumers + region.producer_warps),
+                       ForKind::kThreadBinding, out, warp_loop->thread_tag);
+}
+
+}  // namespace passes
+}  // namespace kiln

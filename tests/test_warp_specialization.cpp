@@ -1,0 +1,355 @@
+// Warp specialization of the tensor-core pipelines (Stage::pipeline with
+// producer warps; schedule/passes/warp_specialize.h): producer warps fill
+// the slots while the other warps compute, handing the slots over through
+// mbarriers. The GEMM and conv2d templates' `producer_warps` knob emulated
+// against the interpreter (the emulation checks every hand-off), planted
+// bugs the emulator reports, NVRTC compiles for sm_80 and sm_90, the token
+// verifier's checks of phases and of a deadlock between the two sides, and
+// misuse as user errors.
+#include <catch2/catch.hpp>
+#include <regex>
+
+#include "base/error.h"
+#include "compute/printer.h"
+#include "schedule/passes/inject_pipeline.h"
+#include "schedule/verify.h"
+#include "support/gpu_check.h"
+#include "support/skip.h"
+#include "support/te_examples.h"
+#include "support/temp_dir.h"
+#include "support/token_check.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* const kGemm = "matmul:M=64,N=48,K=160,dtype=f16";
+
+// The template's default for `op` with tensor cores, 5 k tiles of 32,
+// `stages` slots and `producers` producer warps. A config refers to its
+// space, which must outlive it.
+Config ws_config(const OpInstance& op, int stages, int producers, nlohmann::json knobs = nlohmann::json::object()) {
+  const char* arch = "sm_90";
+  const GpuLimits gpu = gpu_limits_for_arch(arch);
+  const GpuTemplate& t = find_op(op.op).gpu;
+  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
+  auto space = spaces.emplace_back(t.define_space(op, gpu));
+  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+  j["tensor_core"] = "mma";
+  if (op.op == "matmul") j["mma_k"] = {5, 2};
+  j["stages"] = stages;
+  j["producer_warps"] = producers;
+  j.update(knobs);
+  return space->from_json(j);
+}
+
+// The kernel's text after the preludes.
+std::string kernel_text(const CudaSource& src) {
+  const size_t k = src.code.find("__global__ void");
+  REQUIRE(k != std::string::npos);
+  return src.code.substr(k);
+}
+
+// `src` with `pattern` removed from its kernels (not from the preludes).
+CudaSource without(CudaSource src, const std::string& pattern) {
+  const size_t k = src.code.find("__global__ void");
+  REQUIRE(k != std::string::npos);
+  const std::string planted = src.code.substr(0, k) + std::regex_replace(src.code.substr(k), std::regex(pattern), "");
+  REQUIRE(planted != src.code);
+  src.code = planted;
+  return src;
+}
+
+}  // namespace
+
+TEST_CASE("warp-specialized GEMM: producer warps fill the slots through mbarriers, and it agrees with the interpreter",
+          "[gpu][pipeline][warp_specialization][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_ws_gemm");
+  const OpInstance op = build_workload(kGemm);
+  Tally tally;
+  for (int producers = 1; producers <= 2; ++producers)
+    for (int stages = 1; stages <= 5; stages += 2) {
+      INFO(producers << " producer warps, " << stages << " stages");
+      const Config cfg = ws_config(op, stages, producers);
+      const CudaSource src = gpu_source(op, cfg, gpu_limits_for_arch("sm_90"));
+      const std::string k = kernel_text(src);
+      // The compute warps and the producers; the copies arrive on the
+      // full barriers, and no commit group or block barrier is in the loop.
+      CHECK(src.launches.at(0).block[1] == cfg.split("mma_m")[1] * cfg.split("mma_n")[1] + producers);
+      CHECK(k.find("kiln_cp_async<8>(A_shared") != std::string::npos);
+      CHECK(k.find("kiln_cp_async_mbarrier_arrive(kiln_full_0") != std::string::npos);
+      CHECK(k.find("kiln_mbarrier_wait(kiln_full_0") != std::string::npos);
+      CHECK(k.find("kiln_mbarrier_arrive(kiln_empty_0") != std::string::npos);
+      CHECK(k.find("kiln_cp_async_wait(") == std::string::npos);
+      CHECK(k.find("kiln_cp_async_commit(") == std::string::npos);
+      // One block barrier after the mbarriers' set-up, one before the epilogue.
+      const std::regex barrier(R"(__syncthreads\(\))");
+      CHECK(std::distance(std::sregex_iterator(k.begin(), k.end(), barrier), std::sregex_iterator()) == 2);
+      check_config(op, cfg, dir.path, 70 + 10 * producers + stages, &tally);
+    }
+  CHECK(tally.ran == 6);
+}
+
+TEST_CASE("warp-specialized tensor-core conv2d and batched bf16 GEMM agree with the interpreter",
+          "[gpu][pipeline][warp_specialization][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_ws_conv");
+  Tally tally;
+  {
+    // The padding's zeros are filled by cp.async (src-size 0), the weights copied.
+    const OpInstance op = build_workload("conv2d_nhwc:N=2,H=7,W=6,C=32,K=16,R=3,S=3,stride=1,pad=1,dtype=f16,bias=1");
+    for (int stages : {1, 3}) {
+      INFO(stages << " stages");
+      const Config cfg = ws_config(op, stages, 1);
+      const std::string ir = to_string(build_kernel(op.canonical, "cuda -arch=sm_90", "", cfg.to_json().dump()).func);
+      CHECK(ir.find("attr [") != std::string::npos);
+      CHECK(ir.find("warp_specialized = " + std::to_string(stages)) != std::string::npos);
+      check_config(op, cfg, dir.path, 90 + stages, &tally);
+    }
+  }
+  {
+    // Batched, B transposed, bf16.
+    const OpInstance op = build_workload("batch_matmul:B=2,M=32,N=24,K=96,dtype=bf16,trans_b=1");
+    check_config(op, ws_config(op, 2, 2), dir.path, 95, &tally);
+  }
+  CHECK(tally.ran == 3);
+}
+
+TEST_CASE("warp-specialized GEMM: planted missing waits are reported by the emulator",
+          "[gpu][pipeline][warp_specialization][emulation][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_ws_planted");
+  const OpInstance op = build_workload(kGemm);
+  // Two warps side by side along N: both read every row of A's tiles, and
+  // each one's part of the staging tile takes bytes of slots both read.
+  const CudaSource src =
+      gpu_source(op, ws_config(op, 3, 1, {{"mma_m", {1, 1, 4}}, {"mma_n", {3, 2, 1}}}), gpu_limits_for_arch("sm_90"));
+  REQUIRE(run_emulated_and_check(op, src, dir.path + "/good", 5) == "");
+  // The compute reads a slot without waiting for its fill.
+  CHECK_THAT(run_emulated_and_check(op, without(src, R"(kiln_mbarrier_wait\(kiln_full_0[^;]*\);)"),
+                                    dir.path + "/no_full_wait", 5),
+             Contains("before its cp.async copy arrived") || Contains("race"));
+  // The producer refills a slot without waiting for its release: it runs
+  // ahead, its arrivals complete the wrong phases, and the warps end up
+  // waiting for each other (or race, as the threads happen to run).
+  CHECK_THAT(run_emulated_and_check(op, without(src, R"(if \([^\n]*\) kiln_mbarrier_wait\(kiln_empty_0[^;]*\);)"),
+                                    dir.path + "/no_empty_wait", 5),
+             Contains("race") || Contains("deadlock"));
+  // No drain: a warp's staging tile overwrites slot bytes another warp may
+  // still read.
+  CHECK_THAT(
+      run_emulated_and_check(op, without(src, R"(\n *kiln_mbarrier_wait\(kiln_empty_0[^;]*\);)"),
+                             dir.path + "/no_drain", 5),
+      Contains("shared arrays A_shared and C_shared share byte") && Contains("nor an mbarrier phase that orders them"));
+}
+
+TEST_CASE("warp-specialized GEMM: 4096^3 with producer warps compiles with NVRTC for sm_80 and sm_90, no spills",
+          "[gpu][pipeline][warp_specialization][nvrtc]") {
+  if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
+  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const GpuLimits gpu = gpu_limits_for_arch(arch);
+    const GpuTemplate& t = find_op(op.op).gpu;
+    auto space = t.define_space(op, gpu);
+    // 128 x 128 blocks of eight 64 x 32 warps, three slots of k tiles of 32.
+    // (Eight 64 x 64 warps and one or two producers spill: nine or ten
+    // warps leave a thread at most 168 registers, as the register file is
+    // split among the SM's four schedulers.)
+    for (int producers = 1; producers <= 2; ++producers) {
+      nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+      j.update({{"mma_m", {32, 2, 4}},
+                {"mma_n", {32, 4, 4}},
+                {"mma_k", {128, 2}},
+                {"stages", 3},
+                {"producer_warps", producers}});
+      const CudaSource src = gpu_source(op, space->from_json(j), gpu);
+      INFO(arch << ", " << producers << " producer warps");
+      CHECK(src.launches.at(0).block[1] == 8 + producers);
+      CHECK(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes) == "");
+    }
+  }
+}
+
+namespace {
+
+using Op = TokenNode::Op;
+using Queue = TokenNode::Queue;
+
+Stmt tok(Op op, Queue q, const Expr& slot, const Expr& phase) { return TokenNode::make_phased(op, q, 0, slot, phase); }
+
+// A warp-specialized region over `trips` iterations of `slots` slots, as
+// inject_pipeline builds it; `phase_shift` moves the compute's full waits
+// by that many uses, and `drain` leaves the drain out when false.
+Stmt region(int64_t trips, int64_t slots, int64_t phase_shift = 0, bool drain = true, int64_t producer_trips = -1) {
+  Var k("k"), p("p"), d("d"), w("w");
+  if (producer_trips < 0) producer_trips = trips;
+  const Expr s = make_const(DType::i32(), slots);
+  Stmt producer = ForNode::make(p, 0, static_cast<int>(producer_trips), ForKind::kSerial,
+                                SeqNode::make({tok(Op::kPop, Queue::kFree, floormod(p, s), floordiv(p, s) - 1),
+                                               tok(Op::kPush, Queue::kFull, floormod(p, s), floordiv(p, s))}));
+  std::vector<Stmt> consumer{ForNode::make(
+      k, 0, static_cast<int>(trips), ForKind::kSerial,
+      SeqNode::make({tok(Op::kPop, Queue::kFull, floormod(k, s), floordiv(k, s) + static_cast<int>(phase_shift)),
+                     tok(Op::kPush, Queue::kFree, floormod(k, s), floordiv(k, s))}))};
+  if (drain)
+    consumer.push_back(ForNode::make(d, static_cast<int>(trips - slots), static_cast<int>(slots), ForKind::kSerial,
+                                     tok(Op::kWait, Queue::kFree, floormod(d, s), floordiv(d, s))));
+  return AttrStmtNode::make(make_const(DType::i32(), int64_t{4}), attr::kWarpSpecialized, s,
+                            IfThenElseNode::make(w >= 4, producer, SeqNode::make(consumer)));
+}
+
+}  // namespace
+
+TEST_CASE("warp-specialized tokens: the two sides run side by side and pass the verifier",
+          "[schedule][pipeline][warp_specialization][tokens]") {
+  for (int64_t slots = 1; slots <= 4; ++slots) {
+    INFO(slots << " slots");
+    CHECK(token_error(region(7, slots)) == "");
+    CHECK(token_error(region(7, slots, 0, false)) == "");  // the drain is for the compute warps' shared memory
+  }
+}
+
+TEST_CASE("warp-specialized tokens: a wait on the wrong phase is an error naming both phases",
+          "[schedule][pipeline][warp_specialization][tokens]") {
+  CHECK_THAT(token_error(region(6, 2, 1)), Contains("pipeline 0: slot 0 (at k = 0)") &&
+                                               Contains("compute's wait for the fill names phase 1 of the slot") &&
+                                               Contains("it is phase 0 there"));
+}
+
+TEST_CASE("warp-specialized tokens: a producer that stops early leaves the compute waiting: a deadlock",
+          "[schedule][pipeline][warp_specialization][tokens]") {
+  CHECK_THAT(token_error(region(6, 2, 0, true, 5)),
+             Contains("the warp-specialized pipeline would deadlock: the producer warps are done, and the compute "
+                      "warps wait for the full token of pipeline 0: slot 1 (at k = 5)"));
+}
+
+TEST_CASE("warp specialization misuse is a user error that says what to do",
+          "[schedule][pipeline][warp_specialization][errors]") {
+  {
+    PlainMatmul m = plain_matmul(4, 4, 8);
+    Schedule s({m.C});
+    IterVar ko, ki;
+    s[m.C].split(s[m.C].reduce_axis()[0], 2, &ko, &ki);
+    CHECK_THROWS_WITH(s[m.C].pipeline(ko, 2, 5),
+                      Contains("asks for 5 producer warps; warp specialization takes 1 to 4"));
+  }
+  {
+    // On the CPU: no warps.
+    PlainMatmul m = plain_matmul(4, 4, 8);
+    Schedule s({m.C});
+    Tensor AL = s.cache_read(m.A, MemScope::kLocal, {m.C->op});
+    IterVar ko, ki;
+    s[m.C].split(s[m.C].reduce_axis()[0], 2, &ko, &ki);
+    s[AL].compute_at(s[m.C], ko);
+    s[m.C].pipeline(ko, 2, 1);
+    CHECK_THROWS_WITH(lower(s, {m.A, m.B, m.C}, "f"), Contains("warp specialization needs a cuda target"));
+  }
+}
+
+namespace {
+
+// Hand-built loop nests for inject_pipeline's checks: a pipelined loop k
+// (2 slots, one producer warp) whose fill copies 32 floats of A into the
+// shared slot buffer S and whose compute copies them out to O.
+struct WsNest {
+  Var w{"w"}, x{"x"}, A = Var::handle("A", DType::f32()), O = Var::handle("O", DType::f32());
+  Var Cs = Var::handle("Cs", DType::f32());  // another shared buffer of the warps
+
+  Stmt lanes(const Stmt& body) const { return ForNode::make(x, 0, 32, ForKind::kThreadBinding, body, "threadIdx.x"); }
+
+  // `fill_offset` is added to the fill's source index (the warp index, to
+  // make the fills depend on it).
+  Stmt pipelined(const std::string& name, Expr fill_offset = Expr(0)) const {
+    Var k(name), S = Var::handle(name + ".S", DType::f32());
+    Stmt fill = lanes(StoreNode::make(S, LoadNode::make(DType::f32(), A, k * 32 + x + fill_offset), x));
+    Stmt compute = lanes(StoreNode::make(O, LoadNode::make(DType::f32(), S, x), k * 32 + x));
+    Stmt loop = ForNode::make(
+        k, 0, 4, ForKind::kSerial,
+        AllocateNode::make(S, DType::f32(), {Expr(32)}, MemScope::kShared, SeqNode::make({fill, compute})));
+    return AttrStmtNode::make(Ref<Object>(), attr::kPipelineStages, Expr(2),
+                              AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1), loop));
+  }
+  Stmt warps(const Stmt& body) const { return ForNode::make(w, 0, 4, ForKind::kThreadBinding, body, "threadIdx.y"); }
+  Stmt with_cs(const Stmt& body) const {
+    return AllocateNode::make(Cs, DType::f32(), {Expr(4)}, MemScope::kShared, body);
+  }
+};
+
+std::string pipeline_error(const Stmt& s) {
+  try {
+    passes::inject_pipeline(s, true);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("warp specialization: a hand-built nest becomes producer and compute sides of a wider warp loop",
+          "[schedule][pipeline][warp_specialization]") {
+  WsNest n;
+  const Stmt out = passes::inject_pipeline(n.warps(n.pipelined("k")), true);
+  const std::string ir = to_string(out);
+  CHECK_THAT(ir, Contains("thread_binding(threadIdx.y) (w, 0, 5)") && Contains("warp_specialized = 2") &&
+                     Contains("if ((w >= 4))") && Contains("wait_token(free"));
+  CHECK(token_error(out) == "");
+}
+
+TEST_CASE("warp specialization: nests it cannot split are user errors that say why",
+          "[schedule][pipeline][warp_specialization][errors]") {
+  WsNest n;
+  Var j("j");
+  // No warp loop around the pipeline, or a loop between the two.
+  CHECK_THAT(pipeline_error(n.pipelined("k")), Contains("warp specialization of loop 'k': it needs the loop directly "
+                                                        "inside the loop bound to threadIdx.y"));
+  CHECK_THAT(pipeline_error(n.warps(ForNode::make(j, 0, 2, ForKind::kSerial, n.pipelined("k")))),
+             Contains("with no other loop between the two"));
+  // The warp loop in a loop of its own: the barriers are set up once a block.
+  CHECK_THAT(pipeline_error(ForNode::make(j, 0, 2, ForKind::kSerial, n.warps(n.pipelined("k")))),
+             Contains("the warp loop 'w' sits in a loop of its own"));
+  // Two warp-specialized pipelines in one warp loop.
+  CHECK_THAT(pipeline_error(n.warps(SeqNode::make({n.pipelined("k"), n.pipelined("k2")}))),
+             Contains("the warp loop 'w' already holds a warp-specialized pipeline"));
+  // Under a condition inside the warp loop.
+  CHECK_THAT(pipeline_error(n.warps(IfThenElseNode::make(n.w < 3, n.pipelined("k")))),
+             Contains("the pipeline is nested in IfThenElse inside the warp loop 'w'"));
+  // Fills that depend on the compute warp's index.
+  CHECK_THAT(pipeline_error(n.warps(n.pipelined("k", n.w))), Contains("its fills depend on the warp index 'w'"));
+  // The compute warps' own shared memory, before and after the pipeline.
+  CHECK_THAT(
+      pipeline_error(n.warps(n.with_cs(SeqNode::make({StoreNode::make(n.Cs, Expr(1.0f), n.w), n.pipelined("k")})))),
+      Contains("the compute warps access shared memory before the pipeline"));
+  CHECK_THAT(pipeline_error(n.warps(n.with_cs(SeqNode::make(
+                 {n.pipelined("k"), StoreNode::make(n.O, LoadNode::make(DType::f32(), n.Cs, n.w), n.w)})))),
+             Contains("the compute warps read shared memory after the pipeline"));
+}
+
+TEST_CASE("warp specialization needs mbarriers: sm_80 or later", "[gpu][pipeline][warp_specialization][errors]") {
+  const OpInstance op = build_workload(kGemm);
+  CHECK_THROWS_WITH(gpu_source(op, ws_config(op, 2, 1), gpu_limits_for_arch("sm_75")),
+                    Contains("a warp-specialized pipeline needs mbarriers, sm_80 or later"));
+}
+
+TEST_CASE("warp specialization: the warp loop must span the block's warps, which all set the mbarriers up",
+          "[gpu][pipeline][warp_specialization][errors]") {
+  WsNest n;
+  Var b("b"), v("v");
+  // Another loop over threadIdx.y, of 8 warps, makes the block wider than
+  // the warp-specialized loop's 4 + 1.
+  Stmt wider = ForNode::make(v, 0, 8, ForKind::kThreadBinding, n.lanes(StoreNode::make(n.O, Expr(0.0f), v * 32 + n.x)),
+                             "threadIdx.y");
+  Stmt kernel =
+      ForNode::make(b, 0, 1, ForKind::kThreadBinding,
+                    SeqNode::make({passes::inject_pipeline(n.warps(n.pipelined("k")), true), wider}), "blockIdx.x");
+  LoweredFunc f;
+  f.name = "ws";
+  f.args = {BufferArg{n.A, "A", DType::f32(), {256}}, BufferArg{n.O, "O", DType::f32(), {256}}};
+  f.body = kernel;
+  CHECK_THROWS_WITH(
+      emit_cuda(f, gpu_limits_for_arch("sm_90")),
+      Contains("the warp-specialized loop 'w' runs over 5 warps of the block's 8") && Contains("must span them all"));
+}
