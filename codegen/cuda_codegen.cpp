@@ -73,6 +73,12 @@ class KernelPrinter {
         if (a->scope == MemScope::kShared) shared_vars_.insert(a->buffer.node());
       }
     });
+    post_order_visit(k.body, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::For) return;
+      auto* f = static_cast<const ForNode*>(n.get());
+      if (f->for_kind == ForKind::kThreadBinding && thread_index_dim(f->thread_tag) >= 0)
+        thread_vars_.insert(f->loop_var.node());
+    });
     post_order_visit(k.body, [&](const Ref<Object>& n) { find_warp_specialized(n); });
   }
 
@@ -497,18 +503,34 @@ class KernelPrinter {
   // A warp-specialized region; and the warp loop around one, which must
   // span the block's warps (they all set the mbarriers up).
   void find_warp_specialized(const Ref<Object>& n) {
-    if (n->kind() == NodeKind::For) {
-      auto* f = static_cast<const ForNode*>(n.get());
-      if (f->for_kind != ForKind::kThreadBinding || f->thread_tag != "threadIdx.y") return;
-      bool holds = false;
-      post_order_visit(f->body, [&](const Ref<Object>& m) {
-        holds |=
+    auto holds = [](const Stmt& s) {
+      bool found = false;
+      post_order_visit(s, [&](const Ref<Object>& m) {
+        found |=
             m->kind() == NodeKind::AttrStmt && static_cast<const AttrStmtNode*>(m.get())->key == attr::kWarpSpecialized;
       });
-      user_check(!holds || *as_const_int(f->extent) == kernel_.block[1])
-          << "the warp-specialized loop '" << f->loop_var->name << "' runs over " << to_string(f->extent)
-          << " warps of the block's " << kernel_.block[1] << "; every warp of the block sets its mbarriers up, so it "
-          << "must span them all";
+      return found;
+    };
+    if (n->kind() == NodeKind::For) {
+      auto* f = static_cast<const ForNode*>(n.get());
+      const int d = f->for_kind == ForKind::kThreadBinding ? thread_index_dim(f->thread_tag) : -1;
+      if (d < 0 || !holds(f->body)) return;
+      user_check(*as_const_int(f->extent) == kernel_.block[static_cast<size_t>(d)])
+          << "the warp-specialized pipeline sits in loop '" << f->loop_var->name << "' over " << to_string(f->extent)
+          << " of the block's " << kernel_.block[static_cast<size_t>(d)] << " threads along " << f->thread_tag
+          << "; every thread of the block sets its mbarriers up and arrives on them, so the loops "
+          << "bound to threads around it must span the block (bind the other loops to no more threads)";
+      return;
+    }
+    if (n->kind() == NodeKind::IfThenElse) {
+      auto* i = static_cast<const IfThenElseNode*>(n.get());
+      bool on_thread = false;
+      post_order_visit(i->condition, [&](const Ref<Object>& m) {
+        on_thread |= m->kind() == NodeKind::Var && thread_vars_.count(static_cast<const VarNode*>(m.get()));
+      });
+      user_check(!on_thread || (!holds(i->then_case) && !holds(i->else_case)))
+          << "the warp-specialized pipeline sits under a condition on a thread index; every thread of the block "
+          << "sets its mbarriers up and arrives on them";
       return;
     }
     if (n->kind() != NodeKind::AttrStmt) return;
@@ -522,6 +544,9 @@ class KernelPrinter {
         << "a warp-specialized region is if (warp >= W) ... else ..., with W its node";
     WarpSpecialized ws;
     ws.slots = *as_const_int(at->value);
+    user_check(kernel_.block[0] * kernel_.block[2] % 32 == 0)
+        << "a warp-specialized pipeline needs whole warps per threadIdx.y row (threadIdx.x x threadIdx.z a multiple "
+        << "of 32); this block has " << kernel_.block[0] << " x " << kernel_.block[1] << " x " << kernel_.block[2];
     ws.consumer_warps = w->value;
     ws.producer_warps = kernel_.block[1] - w->value;
     int id = -1;
@@ -771,6 +796,7 @@ class KernelPrinter {
   const LoweredFunc& func_;
   std::map<int, WarpSpecialized> pipelines_;  // by pipeline id
   std::unordered_map<const AttrStmtNode*, int> regions_;
+  std::unordered_set<const VarNode*> thread_vars_;  // loops bound to threadIdx
   std::unordered_map<const VarNode*, std::string> names_;
   std::unordered_set<std::string> taken_;
   std::unordered_set<const VarNode*> written_;

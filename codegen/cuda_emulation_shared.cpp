@@ -61,10 +61,30 @@ struct PoolGranule {
   const char* owner_name = nullptr;
   uint64_t epoch = 0;
   std::vector<ReadStamp> touches;  // per thread, its latest touch in that epoch
+  // The array that had the bytes before, in the same epoch, and its
+  // touches: every later toucher must be ordered after them, not only the
+  // first (with mbarriers, one warp may be and another not).
+  const char* prev_name = nullptr;
+  std::vector<ReadStamp> prev;
 };
 constexpr long long kPoolGranules = 16384;  // 256 KiB: more than any block's shared memory
 PoolGranule g_pool[kPoolGranules];
 std::mutex g_pool_mu[16];
+
+void pool_unordered(const std::vector<ReadStamp>& touches, const char* before, const char* name, long long byte) {
+  int16_t other = -1;
+  int unordered = 0;
+  for (const ReadStamp& t : touches)
+    if (t.tid != tl_tid && !acquired(t.tid, t.clock)) {
+      other = t.tid;
+      ++unordered;
+    }
+  if (unordered)
+    check_error("shared arrays " + std::string(before) + " and " + name + " share byte " + std::to_string(byte) +
+                " of the block's shared memory, " + where() + ": " + thread_str(tl_tid) + " touches " + name +
+                " while " + (unordered > 1 ? std::string("other threads") : thread_str(other)) + " touched " + before +
+                " with no __syncthreads() in between (nor an mbarrier phase that orders them)");
+}
 
 void pool_touch(const void* owner, const char* name, long long byte) {
   const long long g = byte / 16;
@@ -73,6 +93,7 @@ void pool_touch(const void* owner, const char* name, long long byte) {
   PoolGranule& p = g_pool[g];
   const ReadStamp now{static_cast<int16_t>(tl_tid), tl_clock, 0};
   if (p.owner == owner && p.epoch == tl_epoch) {
+    if (!p.prev.empty()) pool_unordered(p.prev, p.prev_name, name, byte);
     for (ReadStamp& t : p.touches)
       if (t.tid == now.tid) {
         t.clock = now.clock;
@@ -81,20 +102,13 @@ void pool_touch(const void* owner, const char* name, long long byte) {
     p.touches.push_back(now);
     return;
   }
-  if (p.owner && p.owner != owner && p.epoch == tl_epoch) {
-    int16_t other = -1;
-    int unordered = 0;
-    for (const ReadStamp& t : p.touches)
-      if (t.tid != now.tid && !acquired(t.tid, t.clock)) {
-        other = t.tid;
-        ++unordered;
-      }
-    if (unordered)
-      check_error("shared arrays " + std::string(p.owner_name) + " and " + name + " share byte " + std::to_string(byte) +
-                  " of the block's shared memory, " + where() + ": " + thread_str(tl_tid) + " touches " + name +
-                  " while " + (unordered > 1 ? std::string("other threads") : thread_str(other)) + " touched " +
-                  p.owner_name + " with no __syncthreads() in between (nor an mbarrier phase that orders them)");
-  }
+  const bool same_epoch = p.owner && p.owner != owner && p.epoch == tl_epoch;
+  if (same_epoch) pool_unordered(p.touches, p.owner_name, name, byte);
+  p.prev_name = same_epoch ? p.owner_name : nullptr;
+  if (same_epoch)
+    p.prev.swap(p.touches);
+  else
+    p.prev.clear();
   p.owner = owner;
   p.owner_name = name;
   p.epoch = tl_epoch;

@@ -257,15 +257,22 @@ namespace {
 struct WsNest {
   Var w{"w"}, x{"x"}, A = Var::handle("A", DType::f32()), O = Var::handle("O", DType::f32());
   Var Cs = Var::handle("Cs", DType::f32());  // another shared buffer of the warps
+  int lane_count = 32;
 
-  Stmt lanes(const Stmt& body) const { return ForNode::make(x, 0, 32, ForKind::kThreadBinding, body, "threadIdx.x"); }
+  Stmt lanes(const Stmt& body) const {
+    return ForNode::make(x, 0, lane_count, ForKind::kThreadBinding, body, "threadIdx.x");
+  }
 
-  // `fill_offset` is added to the fill's source index (the warp index, to
-  // make the fills depend on it).
-  Stmt pipelined(const std::string& name, Expr fill_offset = Expr(0)) const {
+  // `fill_offset` is added to the fill's value (the warp index, to make the
+  // fills depend on it, or a load of another buffer); `extra` runs after
+  // the compute's copy.
+  Stmt pipelined(const std::string& name, Expr fill_offset = Expr(), Stmt extra = Stmt()) const {
     Var k(name), S = Var::handle(name + ".S", DType::f32());
-    Stmt fill = lanes(StoreNode::make(S, LoadNode::make(DType::f32(), A, k * 32 + x + fill_offset), x));
+    Expr value = LoadNode::make(DType::f32(), A, k * 32 + x);
+    if (fill_offset.defined()) value = value + fill_offset;
+    Stmt fill = lanes(StoreNode::make(S, value, x));
     Stmt compute = lanes(StoreNode::make(O, LoadNode::make(DType::f32(), S, x), k * 32 + x));
+    if (extra.defined()) compute = SeqNode::make({compute, extra});
     Stmt loop = ForNode::make(
         k, 0, 4, ForKind::kSerial,
         AllocateNode::make(S, DType::f32(), {Expr(32)}, MemScope::kShared, SeqNode::make({fill, compute})));
@@ -316,9 +323,24 @@ TEST_CASE("warp specialization: nests it cannot split are user errors that say w
              Contains("the warp loop 'w' already holds a warp-specialized pipeline"));
   // Under a condition inside the warp loop.
   CHECK_THAT(pipeline_error(n.warps(IfThenElseNode::make(n.w < 3, n.pipelined("k")))),
-             Contains("the pipeline is nested in IfThenElse inside the warp loop 'w'"));
+             Contains("the pipeline is nested in a condition inside the warp loop 'w'"));
   // Fills that depend on the compute warp's index.
-  CHECK_THAT(pipeline_error(n.warps(n.pipelined("k", n.w))), Contains("its fills depend on the warp index 'w'"));
+  CHECK_THAT(pipeline_error(n.warps(n.pipelined("k", cast(DType::f32(), n.w)))),
+             Contains("its fills depend on the warp index 'w'"));
+  // What the two sides may not do without block barriers between them.
+  CHECK_THAT(pipeline_error(n.warps(n.pipelined("k", Expr(), BarrierNode::make(MemScope::kShared)))),
+             Contains("its compute holds a block barrier, which the producer warps would never reach"));
+  CHECK_THAT(pipeline_error(n.with_cs(n.warps(n.pipelined("k", LoadNode::make(DType::f32(), n.Cs, n.x))))),
+             Contains("its fills read a shared buffer other than the pipeline's slots"));
+  CHECK_THAT(pipeline_error(n.with_cs(n.warps(n.pipelined("k", Expr(), StoreNode::make(n.Cs, Expr(1.0f), n.w))))),
+             Contains("its compute writes a shared buffer other than the pipeline's slots"));
+  {
+    // A buffer of the compute side's scope, read by the fills.
+    Var L = Var::handle("L", DType::f32());
+    CHECK_THAT(pipeline_error(n.warps(AllocateNode::make(L, DType::f32(), {Expr(1)}, MemScope::kLocal,
+                                                         n.pipelined("k", LoadNode::make(DType::f32(), L, 0))))),
+               Contains("its fills use 'L', bound inside the warp loop 'w' around the pipeline"));
+  }
   // The compute warps' own shared memory, before and after the pipeline.
   CHECK_THAT(
       pipeline_error(n.warps(n.with_cs(SeqNode::make({StoreNode::make(n.Cs, Expr(1.0f), n.w), n.pipelined("k")})))),
@@ -334,7 +356,7 @@ TEST_CASE("warp specialization needs mbarriers: sm_80 or later", "[gpu][pipeline
                     Contains("a warp-specialized pipeline needs mbarriers, sm_80 or later"));
 }
 
-TEST_CASE("warp specialization: the warp loop must span the block's warps, which all set the mbarriers up",
+TEST_CASE("warp specialization: every thread of the block must run the region, which sets the mbarriers up",
           "[gpu][pipeline][warp_specialization][errors]") {
   WsNest n;
   Var b("b"), v("v");
@@ -351,5 +373,24 @@ TEST_CASE("warp specialization: the warp loop must span the block's warps, which
   f.body = kernel;
   CHECK_THROWS_WITH(
       emit_cuda(f, gpu_limits_for_arch("sm_90")),
-      Contains("the warp-specialized loop 'w' runs over 5 warps of the block's 8") && Contains("must span them all"));
+      Contains("the warp-specialized pipeline sits in loop 'w' over 5 of the block's 8 threads along threadIdx.y") &&
+          Contains("must span the block"));
+  // Under a condition on a thread index.
+  Var z("z");
+  f.body =
+      ForNode::make(b, 0, 1, ForKind::kThreadBinding,
+                    ForNode::make(z, 0, 1, ForKind::kThreadBinding,
+                                  IfThenElseNode::make(z < 1, passes::inject_pipeline(n.warps(n.pipelined("k")), true)),
+                                  "threadIdx.z"),
+                    "blockIdx.x");
+  CHECK_THROWS_WITH(emit_cuda(f, gpu_limits_for_arch("sm_90")),
+                    Contains("the warp-specialized pipeline sits under a condition on a thread index"));
+  // Rows of 16 lanes: a producer row and a compute row would share a warp.
+  WsNest half;
+  half.lane_count = 16;
+  f.body = ForNode::make(b, 0, 1, ForKind::kThreadBinding,
+                         passes::inject_pipeline(half.warps(half.pipelined("k")), true), "blockIdx.x");
+  f.args = {BufferArg{half.A, "A", DType::f32(), {256}}, BufferArg{half.O, "O", DType::f32(), {256}}};
+  CHECK_THROWS_WITH(emit_cuda(f, gpu_limits_for_arch("sm_90")),
+                    Contains("needs whole warps per threadIdx.y row") && Contains("this block has 16 x 5 x 1"));
 }

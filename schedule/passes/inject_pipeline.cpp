@@ -356,6 +356,7 @@ class Pipeliner : public IRMutator {
     WarpLoop& w = warp_loops_.back();
     user_check(!w.region) << "warp specialization of loop '" << name << "': the warp loop '" << w.loop->loop_var->name
                           << "' already holds a warp-specialized pipeline; it takes one";
+    check_sides(name, bufs_of(allocs), fills, compute);
     const DType t = f->loop_var.dtype();
     auto c = [&](int64_t v) { return make_const(t, v); };
     using Op = TokenNode::Op;
@@ -395,6 +396,51 @@ class Pipeliner : public IRMutator {
     }
     w.region = std::move(r);
     return AttrStmtNode::make(Ref<Object>(), kConsumerMarker, Expr(id), EvaluateNode::make(Expr(0)));
+  }
+
+  // What the two sides may do, since no block barrier orders them inside
+  // the region (thread_sync and the shared-memory plan take it whole): the
+  // fills touch no shared memory but their slots, the compute writes none
+  // but reads what was filled before the warp loop, and neither holds a
+  // block barrier, a cross-thread reduction or another pipeline (the
+  // producer warps would never meet the compute warps there).
+  void check_sides(const std::string& name, const BufferSet& slots, const std::vector<Stmt>& fills,
+                   const std::vector<Stmt>& compute) const {
+    BufferSet others;
+    for (const VarNode* b : shared_)
+      if (!slots.count(b)) others.insert(b);
+    auto check = [&](const Stmt& st, bool fill) {
+      post_order_visit(st, [&](const Ref<Object>& n) {
+        const NodeKind k = n->kind();
+        user_check(k != NodeKind::Barrier && k != NodeKind::ThreadAllReduce && k != NodeKind::Token)
+            << "warp specialization of loop '" << name << "': its " << (fill ? "fills hold" : "compute holds") << " a "
+            << (k == NodeKind::Barrier ? "block barrier"
+                : k == NodeKind::Token ? "pipeline of its own"
+                                       : "reduction across threads")
+            << ", which the " << (fill ? "compute" : "producer") << " warps would never reach";
+      });
+      Use u;  // of the other shared buffers, also those allocated inside
+      post_order_visit(st, [&](const Ref<Object>& n) {
+        if (n->kind() == NodeKind::Load) {
+          u.reads |= others.count(static_cast<const LoadNode*>(n.get())->buffer.node()) > 0;
+        } else if (n->kind() == NodeKind::Store) {
+          u.writes |= others.count(static_cast<const StoreNode*>(n.get())->buffer.node()) > 0;
+        } else if (n->kind() == NodeKind::TensorIntrinCall) {
+          auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+          const HwInstruction& h = find_hw_instruction(c->intrin);
+          for (size_t i = 0; i < c->operands.size() && i < h.operands.size(); ++i)
+            if (others.count(c->operands[i].buffer.node())) (h.operands[i].written ? u.writes : u.reads) = true;
+        }
+      });
+      user_check(!(u.writes || (fill && u.reads)))
+          << "warp specialization of loop '" << name << "': its " << (fill ? "fills " : "compute ")
+          << (u.writes ? (fill ? "write" : "writes") : "read")
+          << " a shared buffer other than the pipeline's slots, which no "
+          << "barrier orders between the producer and compute warps (only the compute may read one, filled "
+             "before the warp loop)";
+    };
+    for (const Stmt& st : fills) check(st, true);
+    for (const Stmt& st : compute) check(st, false);
   }
 
   static BufferSet bufs_of(const std::vector<const AllocateNode*>& allocs) {

@@ -72,7 +72,8 @@ class ConsumerSide {
             << "the pipeline, while the producer warps already fill its slots; compute that stage elsewhere";
         user_check(!seen_ || !u.reads)
             << "warp specialization of loop '" << r_.loop_name << "': the compute warps read shared memory after "
-            << "the pipeline, which no barrier orders among them; read it after the warp loop";
+            << "the pipeline, inside the warp loop, where no block barrier can order them (the producer warps "
+               "never reach one there); they may write it, and read it after the warp loop";
         out.push_back(c);
       }
       return SeqNode::make(out);
@@ -80,8 +81,13 @@ class ConsumerSide {
     if (auto* a = s.as<AllocateNode>())
       return AllocateNode::make(a->buffer, a->dtype, a->extents, a->scope, place(a->body));
     if (auto* at = s.as<AttrStmtNode>()) return AttrStmtNode::make(at->node, at->key, at->value, place(at->body));
+    const NodeKind k = s->kind();
     user_error() << "warp specialization of loop '" << r_.loop_name << "': the pipeline is nested in "
-                 << node_kind_name(s->kind()) << " inside the warp loop '" << warp_
+                 << (k == NodeKind::For          ? "a loop"
+                     : k == NodeKind::IfThenElse ? "a condition"
+                     : k == NodeKind::LetStmt    ? "a let"
+                                                 : std::string("a ") + node_kind_name(k) + " statement")
+                 << " inside the warp loop '" << warp_
                  << "'; the producer warps run the pipeline's iterations on their own, so only sequences and "
                     "allocations may lie between the two";
     return s;
@@ -139,6 +145,20 @@ Stmt warp_specialize(const ForNode* warp_loop, const Stmt& body, const WarpSpeci
   user_check(!uses_warp) << "warp specialization of loop '" << region.loop_name << "': its fills depend on the warp "
                          << "index '" << warp << "' of the compute warps; the producer warps fill the slots for all "
                          << "of them";
+  // The producer runs outside the compute side's scopes: what is bound
+  // there (buffers allocated around the pipeline, lets) is not its to use.
+  std::unordered_set<const Object*> bound;
+  post_order_visit(body, [&](const Ref<Object>& n) {
+    if (n->kind() == NodeKind::Allocate) bound.insert(static_cast<const AllocateNode*>(n.get())->buffer.get());
+    if (n->kind() == NodeKind::LetStmt) bound.insert(static_cast<const LetStmtNode*>(n.get())->var.get());
+  });
+  std::string inner;
+  post_order_visit(region.producer, [&](const Ref<Object>& n) {
+    if (n->kind() == NodeKind::Var && bound.count(n.get())) inner = static_cast<const VarNode*>(n.get())->name;
+  });
+  user_check(inner.empty()) << "warp specialization of loop '" << region.loop_name << "': its fills use '" << inner
+                            << "', bound inside the warp loop '" << warp << "' around the pipeline, where only the "
+                            << "compute warps run; compute what the fills read outside the warp loop";
   Stmt consumer = ConsumerSide(region, shared_buffers, warp).place(body);
   Stmt producer = ProducerWarps(warp_loop->loop_var, *consumers, region.producer_warps).mutate(region.producer);
   const DType t = warp_loop->loop_var.dtype();
