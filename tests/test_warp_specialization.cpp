@@ -131,19 +131,20 @@ TEST_CASE("warp-specialized GEMM: planted missing waits are reported by the emul
   // The compute reads a slot without waiting for its fill.
   CHECK_THAT(run_emulated_and_check(op, without(src, R"(kiln_mbarrier_wait\(kiln_full_0[^;]*\);)"),
                                     dir.path + "/no_full_wait", 5),
-             Contains("before its cp.async copy arrived") || Contains("race"));
+             Contains("before its cp.async copy arrived") || Contains("race") || Contains("share byte"));
   // The producer refills a slot without waiting for its release: it runs
   // ahead, its arrivals complete the wrong phases, and the warps end up
   // waiting for each other (or race, as the threads happen to run).
   CHECK_THAT(run_emulated_and_check(op, without(src, R"(if \([^\n]*\) kiln_mbarrier_wait\(kiln_empty_0[^;]*\);)"),
                                     dir.path + "/no_empty_wait", 5),
-             Contains("race") || Contains("deadlock"));
+             Contains("race") || Contains("deadlock") || Contains("share byte"));
   // No drain: a warp's staging tile overwrites slot bytes another warp may
   // still read.
-  CHECK_THAT(
-      run_emulated_and_check(op, without(src, R"(\n *kiln_mbarrier_wait\(kiln_empty_0[^;]*\);)"),
-                             dir.path + "/no_drain", 5),
-      Contains("shared arrays A_shared and C_shared share byte") && Contains("nor an mbarrier phase that orders them"));
+  CHECK_THAT(run_emulated_and_check(op, without(src, R"(\n *kiln_mbarrier_wait\(kiln_empty_0[^;]*\);)"),
+                                    dir.path + "/no_drain", 5),
+             // (Which array the report names first depends on how the threads ran.)
+             Contains("shared arrays") && Contains("A_shared") && Contains("C_shared") && Contains("share byte") &&
+                 Contains("nor an mbarrier phase that orders them"));
 }
 
 TEST_CASE("warp-specialized GEMM: 4096^3 with producer warps compiles with NVRTC for sm_80 and sm_90, no spills",
