@@ -12,6 +12,7 @@
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"
+#include "schedule/passes/pass_util.h"
 #include "schedule/passes/warp_specialize.h"
 
 namespace kiln {
@@ -419,19 +420,7 @@ class Pipeliner : public IRMutator {
                                        : "reduction across threads")
             << ", which the " << (fill ? "compute" : "producer") << " warps would never reach";
       });
-      Use u;  // of the other shared buffers, also those allocated inside
-      post_order_visit(st, [&](const Ref<Object>& n) {
-        if (n->kind() == NodeKind::Load) {
-          u.reads |= others.count(static_cast<const LoadNode*>(n.get())->buffer.node()) > 0;
-        } else if (n->kind() == NodeKind::Store) {
-          u.writes |= others.count(static_cast<const StoreNode*>(n.get())->buffer.node()) > 0;
-        } else if (n->kind() == NodeKind::TensorIntrinCall) {
-          auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
-          const HwInstruction& h = find_hw_instruction(c->intrin);
-          for (size_t i = 0; i < c->operands.size() && i < h.operands.size(); ++i)
-            if (others.count(c->operands[i].buffer.node())) (h.operands[i].written ? u.writes : u.reads) = true;
-        }
-      });
+      const BufferUse u = buffer_use(st, others);  // also those allocated inside
       user_check(!(u.writes || (fill && u.reads)))
           << "warp specialization of loop '" << name << "': its " << (fill ? "fills " : "compute ")
           << (u.writes ? (fill ? "write" : "writes") : "read")

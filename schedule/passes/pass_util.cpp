@@ -1,6 +1,8 @@
 #include "schedule/passes/pass_util.h"
 
 #include "base/error.h"
+#include "compute/hw_instructions.h"
+#include "compute/ir_functor.h"
 #include "compute/tensor.h"  // stmt.h needs TensorNode complete
 
 namespace kiln {
@@ -46,6 +48,23 @@ bool is_no_op(const Stmt& s) {
 }
 
 Stmt make_no_op() { return EvaluateNode::make(make_zero(DType::i32())); }
+
+BufferUse buffer_use(const Stmt& s, const std::unordered_set<const VarNode*>& buffers) {
+  BufferUse u;
+  post_order_visit(s, [&](const Ref<Object>& n) {
+    if (n->kind() == NodeKind::Load) {
+      u.reads |= buffers.count(static_cast<const LoadNode*>(n.get())->buffer.node()) > 0;
+    } else if (n->kind() == NodeKind::Store) {
+      u.writes |= buffers.count(static_cast<const StoreNode*>(n.get())->buffer.node()) > 0;
+    } else if (n->kind() == NodeKind::TensorIntrinCall) {
+      auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+      const HwInstruction& h = find_hw_instruction(c->intrin);
+      for (size_t k = 0; k < c->operands.size() && k < h.operands.size(); ++k)
+        if (buffers.count(c->operands[k].buffer.node())) (h.operands[k].written ? u.writes : u.reads) = true;
+    }
+  });
+  return u;
+}
 
 }  // namespace passes
 }  // namespace kiln

@@ -2,9 +2,9 @@
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
-#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
+#include "schedule/passes/pass_util.h"
 
 namespace kiln {
 namespace passes {
@@ -23,27 +23,6 @@ bool contains_marker(const Stmt& s) {
     found |= static_cast<const AttrStmtNode*>(n.get())->key == kConsumerMarker;
   });
   return found;
-}
-
-// The shared buffers `s` reads and writes.
-struct SharedUse {
-  bool reads = false, writes = false;
-};
-SharedUse shared_use(const Stmt& s, const std::unordered_set<const VarNode*>& shared) {
-  SharedUse u;
-  post_order_visit(s, [&](const Ref<Object>& n) {
-    if (n->kind() == NodeKind::Load) {
-      u.reads |= shared.count(static_cast<const LoadNode*>(n.get())->buffer.node()) > 0;
-    } else if (n->kind() == NodeKind::Store) {
-      u.writes |= shared.count(static_cast<const StoreNode*>(n.get())->buffer.node()) > 0;
-    } else if (n->kind() == NodeKind::TensorIntrinCall) {
-      auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
-      const HwInstruction& h = find_hw_instruction(c->intrin);
-      for (size_t k = 0; k < c->operands.size() && k < h.operands.size(); ++k)
-        if (shared.count(c->operands[k].buffer.node())) (h.operands[k].written ? u.writes : u.reads) = true;
-    }
-  });
-  return u;
 }
 
 // Replaces the marker by the consumer, checking the path to it and the
@@ -66,7 +45,7 @@ class ConsumerSide {
           out.push_back(place(c));
           continue;
         }
-        const SharedUse u = shared_use(c, shared_);
+        const BufferUse u = buffer_use(c, shared_);
         user_check(seen_ || (!u.reads && !u.writes))
             << "warp specialization of loop '" << r_.loop_name << "': the compute warps access shared memory before "
             << "the pipeline, while the producer warps already fill its slots; compute that stage elsewhere";
