@@ -429,7 +429,10 @@ class KernelPrinter {
         auto* op = s.as<AttrStmtNode>();
         internal_assert(op->key != attr::kStreamStores) << "lower_gpu lets no stream_stores through";
         if (op->key == attr::kWarpSpecialized) return warp_specialized(op);
-        line() << "// " << op->key << "\n";
+        if (op->key == attr::kBulkCopyBytes)
+          line() << "// bulk copies: " << expr(op->value) << " bytes into the slot, on its full mbarrier\n";
+        else
+          line() << "// " << op->key << "\n";
         stmt(op->body);
         return;
       }
@@ -497,6 +500,7 @@ class KernelPrinter {
   struct WarpSpecialized {
     int64_t slots = 0, consumer_warps = 0, producer_warps = 0;
     bool async = false, plain = false;  // the producer's fills: cp.async copies, plain stores to shared
+    int64_t bulk_bytes = 0;             // and the bytes its bulk copies move per fill (sm_90)
     std::string full, empty;
   };
 
@@ -557,6 +561,10 @@ class KernelPrinter {
       if (n->kind() == NodeKind::TensorIntrinCall &&
           static_cast<const TensorIntrinCallNode*>(n.get())->intrin.rfind(kCudaCpAsyncPrefix, 0) == 0)
         ws.async = true;
+      if (n->kind() == NodeKind::AttrStmt) {
+        auto* b = static_cast<const AttrStmtNode*>(n.get());
+        if (b->key == attr::kBulkCopyBytes) ws.bulk_bytes += *as_const_int(b->value);
+      }
     });
     internal_assert(id >= 0) << "a warp-specialized region holds its pipeline's tokens";
     ws.full = "kiln_full_" + std::to_string(id);
@@ -574,7 +582,9 @@ class KernelPrinter {
   void warp_specialized(const AttrStmtNode* op) {
     const WarpSpecialized& ws = pipelines_.at(regions_.at(op));
     const int64_t lanes = kernel_.block[0] * kernel_.block[2];
-    const int64_t full = ws.producer_warps * lanes * ((ws.async ? 1 : 0) + (ws.plain ? 1 : 0));
+    // Bulk copies: one arrival, the first producer thread's, that expects their bytes.
+    const int64_t full =
+        ws.producer_warps * lanes * ((ws.async ? 1 : 0) + (ws.plain ? 1 : 0)) + (ws.bulk_bytes > 0 ? 1 : 0);
     internal_assert(full > 0) << "a warp-specialized pipeline's producer fills its slots";
     line() << "// warp specialization: warps " << ws.consumer_warps << " to "
            << ws.consumer_warps + ws.producer_warps - 1 << " fill the slots, the others compute\n";
@@ -589,7 +599,9 @@ class KernelPrinter {
     --indent_;
     line() << "}\n";
     line() << "__syncthreads();\n";
+    region_ = &ws;
     stmt(op->body);
+    region_ = nullptr;
   }
 
   void mbarrier_token(const TokenNode* op) {
@@ -607,6 +619,11 @@ class KernelPrinter {
       // Phase -1: the slot's first fill, which waits for nothing.
       line() << "if (" << phase << " >= 0) kiln_mbarrier_wait(" << bar << ", " << slot << ", (unsigned)((" << phase
              << ") & 1));\n";
+      // The slot is free: its next fill's bulk bytes are expected before any lands.
+      if (ws.bulk_bytes > 0)
+        line() << "if (threadIdx.x == 0 && threadIdx.y == " << ws.consumer_warps
+               << " && threadIdx.z == 0) kiln_mbarrier_arrive_expect_tx(" << ws.full << ", " << slot << ", "
+               << ws.bulk_bytes << ");\n";
     } else {
       line() << "kiln_mbarrier_wait(" << bar << ", " << slot << ", (unsigned)((" << phase << ") & 1));\n";
     }
@@ -616,8 +633,9 @@ class KernelPrinter {
     const HwInstruction& h = find_hw_instruction(op->intrin);
     user_check(h.backend == "cuda") << "instruction '" << op->intrin << "' is for the " << h.backend
                                     << " backend, not cuda";
-    user_check(limits_.sm_version >= 80) << "instruction '" << op->intrin << "' needs sm_80 or later; the target is "
-                                         << limits_.arch;
+    const int need = h.feature.rfind("sm_", 0) == 0 ? std::stoi(h.feature.substr(3)) : 80;
+    user_check(limits_.sm_version >= need)
+        << "instruction '" << op->intrin << "' needs " << h.feature << " or later; the target is " << limits_.arch;
     const std::string problem = hw_call_problem(*op);
     user_check(problem.empty()) << problem;
     std::vector<std::string> ptr(op->operands.size()), base(op->operands.size());
@@ -647,6 +665,12 @@ class KernelPrinter {
              << expr(op->operands[0].offset) << ", " << name_of(op->operands[1].buffer.node()) << " + ("
              << expr(op->operands[1].offset) << ")"
              << (op->scalars.empty() ? std::string() : ", " + expr(op->scalars[0])) << ");\n";
+    } else if (n.rfind(kCudaBulkCopyPrefix, 0) == 0) {
+      internal_assert(region_) << "a bulk copy sits in a warp-specialized pipeline's producer";
+      const int64_t bytes = *as_const_int(op->operands[0].extent) * op->operands[0].buffer->pointee.bytes();
+      line() << "kiln_bulk_copy(" << name_of(op->operands[0].buffer.node()) << ", " << expr(op->operands[0].offset)
+             << ", " << name_of(op->operands[1].buffer.node()) << " + (" << expr(op->operands[1].offset) << "), "
+             << bytes << ", " << region_->full << ", " << expr(op->scalars[0]) << ");\n";
     } else if (n == kCudaMmaZero) {
       line() << "kiln_mma_zero(" << ptr[0] << ");\n";
     } else if (n == kCudaMmaStore) {
@@ -795,6 +819,7 @@ class KernelPrinter {
   const GpuKernel& kernel_;
   const LoweredFunc& func_;
   std::map<int, WarpSpecialized> pipelines_;  // by pipeline id
+  const WarpSpecialized* region_ = nullptr;   // the one being printed
   std::unordered_map<const AttrStmtNode*, int> regions_;
   std::unordered_set<const VarNode*> thread_vars_;  // loops bound to threadIdx
   std::unordered_map<const VarNode*, std::string> names_;

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "base/error.h"
+#include "compute/printer.h"
 
 namespace kiln {
 
@@ -56,6 +57,19 @@ std::vector<HwInstruction> cuda_cp_async_family(DType t) {
                      "holds, zeros elsewhere (src-size 0)"});
   }
   return l;
+}
+
+// The bulk copy of one run of `t` (its length is the call's extent).
+HwInstruction cuda_bulk_copy_entry(DType t) {
+  return {cuda_bulk_copy_instruction(t),
+          "cuda",
+          "sm_90",
+          {{"dst", t, 0, true, false, MemScope::kShared}, {"src", t, 0, false, false, MemScope::kGlobal}},
+          "dst[0 .. n) = src[0 .. n) for the operands' extent n (a multiple of 16 bytes, both addresses 16-byte "
+          "aligned), asynchronously by the bulk copy engine (cp.async.bulk.shared::cluster.global.mbarrier::"
+          "complete_tx::bytes): the data lands when the phase of the pipeline's full mbarrier for the slot (the "
+          "scalar) completes",
+          {"slot"}};
 }
 
 // AMX: a 32 x 32 product in four tile registers over `steps` k steps of
@@ -146,6 +160,8 @@ std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
   return "cuda.cp_async." + t.str() + "." + std::to_string(bytes);
 }
 
+std::string cuda_bulk_copy_instruction(DType t) { return kCudaBulkCopyPrefix + t.str(); }
+
 const std::vector<DType>& cuda_cp_async_types() {
   static const std::vector<DType> types = {DType::f32(), DType::f16(), DType::bf16(),
                                            DType::i32(), DType::i8(),  DType::u8()};
@@ -203,6 +219,7 @@ const std::vector<HwInstruction>& hw_instructions() {
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));
     for (DType t : cuda_cp_async_types())
       for (HwInstruction& h : cuda_cp_async_family(t)) l.push_back(std::move(h));
+    for (DType t : cuda_cp_async_types()) l.push_back(cuda_bulk_copy_entry(t));
     return l;
   }();
   return list;
@@ -247,6 +264,16 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
       return which + " covers " + (constant ? std::to_string(e) : std::string("a non-constant number of")) +
              " elements, it needs " + std::to_string(want.extent);
     }
+  }
+  if (call.intrin.rfind(kCudaBulkCopyPrefix, 0) == 0) {
+    // Both operands cover the same run, in whole 16-byte units.
+    int64_t n = 0, m = 0;
+    const int64_t bytes = h->operands[0].dtype.bytes();
+    if (!as_const_int(call.operands[0].extent, &n) || !as_const_int(call.operands[1].extent, &m) || n != m || n <= 0 ||
+        n * bytes % 16 != 0)
+      return call.intrin + " copies " + to_string(call.operands[0].extent) + " elements into " +
+             to_string(call.operands[1].extent) + " from the source: both need the same constant run, a positive " +
+             "multiple of 16 bytes";
   }
   if (!h->scalars.empty()) {
     if (call.scalars.size() != h->scalars.size())

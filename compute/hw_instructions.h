@@ -91,6 +91,15 @@ constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
 std::string cuda_cp_async_instruction(DType t, int64_t bytes);
 const std::vector<DType>& cuda_cp_async_types();
 
+constexpr const char* kCudaBulkCopyPrefix = "cuda.bulk_copy.";
+// The bulk copy of a run of `t` from global to shared memory by Hopper's
+// copy engine (cp.async.bulk, sm_90), one instruction per run of elements
+// (the operands' equal extents, a multiple of 16 bytes, both ends 16-byte
+// aligned). Its one scalar is the slot of the warp-specialized pipeline
+// whose `full` mbarrier counts the bytes (codegen/cuda_mbarrier_prelude.h);
+// the element types are cp.async's.
+std::string cuda_bulk_copy_instruction(DType t);
+
 // Every instruction, in a fixed order.
 const std::vector<HwInstruction>& hw_instructions();
 // The instruction of that name; user_error listing the known ones otherwise.

@@ -221,6 +221,14 @@ constexpr const char* kPipelineStages = "pipeline_stages";
 // warps (an integer constant), and the body is
 // if (warp >= W) { producer } else { consumer }.
 constexpr const char* kWarpSpecialized = "warp_specialized";
+// Directly inside kWarpSpecialized (Stage::pipeline with bulk copies): the
+// producer moves the fills that are box copies by bulk copies (sm_90);
+// value 1: where they fit, 2: every fill (the others are user errors).
+constexpr const char* kBulkCopies = "bulk_copies";
+// Around one fill of a warp-specialized producer, after bulk copies replace
+// its cp.async copies: `value` bytes land per fill, which the full
+// mbarrier's phase expects (passes/bulk_copy.h).
+constexpr const char* kBulkCopyBytes = "bulk_copy_bytes";
 // On a loop: prefetch the region of buffer `node` that iteration i + value
 // reads, at the start of iteration i (Stage::prefetch).
 constexpr const char* kPrefetch = "prefetch";

@@ -228,15 +228,19 @@ class Collector {
     if (!h || op->operands.empty()) return;
     StoreRecord r;
     int64_t acc_extent = 1, read_extent = 1;
+    // A bulk copy's run is its call's extent (its entry has none).
+    const bool run = op->intrin.rfind(kCudaBulkCopyPrefix, 0) == 0;
     for (size_t k = 0; k < op->operands.size() && k < h->operands.size(); ++k) {
       const auto& o = op->operands[k];
+      int64_t extent = h->operands[k].extent;
+      if (run) as_const_int(o.extent, &extent);
       if (h->operands[k].written) {
         r.accesses.insert(r.accesses.begin(), access(o.buffer, bytes_of(o.buffer, h->operands[k].dtype), o.offset));
-        acc_extent = h->operands[k].extent;
+        acc_extent = extent;
       } else {
         ++r.loads;
         r.accesses.push_back(access(o.buffer, bytes_of(o.buffer, h->operands[k].dtype), o.offset));
-        read_extent = std::max(read_extent, h->operands[k].extent);
+        read_extent = std::max(read_extent, extent);
       }
     }
     r.arith_ops = static_cast<int>(2 * std::max<int64_t>(1, read_extent / std::max<int64_t>(1, acc_extent)));

@@ -77,7 +77,7 @@ std::shared_ptr<ConfigSpace> gpu_conv2d_space(const OpInstance& op, const GpuLim
   s->define_annotate("shared", {"both", "data", "weight", "none"});
   s->define_choice("vec", {1, 2, 4});
   s->define_annotate("unroll", {"unroll", "none"});
-  if (gpu_mma_conv2d_offered(op, gpu)) define_gpu_mma_conv2d_knobs(op, s.get());
+  if (gpu_mma_conv2d_offered(op, gpu)) define_gpu_mma_conv2d_knobs(op, gpu, s.get());
   return s;
 }
 

@@ -45,7 +45,7 @@ std::shared_ptr<ConfigSpace> gpu_gemm_space(const GemmShape& g, DType dtype, con
   // 0: the block's threads row-major (a warp is 32 / tx rows of the block's
   // tx thread columns); L: warps of lanes L columns wide (see warp_layout).
   s->define_choice("warp_cols", {0, 1, 2, 4, 8, 16, 32}, /*added_later=*/true);
-  if (gpu_mma_offered(g, dtype, gpu)) define_gpu_mma_knobs(g, s.get());
+  if (gpu_mma_offered(g, dtype, gpu)) define_gpu_mma_knobs(g, gpu, s.get());
   return s;
 }
 

@@ -29,7 +29,7 @@ bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu) {
   return c.G == 1 && c.K % 8 == 0 && positions(c) >= 16;
 }
 
-void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
+void define_gpu_mma_conv2d_knobs(const OpInstance& op, const GpuLimits& gpu, ConfigSpace* s) {
   const ConvShape c = conv_shape(op);
   s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
   s->define_exact_split_levels("mma_m", padded_positions(c) / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
@@ -40,7 +40,7 @@ void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
   // tiles copied (cp.async where they are plain copies) that many minus one
   // ahead of the compute; 1 loads each in turn. With producer warps, those
   // fill the slots while the others compute.
-  define_mma_pipeline_knobs(s);
+  define_mma_pipeline_knobs(s, gpu);
 }
 
 void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {

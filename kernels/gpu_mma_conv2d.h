@@ -33,7 +33,7 @@
 namespace kiln {
 
 bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu);
-void define_gpu_mma_conv2d_knobs(const OpInstance& op, ConfigSpace* space);
+void define_gpu_mma_conv2d_knobs(const OpInstance& op, const GpuLimits& gpu, ConfigSpace* space);
 void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j);
 ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg);
 

@@ -14,7 +14,7 @@ bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu) {
          g.b_panel == 0 && g.M % 16 == 0 && g.N % 8 == 0 && g.K % 16 == 0;
 }
 
-void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
+void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace* s) {
   s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
   s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
@@ -22,7 +22,7 @@ void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* s) {
   // Slots of the shared A and B tiles: k tiles loaded (cp.async) that many
   // minus one ahead of the compute (Stage::pipeline); 1 loads each in turn.
   // With producer warps, those fill the slots while the others compute.
-  define_mma_pipeline_knobs(s);
+  define_mma_pipeline_knobs(s, gpu);
   // Elements per copy of the shared tiles' fills: 0 keeps `vec`; 8 moves 16
   // bytes at a time (cp.async.cg when pipelined), where rows allow it.
   s->define_choice("fill_vec", {0, 8}, /*added_later=*/true);

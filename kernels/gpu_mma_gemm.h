@@ -41,7 +41,7 @@ namespace kiln {
 bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu);
 // Adds the tensor-core knobs to the template's space (all added later: a
 // stored config without them means the plain schedule).
-void define_gpu_mma_knobs(const GemmShape& g, ConfigSpace* space);
+void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace* space);
 // The default's tensor-core values: for products large enough to fill the
 // GPU, 128 x 256 blocks (two slots) or 128 x 128 blocks (three) in dynamic
 // shared memory; else a 64 x 64 block of 2 x 2 warps, with a 3-stage

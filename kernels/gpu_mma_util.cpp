@@ -32,15 +32,19 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
   return warp;
 }
 
-void define_mma_pipeline_knobs(ConfigSpace* s) {
+void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu) {
   s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
   s->define_choice("producer_warps", {0, 1, 2}, /*added_later=*/true);
+  if (gpu.sm_version >= 90) s->define_choice("bulk_copy", {0, 1}, /*added_later=*/true);
 }
 
 void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg) {
   const int stages = cfg.has("stages") ? static_cast<int>(cfg.choice("stages")) : 1;
   const int producers = cfg.has("producer_warps") ? static_cast<int>(cfg.choice("producer_warps")) : 0;
-  if (stages > 1 || producers > 0) sa.pipeline(k, stages, producers);
+  const BulkCopies bulk = producers > 0 && cfg.has("bulk_copy") && cfg.choice("bulk_copy") == 1
+                              ? BulkCopies::kWhereTheyFit
+                              : BulkCopies::kOff;
+  if (stages > 1 || producers > 0) sa.pipeline(k, stages, producers, bulk);
 }
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schedule/config_space.h"
+#include "schedule/gpu_limits.h"
 #include "schedule/schedule.h"
 
 namespace kiln {
@@ -23,9 +24,12 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
                          int64_t warp_m, int64_t warp_n);
 
 // The knobs of the k loop's pipeline: "stages" (slots of the shared tiles,
-// 1 to 5) and "producer_warps" (0: every warp fills and computes; 1 or 2:
-// warp specialization, that many more warps only fill the slots).
-void define_mma_pipeline_knobs(ConfigSpace* s);
+// 1 to 5), "producer_warps" (0: every warp fills and computes; 1 or 2:
+// warp specialization, that many more warps only fill the slots) and, on
+// sm_90, "bulk_copy" (1: the producer warps move the fills that are row
+// copies by Hopper's bulk copy engine, the others keep cp.async; no effect
+// without producer warps or where no fill is such a copy).
+void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu);
 
 // Pipelines the accumulators' k loop `k` as the config says (producer
 // warps with one stage take turns with the compute on a single slot).

@@ -468,7 +468,7 @@ Stage& Stage::tensorize(const IterVar& iv, const TensorIntrin& intrin) {
   return *this;
 }
 
-Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps) {
+Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps, BulkCopies bulk_copies) {
   check_not_placeholder(node_, "pipeline");
   check_leaf(node_, iv, "pipeline");
   user_check(stages >= 1 && stages <= kMaxPipelineStages)
@@ -478,7 +478,11 @@ Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps) {
       << "pipeline: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for " << producer_warps
       << " producer warps; warp specialization takes 1 to " << kMaxProducerWarps << " (0: none)";
   node_->iter_attrs[iv.get()].pipeline_stages = stages;
+  user_check(bulk_copies == BulkCopies::kOff || producer_warps > 0)
+      << "pipeline: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for bulk copies without "
+      << "producer warps; the producer warps issue them, so give it 1 to " << kMaxProducerWarps;
   node_->iter_attrs[iv.get()].producer_warps = producer_warps;
+  node_->iter_attrs[iv.get()].bulk_copies = bulk_copies;
   return *this;
 }
 

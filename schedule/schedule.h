@@ -27,6 +27,9 @@ struct IterVarRelation {
   IterVar fused;
 };
 
+// Which fills of a warp-specialized pipeline move by bulk copies (sm_90).
+enum class BulkCopies : uint8_t { kOff = 0, kWhereTheyFit = 1, kEveryFill = 2 };
+
 // Annotations on a leaf axis.
 struct IterVarAttr {
   ForKind for_kind = ForKind::kSerial;
@@ -40,6 +43,8 @@ struct IterVarAttr {
   // Set by pipeline: that many producer warps fill the slots (GPU warp
   // specialization); 0 lets every thread both fill and compute.
   int producer_warps = 0;
+  // Set by pipeline: which fills the producer warps move by bulk copies.
+  BulkCopies bulk_copies = BulkCopies::kOff;
   // Set by prefetch: tensors whose region `distance` iterations ahead each
   // iteration of this loop prefetches.
   std::vector<std::pair<Tensor, int>> prefetch;
@@ -107,7 +112,14 @@ class Stage {
   // through mbarriers instead of the block's barriers (warp
   // specialization; with 1 stage the two take turns on one slot). `iv`
   // must then sit in the loop bound to threadIdx.y.
-  Stage& pipeline(const IterVar& iv, int stages, int producer_warps = 0);
+  // With `bulk` (producer warps on sm_90), a fill that copies a box of
+  // whole rows of 16-byte multiples, with no bounds guard, moves by
+  // Hopper's bulk copy engine: one cp.async.bulk per row, issued by the
+  // first producer warp's lanes, whose bytes the slot's full mbarrier
+  // expects (schedule/passes/bulk_copy.h). kWhereTheyFit keeps cp.async for
+  // the other fills (a tuning knob: every config stays valid); kEveryFill
+  // makes a fill they cannot move a user error that says why.
+  Stage& pipeline(const IterVar& iv, int stages, int producer_warps = 0, BulkCopies bulk = BulkCopies::kOff);
   // CPU: at the start of each iteration i of loop `iv`, prefetches (into L1)
   // the cache lines of tensor `t` that iteration i + distance reads
   // (distance >= 1; t is an input of this stage with storage: an argument

@@ -18,6 +18,7 @@
 #include "support/te_examples.h"
 #include "support/temp_dir.h"
 #include "support/token_check.h"
+#include "support/ws_config.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -26,31 +27,6 @@ using Catch::Matchers::Contains;
 namespace {
 
 const char* const kGemm = "matmul:M=64,N=48,K=160,dtype=f16";
-
-// The template's default for `op` with tensor cores, 5 k tiles of 32,
-// `stages` slots and `producers` producer warps. A config refers to its
-// space, which must outlive it.
-Config ws_config(const OpInstance& op, int stages, int producers, nlohmann::json knobs = nlohmann::json::object()) {
-  const char* arch = "sm_90";
-  const GpuLimits gpu = gpu_limits_for_arch(arch);
-  const GpuTemplate& t = find_op(op.op).gpu;
-  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
-  auto space = spaces.emplace_back(t.define_space(op, gpu));
-  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
-  j["tensor_core"] = "mma";
-  if (op.op == "matmul") j["mma_k"] = {5, 2};
-  j["stages"] = stages;
-  j["producer_warps"] = producers;
-  j.update(knobs);
-  return space->from_json(j);
-}
-
-// The kernel's text after the preludes.
-std::string kernel_text(const CudaSource& src) {
-  const size_t k = src.code.find("__global__ void");
-  REQUIRE(k != std::string::npos);
-  return src.code.substr(k);
-}
 
 // `src` with `pattern` removed from its kernels (not from the preludes).
 CudaSource without(CudaSource src, const std::string& pattern) {

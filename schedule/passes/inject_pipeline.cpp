@@ -228,10 +228,17 @@ class Pipeliner : public IRMutator {
       producers = *p;
       body = ws->body;
     }
+    int64_t bulk = 0;
+    if (auto* b = body.as<AttrStmtNode>(); b && b->key == attr::kBulkCopies) {
+      const int64_t* v = as_const_int(b->value);
+      internal_assert(v && *v >= 1 && *v <= 2) << "bulk_copies is 1 (where they fit) or 2 (every fill)";
+      bulk = *v;
+      body = b->body;
+    }
     body = mutate(body);  // pipelines inside first
     const int64_t* stages = as_const_int(op->value);
     internal_assert(stages) << "pipeline_stages needs a constant number of stages";
-    return pipeline(body, *stages, producers);
+    return pipeline(body, *stages, producers, bulk);
   }
 
  private:
@@ -241,7 +248,7 @@ class Pipeliner : public IRMutator {
     std::optional<WarpSpecializedRegion> region;
   };
 
-  Stmt pipeline(const Stmt& body, int64_t stages, int64_t producers) {
+  Stmt pipeline(const Stmt& body, int64_t stages, int64_t producers, int64_t bulk) {
     auto* f = body.as<ForNode>();
     if (!f) return body;  // a loop of one iteration, simplified away: nothing to overlap
     const std::string name = f->loop_var->name;
@@ -316,7 +323,7 @@ class Pipeliner : public IRMutator {
       return SeqNode::make(s);
     };
 
-    if (producers > 0) return warp_specialized(f, id, slots, producers, allocs, stride, fills, compute);
+    if (producers > 0) return warp_specialized(f, id, slots, producers, bulk, allocs, stride, fills, compute);
 
     Var p(name + ".prologue", t);
     Stmt prologue = ForNode::make(p, c(0), c(slots - 1), ForKind::kSerial, fill(p, p));
@@ -346,7 +353,7 @@ class Pipeliner : public IRMutator {
   // compute, and release it. After the loop the consumers wait until every
   // consumer warp released the last S slots (the drain): nothing reads a
   // slot any more, and what follows may reuse its bytes.
-  Stmt warp_specialized(const ForNode* f, int id, int64_t slots, int64_t producers,
+  Stmt warp_specialized(const ForNode* f, int id, int64_t slots, int64_t producers, int64_t bulk,
                         const std::vector<const AllocateNode*>& allocs,
                         const std::unordered_map<const VarNode*, int64_t>& stride, const std::vector<Stmt>& fills,
                         const std::vector<Stmt>& compute) {
@@ -386,6 +393,8 @@ class Pipeliner : public IRMutator {
 
     WarpSpecializedRegion r;
     r.producer_warps = producers;
+    r.bulk_copies = bulk > 0;
+    r.bulk_every_fill = bulk == 2;
     r.slots = slots;
     r.loop_name = name;
     r.producer = simplify(ForNode::make(kp, c(0), f->extent, ForKind::kSerial, SeqNode::make(produce)));

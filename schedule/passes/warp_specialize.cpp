@@ -4,6 +4,7 @@
 #include "compute/expr_ops.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
+#include "schedule/passes/bulk_copy.h"
 #include "schedule/passes/pass_util.h"
 
 namespace kiln {
@@ -140,6 +141,9 @@ Stmt warp_specialize(const ForNode* warp_loop, const Stmt& body, const WarpSpeci
                             << "compute warps run; compute what the fills read outside the warp loop";
   Stmt consumer = ConsumerSide(region, shared_buffers, warp).place(body);
   Stmt producer = ProducerWarps(warp_loop->loop_var, *consumers, region.producer_warps).mutate(region.producer);
+  if (region.bulk_copies)
+    producer = bulk_copy_fills(producer, warp_loop->loop_var, *consumers, region.producer_warps, region.bulk_every_fill,
+                               region.loop_name);
   const DType t = warp_loop->loop_var.dtype();
   Stmt out = AttrStmtNode::make(
       make_const(DType::i32(), *consumers), attr::kWarpSpecialized, make_const(DType::i32(), region.slots),

@@ -37,6 +37,8 @@ constexpr const char* kConsumerMarker = "warp_specialized_consumer";
 
 struct WarpSpecializedRegion {
   int64_t producer_warps = 0;
+  bool bulk_copies = false;      // box-shaped fills move by bulk copies (bulk_copy.h)
+  bool bulk_every_fill = false;  // and every fill must be one
   int64_t slots = 0;
   std::string loop_name;  // the pipelined loop, for messages
   Stmt producer;          // the producer warps' loop over the pipeline's iterations

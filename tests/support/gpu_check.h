@@ -204,6 +204,15 @@ inline void check_nvrtc_covered(const EmulatedNvrtcCounts& before) {
   }
 }
 
+// The config as sm_80 has it: without sm_90's bulk copies (a knob sm_80's
+// space does not offer).
+inline Config without_sm90_knobs(const Config& cfg) {
+  if (!cfg.has("bulk_copy") || cfg.choice("bulk_copy") == 0) return cfg;
+  nlohmann::json j = cfg.to_json();
+  j["bulk_copy"] = 0;
+  return cfg.space()->from_json(j);
+}
+
 // NVRTC-compiles an emulated config for sm_80 and sm_90 (a CHECK per
 // architecture; a config over that architecture's launch limits is not
 // compiled).
@@ -214,7 +223,7 @@ inline void compile_emulated_config(const OpInstance& op, const Config& cfg, int
     const GpuLimits gpu = gpu_limits_for_arch(archs[a]);
     std::string err;
     try {
-      err = compile_for_gpu(gpu_source(op, cfg, gpu), gpu, max_spill_bytes);
+      err = compile_for_gpu(gpu_source(op, a == 0 ? without_sm90_knobs(cfg) : cfg, gpu), gpu, max_spill_bytes);
       if (err.empty()) ++counts.compiled[a];
     } catch (const UserError& e) {
       err = e.what();

@@ -1,0 +1,44 @@
+// Bulk copies for a warp-specialized pipeline's fills (Stage::pipeline with
+// bulk_copies): a fill that copies a box (evenly spaced rows, each a
+// contiguous run in both the source and the slot) moves by Hopper's bulk
+// copy engine, one cp.async.bulk per row, instead of a cp.async per vector
+// from every producer thread.
+//
+// Expects: `producer`, a warp-specialized region's producer side after
+// warp_specialize split it (its loop over the pipeline's iterations, whose
+// body is: the pop of the slot's free token, the fills, the push of its
+// full token); `warp` the block's warp variable, whose values W to W + P - 1
+// are the producer warps. A fill qualifies when it is a nest of loops with
+// constant bounds and guards on those loops alone, around one cp.async copy
+// with no bounds predicate, whose source and slot indices each add a part of
+// the fill's loops to a part of the loops outside it, and whose rows are
+// whole multiples of 16 bytes, 16-byte aligned whatever the outer loops'
+// values.
+//
+// Guarantees: each qualifying fill becomes
+//
+//   attr bulk_copy_bytes = its bytes
+//     thread_binding(threadIdx.x) (lane, 0, X)
+//       [if (warp == W)] for (round) [if (row < rows)]
+//         bulk_copy(slot row, source row, slot index)
+//
+// with the lanes X of its threadIdx.x loop, each lane of the first producer
+// warp issuing every X-th row. It copies the same elements from the same
+// places as the fill did. Other fills are left as they were, unless
+// `every_fill`: then a fill that does not qualify is a user error that says
+// why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compute/stmt.h"
+
+namespace kiln {
+namespace passes {
+
+Stmt bulk_copy_fills(const Stmt& producer, const Var& warp, int64_t consumer_warps, int64_t producer_warps,
+                     bool every_fill, const std::string& loop_name);
+
+}  // namespace passes
+}  // namespace kiln
