@@ -567,6 +567,11 @@ class KernelPrinter {
       }
     });
     internal_assert(id >= 0) << "a warp-specialized region holds its pipeline's tokens";
+    // Each block row's first lanes issue the bulk copies once; more rows along z would repeat them.
+    user_check(ws.bulk_bytes == 0 || kernel_.block[2] == 1)
+        << "a warp-specialized pipeline with bulk copies needs a block of one thread along threadIdx.z (the "
+        << "producer's lanes issue each row once); this block has " << kernel_.block[0] << " x " << kernel_.block[1]
+        << " x " << kernel_.block[2];
     ws.full = "kiln_full_" + std::to_string(id);
     ws.empty = "kiln_empty_" + std::to_string(id);
     taken_.insert(ws.full);
@@ -596,6 +601,7 @@ class KernelPrinter {
     line() << "kiln_mbarrier_init(" << ws.empty << ", s, " << ws.consumer_warps * lanes << ");\n";
     --indent_;
     line() << "}\n";
+    if (ws.bulk_bytes > 0) line() << "kiln_fence_mbarrier_init();  // for the bulk copy engine\n";
     --indent_;
     line() << "}\n";
     line() << "__syncthreads();\n";

@@ -19,6 +19,8 @@ template <long long N> inline void kiln_mbarrier_wait(kiln_emu::MbarrierArray<N>
 template <long long N> inline void kiln_cp_async_mbarrier_arrive(kiln_emu::MbarrierArray<N>& b, int i) {
   kiln_emu::cp_async_mbarrier_arrive(b, i);
 }
+// The emulated barriers are one memory: nothing to make visible.
+inline void kiln_fence_mbarrier_init() {}
 template <long long N>
 inline void kiln_mbarrier_arrive_expect_tx(kiln_emu::MbarrierArray<N>& b, int i, unsigned bytes) {
   b.arrive_expect_tx(i, bytes);
@@ -59,6 +61,9 @@ __device__ __forceinline__ void kiln_cp_async_mbarrier_arrive(unsigned long long
   asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(kiln_mbarrier_address(b, i)) : "memory");
 }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void kiln_fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 __device__ __forceinline__ void kiln_mbarrier_arrive_expect_tx(unsigned long long* b, int i, unsigned bytes) {
   asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
                    kiln_mbarrier_address(b, i)),

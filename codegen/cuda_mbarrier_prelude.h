@@ -30,6 +30,10 @@ namespace kiln {
 //   kiln_cp_async_mbarrier_arrive(name, i) an arrival made once all of this
 //       thread's cp.async copies so far have landed (one of the `count`)
 // and, for sm_90 (Hopper's bulk copy engine, one thread moving a whole run):
+//   kiln_fence_mbarrier_init()         after the initializing thread's
+//       kiln_mbarrier_init calls: the bulk copy engine (the async proxy),
+//       which completes their transactions, sees the initialized barriers
+//       once the __syncthreads() that follows has run
 //   kiln_mbarrier_arrive_expect_tx(name, i, bytes) the phase in progress
 //       also waits for `bytes` more bytes of bulk copies; then this thread
 //       arrives

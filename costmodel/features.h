@@ -131,6 +131,8 @@
 //         which skip the caches
 //     +3  the producer warps of a warp-specialized pipeline (0 without
 //         one), from the loop's mark
+//     +4  1 when that pipeline's producer moves its fills by bulk copies
+//         (sm_90's cp.async.bulk, Stage::pipeline's BulkCopies), else 0
 #pragma once
 
 #include "compute/function.h"
@@ -151,9 +153,9 @@ constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStrid
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
 constexpr int kGpuCount = 12;
 constexpr int kLatencyOffset = kGpuOffset + kGpuCount;
-constexpr int kLatencyCount = 4;
+constexpr int kLatencyCount = 5;
 constexpr int kFeatureLength = kLatencyOffset + kLatencyCount;
-static_assert(kFeatureLength == 208, "update the layout comment");
+static_assert(kFeatureLength == 209, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

@@ -124,6 +124,7 @@ TEST_CASE("bulk copies: random configs of the GEMM and conv2d templates on sm_90
     }
   }
   CHECK(tally.ran + tally.rejected == 9);
+  CHECK(tally.ran >= 6);
 }
 
 TEST_CASE("bulk copies: a planted missing wait for the full mbarrier is reported by the emulator",
@@ -187,28 +188,40 @@ namespace {
 using Index = std::function<Expr(const Var& k, const Var& x)>;
 
 // A hand-built pipelined loop k (2 slots, one producer warp, bulk copies)
-// in a loop over 4 compute warps: the fill copies `lanes` floats of A, from
-// k * row + x (or `index`), into the slot, and the compute copies them out.
+// in a loop over 4 compute warps: the fill copies `lanes` elements of A,
+// from k * row + x (or `index`), into the slot, and the compute copies them
+// out to O.
+struct BulkNest {
+  DType t = DType::f32();
+  Var A = Var::handle("A", t), O = Var::handle("O", t);
+
+  explicit BulkNest(DType type = DType::f32()) : t(type) {}
+
+  Stmt make(int64_t lanes, int64_t row, Expr fill_offset = Expr(), const Index& index = nullptr,
+            BulkCopies mode = BulkCopies::kEveryFill) const {
+    Var w("w"), x("x"), k("k"), S = Var::handle("S", t);
+    auto on_lanes = [&](const Stmt& body) {
+      return ForNode::make(x, 0, static_cast<int>(lanes), ForKind::kThreadBinding, body, "threadIdx.x");
+    };
+    const Expr src_index = index ? index(k, x) : k * static_cast<int>(row) + x;
+    Expr value = LoadNode::make(t, A, src_index);
+    if (fill_offset.defined()) value = value + fill_offset;
+    Stmt fill = on_lanes(StoreNode::make(S, value, x));
+    Stmt compute = on_lanes(StoreNode::make(O, LoadNode::make(t, S, x), k * static_cast<int>(lanes) + x));
+    Stmt loop = ForNode::make(
+        k, 0, 4, ForKind::kSerial,
+        AllocateNode::make(S, t, {Expr(static_cast<int>(lanes))}, MemScope::kShared, SeqNode::make({fill, compute})));
+    loop = AttrStmtNode::make(
+        Ref<Object>(), attr::kPipelineStages, Expr(2),
+        AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1),
+                           AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies, Expr(static_cast<int>(mode)), loop)));
+    return ForNode::make(w, 0, 4, ForKind::kThreadBinding, loop, "threadIdx.y");
+  }
+};
+
 Stmt bulk_nest(int64_t lanes, int64_t row, Expr fill_offset = Expr(), const Index& index = nullptr,
                BulkCopies mode = BulkCopies::kEveryFill) {
-  Var w("w"), x("x"), k("k");
-  Var A = Var::handle("A", DType::f32()), O = Var::handle("O", DType::f32()), S = Var::handle("S", DType::f32());
-  auto on_lanes = [&](const Stmt& body) {
-    return ForNode::make(x, 0, static_cast<int>(lanes), ForKind::kThreadBinding, body, "threadIdx.x");
-  };
-  const Expr src_index = index ? index(k, x) : k * static_cast<int>(row) + x;
-  Expr value = LoadNode::make(DType::f32(), A, src_index);
-  if (fill_offset.defined()) value = value + fill_offset;
-  Stmt fill = on_lanes(StoreNode::make(S, value, x));
-  Stmt compute = on_lanes(StoreNode::make(O, LoadNode::make(DType::f32(), S, x), k * static_cast<int>(lanes) + x));
-  Stmt loop = ForNode::make(k, 0, 4, ForKind::kSerial,
-                            AllocateNode::make(S, DType::f32(), {Expr(static_cast<int>(lanes))}, MemScope::kShared,
-                                               SeqNode::make({fill, compute})));
-  loop = AttrStmtNode::make(
-      Ref<Object>(), attr::kPipelineStages, Expr(2),
-      AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1),
-                         AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies, Expr(static_cast<int>(mode)), loop)));
-  return ForNode::make(w, 0, 4, ForKind::kThreadBinding, loop, "threadIdx.y");
+  return BulkNest().make(lanes, row, std::move(fill_offset), index, mode);
 }
 
 std::string bulk_error(const Stmt& s) {
@@ -305,4 +318,30 @@ TEST_CASE("bulk copies: every config of the tensor-core templates with the knob 
   // conv2d's weights do where their tile fits the channels.
   CHECK(gemms_with_bulk == gemms);
   CHECK(convs_with_bulk > 0);
+}
+
+TEST_CASE("bulk copies: element types they are not offered for, and blocks with threads along z, are refused",
+          "[gpu][pipeline][warp_specialization][bulk_copy][errors]") {
+  // f64 (no cp.async either): a plain copy, which bulk copies do not take.
+  CHECK_THAT(bulk_error(BulkNest(DType::f64()).make(32, 32)),
+             Contains("the fill of 'S' cannot move by them: it copies f64, which bulk copies are not offered for"));
+  // Two rows of threads along z would each issue the rows.
+  BulkNest n;
+  Var b("b"), z("z");
+  LoweredFunc f;
+  f.name = "bulk_z";
+  f.args = {BufferArg{n.A, "A", DType::f32(), {256}}, BufferArg{n.O, "O", DType::f32(), {256}}};
+  f.body = ForNode::make(
+      b, 0, 1, ForKind::kThreadBinding,
+      ForNode::make(z, 0, 2, ForKind::kThreadBinding, passes::inject_pipeline(n.make(32, 32), true), "threadIdx.z"),
+      "blockIdx.x");
+  CHECK_THROWS_WITH(emit_cuda(f, gpu_limits_for_arch("sm_90")),
+                    Contains("a warp-specialized pipeline with bulk copies needs a block of one thread along "
+                             "threadIdx.z") &&
+                        Contains("this block has 32 x 5 x 2"));
+  // Without z, the same nest prints its bulk copies and the fence after the barriers' set-up.
+  f.body = ForNode::make(b, 0, 1, ForKind::kThreadBinding, passes::inject_pipeline(n.make(32, 32), true), "blockIdx.x");
+  const std::string code = emit_cuda(f, gpu_limits_for_arch("sm_90")).code;
+  CHECK_THAT(code, Contains("kiln_fence_mbarrier_init();") && Contains("kiln_bulk_copy(S, ") &&
+                       Contains("kiln_mbarrier_init(kiln_full_0, s, 1);"));
 }

@@ -498,7 +498,8 @@ TEST_CASE("features: a tensorized nest's instruction call is its hottest store",
   CHECK(features_of(j) != v);
 }
 
-TEST_CASE("features: the latency block counts pipeline slots, producer warps and the prefetches run", "[costmodel]") {
+TEST_CASE("features: the latency block counts pipeline slots, producer warps, bulk copies and the prefetches run",
+          "[costmodel]") {
   auto latency = [](const LoweredFunc& f) {
     FeatureVector v = extract_features(f);
     return std::vector<float>(v.begin() + ft::kLatencyOffset, v.end());
@@ -512,12 +513,14 @@ TEST_CASE("features: the latency block counts pipeline slots, producer warps and
       nlohmann::json j = t.default_config(mm, gpu, *space).to_json();
       j["stages"] = stages;
       j["producer_warps"] = producers;
+      j["bulk_copy"] = stages > 1 ? 1 : 0;
       ScheduledOp so = t.apply_config(mm, space->from_json(j));
       const std::vector<float> l = latency(lower_gpu(*so.schedule, so.args, "f", gpu, LowerDepth::kAnnotatedLoops));
       // (Producer warps with one stage take turns with the compute on one slot.)
       CHECK(l[0] == (stages > 1 ? 3.0f : producers > 0 ? 1.0f : 0.0f));
       CHECK(l[1] == 0.0f);
       CHECK(l[3] == static_cast<float>(producers));  // warp specialization
+      CHECK(l[4] == (stages > 1 && producers > 0 ? 1.0f : 0.0f));  // bulk copies (with producer warps only)
     }
   const OpInstance cpu_mm = build_workload("matmul:M=64,N=64,K=64");
   const OpDef& def = find_op("matmul");

@@ -235,6 +235,7 @@ struct WsNest {
   Var w{"w"}, x{"x"}, A = Var::handle("A", DType::f32()), O = Var::handle("O", DType::f32());
   Var Cs = Var::handle("Cs", DType::f32());  // another shared buffer of the warps
   int lane_count = 32;
+  int producers = 1;
 
   Stmt lanes(const Stmt& body) const {
     return ForNode::make(x, 0, lane_count, ForKind::kThreadBinding, body, "threadIdx.x");
@@ -254,7 +255,7 @@ struct WsNest {
         k, 0, 4, ForKind::kSerial,
         AllocateNode::make(S, DType::f32(), {Expr(32)}, MemScope::kShared, SeqNode::make({fill, compute})));
     return AttrStmtNode::make(Ref<Object>(), attr::kPipelineStages, Expr(2),
-                              AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1), loop));
+                              AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(producers), loop));
   }
   Stmt warps(const Stmt& body) const { return ForNode::make(w, 0, 4, ForKind::kThreadBinding, body, "threadIdx.y"); }
   Stmt with_cs(const Stmt& body) const {
@@ -281,6 +282,15 @@ TEST_CASE("warp specialization: a hand-built nest becomes producer and compute s
   CHECK_THAT(ir, Contains("thread_binding(threadIdx.y) (w, 0, 5)") && Contains("warp_specialized = 2") &&
                      Contains("if ((w >= 4))") && Contains("wait_token(free"));
   CHECK(token_error(out) == "");
+}
+
+TEST_CASE("warp specialization: with two producer warps, a fill without a warp loop runs on the first one",
+          "[schedule][pipeline][warp_specialization]") {
+  WsNest n;
+  n.producers = 2;
+  const std::string ir = to_string(passes::inject_pipeline(n.warps(n.pipelined("k")), true));
+  CHECK_THAT(
+      ir, Contains("thread_binding(threadIdx.y) (w, 0, 6)") && Contains("if ((w >= 4))") && Contains("if ((w == 4))"));
 }
 
 TEST_CASE("warp specialization: nests it cannot split are user errors that say why",

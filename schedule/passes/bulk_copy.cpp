@@ -14,6 +14,7 @@
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"
+#include "schedule/passes/pass_util.h"
 
 namespace kiln {
 namespace passes {
@@ -212,7 +213,7 @@ std::string read_nest(const Stmt& s, FillNest* n) {
     n->vec = st->value.dtype().lanes;
     return "";
   }
-  return std::string("it holds a ") + node_kind_name(s->kind()) + " statement";
+  return std::string("it holds a statement of kind ") + node_kind_name(s->kind());
 }
 
 struct Run {
@@ -281,6 +282,9 @@ class BulkFills {
     if (!why->empty()) return Stmt();
 
     const DType et = n.dst->pointee;
+    const auto& types = cuda_cp_async_types();
+    if (std::find(types.begin(), types.end(), et) == types.end())
+      return *why = "it copies " + et.str() + ", which bulk copies are not offered for", Stmt();
     const int64_t bytes = et.bytes(), len = runs[0].len, rows = static_cast<int64_t>(runs.size());
     const int64_t dstep = rows > 1 ? runs[1].dst - runs[0].dst : 0, sstep = rows > 1 ? runs[1].src - runs[0].src : 0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -292,20 +296,19 @@ class BulkFills {
       return *why = "its rows are runs of " + std::to_string(len * bytes) + " bytes; a bulk copy moves a multiple of " +
                     "16 bytes",
              Stmt();
-    const DType it = n.dst_offset.dtype();
-    const Expr dst_outer = simplify(sum(d.outer, it)), src_outer = simplify(sum(s.outer, it));
+    const DType it = n.dst_offset.dtype(), st = n.src_offset.dtype();
+    const Expr dst_outer = simplify(sum(d.outer, it)), src_outer = simplify(sum(s.outer, st));
     auto aligned = [&](const Expr& outer, int64_t first, int64_t step) {
       Analyzer an;
       const ModularSet m = an.modular_set(outer);
       auto ok = [&](int64_t elems) { return elems * bytes % 16 == 0; };
       return ok(m.coeff) && ok(m.base + first) && (rows == 1 || ok(step));
     };
-    if (!aligned(dst_outer, runs[0].dst, dstep))
-      return *why = "its rows in '" + n.dst->name + "' are not all 16-byte aligned", Stmt();
-    if (!aligned(src_outer, runs[0].src, sstep))
-      return *why = "its rows in '" + n.src->name + "' are not all 16-byte aligned (" + n.src->name +
-                    "'s rows need a multiple of 16 bytes)",
-             Stmt();
+    const std::string where =
+        " are not all 16-byte aligned (the first row's offset or the distance between rows "
+        "is not a multiple of 16 bytes)";
+    if (!aligned(dst_outer, runs[0].dst, dstep)) return *why = "its rows in '" + n.dst->name + "'" + where, Stmt();
+    if (!aligned(src_outer, runs[0].src, sstep)) return *why = "its rows in '" + n.src->name + "'" + where, Stmt();
 
     // The first producer warp's lanes issue the rows in turn.
     const DType lt = n.lane_tag_loop.dtype();
@@ -313,13 +316,12 @@ class BulkFills {
     Var lane(n.lane_tag_loop->name + ".bulk", lt), round(n.lane_tag_loop->name + ".bulk_round", lt);
     const int64_t rounds = (rows + n.lanes - 1) / n.lanes;
     const Expr row = rounds == 1 ? Expr(lane) : round * c(n.lanes) + lane;
-    const Expr rowi = cast(it, row);
     Stmt copy = TensorIntrinCallNode::make(
         cuda_bulk_copy_instruction(et),
-        {{n.dst, simplify(dst_outer + make_const(it, runs[0].dst) + rowi * make_const(it, dstep)), make_const(it, len),
-          make_const(it, int64_t{1})},
-         {n.src, simplify(src_outer + make_const(it, runs[0].src) + rowi * make_const(it, sstep)), make_const(it, len),
-          make_const(it, int64_t{1})}},
+        {{n.dst, simplify(dst_outer + make_const(it, runs[0].dst) + cast(it, row) * make_const(it, dstep)),
+          make_const(it, len), make_const(it, int64_t{1})},
+         {n.src, simplify(src_outer + make_const(st, runs[0].src) + cast(st, row) * make_const(st, sstep)),
+          make_const(st, len), make_const(st, int64_t{1})}},
         {slot});
     if (rows % n.lanes != 0) copy = IfThenElseNode::make(row < c(rows), copy);
     Stmt body = rounds == 1 ? copy : ForNode::make(round, c(0), c(rounds), ForKind::kSerial, copy);
@@ -365,9 +367,8 @@ class ProducerLoop : public IRMutator {
 
  protected:
   Stmt mutate_Seq(const SeqNode* op, const Stmt& self) override {
-    auto* push = op->seq.back().as<TokenNode>();
-    if (!push || push->op != TokenNode::Op::kPush || push->queue != TokenNode::Queue::kFull)
-      return IRMutator::mutate_Seq(op, self);
+    const TokenNode* push = producer_full_push(op);
+    if (!push) return IRMutator::mutate_Seq(op, self);
     std::vector<Stmt> out;
     for (const Stmt& s : op->seq) {
       if (s.as<TokenNode>()) {

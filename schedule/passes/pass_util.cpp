@@ -66,5 +66,10 @@ BufferUse buffer_use(const Stmt& s, const std::unordered_set<const VarNode*>& bu
   return u;
 }
 
+const TokenNode* producer_full_push(const SeqNode* s) {
+  auto* push = s->seq.empty() ? nullptr : s->seq.back().as<TokenNode>();
+  return push && push->op == TokenNode::Op::kPush && push->queue == TokenNode::Queue::kFull ? push : nullptr;
+}
+
 }  // namespace passes
 }  // namespace kiln

@@ -29,5 +29,10 @@ BufferUse buffer_use(const Stmt& s, const std::unordered_set<const VarNode*>& bu
 // The operands of a chain of &&, in order (e itself when it is not one).
 void split_conjuncts(const Expr& e, std::vector<Expr>* out);
 
+// The push of the full token that ends one iteration of a warp-specialized
+// producer (inject_pipeline: pop free, the fills, push full), or null when
+// `s` is not such an iteration.
+const TokenNode* producer_full_push(const SeqNode* s);
+
 }  // namespace passes
 }  // namespace kiln

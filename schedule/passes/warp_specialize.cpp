@@ -111,6 +111,31 @@ class ProducerWarps : public IRMutator {
   int64_t consumers_, producers_;
 };
 
+// With several producer warps, a fill that has no loop over threadIdx.y
+// (nothing to share among them) runs on the first producer warp only,
+// instead of on each of them, copying the same elements again.
+class FirstProducerFills : public IRMutator {
+ public:
+  FirstProducerFills(const Var& warp, int64_t consumers) : warp_(warp), consumers_(consumers) {}
+  using IRMutator::mutate;
+
+ protected:
+  Stmt mutate_Seq(const SeqNode* op, const Stmt& self) override {
+    const TokenNode* push = producer_full_push(op);
+    if (!push) return IRMutator::mutate_Seq(op, self);
+    std::vector<Stmt> out;
+    for (const Stmt& s : op->seq)
+      out.push_back(s.as<TokenNode>() || uses_var(s, warp_.node())
+                        ? s
+                        : IfThenElseNode::make(warp_ == make_const(warp_.dtype(), consumers_), s));
+    return SeqNode::make(out);
+  }
+
+ private:
+  Var warp_;
+  int64_t consumers_;
+};
+
 }  // namespace
 
 Stmt warp_specialize(const ForNode* warp_loop, const Stmt& body, const WarpSpecializedRegion& region,
@@ -141,6 +166,7 @@ Stmt warp_specialize(const ForNode* warp_loop, const Stmt& body, const WarpSpeci
                             << "compute warps run; compute what the fills read outside the warp loop";
   Stmt consumer = ConsumerSide(region, shared_buffers, warp).place(body);
   Stmt producer = ProducerWarps(warp_loop->loop_var, *consumers, region.producer_warps).mutate(region.producer);
+  if (region.producer_warps > 1) producer = FirstProducerFills(warp_loop->loop_var, *consumers).mutate(producer);
   if (region.bulk_copies)
     producer = bulk_copy_fills(producer, warp_loop->loop_var, *consumers, region.producer_warps, region.bulk_every_fill,
                                region.loop_name);

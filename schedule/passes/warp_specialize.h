@@ -16,10 +16,10 @@
 //     if (warp >= W) producer  else  body (the marker replaced by the consumer)
 //
 // The producer's loops bound to threadIdx.y become serial loops that its P
-// warps share. User errors: the fills depend on the consumer's warp index,
-// the pipeline sits under a loop, condition or let inside the warp loop, or
-// the consumer's other statements touch shared memory where the producer
-// could race with them (any access before the pipeline, a read after it).
+// warps share; a fill without such a loop runs on the first producer warp. User errors: the fills depend on the
+// consumer's warp index, the pipeline sits under a loop, condition or let inside the warp loop, or the consumer's other
+// statements touch shared memory where the producer could race with them (any access before the pipeline, a read after
+// it).
 #pragma once
 
 #include <cstdint>
