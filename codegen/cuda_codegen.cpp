@@ -639,8 +639,7 @@ class KernelPrinter {
     const HwInstruction& h = find_hw_instruction(op->intrin);
     user_check(h.backend == "cuda") << "instruction '" << op->intrin << "' is for the " << h.backend
                                     << " backend, not cuda";
-    const int need = h.feature.rfind("sm_", 0) == 0 ? std::stoi(h.feature.substr(3)) : 80;
-    user_check(limits_.sm_version >= need)
+    user_check(limits_.sm_version >= gpu_limits_for_arch(h.feature).sm_version)
         << "instruction '" << op->intrin << "' needs " << h.feature << " or later; the target is " << limits_.arch;
     const std::string problem = hw_call_problem(*op);
     user_check(problem.empty()) << problem;

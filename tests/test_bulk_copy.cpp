@@ -15,11 +15,11 @@
 #include "compute/printer.h"
 #include "schedule/passes/inject_pipeline.h"
 #include "support/gpu_check.h"
+#include "support/mma_config.h"
 #include "support/skip.h"
 #include "support/te_examples.h"
 #include "support/temp_dir.h"
 #include "support/token_check.h"
-#include "support/ws_config.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -29,9 +29,9 @@ namespace {
 
 const char* const kGemm = "matmul:M=64,N=48,K=160,dtype=f16";
 
-// ws_config with bulk copies.
+// mma_config with bulk copies.
 Config bulk_config(const OpInstance& op, int stages, int producers) {
-  return ws_config(op, stages, producers, {{"bulk_copy", 1}});
+  return mma_config(op, stages, producers, {{"bulk_copy", 1}});
 }
 
 size_t count(const std::string& text, const std::string& pattern) {

@@ -15,6 +15,7 @@
 #include "schedule/verify.h"
 #include "support/gpu_check.h"
 #include "support/kernel_check.h"
+#include "support/mma_config.h"
 #include "support/skip.h"
 #include "support/te_examples.h"
 #include "support/temp_dir.h"
@@ -240,19 +241,6 @@ TEST_CASE("token balance: tokens under a loop of unknown extent cannot be checke
 namespace {
 
 const char* const kPipelinedGemm = "matmul:M=64,N=48,K=160,dtype=f16";
-
-// A config refers to its space, which must outlive it.
-Config mma_config(const OpInstance& op, int stages) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  const GpuTemplate& t = find_op(op.op).gpu;
-  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
-  auto space = spaces.emplace_back(t.define_space(op, gpu));
-  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
-  j["tensor_core"] = "mma";
-  j["mma_k"] = {5, 2};  // 5 k tiles of 32
-  j["stages"] = stages;
-  return space->from_json(j);
-}
 
 }  // namespace
 

@@ -14,11 +14,11 @@
 #include "schedule/passes/inject_pipeline.h"
 #include "schedule/verify.h"
 #include "support/gpu_check.h"
+#include "support/mma_config.h"
 #include "support/skip.h"
 #include "support/te_examples.h"
 #include "support/temp_dir.h"
 #include "support/token_check.h"
-#include "support/ws_config.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -49,7 +49,7 @@ TEST_CASE("warp-specialized GEMM: producer warps fill the slots through mbarrier
   for (int producers = 1; producers <= 2; ++producers)
     for (int stages = 1; stages <= 5; stages += 2) {
       INFO(producers << " producer warps, " << stages << " stages");
-      const Config cfg = ws_config(op, stages, producers);
+      const Config cfg = mma_config(op, stages, producers);
       const CudaSource src = gpu_source(op, cfg, gpu_limits_for_arch("sm_90"));
       const std::string k = kernel_text(src);
       // The compute warps and the producers; the copies arrive on the
@@ -79,7 +79,7 @@ TEST_CASE("warp-specialized tensor-core conv2d and batched bf16 GEMM agree with 
     const OpInstance op = build_workload("conv2d_nhwc:N=2,H=7,W=6,C=32,K=16,R=3,S=3,stride=1,pad=1,dtype=f16,bias=1");
     for (int stages : {1, 3}) {
       INFO(stages << " stages");
-      const Config cfg = ws_config(op, stages, 1);
+      const Config cfg = mma_config(op, stages, 1);
       const std::string ir = to_string(build_kernel(op.canonical, "cuda -arch=sm_90", "", cfg.to_json().dump()).func);
       CHECK(ir.find("attr [") != std::string::npos);
       CHECK(ir.find("warp_specialized = " + std::to_string(stages)) != std::string::npos);
@@ -89,7 +89,7 @@ TEST_CASE("warp-specialized tensor-core conv2d and batched bf16 GEMM agree with 
   {
     // Batched, B transposed, bf16.
     const OpInstance op = build_workload("batch_matmul:B=2,M=32,N=24,K=96,dtype=bf16,trans_b=1");
-    check_config(op, ws_config(op, 2, 2), dir.path, 95, &tally);
+    check_config(op, mma_config(op, 2, 2), dir.path, 95, &tally);
   }
   CHECK(tally.ran == 3);
 }
@@ -102,7 +102,7 @@ TEST_CASE("warp-specialized GEMM: planted missing waits are reported by the emul
   // Two warps side by side along N: both read every row of A's tiles, and
   // each one's part of the staging tile takes bytes of slots both read.
   const CudaSource src =
-      gpu_source(op, ws_config(op, 3, 1, {{"mma_m", {1, 1, 4}}, {"mma_n", {3, 2, 1}}}), gpu_limits_for_arch("sm_90"));
+      gpu_source(op, mma_config(op, 3, 1, {{"mma_m", {1, 1, 4}}, {"mma_n", {3, 2, 1}}}), gpu_limits_for_arch("sm_90"));
   REQUIRE(run_emulated_and_check(op, src, dir.path + "/good", 5) == "");
   // The compute reads a slot without waiting for its fill.
   CHECK_THAT(run_emulated_and_check(op, without(src, R"(kiln_mbarrier_wait\(kiln_full_0[^;]*\);)"),
@@ -339,7 +339,7 @@ TEST_CASE("warp specialization: nests it cannot split are user errors that say w
 
 TEST_CASE("warp specialization needs mbarriers: sm_80 or later", "[gpu][pipeline][warp_specialization][errors]") {
   const OpInstance op = build_workload(kGemm);
-  CHECK_THROWS_WITH(gpu_source(op, ws_config(op, 2, 1), gpu_limits_for_arch("sm_75")),
+  CHECK_THROWS_WITH(gpu_source(op, mma_config(op, 2, 1), gpu_limits_for_arch("sm_75")),
                     Contains("a warp-specialized pipeline needs mbarriers, sm_80 or later"));
 }
 

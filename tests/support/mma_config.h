@@ -1,5 +1,5 @@
-// Configs of the tensor-core templates with warp specialization, for the
-// tests of warp-specialized pipelines (test_warp_specialization,
+// Configs of the tensor-core templates with a pipelined k loop, for the
+// tests of pipelines (test_pipeline, test_warp_specialization,
 // test_bulk_copy).
 #pragma once
 
@@ -12,10 +12,11 @@
 namespace kiln::testing {
 
 // The template's default for `op` on sm_90 with tensor cores, 5 k tiles of
-// 32 (a matmul), `stages` slots and `producers` producer warps, then
+// 32 (a matmul), `stages` slots and `producers` producer warps (0: no warp
+// specialization), then
 // `knobs`. A config refers to its space, which must outlive it.
-inline Config ws_config(const OpInstance& op, int stages, int producers,
-                        const nlohmann::json& knobs = nlohmann::json::object()) {
+inline Config mma_config(const OpInstance& op, int stages, int producers = 0,
+                         const nlohmann::json& knobs = nlohmann::json::object()) {
   const GpuLimits gpu = gpu_limits_for_arch("sm_90");
   const GpuTemplate& t = find_op(op.op).gpu;
   static std::vector<std::shared_ptr<ConfigSpace>> spaces;
