@@ -22,6 +22,7 @@
 #include "compute/interpreter.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
+#include "compute/simplify.h"
 #include "schedule/gpu_kernels.h"
 
 namespace kiln {
@@ -80,6 +81,7 @@ class KernelPrinter {
         thread_vars_.insert(f->loop_var.node());
     });
     post_order_visit(k.body, [&](const Ref<Object>& n) { find_warp_specialized(n); });
+    post_order_visit(k.body, [&](const Ref<Object>& n) { find_tensor_map(n); });
   }
 
   std::string print(const std::string& kernel_name, CudaKernelLaunch* launch) {
@@ -97,6 +99,10 @@ class KernelPrinter {
       os << (i ? ", " : "") << (ro ? "const " : "") << t << " __restrict__ " << names_.at(a.data.node());
       launch->params.push_back({(ro ? "const " : "") + t, kernel_.arg_indices[i]});
     }
+    for (const TensorMapParam& m : tensor_maps_) {
+      os << ", const __grid_constant__ kiln_tensor_map " << m.name;
+      launch->params.push_back({"kiln_tensor_map", m.arg_index, m.spec});
+    }
     os << ") {\n";
     indent_ = 1;
     // Past 48 KiB the arrays are carved, 16-byte aligned, out of the
@@ -104,7 +110,9 @@ class KernelPrinter {
     // memory plan; below it, out of one static pool where arrays share
     // bytes, else each is an array of its own.
     const SharedMemoryPlan& plan = kernel_.shared_plan;
-    const bool dynamic = kernel_.dynamic_shared_bytes > 0, pooled = !dynamic && plan.shares_bytes;
+    // Arrays aligned past 16 bytes (tensor copies' boxes) sit at the plan's offsets too.
+    const bool dynamic = kernel_.dynamic_shared_bytes > 0,
+               pooled = !dynamic && (plan.shares_bytes || plan.over_aligned);
     launch->dynamic_shared_bytes = kernel_.dynamic_shared_bytes;
     if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL();\n";
     if (pooled) line() << "KILN_SHARED_POOL(" << kernel_.shared_bytes << ");\n";
@@ -506,6 +514,70 @@ class KernelPrinter {
 
   // A warp-specialized region; and the warp loop around one, which must
   // span the block's warps (they all set the mbarriers up).
+  // A tensor map kernel parameter (runtime/tensor_map.h): the source of
+  // tensor copies as rows of S elements, with their box.
+  struct TensorMapParam {
+    const VarNode* buffer;
+    int arg_index;
+    rt::cuda::TensorMapSpec spec;
+    std::string name;
+  };
+
+  // The map a tensor copy (cuda.tensor_copy.*) reads through: its source
+  // argument as rows of its stride S (the last row may overhang the
+  // buffer; the copies never reach it), its box the copy's rows.
+  rt::cuda::TensorMapSpec tensor_map_spec(const TensorIntrinCallNode* c, int* arg_index) const {
+    const VarNode* src = c->operands[1].buffer.node();
+    int arg = -1;
+    for (size_t i = 0; i < func_.args.size(); ++i)
+      if (func_.args[i].data.node() == src) arg = static_cast<int>(i);
+    user_check(arg >= 0) << "a tensor copy reads '" << c->operands[1].buffer->name
+                         << "', which is not an argument of the function; a tensor map describes an argument";
+    int64_t elems = 1;
+    for (int64_t d : func_.args[arg].shape) elems *= d;
+    const int64_t bytes = c->operands[1].buffer->pointee.bytes();
+    const int64_t len = *as_const_int(c->operands[0].stride), stride = *as_const_int(c->operands[1].stride);
+    rt::cuda::TensorMapSpec s;
+    s.rank = 2;
+    s.element_bytes = static_cast<int>(bytes);
+    s.dims[0] = static_cast<uint64_t>(stride);
+    s.dims[1] = static_cast<uint64_t>((elems + stride - 1) / stride);
+    s.strides[0] = static_cast<uint64_t>(stride * bytes);
+    s.box[0] = static_cast<uint32_t>(len);
+    s.box[1] = static_cast<uint32_t>(*as_const_int(c->operands[0].extent) / len);
+    const std::string problem = rt::cuda::tensor_map_problem(s);
+    user_check(problem.empty()) << "a tensor copy from '" << c->operands[1].buffer->name << "' needs a "
+                                << rt::cuda::describe(s) << ": " << problem;
+    *arg_index = arg;
+    return s;
+  }
+
+  void find_tensor_map(const Ref<Object>& n) {
+    if (n->kind() != NodeKind::TensorIntrinCall) return;
+    auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) != 0) return;
+    // hw_call_problem reports a malformed call when it is printed.
+    if (!hw_call_problem(*c).empty()) return;
+    int arg = 0;
+    const rt::cuda::TensorMapSpec s = tensor_map_spec(c, &arg);
+    for (const TensorMapParam& m : tensor_maps_)
+      if (m.buffer == c->operands[1].buffer.node() && m.spec == s) return;
+    std::string name = names_.at(c->operands[1].buffer.node()) + "_map";
+    for (int k = 1; taken_.count(name); ++k)
+      name = names_.at(c->operands[1].buffer.node()) + "_map" + std::to_string(k);
+    taken_.insert(name);
+    tensor_maps_.push_back({c->operands[1].buffer.node(), arg, s, name});
+  }
+
+  const TensorMapParam& tensor_map_of(const TensorIntrinCallNode* c) const {
+    int arg = 0;
+    const rt::cuda::TensorMapSpec s = tensor_map_spec(c, &arg);
+    for (const TensorMapParam& m : tensor_maps_)
+      if (m.buffer == c->operands[1].buffer.node() && m.spec == s) return m;
+    internal_assert(false) << "no tensor map for a tensor copy from " << c->operands[1].buffer->name;
+    return tensor_maps_.front();
+  }
+
   void find_warp_specialized(const Ref<Object>& n) {
     auto holds = [](const Stmt& s) {
       bool found = false;
@@ -676,6 +748,16 @@ class KernelPrinter {
       line() << "kiln_bulk_copy(" << name_of(op->operands[0].buffer.node()) << ", " << expr(op->operands[0].offset)
              << ", " << name_of(op->operands[1].buffer.node()) << " + (" << expr(op->operands[1].offset) << "), "
              << bytes << ", " << region_->full << ", " << expr(op->scalars[0]) << ");\n";
+    } else if (n.rfind(kCudaTensorCopyPrefix, 0) == 0) {
+      internal_assert(region_) << "a tensor copy sits in a warp-specialized pipeline's producer";
+      // The box's first element, as (column, row) of the map's rows of S elements.
+      const TensorMapParam& m = tensor_map_of(op);
+      const Expr& at = op->operands[1].offset;
+      const Expr row_len = make_const(at.dtype(), static_cast<int64_t>(m.spec.dims[0]));
+      line() << "kiln_tensor_copy_2d(" << name_of(op->operands[0].buffer.node()) << ", " << expr(op->operands[0].offset)
+             << ", " << m.name << ", (int)(" << expr(simplify(floormod(at, row_len))) << "), (int)("
+             << expr(simplify(floordiv(at, row_len))) << "), " << region_->full << ", " << expr(op->scalars[0])
+             << ");\n";
     } else if (n == kCudaMmaZero) {
       line() << "kiln_mma_zero(" << ptr[0] << ");\n";
     } else if (n == kCudaMmaStore) {
@@ -824,6 +906,7 @@ class KernelPrinter {
   const GpuKernel& kernel_;
   const LoweredFunc& func_;
   std::map<int, WarpSpecialized> pipelines_;  // by pipeline id
+  std::vector<TensorMapParam> tensor_maps_;   // the kernel's tensor map parameters, after its buffers
   const WarpSpecialized* region_ = nullptr;   // the one being printed
   std::unordered_map<const AttrStmtNode*, int> regions_;
   std::unordered_set<const VarNode*> thread_vars_;  // loops bound to threadIdx

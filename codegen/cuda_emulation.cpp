@@ -55,7 +55,17 @@ std::string entry_point(const CudaSource& src) {
       internal_assert(!p.c_type.empty() && p.arg_index >= 0) << "parameter " << i << " of " << l.kernel;
       const std::string arg = "args[" + std::to_string(p.arg_index) + "]";
       os << (i ? ", " : "");
-      if (p.c_type.back() == '*') {
+      if (p.tensor_map.rank > 0) {
+        // As a launch through the driver: the map encoded for the buffer's address.
+        const rt::cuda::TensorMapSpec& m = p.tensor_map;
+        os << "kiln_emu::encode_tensor_map(" << arg << ", " << m.element_bytes << ", " << m.rank << ", {";
+        for (int d = 0; d < m.rank; ++d) os << (d ? ", " : "") << m.dims[d] << "ull";
+        os << "}, {";
+        for (int d = 1; d < m.rank; ++d) os << (d > 1 ? ", " : "") << m.strides[d - 1] << "ull";
+        os << "}, {";
+        for (int d = 0; d < m.rank; ++d) os << (d ? ", " : "") << m.box[d] << "u";
+        os << "})";
+      } else if (p.c_type.back() == '*') {
         os << "(" << p.c_type << ")" << arg;
       } else {
         os << "*(" << p.c_type << "*)" << arg;

@@ -32,6 +32,7 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 #include <climits>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <stdexcept>

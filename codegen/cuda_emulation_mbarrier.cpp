@@ -39,6 +39,35 @@ struct Mbarrier {
   int waiters = 0;                 // threads asleep on it
 };
 
+// A tensor map (CUtensorMap) as the host entry point and kiln's stand-in
+// driver (tests/support/fake_libcuda.cpp, which writes the same layout)
+// encode it: [0] a mark, [1] the tensor's address, [2] the element's bytes,
+// [3] the rank, [4..8] the dims, [9..12] the strides in bytes, [13] and
+// [14] the box's sides, 16 bits each.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+constexpr unsigned long long kTensorMapMark = 0x70616d746e6c696bull;  // "kilntmap"
+inline TensorMap encode_tensor_map(void* base, int element_bytes, int rank, std::initializer_list<unsigned long long> dims,
+                                   std::initializer_list<unsigned long long> strides,
+                                   std::initializer_list<unsigned> box) {
+  TensorMap m{};
+  m.opaque[0] = kTensorMapMark;
+  m.opaque[1] = reinterpret_cast<uintptr_t>(base);
+  m.opaque[2] = static_cast<unsigned long long>(element_bytes);
+  m.opaque[3] = static_cast<unsigned long long>(rank);
+  int d = 0;
+  for (unsigned long long x : dims) m.opaque[4 + d++] = x;
+  d = 0;
+  for (unsigned long long x : strides) m.opaque[9 + d++] = x;
+  d = 0;
+  for (unsigned x : box) m.opaque[13 + d / 4] |= static_cast<unsigned long long>(x) << (16 * (d % 4)), ++d;
+  return m;
+}
+inline unsigned long long tensor_map_box(const TensorMap& m, int d) {
+  return (m.opaque[13 + d / 4] >> (16 * (d % 4))) & 0xffff;
+}
+
 class MbarrierArrayBase {
  public:
   virtual ~MbarrierArrayBase() = default;
@@ -150,6 +179,42 @@ class MbarrierArray : public MbarrierArrayBase {
     publish_clock(b);
     transaction(t, b, i, -bytes, "completes");
     if (b.pending == 0 && b.tx == 0) complete(t, b);
+  }
+
+  // cp.async.bulk.tensor.2d: the box of the 2-D tensor map `m` at
+  // (c0, c1), zeros where it passes the tensor's edges, into dst[index..]
+  // row after row (no swizzle), completing its bytes on barrier i.
+  template <typename T>
+  void tensor_copy_2d(SharedBuffer<T>& dst, long long index, const TensorMap& m, int c0, int c1, long long i) {
+    const std::string what = thread_str(tl_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +
+                             std::to_string(index) + "]";
+    {
+      Team& t = team();
+      std::unique_lock<std::mutex> lk(t.mu);
+      if (t.failed) throw Abort{};
+      if (m.opaque[0] != kTensorMapMark)
+        failure(t, what + " with a tensor map that was never encoded (a kernel parameter, filled at launch)");
+      if (m.opaque[3] != 2 || m.opaque[2] != sizeof(T))
+        failure(t, what + " with a tensor map of rank " + std::to_string(m.opaque[3]) + " and " +
+                       std::to_string(m.opaque[2]) + "-byte elements; the copy is 2-D of " +
+                       std::to_string(sizeof(T)) + "-byte elements");
+      if (index * static_cast<long long>(sizeof(T)) % 128 != 0)
+        failure(t, what + ": a tensor copy's destination must be 128-byte aligned");
+    }
+    const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1);
+    const unsigned long long dim0 = m.opaque[4], dim1 = m.opaque[5], stride = m.opaque[9];
+    const unsigned char* base = reinterpret_cast<const unsigned char*>(static_cast<uintptr_t>(m.opaque[1]));
+    std::vector<T> box(static_cast<size_t>(w * h));
+    for (unsigned long long r = 0; r < h; ++r)
+      for (unsigned long long c = 0; c < w; ++c) {
+        const long long x = c0 + static_cast<long long>(c), y = c1 + static_cast<long long>(r);
+        if (x < 0 || y < 0 || static_cast<unsigned long long>(x) >= dim0 || static_cast<unsigned long long>(y) >= dim1)
+          continue;  // zeros outside the tensor
+        memcpy(&box[static_cast<size_t>(r * w + c)], base + static_cast<unsigned long long>(y) * stride +
+                                                         static_cast<unsigned long long>(x) * sizeof(T),
+               sizeof(T));
+      }
+    bulk_copy(dst, index, box.data(), static_cast<long long>(box.size() * sizeof(T)), i);
   }
 
   // mbarrier.test_wait.parity in a loop: returns once the phase of parity

@@ -35,8 +35,26 @@ inline void kiln_bulk_copy(const kiln_emu::SharedPtr<T>& dst, long long dst_inde
                            kiln_emu::MbarrierArray<N>& b, int i) {
   b.bulk_copy(*dst.buf, dst.off + dst_index, src, bytes, i);
 }
+// A tensor map parameter: filled at launch (kiln_emu::TensorMap).
+using kiln_tensor_map = kiln_emu::TensorMap;
+#define __grid_constant__
+template <typename T, long long N>
+inline void kiln_tensor_copy_2d(kiln_emu::SharedBuffer<T>& dst, long long dst_index, const kiln_tensor_map& map, int c0,
+                                int c1, kiln_emu::MbarrierArray<N>& b, int i) {
+  b.tensor_copy_2d(dst, dst_index, map, c0, c1, i);
+}
+template <typename T, long long N>
+inline void kiln_tensor_copy_2d(const kiln_emu::SharedPtr<T>& dst, long long dst_index, const kiln_tensor_map& map,
+                                int c0, int c1, kiln_emu::MbarrierArray<N>& b, int i) {
+  b.tensor_copy_2d(*dst.buf, dst.off + dst_index, map, c0, c1, i);
+}
 #else
 #define KILN_SHARED_MBARRIER(name, count) __shared__ __align__(8) unsigned long long name[count]
+// A tensor map parameter (a CUtensorMap, encoded at launch), passed as a
+// const __grid_constant__ kernel parameter so that its address is usable.
+struct __align__(64) kiln_tensor_map {
+  unsigned long long opaque[16];
+};
 __device__ __forceinline__ unsigned kiln_mbarrier_address(unsigned long long* b, int i) {
   return (unsigned)__cvta_generic_to_shared(b + i);
 }
@@ -77,6 +95,15 @@ __device__ __forceinline__ void kiln_bulk_copy(T* dst, long long dst_index, cons
                    (unsigned)__cvta_generic_to_shared(dst + dst_index)),
                "l"(src), "r"(bytes), "r"(kiln_mbarrier_address(b, i))
                : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void kiln_tensor_copy_2d(T* dst, long long dst_index, const kiln_tensor_map& map, int c0,
+                                                    int c1, unsigned long long* b, int i) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          (unsigned)__cvta_generic_to_shared(dst + dst_index)),
+      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(kiln_mbarrier_address(b, i))
+      : "memory");
 }
 #endif
 #endif

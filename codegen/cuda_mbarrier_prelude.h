@@ -42,6 +42,13 @@ namespace kiln {
 //       `src` to dst[dst_index ..] asynchronously, and completes them on
 //       barrier i (cp.async.bulk ... mbarrier::complete_tx::bytes); the data
 //       may be read once that phase has completed
+//   kiln_tensor_map                    a tensor map kernel parameter (taken
+//       as const __grid_constant__ kiln_tensor_map), encoded at launch
+//   kiln_tensor_copy_2d(dst, dst_index, map, c0, c1, name, i) copies the box
+//       of the 2-D tensor map at coordinates (c0, c1) (innermost first) to
+//       dst[dst_index ..] (128-byte aligned), its rows one after another,
+//       zeros where the box passes the tensor's edges, and completes its
+//       bytes on barrier i (cp.async.bulk.tensor)
 // A ring of S slots waits for the k-th use of slot k % S with parity
 // (k / S) & 1.
 const std::string& cuda_mbarrier_prelude();

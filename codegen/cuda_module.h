@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tensor_map.h"
+
 namespace kiln {
 
 // One kernel launch of a function, in the order the host issues them.
@@ -23,10 +25,13 @@ struct CudaKernelLaunch {
   // kernel must be opted in to that much before it is launched.
   int64_t dynamic_shared_bytes = 0;
   // The kernel's parameters in order: their C type ("float*") and the index
-  // of the function argument (packed args, runtime/c_api.h) passed for it.
+  // of the function argument (packed args, runtime/c_api.h) passed for it:
+  // its pointer, or where tensor_map has a rank (c_type "kiln_tensor_map"),
+  // that tensor map of it, encoded at launch (runtime/tensor_map.h).
   struct Param {
     std::string c_type;
     int arg_index;
+    rt::cuda::TensorMapSpec tensor_map{};
   };
   std::vector<Param> params;
 };

@@ -23,9 +23,9 @@ const std::string& cuda_prelude() {
 //   also check that alignment and, on shared arrays, races and bounds.
 #ifndef KILN_SHARED
 #define KILN_SHARED(T, name, count) __shared__ __align__(16) T name[count]
-#define KILN_DYNAMIC_SHARED_POOL() extern __shared__ __align__(16) unsigned char kiln_dynamic_shared[]
+#define KILN_DYNAMIC_SHARED_POOL() extern __shared__ __align__(128) unsigned char kiln_dynamic_shared[]
 #define KILN_DYNAMIC_SHARED(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_dynamic_shared + (offset))
-#define KILN_SHARED_POOL(bytes) __shared__ __align__(16) unsigned char kiln_shared_pool[bytes]
+#define KILN_SHARED_POOL(bytes) __shared__ __align__(128) unsigned char kiln_shared_pool[bytes]
 #define KILN_SHARED_AT(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_shared_pool + (offset))
 #endif
 

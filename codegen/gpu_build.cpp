@@ -86,10 +86,15 @@ std::vector<GpuArtifactKernel> artifact_kernels(const CudaSource& src) {
     }
     k.shared_bytes = static_cast<unsigned>(l.shared_bytes);
     k.dynamic_shared_bytes = static_cast<unsigned>(l.dynamic_shared_bytes);
+    bool maps = false;
     for (auto& p : l.params) {
-      internal_assert(!p.c_type.empty() && p.c_type.back() == '*') << "kernel " << l.kernel << " takes a scalar";
+      maps |= p.tensor_map.rank > 0;
+      internal_assert(p.tensor_map.rank > 0 || (!p.c_type.empty() && p.c_type.back() == '*'))
+          << "kernel " << l.kernel << " takes a scalar";
       k.arg_indices.push_back(p.arg_index);
     }
+    if (maps)
+      for (auto& p : l.params) k.tensor_maps.push_back(p.tensor_map);
     out.push_back(k);
   }
   return out;

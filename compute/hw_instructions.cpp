@@ -72,6 +72,19 @@ HwInstruction cuda_bulk_copy_entry(DType t) {
           {"slot"}};
 }
 
+// The tensor copy of a box of rows of `t` (its shape is the operands').
+HwInstruction cuda_tensor_copy_entry(DType t) {
+  return {cuda_tensor_copy_instruction(t),
+          "cuda",
+          "sm_90",
+          {{"dst", t, 0, true, false, MemScope::kShared}, {"src", t, 0, false, false, MemScope::kGlobal}},
+          "for each of the n / L rows r of the box (n the operands' extent, L dst's stride): dst[r * L .. r * L + L) "
+          "= src[r * S .. r * S + L) (S src's stride), asynchronously by the copy engine through a 2-D tensor map "
+          "of the source (cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes): the data "
+          "lands when the phase of the pipeline's full mbarrier for the slot (the scalar) completes",
+          {"slot"}};
+}
+
 // AMX: a 32 x 32 product in four tile registers over `steps` k steps of
 // `k` elements (`s` per 32-bit pair or quad); acc's rows are `stride` apart
 // (the call's row stride), a's rows its own stride apart, b dense rows of
@@ -161,6 +174,7 @@ std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
 }
 
 std::string cuda_bulk_copy_instruction(DType t) { return kCudaBulkCopyPrefix + t.str(); }
+std::string cuda_tensor_copy_instruction(DType t) { return kCudaTensorCopyPrefix + t.str(); }
 
 const std::vector<DType>& cuda_cp_async_types() {
   static const std::vector<DType> types = {DType::f32(), DType::f16(), DType::bf16(),
@@ -220,6 +234,7 @@ const std::vector<HwInstruction>& hw_instructions() {
     for (DType t : cuda_cp_async_types())
       for (HwInstruction& h : cuda_cp_async_family(t)) l.push_back(std::move(h));
     for (DType t : cuda_cp_async_types()) l.push_back(cuda_bulk_copy_entry(t));
+    for (DType t : cuda_cp_async_types()) l.push_back(cuda_tensor_copy_entry(t));
     return l;
   }();
   return list;
@@ -274,6 +289,23 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
       return call.intrin + " copies " + to_string(call.operands[0].extent) + " elements into " +
              to_string(call.operands[1].extent) + " from the source: both need the same constant run, a positive " +
              "multiple of 16 bytes";
+  }
+  if (call.intrin.rfind(kCudaTensorCopyPrefix, 0) == 0) {
+    // A box of whole 16-byte rows, within the tensor map's limits.
+    int64_t n = 0, m = 0, len = 0, stride = 0;
+    const int64_t bytes = h->operands[0].dtype.bytes();
+    if (!as_const_int(call.operands[0].extent, &n) || !as_const_int(call.operands[1].extent, &m) || n != m || n <= 0)
+      return call.intrin + " copies " + to_string(call.operands[0].extent) + " elements into " +
+             to_string(call.operands[1].extent) + " from the source: both need the same positive constant";
+    if (!as_const_int(call.operands[0].stride, &len) || len <= 0 || n % len != 0 || len * bytes % 16 != 0 ||
+        len > 256 || n / len > 256)
+      return call.intrin + " copies a box of " + to_string(call.operands[0].stride) + "-element rows, " +
+             std::to_string(n) +
+             " elements in all: its rows need whole 16-byte units, at most 256 of at most 256 "
+             "elements";
+    if (!as_const_int(call.operands[1].stride, &stride) || stride < len || stride * bytes % 16 != 0)
+      return call.intrin + " reads rows " + to_string(call.operands[1].stride) + " elements apart in the source; " +
+             "they need a constant distance of at least a row (" + std::to_string(len) + "), in 16-byte units";
   }
   if (!h->scalars.empty()) {
     if (call.scalars.size() != h->scalars.size())

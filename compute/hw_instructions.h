@@ -100,6 +100,18 @@ constexpr const char* kCudaBulkCopyPrefix = "cuda.bulk_copy.";
 // the element types are cp.async's.
 std::string cuda_bulk_copy_instruction(DType t);
 
+constexpr const char* kCudaTensorCopyPrefix = "cuda.tensor_copy.";
+// The tensor copy of a box of rows of `t` from global to shared memory by
+// Hopper's copy engine through a 2-D tensor map (cp.async.bulk.tensor,
+// sm_90): both operands cover the box's n elements; dst's stride is the
+// box's row length L (its rows land one after another, 128-byte aligned),
+// src's stride S the distance between the box's rows in the source, whose
+// rows stay within one source row of S elements. L and S are whole 16-byte
+// units, the box at most 256 rows of at most 256 elements. The printer
+// passes a tensor map of the source as S-element rows; its one scalar is the
+// pipeline slot whose `full` mbarrier counts the bytes, as for bulk copies.
+std::string cuda_tensor_copy_instruction(DType t);
+
 // Every instruction, in a fixed order.
 const std::vector<HwInstruction>& hw_instructions();
 // The instruction of that name; user_error listing the known ones otherwise.

@@ -223,7 +223,8 @@ constexpr const char* kPipelineStages = "pipeline_stages";
 constexpr const char* kWarpSpecialized = "warp_specialized";
 // Directly inside kWarpSpecialized (Stage::pipeline with bulk copies): the
 // producer moves the fills that are box copies by bulk copies (sm_90);
-// value 1: where they fit, 2: every fill (the others are user errors).
+// value 1: where they fit, 2: every fill (the others are user errors),
+// plus 4 when boxes move by tensor copies (BulkCopyForm::kTensorMaps).
 constexpr const char* kBulkCopies = "bulk_copies";
 // Around one fill of a warp-specialized producer, after bulk copies replace
 // its cp.async copies: `value` bytes land per fill, which the full

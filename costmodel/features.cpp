@@ -100,7 +100,7 @@ class Collector {
   // at) or on a lowered pipeline's fill (the CPU's), and the prefetches run.
   int pipeline_slots = 0;
   int producer_warps = 0;  // of a warp-specialized pipeline
-  int bulk_copies = 0;     // 1 when its producer moves fills by bulk copies
+  int bulk_copies = 0;     // 1 when its producer moves fills by bulk copies, 2 by tensor copies
   double prefetches = 0;
   double streamed_bytes = 0;  // stored by streaming stores (Stage::stream_stores)
   GpuStats gpu;
@@ -184,7 +184,7 @@ class Collector {
           pipeline_slots = std::max<int>(pipeline_slots, static_cast<int>(*v));
         if (v && a->key == attr::kWarpSpecialized && a->node.defined() && a->node.as<IterVarNode>())
           producer_warps = std::max<int>(producer_warps, static_cast<int>(*v));  // the schedule's mark
-        if (v && a->key == attr::kBulkCopies && *v > 0) bulk_copies = 1;
+        if (v && a->key == attr::kBulkCopies && *v > 0) bulk_copies = (*v & 4) ? 2 : 1;
         auto* streamed = a->key == attr::kStreamStores && a->node.defined() ? a->node.as<VarNode>() : nullptr;
         if (streamed) ++streamed_[streamed];
         stmt(a->body);

@@ -132,7 +132,8 @@
 //     +3  the producer warps of a warp-specialized pipeline (0 without
 //         one), from the loop's mark
 //     +4  1 when that pipeline's producer moves its fills by bulk copies
-//         (sm_90's cp.async.bulk, Stage::pipeline's BulkCopies), else 0
+//         (sm_90's cp.async.bulk, Stage::pipeline's BulkCopies), 2 when
+//         it moves boxes by tensor copies (BulkCopyForm::kTensorMaps), else 0
 #pragma once
 
 #include "compute/function.h"

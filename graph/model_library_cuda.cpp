@@ -230,11 +230,10 @@ ModelLibraryResult build_cuda_model_library(const ModelLibraryOptions& o, const 
     c << "static const struct launch kStep" << s << "[" << k.launches.size() << "] = {\n";
     for (size_t l = 0; l < k.launches.size(); ++l) {
       const GpuArtifactKernel& a = k.launches[l];
-      std::vector<std::string> args;
-      for (int x : a.arg_indices) args.push_back(std::to_string(x));
-      c << "    {" << k.functions[l] << ", {" << a.grid[0] << ", " << a.grid[1] << ", " << a.grid[2] << "}, {"
-        << a.block[0] << ", " << a.block[1] << ", " << a.block[2] << "}, " << a.shared_bytes << ", "
-        << a.dynamic_shared_bytes << ", " << args.size() << ", {" << join(args, ", ") << "}},\n";
+      c << "    "
+        << launch_initializer(k.functions[l], {a.grid[0], a.grid[1], a.grid[2]}, {a.block[0], a.block[1], a.block[2]},
+                              a.shared_bytes, a.dynamic_shared_bytes, a.arg_indices, a.tensor_maps)
+        << ",\n";
     }
     c << "};\n";
   }

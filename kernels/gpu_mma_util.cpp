@@ -35,16 +35,16 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
 void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu) {
   s->define_choice("stages", {1, 2, 3, 4, 5}, /*added_later=*/true);
   s->define_choice("producer_warps", {0, 1, 2}, /*added_later=*/true);
-  if (gpu.sm_version >= 90) s->define_choice("bulk_copy", {0, 1}, /*added_later=*/true);
+  if (gpu.sm_version >= 90) s->define_choice("bulk_copy", {0, 1, 2}, /*added_later=*/true);
 }
 
 void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg) {
   const int stages = cfg.has("stages") ? static_cast<int>(cfg.choice("stages")) : 1;
   const int producers = cfg.has("producer_warps") ? static_cast<int>(cfg.choice("producer_warps")) : 0;
-  const BulkCopies bulk = producers > 0 && cfg.has("bulk_copy") && cfg.choice("bulk_copy") == 1
-                              ? BulkCopies::kWhereTheyFit
-                              : BulkCopies::kOff;
-  if (stages > 1 || producers > 0) sa.pipeline(k, stages, producers, bulk);
+  const int64_t how = producers > 0 && cfg.has("bulk_copy") ? cfg.choice("bulk_copy") : 0;
+  const BulkCopies bulk = how > 0 ? BulkCopies::kWhereTheyFit : BulkCopies::kOff;
+  const BulkCopyForm form = how == 2 ? BulkCopyForm::kTensorMaps : BulkCopyForm::kRows;
+  if (stages > 1 || producers > 0) sa.pipeline(k, stages, producers, bulk, form);
 }
 
 }  // namespace kiln

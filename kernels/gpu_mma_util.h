@@ -27,8 +27,10 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
 // 1 to 5), "producer_warps" (0: every warp fills and computes; 1 or 2:
 // warp specialization, that many more warps only fill the slots) and, on
 // sm_90, "bulk_copy" (1: the producer warps move the fills that are row
-// copies by Hopper's bulk copy engine, the others keep cp.async; no effect
-// without producer warps or where no fill is such a copy).
+// copies by Hopper's bulk copy engine, the others keep cp.async; 2: the
+// same, but a fill that is a dense box of rows moves by one tensor copy
+// through a tensor map (TMA); no effect without producer warps or where no
+// fill is such a copy).
 void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu);
 
 // Pipelines the accumulators' k loop `k` as the config says (producer

@@ -189,8 +189,16 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
       l.shared_bytes = a.shared_bytes;
       l.dynamic_shared_bytes = a.dynamic_shared_bytes;
       l.args = a.arg_indices;
+      l.tensor_maps = a.tensor_maps;
       k.launches.push_back(l);
+      nlohmann::json maps = nlohmann::json::array();
+      for (size_t p = 0; p < a.tensor_maps.size(); ++p)
+        if (a.tensor_maps[p].rank > 0)
+          maps.push_back({{"parameter", p},
+                          {"buffer", f.buffers.at(static_cast<size_t>(a.arg_indices[p]))},
+                          {"map", rt::cuda::describe(a.tensor_maps[p])}});
       launches.push_back({{"kernel", a.name},
+                          {"tensor_maps", maps},
                           {"grid", {a.grid[0], a.grid[1], a.grid[2]}},
                           {"block", {a.block[0], a.block[1], a.block[2]}},
                           {"shared_bytes", a.shared_bytes},

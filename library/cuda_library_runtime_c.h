@@ -63,7 +63,19 @@ struct function_ref {
   unsigned dynamic_shared_bytes; /* opted in to when loaded (past 48 KiB the driver needs it) */
 };
 
-/* One kernel launch of a tuned kernel: parameter i is the entry point's buffer args[i]. */
+/* A tensor map of a parameter's buffer (rank > 0; kiln's runtime/tensor_map.h): bytes as they are, no
+   interleave or swizzle, L2 promotion of 128 bytes, zeros outside the tensor; encoded at each launch. */
+struct tensor_map_spec {
+  int rank, element_bytes;
+  uint64_t dims[5], strides[4]; /* elements innermost first; bytes from one index of dims 1.. to the next */
+  unsigned box[5];
+};
+typedef struct {
+  _Alignas(64) uint64_t opaque[16];
+} encoded_tensor_map; /* a CUtensorMap */
+
+/* One kernel launch of a tuned kernel: parameter i is the entry point's buffer args[i], or where maps[i] has a
+   rank, that tensor map of it. */
 struct launch {
   int function;
   unsigned grid[3], block[3];
@@ -71,6 +83,7 @@ struct launch {
   unsigned dynamic_shared_bytes; /* of it, what the launch asks for (the rest the kernel declares) */
   int num_args;
   int args[MAX_LAUNCH_ARGS];
+  struct tensor_map_spec maps[MAX_LAUNCH_ARGS];
 };
 )C";
 
@@ -114,6 +127,8 @@ static struct {
   CUresult (*func_set_attribute)(CUfunction, int, int);
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             CUstream, void**, void**);
+  CUresult (*tensor_map_encode_tiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*,
+                                      const unsigned*, int, int, int, int);
 } drv;
 
 static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -171,6 +186,8 @@ static int load_driver(const char* fn) {
   SYM(func_set_attribute, "cuFuncSetAttribute");
   SYM(launch_kernel, "cuLaunchKernel");
 #undef SYM
+  /* CUDA 12 and later; only kernels that take tensor maps need it. */
+  *(void**)&drv.tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
   if (missing) {
     set_error("%s: the CUDA driver %s has no %s (a driver older than CUDA 11?)", fn, path, missing);
     dlclose(h);
@@ -433,6 +450,31 @@ static int launch_failed(const char* fn, int function, CUresult r) {
   return @N@_ERROR_KERNEL;
 }
 
+/* The tensor map `s` of the buffer at `address` (cuTensorMapEncodeTiled). */
+static int encode_tensor_map(const char* fn, int function, const struct tensor_map_spec* s, CUdeviceptr address,
+                             encoded_tensor_map* out) {
+  static const unsigned ones[5] = {1, 1, 1, 1, 1};
+  if (!drv.tensor_map_encode_tiled) {
+    set_error("%s: kernel %s takes a tensor map, and the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or later)",
+              fn, kFunctions[function].name);
+    return @N@_ERROR_CUDA;
+  }
+  if (address % 16 != 0) {
+    set_error("%s: kernel %s reads a buffer through a tensor map, which needs it 16-byte aligned; it is at 0x%llx", fn,
+              kFunctions[function].name, (unsigned long long)address);
+    return @N@_ERROR_ARGUMENT;
+  }
+  const int type = s->element_bytes == 1 ? 0 : s->element_bytes == 2 ? 1 : s->element_bytes == 4 ? 2 : 4;
+  const CUresult r = drv.tensor_map_encode_tiled(out, type, (unsigned)s->rank, (void*)(uintptr_t)address, s->dims,
+                                                 s->strides, s->box, ones, 0, 0, 2, 0);
+  if (r != 0) {
+    set_error("%s: kernel %s: cuTensorMapEncodeTiled failed: %s (CUresult %d)", fn, kFunctions[function].name,
+              error_name(r), r);
+    return @N@_ERROR_CUDA;
+  }
+  return @N@_OK;
+}
+
 static UNUSED int launch_tuned(const char* fn, const struct launch* launches, int n, const void* const* buffers,
                                void* stream) {
   int rc = ensure_ready(fn);
@@ -440,10 +482,16 @@ static UNUSED int launch_tuned(const char* fn, const struct launch* launches, in
   for (int i = 0; i < n; ++i) {
     const struct launch* l = &launches[i];
     CUdeviceptr values[MAX_LAUNCH_ARGS];
+    encoded_tensor_map maps[MAX_LAUNCH_ARGS];
     void* params[MAX_LAUNCH_ARGS];
     for (int a = 0; a < l->num_args; ++a) {
       values[a] = (CUdeviceptr)(uintptr_t)buffers[l->args[a]];
       params[a] = &values[a];
+      if (l->maps[a].rank > 0) {
+        rc = encode_tensor_map(fn, l->function, &l->maps[a], values[a], &maps[a]);
+        if (rc != @N@_OK) return rc;
+        params[a] = &maps[a];
+      }
     }
     const CUresult r = drv.launch_kernel(functions[l->function], l->grid[0], l->grid[1], l->grid[2], l->block[0],
                                          l->block[1], l->block[2], l->dynamic_shared_bytes, (CUstream)stream,

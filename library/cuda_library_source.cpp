@@ -97,6 +97,39 @@ std::string dispatcher(const CudaLibrarySource& lib, const FamilyKey& key) {
   return os.str();
 }
 
+}  // namespace
+
+std::string launch_initializer(int function, const std::array<int64_t, 3>& grid, const std::array<int64_t, 3>& block,
+                               int64_t shared_bytes, int64_t dynamic_shared_bytes, const std::vector<int>& args,
+                               const std::vector<rt::cuda::TensorMapSpec>& tensor_maps) {
+  std::vector<std::string> a;
+  for (int x : args) a.push_back(std::to_string(x));
+  std::ostringstream os;
+  os << "{" << function << ", {" << grid[0] << ", " << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", "
+     << block[1] << ", " << block[2] << "}, " << shared_bytes << ", " << dynamic_shared_bytes << ", " << args.size()
+     << ", {" << join(a, ", ") << "}";
+  if (!tensor_maps.empty()) {
+    internal_assert(tensor_maps.size() == args.size()) << tensor_maps.size() << " tensor maps for " << args.size();
+    std::vector<std::string> maps;
+    for (const rt::cuda::TensorMapSpec& m : tensor_maps) {
+      std::ostringstream t;
+      t << "{" << m.rank << ", " << m.element_bytes << ", {";
+      for (int d = 0; d < rt::cuda::kMaxTensorMapRank; ++d) t << (d ? ", " : "") << m.dims[d] << "ull";
+      t << "}, {";
+      for (int d = 0; d + 1 < rt::cuda::kMaxTensorMapRank; ++d) t << (d ? ", " : "") << m.strides[d] << "ull";
+      t << "}, {";
+      for (int d = 0; d < rt::cuda::kMaxTensorMapRank; ++d) t << (d ? ", " : "") << m.box[d] << "u";
+      t << "}}";
+      maps.push_back(t.str());
+    }
+    os << ", {" << join(maps, ", ") << "}";
+  }
+  os << "}";
+  return os.str();
+}
+
+namespace {
+
 std::string entry_point(const CudaLibraryKernel& k) {
   const CudaFamily f = cuda_family(k.family);
   std::ostringstream os;
@@ -104,14 +137,11 @@ std::string entry_point(const CudaLibraryKernel& k) {
   os << "  static const struct launch launches[" << k.launches.size() << "] = {\n";
   for (const CudaLibraryLaunch& l : k.launches) {
     internal_assert(l.args.size() <= 8) << k.entry << ": a launch with " << l.args.size() << " arguments";
-    std::vector<std::string> args;
-    for (int a : l.args) {
+    for (int a : l.args)
       internal_assert(a >= 0 && a < static_cast<int>(f.buffers.size())) << k.entry << ": argument " << a;
-      args.push_back(std::to_string(a));
-    }
-    os << "      {" << l.function << ", {" << l.grid[0] << ", " << l.grid[1] << ", " << l.grid[2] << "}, {"
-       << l.block[0] << ", " << l.block[1] << ", " << l.block[2] << "}, " << l.shared_bytes << ", "
-       << l.dynamic_shared_bytes << ", " << l.args.size() << ", {" << join(args, ", ") << "}},\n";
+    os << "      "
+       << launch_initializer(l.function, l.grid, l.block, l.shared_bytes, l.dynamic_shared_bytes, l.args, l.tensor_maps)
+       << ",\n";
   }
   os << "  };\n  return launch_tuned(__func__, launches, " << k.launches.size() << ", buffers, stream);\n}\n";
   return os.str();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "library/cuda_library_families.h"
+#include "runtime/tensor_map.h"
 
 namespace kiln {
 
@@ -28,6 +29,8 @@ struct CudaLibraryLaunch {
   int64_t shared_bytes = 0;
   int64_t dynamic_shared_bytes = 0;  // of shared_bytes, what the launch asks for dynamically
   std::vector<int> args;             // parameter i is the entry point's buffer args[i]
+  // Empty, or per parameter: where it has a rank, that tensor map of the buffer, encoded at launch.
+  std::vector<rt::cuda::TensorMapSpec> tensor_maps{};
 };
 
 struct CudaLibraryKernel {
@@ -69,6 +72,11 @@ std::string cuda_device_memory_declarations(const std::string& name);
 std::string cuda_driver_c_source(const std::string& name, const std::string& arch, bool emulated,
                                  const std::vector<std::vector<char>>& images,
                                  const std::vector<CudaLibrarySource::Function>& functions);
+// One element of a `struct launch` array (cuda_library_runtime_c.h):
+// {function, {grid}, {block}, shared, dynamic, count, {args}[, {maps}]}.
+std::string launch_initializer(int function, const std::array<int64_t, 3>& grid, const std::array<int64_t, 3>& block,
+                               int64_t shared_bytes, int64_t dynamic_shared_bytes, const std::vector<int>& args,
+                               const std::vector<rt::cuda::TensorMapSpec>& tensor_maps);
 // NAME.c; includes "NAME.h".
 std::string cuda_library_c_source(const CudaLibrarySource& lib);
 

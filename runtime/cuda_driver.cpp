@@ -85,6 +85,9 @@ struct Driver {
   CUresult (*event_record)(CUevent, CUstream) = nullptr;
   CUresult (*event_synchronize)(CUevent) = nullptr;
   CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
+  // Optional (CUDA 12 and later): looked up when a launch needs a tensor map.
+  CUresult (*tensor_map_encode_tiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*,
+                                      const unsigned*, int, int, int, int) = nullptr;
 };
 
 std::string resolve(Driver& d) {
@@ -120,6 +123,8 @@ std::string resolve(Driver& d) {
   sym(d.event_record, "cuEventRecord");
   sym(d.event_synchronize, "cuEventSynchronize");
   sym(d.event_elapsed_time, "cuEventElapsedTime");
+  d.tensor_map_encode_tiled =
+      reinterpret_cast<decltype(d.tensor_map_encode_tiled)>(dlsym(d.handle, "cuTensorMapEncodeTiled"));
   return missing;
 }
 
@@ -467,16 +472,48 @@ void* CudaModule::kernel(const std::string& name, unsigned dynamic_shared_bytes)
 
 // ---- launches and timing
 
+EncodedTensorMap encode_tensor_map(const TensorMapSpec& s, uint64_t address) {
+  const std::string problem = tensor_map_problem(s);
+  user_check(problem.empty()) << "cannot encode the tensor map (" << describe(s) << "): " << problem;
+  user_check(tensor_map_address_ok(address))
+      << "cannot encode the tensor map (" << describe(s) << ") of device memory at 0x" << std::hex << address
+      << ": a tensor map's memory starts 16-byte aligned";
+  const Driver& d = driver();
+  if (!d.tensor_map_encode_tiled)
+    throw CudaError("the CUDA driver (" + d.path + ") has no cuTensorMapEncodeTiled; tensor maps need CUDA 12 or later",
+                    1, false);
+  EncodedTensorMap m{};
+  std::array<uint32_t, kMaxTensorMapRank> ones;
+  ones.fill(1);
+  constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kL2Promotion128B = 2, kOobFillZeros = 0;
+  check(d.tensor_map_encode_tiled(&m, tensor_map_data_type(s.element_bytes), static_cast<unsigned>(s.rank),
+                                  reinterpret_cast<void*>(address), s.dims.data(), s.strides.data(), s.box.data(),
+                                  ones.data(), kInterleaveNone, kSwizzleNone, kL2Promotion128B, kOobFillZeros),
+        "cuTensorMapEncodeTiled(" + describe(s) + ")");
+  return m;
+}
+
 void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args) {
   const Driver& d = driver();
   for (const KernelLaunch& l : launches) {
+    internal_assert(l.tensor_maps.empty() || l.tensor_maps.size() == l.arg_indices.size())
+        << "kernel " << l.name << ": " << l.tensor_maps.size() << " tensor maps for " << l.arg_indices.size()
+        << " parameters";
     std::vector<CUdeviceptr> values;
-    for (int i : l.arg_indices) {
+    std::vector<EncodedTensorMap> maps(l.arg_indices.size());
+    std::vector<void*> params;
+    values.reserve(l.arg_indices.size());
+    for (size_t p = 0; p < l.arg_indices.size(); ++p) {
+      const int i = l.arg_indices[p];
       internal_assert(i >= 0 && static_cast<size_t>(i) < args.size()) << "kernel " << l.name << " argument " << i;
       values.push_back(args[i]);
+      if (!l.tensor_maps.empty() && l.tensor_maps[p].rank > 0) {
+        maps[p] = encode_tensor_map(l.tensor_maps[p], args[i]);
+        params.push_back(&maps[p]);
+      } else {
+        params.push_back(&values.back());
+      }
     }
-    std::vector<void*> params;
-    for (auto& v : values) params.push_back(&v);
     // Only the dynamic part: the driver adds the kernel's static shared
     // memory itself (passing it again would double it).
     check(d.launch_kernel(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tensor_map.h"
 #include "runtime/time_evaluator.h"
 
 namespace kiln::rt::cuda {
@@ -127,7 +128,8 @@ class CudaModule {
 };
 
 // One kernel launch of a function: parameter i is the device pointer of
-// the function's argument arg_indices[i].
+// the function's argument arg_indices[i], or, where tensor_maps[i] has a
+// rank, a tensor map of that argument encoded at launch.
 struct KernelLaunch {
   void* function = nullptr;  // from CudaModule::kernel
   std::string name;
@@ -136,7 +138,14 @@ struct KernelLaunch {
   unsigned shared_bytes = 0;          // the block's shared memory
   unsigned dynamic_shared_bytes = 0;  // how much of it the launch asks for dynamically
   std::vector<int> arg_indices;
+  std::vector<TensorMapSpec> tensor_maps{};  // empty (no tensor maps), or one per parameter
 };
+
+// The tensor map `s` of the device memory at `address`
+// (cuTensorMapEncodeTiled); user_error naming the map when it is invalid or
+// the address is not 16-byte aligned, CudaError when the driver refuses it
+// (a driver older than CUDA 12 has no tensor maps).
+EncodedTensorMap encode_tensor_map(const TensorMapSpec& s, uint64_t address);
 
 // Issues `launches` in order on the default stream with the function's
 // arguments `args` (device pointers); does not wait for them.

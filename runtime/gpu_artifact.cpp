@@ -9,7 +9,7 @@
 namespace kiln {
 
 namespace {
-const std::string kMagic = "kiln-gpu-artifact-2\n";
+const std::string kMagic = "kiln-gpu-artifact-3\n";
 }
 
 bool is_gpu_artifact(const std::string& path) {
@@ -29,6 +29,7 @@ std::vector<rt::cuda::KernelLaunch> kernel_launches(const rt::cuda::CudaModule& 
     l.shared_bytes = k.shared_bytes;
     l.dynamic_shared_bytes = k.dynamic_shared_bytes;
     l.arg_indices = k.arg_indices;
+    l.tensor_maps = k.tensor_maps;
     out.push_back(l);
   }
   return out;
@@ -44,6 +45,13 @@ void write_gpu_artifact(const GpuArtifact& a, const std::string& path) {
     for (int d = 0; d < 3; ++d) w.i64(k.grid[d]).i64(k.block[d]);
     w.i64(k.shared_bytes).i64(k.dynamic_shared_bytes).i64(static_cast<int64_t>(k.arg_indices.size()));
     for (int i : k.arg_indices) w.i64(i);
+    w.i64(static_cast<int64_t>(k.tensor_maps.size()));
+    for (const rt::cuda::TensorMapSpec& m : k.tensor_maps) {
+      w.i64(m.rank).i64(m.element_bytes);
+      for (uint64_t x : m.dims) w.i64(static_cast<int64_t>(x));
+      for (uint64_t x : m.strides) w.i64(static_cast<int64_t>(x));
+      for (uint32_t x : m.box) w.i64(x);
+    }
   }
   w.str(std::string(a.image.begin(), a.image.end()));
   std::ofstream out(path, std::ios::binary);
@@ -75,6 +83,20 @@ GpuArtifact read_gpu_artifact(const std::string& path) {
       const int64_t args = r.i64();
       user_check(args >= 0 && args < 4096) << "'" << path << "' is a damaged GPU artifact";
       for (int64_t j = 0; j < args; ++j) k.arg_indices.push_back(static_cast<int>(r.i64()));
+      const int64_t maps = r.i64();
+      user_check(maps == 0 || maps == args) << "'" << path << "' is a damaged GPU artifact";
+      for (int64_t j = 0; j < maps; ++j) {
+        rt::cuda::TensorMapSpec m;
+        m.rank = static_cast<int>(r.i64());
+        m.element_bytes = static_cast<int>(r.i64());
+        for (uint64_t& x : m.dims) x = static_cast<uint64_t>(r.i64());
+        for (uint64_t& x : m.strides) x = static_cast<uint64_t>(r.i64());
+        for (uint32_t& x : m.box) x = static_cast<uint32_t>(r.i64());
+        user_check(m.rank == 0 || rt::cuda::tensor_map_problem(m).empty())
+            << "'" << path << "' is a damaged GPU artifact (kernel " << k.name << ": "
+            << rt::cuda::tensor_map_problem(m) << ")";
+        k.tensor_maps.push_back(m);
+      }
       a.kernels.push_back(k);
     }
     const std::string image = r.str();

@@ -20,6 +20,9 @@ struct GpuArtifactKernel {
   unsigned shared_bytes = 0;
   std::vector<int> arg_indices;  // parameter i is the function's argument arg_indices[i]
   unsigned dynamic_shared_bytes = 0;  // of shared_bytes, what the launch asks for dynamically
+  // Empty, or per parameter: where it has a rank, the parameter is that
+  // tensor map of its argument (runtime/tensor_map.h), encoded at launch.
+  std::vector<rt::cuda::TensorMapSpec> tensor_maps{};
 };
 
 struct GpuArtifact {

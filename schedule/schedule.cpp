@@ -468,7 +468,7 @@ Stage& Stage::tensorize(const IterVar& iv, const TensorIntrin& intrin) {
   return *this;
 }
 
-Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps, BulkCopies bulk_copies) {
+Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps, BulkCopies bulk_copies, BulkCopyForm form) {
   check_not_placeholder(node_, "pipeline");
   check_leaf(node_, iv, "pipeline");
   user_check(stages >= 1 && stages <= kMaxPipelineStages)
@@ -483,6 +483,7 @@ Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps, BulkCo
       << "producer warps; the producer warps issue them, so give it 1 to " << kMaxProducerWarps;
   node_->iter_attrs[iv.get()].producer_warps = producer_warps;
   node_->iter_attrs[iv.get()].bulk_copies = bulk_copies;
+  node_->iter_attrs[iv.get()].bulk_copy_form = bulk_copies == BulkCopies::kOff ? BulkCopyForm::kRows : form;
   return *this;
 }
 

@@ -29,6 +29,9 @@ struct IterVarRelation {
 
 // Which fills of a warp-specialized pipeline move by bulk copies (sm_90).
 enum class BulkCopies : uint8_t { kOff = 0, kWhereTheyFit = 1, kEveryFill = 2 };
+// How they move a fill: a bulk copy per row, or one tensor copy per box
+// through a tensor map of the source (TMA), rows where a fill is no box.
+enum class BulkCopyForm : uint8_t { kRows = 0, kTensorMaps = 1 };
 
 // Annotations on a leaf axis.
 struct IterVarAttr {
@@ -45,6 +48,7 @@ struct IterVarAttr {
   int producer_warps = 0;
   // Set by pipeline: which fills the producer warps move by bulk copies.
   BulkCopies bulk_copies = BulkCopies::kOff;
+  BulkCopyForm bulk_copy_form = BulkCopyForm::kRows;
   // Set by prefetch: tensors whose region `distance` iterations ahead each
   // iteration of this loop prefetches.
   std::vector<std::pair<Tensor, int>> prefetch;
@@ -118,8 +122,13 @@ class Stage {
   // first producer warp's lanes, whose bytes the slot's full mbarrier
   // expects (schedule/passes/bulk_copy.h). kWhereTheyFit keeps cp.async for
   // the other fills (a tuning knob: every config stays valid); kEveryFill
-  // makes a fill they cannot move a user error that says why.
-  Stage& pipeline(const IterVar& iv, int stages, int producer_warps = 0, BulkCopies bulk = BulkCopies::kOff);
+  // makes a fill they cannot move a user error that says why. With
+  // BulkCopyForm::kTensorMaps, a fill whose rows land one after another in
+  // the slot, each within one row of its source, moves as a box of up to 256
+  // rows by one cp.async.bulk.tensor through a tensor map of the source
+  // (TMA), which the launch encodes; the other fills by rows.
+  Stage& pipeline(const IterVar& iv, int stages, int producer_warps = 0, BulkCopies bulk = BulkCopies::kOff,
+                  BulkCopyForm form = BulkCopyForm::kRows);
   // CPU: at the start of each iteration i of loop `iv`, prefetches (into L1)
   // the cache lines of tensor `t` that iteration i + distance reads
   // (distance >= 1; t is an input of this stage with storage: an argument

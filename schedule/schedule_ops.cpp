@@ -401,7 +401,10 @@ class NestBuilder {
     Stmt loop = ForNode::make(iv->var, cast(iv->var->dtype, r.min), cast(iv->var->dtype, r.extent), kind, body, tag);
     if (it != s->iter_attrs.end() && (it->second.pipeline_stages > 1 || it->second.producer_warps > 0)) {
       if (it->second.bulk_copies != BulkCopies::kOff)
-        loop = AttrStmtNode::make(iv, attr::kBulkCopies, Expr(static_cast<int>(it->second.bulk_copies)), loop);
+        loop = AttrStmtNode::make(iv, attr::kBulkCopies,
+                                  Expr(static_cast<int>(it->second.bulk_copies) +
+                                       (it->second.bulk_copy_form == BulkCopyForm::kTensorMaps ? 4 : 0)),
+                                  loop);
       if (it->second.producer_warps > 0)
         loop = AttrStmtNode::make(iv, attr::kWarpSpecialized, Expr(it->second.producer_warps), loop);
       loop = AttrStmtNode::make(iv, attr::kPipelineStages, Expr(it->second.pipeline_stages), loop);

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "schedule/gpu_kernels.h"
 
@@ -117,12 +118,14 @@ bool live_together(const SharedArrayPlace& a, const SharedArrayPlace& b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
-// The lowest 16-byte aligned offset where `p` meets no placed array that
-// lives at the same time.
+int64_t round_up(int64_t x, int64_t align) { return (x + align - 1) / align * align; }
+
+// The lowest offset, a multiple of p.align, where `p` meets no placed array
+// that lives at the same time.
 int64_t lowest_free_offset(const SharedArrayPlace& p, const std::vector<const SharedArrayPlace*>& placed) {
   std::vector<int64_t> candidates{0};
   for (const SharedArrayPlace* q : placed)
-    if (live_together(p, *q)) candidates.push_back(q->offset + q->bytes);
+    if (live_together(p, *q)) candidates.push_back(round_up(q->offset + q->bytes, p.align));
   std::sort(candidates.begin(), candidates.end());
   for (int64_t c : candidates) {
     bool clear = true;
@@ -151,6 +154,13 @@ const SharedArrayPlace* SharedMemoryPlan::find(const VarNode* buffer) const {
 
 SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
   SharedMemoryPlan plan;
+  // Tensor copies write 128-byte aligned boxes.
+  std::unordered_set<const VarNode*> tensor_copy_targets;
+  post_order_visit(kernel, [&](const Ref<Object>& n) {
+    if (n->kind() != NodeKind::TensorIntrinCall) return;
+    auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) == 0) tensor_copy_targets.insert(c->operands[0].buffer.node());
+  });
   post_order_visit(kernel, [&](const Ref<Object>& n) {
     if (n->kind() != NodeKind::Allocate) return;
     auto* a = static_cast<const AllocateNode*>(n.get());
@@ -164,15 +174,16 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
     SharedArrayPlace p;
     p.alloc = a;
     p.bytes = shared_array_bytes(elems, a->dtype);
+    if (tensor_copy_targets.count(a->buffer.node())) p.align = 128, plan.over_aligned = true;
     plan.arrays.push_back(p);
   });
 
   // One after another: the layout when nothing shares.
   std::vector<int64_t> plain;
   for (SharedArrayPlace& p : plan.arrays) {
-    p.offset = plan.bytes;
+    p.offset = round_up(plan.bytes, p.align);
     plain.push_back(p.offset);
-    plan.bytes += p.bytes;
+    plan.bytes = p.offset + p.bytes;
   }
   if (plan.arrays.size() < 2) return plan;
 

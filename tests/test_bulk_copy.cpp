@@ -144,18 +144,8 @@ TEST_CASE("bulk copies: a planted missing wait for the full mbarrier is reported
 TEST_CASE("bulk copies: the 4096^3 GEMM compiles with NVRTC for sm_90 into cp.async.bulk and expect-tx",
           "[gpu][pipeline][warp_specialization][bulk_copy][nvrtc]") {
   if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
-  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
   const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  const GpuTemplate& t = find_op(op.op).gpu;
-  auto space = t.define_space(op, gpu);
-  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
-  j.update({{"mma_m", {32, 2, 4}},
-            {"mma_n", {32, 4, 4}},
-            {"mma_k", {128, 2}},
-            {"stages", 3},
-            {"producer_warps", 1},
-            {"bulk_copy", 1}});
-  const CudaSource src = gpu_source(op, space->from_json(j), gpu);
+  const CudaSource src = hopper_gemm_4096({{"bulk_copy", 1}});
   CHECK(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes) == "");
   const NvrtcOutput r = nvrtc_compile(src.code, "bulk.cu", "sm_90");
   CHECK(r.ptx.find("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") != std::string::npos);

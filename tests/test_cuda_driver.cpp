@@ -167,6 +167,43 @@ TEST_CASE("cuda driver: a block past 48 KiB gets dynamic shared memory, the kern
   fake_reset();
 }
 
+TEST_CASE("cuda driver: a kernel that takes tensor maps gets them encoded for its buffers at each launch",
+          "[gpu][driver][emulation][tensor_copy]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_cuda_tensor_maps");
+  cuda::Context ctx(0);
+  fake_reset();
+  // Warp-specialized, its A and B tiles moved by tensor copies (TMA).
+  BuiltKernel k = build_kernel("matmul:M=64,N=48,K=160,dtype=f16", "cuda -arch=sm_90", "",
+                               R"({"tensor_core":"mma","mma_k":[5,2],"stages":3,"producer_warps":1,"bulk_copy":2})");
+  const CudaSource src = emit_cuda(k.func, k.gpu);
+  REQUIRE(src.code.find("kiln_tensor_copy_2d(") != std::string::npos);
+  const std::vector<GpuArtifactKernel> kernels = artifact_kernels(src);
+  REQUIRE(kernels.size() == 1);
+  REQUIRE(kernels[0].tensor_maps.size() == kernels[0].arg_indices.size());
+  {
+    GpuKernelRunner runner(ctx, src, k.func.args, fake_cubin(src, dir.path));
+    std::vector<rt::NDArray> arrays = random_arguments(k, 11);
+    runner.run(arrays, k.op.inputs.size());
+    std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + 2), outs(arrays.begin() + 2, arrays.end());
+    const CheckResult cr = check_outputs(k.op, ins, outs, 11);
+    INFO(cr.detail);
+    CHECK(cr.ok);
+  }
+  CHECK(fake_stat("tensor_maps") == 2);  // A's and B's, for the one launch
+  // What the driver refuses, said before it is asked.
+  cuda::DeviceBuffer buf(4096);
+  rt::cuda::TensorMapSpec s = kernels[0].tensor_maps[3];
+  CHECK_THROWS_WITH(cuda::encode_tensor_map(s, buf.ptr() + 8),
+                    Catch::Contains("cannot encode the tensor map (2-D map of 160 x 64 2-byte elements, box 32 x 64) "
+                                    "of device memory at 0x") &&
+                        Catch::Contains("a tensor map's memory starts 16-byte aligned"));
+  s.strides[0] = 100;
+  CHECK_THROWS_WITH(cuda::encode_tensor_map(s, buf.ptr()),
+                    Catch::Contains("the stride of dimension 1 of a tensor map is 100 bytes"));
+  fake_reset();
+}
+
 TEST_CASE("cuda driver: timing with events, number grown, the L2 flushed before each measurement",
           "[gpu][driver][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");

@@ -222,8 +222,8 @@ struct Run {
 
 class BulkFills {
  public:
-  BulkFills(const Var& warp, int64_t consumers, int64_t producers)
-      : warp_(warp), consumers_(consumers), producers_(producers) {}
+  BulkFills(const Var& warp, int64_t consumers, int64_t producers, bool tensor_maps)
+      : warp_(warp), consumers_(consumers), producers_(producers), tensor_maps_(tensor_maps) {}
 
   // One fill: its bulk-copy form, or undefined with `why` set.
   Stmt convert(const Stmt& fill, const Expr& slot, std::string* why) {
@@ -310,9 +310,32 @@ class BulkFills {
     if (!aligned(dst_outer, runs[0].dst, dstep)) return *why = "its rows in '" + n.dst->name + "'" + where, Stmt();
     if (!aligned(src_outer, runs[0].src, sstep)) return *why = "its rows in '" + n.src->name + "'" + where, Stmt();
 
-    // The first producer warp's lanes issue the rows in turn.
     const DType lt = n.lane_tag_loop.dtype();
     auto c = [&](int64_t x) { return make_const(lt, x); };
+    if (tensor_maps_) {
+      const int64_t part = box_rows(dst_outer, src_outer, runs[0], len, rows, dstep, sstep, bytes);
+      if (part > 0) {
+        // The first producer thread issues the box, in parts of `part` rows.
+        Var lane(n.lane_tag_loop->name + ".tma", lt), p(n.lane_tag_loop->name + ".tma_part", it);
+        const Expr at = rows == part ? make_const(it, int64_t{0}) : p * make_const(it, part);
+        Stmt copy = TensorIntrinCallNode::make(
+            cuda_tensor_copy_instruction(et),
+            {{n.dst, simplify(dst_outer + make_const(it, runs[0].dst) + at * make_const(it, len)),
+              make_const(it, part * len), make_const(it, len)},
+             {n.src, simplify(src_outer + make_const(st, runs[0].src) + cast(st, at) * make_const(st, sstep)),
+              make_const(st, part * len), make_const(st, sstep)}},
+            {slot});
+        if (rows != part)
+          copy = ForNode::make(p, make_const(it, int64_t{0}), make_const(it, rows / part), ForKind::kSerial, copy);
+        Stmt body = IfThenElseNode::make(lane == c(0), copy);
+        if (producers_ > 1) body = IfThenElseNode::make(warp_ == make_const(warp_.dtype(), consumers_), body);
+        body = ForNode::make(lane, c(0), c(n.lanes), ForKind::kThreadBinding, body, "threadIdx.x");
+        return AttrStmtNode::make(Ref<Object>(), attr::kBulkCopyBytes, make_const(DType::i32(), rows * len * bytes),
+                                  body);
+      }
+    }
+
+    // The first producer warp's lanes issue the rows in turn.
     Var lane(n.lane_tag_loop->name + ".bulk", lt), round(n.lane_tag_loop->name + ".bulk_round", lt);
     const int64_t rounds = (rows + n.lanes - 1) / n.lanes;
     const Expr row = rounds == 1 ? Expr(lane) : round * c(n.lanes) + lane;
@@ -331,6 +354,37 @@ class BulkFills {
   }
 
  private:
+  // The rows per tensor copy when the fill's rows form a box that a 2-D
+  // tensor map of the source, as rows of `sstep` elements, can move: they
+  // land one after another in the slot from a 128-byte aligned start, and
+  // each lies within one source row whatever the outer loops' values; 0
+  // when they do not. Boxes have at most 256 rows, so a taller fill moves in
+  // equal parts.
+  static int64_t box_rows(const Expr& dst_outer, const Expr& src_outer, const Run& first, int64_t len, int64_t rows,
+                          int64_t dstep, int64_t sstep, int64_t bytes) {
+    if (rows < 2 || dstep != len || sstep < len || len > 256) return 0;
+    Analyzer an;
+    const ModularSet d = an.modular_set(dst_outer);
+    if (d.coeff * bytes % 128 != 0 || (d.base + first.dst) * bytes % 128 != 0) return 0;
+    // Where the first row starts within its source row: a set of residues
+    // modulo `period`, whose largest member is at most `last`.
+    const ModularSet s = an.modular_set(src_outer);
+    auto mod = [](int64_t a, int64_t b) { return ((a % b) + b) % b; };
+    const int64_t start = s.base + first.src;
+    int64_t last = -1;
+    if (s.coeff == 0 || s.coeff % sstep == 0) {
+      last = mod(start, sstep);
+    } else if (sstep % s.coeff == 0) {
+      last = sstep - s.coeff + mod(start, s.coeff);
+    } else {
+      return 0;
+    }
+    if (last + len > sstep) return 0;
+    for (int64_t parts = (rows + 255) / 256; parts <= rows; ++parts)
+      if (rows % parts == 0) return (parts == 1 || rows / parts * len * bytes % 128 == 0) ? rows / parts : 0;
+    return 0;
+  }
+
   // Sorts the copies by slot element and joins neighbours contiguous in
   // both; "" or why they overlap.
   static std::string merge_runs(std::vector<Run> copies, std::vector<Run>* runs) {
@@ -355,6 +409,7 @@ class BulkFills {
 
   Var warp_;
   int64_t consumers_, producers_;
+  bool tensor_maps_;
 };
 
 // The producer's loop over the pipeline's iterations: its body's fills sit
@@ -402,8 +457,8 @@ class ProducerLoop : public IRMutator {
 }  // namespace
 
 Stmt bulk_copy_fills(const Stmt& producer, const Var& warp, int64_t consumer_warps, int64_t producer_warps,
-                     bool every_fill, const std::string& loop_name) {
-  BulkFills bulk(warp, consumer_warps, producer_warps);
+                     bool every_fill, bool tensor_maps, const std::string& loop_name) {
+  BulkFills bulk(warp, consumer_warps, producer_warps, tensor_maps);
   ProducerLoop p(bulk);
   Stmt out = p.mutate(producer);
   user_check(!every_fill || p.reasons.empty())

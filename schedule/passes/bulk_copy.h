@@ -27,6 +27,20 @@
 // places as the fill did. Other fills are left as they were, unless
 // `every_fill`: then a fill that does not qualify is a user error that says
 // why.
+//
+// With `tensor_maps`, a qualifying fill whose rows land one after another in
+// the slot (a dense box of L-element rows), 128-byte aligned, and lie S
+// elements apart in the source, each within one source row of S elements
+// whatever the outer loops' values, becomes instead
+//
+//   attr bulk_copy_bytes = its bytes
+//     thread_binding(threadIdx.x) (lane, 0, X)
+//       [if (warp == W)] if (lane == 0) for (part)
+//         tensor_copy(slot box [extent rows * L, stride L], source box [extent rows * L, stride S], slot index)
+//
+// in parts of at most 256 rows (a tensor map's box), issued by the first
+// producer thread; the printer gives the kernel a tensor map of the source
+// as rows of S elements.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +52,7 @@ namespace kiln {
 namespace passes {
 
 Stmt bulk_copy_fills(const Stmt& producer, const Var& warp, int64_t consumer_warps, int64_t producer_warps,
-                     bool every_fill, const std::string& loop_name);
+                     bool every_fill, bool tensor_maps, const std::string& loop_name);
 
 }  // namespace passes
 }  // namespace kiln

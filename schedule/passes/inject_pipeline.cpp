@@ -231,7 +231,8 @@ class Pipeliner : public IRMutator {
     int64_t bulk = 0;
     if (auto* b = body.as<AttrStmtNode>(); b && b->key == attr::kBulkCopies) {
       const int64_t* v = as_const_int(b->value);
-      internal_assert(v && *v >= 1 && *v <= 2) << "bulk_copies is 1 (where they fit) or 2 (every fill)";
+      internal_assert(v && (*v & 3) >= 1 && (*v & 3) <= 2 && *v <= 6)
+          << "bulk_copies is 1 (where they fit) or 2 (every fill), plus 4 for tensor maps";
       bulk = *v;
       body = b->body;
     }
@@ -394,7 +395,8 @@ class Pipeliner : public IRMutator {
     WarpSpecializedRegion r;
     r.producer_warps = producers;
     r.bulk_copies = bulk > 0;
-    r.bulk_every_fill = bulk == 2;
+    r.bulk_every_fill = (bulk & 3) == 2;
+    r.bulk_tensor_maps = (bulk & 4) != 0;
     r.slots = slots;
     r.loop_name = name;
     r.producer = simplify(ForNode::make(kp, c(0), f->extent, ForKind::kSerial, SeqNode::make(produce)));

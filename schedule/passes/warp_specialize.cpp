@@ -169,7 +169,7 @@ Stmt warp_specialize(const ForNode* warp_loop, const Stmt& body, const WarpSpeci
   if (region.producer_warps > 1) producer = FirstProducerFills(warp_loop->loop_var, *consumers).mutate(producer);
   if (region.bulk_copies)
     producer = bulk_copy_fills(producer, warp_loop->loop_var, *consumers, region.producer_warps, region.bulk_every_fill,
-                               region.loop_name);
+                               region.bulk_tensor_maps, region.loop_name);
   const DType t = warp_loop->loop_var.dtype();
   Stmt out = AttrStmtNode::make(
       make_const(DType::i32(), *consumers), attr::kWarpSpecialized, make_const(DType::i32(), region.slots),

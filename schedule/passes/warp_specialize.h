@@ -39,6 +39,7 @@ struct WarpSpecializedRegion {
   int64_t producer_warps = 0;
   bool bulk_copies = false;      // box-shaped fills move by bulk copies (bulk_copy.h)
   bool bulk_every_fill = false;  // and every fill must be one
+  bool bulk_tensor_maps = false;  // boxes move by tensor copies (TMA)
   int64_t slots = 0;
   std::string loop_name;  // the pipelined loop, for messages
   Stmt producer;          // the producer warps' loop over the pipeline's iterations

@@ -12,7 +12,11 @@
 //                                (700, 702, 714-719) then fails every call
 //                                until kiln_fake_cuda_reset()
 // Test hooks: kiln_fake_cuda_stat(name) ("launches", "memset_bytes", "mem_allocs",
-// "live_buffers"), kiln_fake_cuda_reset().
+// "live_buffers", "tensor_maps"), kiln_fake_cuda_reset().
+//
+// Tensor maps (cuTensorMapEncodeTiled) are written in the emulation
+// header's layout (kiln_emu::TensorMap, codegen/cuda_emulation_mbarrier.cpp),
+// after the driver's own checks of the arguments kiln passes.
 #include <dlfcn.h>
 
 #include <chrono>
@@ -240,6 +244,39 @@ FAKE_API CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz,
     sticky_error = 719;  // what a kernel that faults on a GPU gives
     return 719;
   }
+  return 0;
+}
+
+FAKE_API CUresult cuTensorMapEncodeTiled(void* map, int data_type, unsigned rank, void* address, const uint64_t* dims,
+                                         const uint64_t* strides, const unsigned* box, const unsigned* element_strides,
+                                         int interleave, int swizzle, int l2_promotion, int oob_fill) {
+  FAKE_CHECK_STICKY();
+  constexpr CUresult kInvalidValue = 1;
+  static const int kBytes[] = {1, 2, 4, 4, 8, 8};  // UINT8, UINT16, UINT32, INT32, UINT64, INT64
+  if (reinterpret_cast<uintptr_t>(map) % 64 != 0 || data_type < 0 || data_type > 5 || rank < 1 || rank > 5 ||
+      reinterpret_cast<uintptr_t>(address) % 16 != 0 || interleave != 0 || swizzle != 0 || l2_promotion < 0 ||
+      l2_promotion > 3 || oob_fill != 0)
+    return kInvalidValue;
+  const int bytes = kBytes[data_type];
+  for (unsigned d = 0; d < rank; ++d) {
+    if (dims[d] < 1 || dims[d] > (uint64_t{1} << 32) || box[d] < 1 || box[d] > 256 || element_strides[d] != 1)
+      return kInvalidValue;
+    if (d > 0 && (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t{1} << 40))) return kInvalidValue;
+  }
+  if (box[0] * bytes % 16 != 0) return kInvalidValue;
+  uint64_t* o = static_cast<uint64_t*>(map);
+  std::memset(o, 0, 128);
+  o[0] = 0x70616d746e6c696bull;  // "kilntmap"
+  o[1] = reinterpret_cast<uintptr_t>(address);
+  o[2] = static_cast<uint64_t>(bytes);
+  o[3] = rank;
+  for (unsigned d = 0; d < rank; ++d) {
+    o[4 + d] = dims[d];
+    if (d > 0) o[9 + d - 1] = strides[d - 1];
+    o[13 + d / 4] |= static_cast<uint64_t>(box[d]) << (16 * (d % 4));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  ++stats["tensor_maps"];
   return 0;
 }
 

@@ -30,6 +30,19 @@ inline Config mma_config(const OpInstance& op, int stages, int producers = 0,
   return space->from_json(j);
 }
 
+// The 4096^3 f16 GEMM on sm_90 in 128 x 128 blocks of 8 warps (64 x 32
+// each), k tiles of 32 in 3 slots filled by one producer warp, then `knobs`.
+inline CudaSource hopper_gemm_4096(const nlohmann::json& knobs) {
+  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  const GpuTemplate& t = find_op(op.op).gpu;
+  auto space = t.define_space(op, gpu);
+  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+  j.update({{"mma_m", {32, 2, 4}}, {"mma_n", {32, 4, 4}}, {"mma_k", {128, 2}}, {"stages", 3}, {"producer_warps", 1}});
+  j.update(knobs);
+  return gpu_source(op, space->from_json(j), gpu);
+}
+
 // The kernel's text after the preludes.
 inline std::string kernel_text(const CudaSource& src) {
   const size_t k = src.code.find("__global__ void");

@@ -1,0 +1,91 @@
+// `kiln lib --target cuda` with a tuned kernel that takes tensor maps (a
+// warp-specialized GEMM whose tiles move by TMA tensor copies): the
+// library's own C runtime encodes them for the caller's buffers at each
+// launch (cuTensorMapEncodeTiled, through the stand-in driver here), and a
+// C program gets the right product.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "codegen/cuda_emulation.h"
+#include "library/library_builder.h"
+#include "support/skip.h"
+#include "tests/lib_cuda_test_util.h"
+#include "tests/lib_test_util.h"
+
+namespace kiln {
+namespace {
+
+using test::shell;
+
+// All ones: each output is K = 160, f16 0x5900.
+const char* const kProgram = R"C(#include <stdint.h>
+#include <stdio.h>
+#include "kt.h"
+int main(void) {
+  static uint16_t a[64 * 160], b[160 * 48], c[64 * 48];
+  for (int i = 0; i < 64 * 160; ++i) a[i] = 0x3C00;
+  for (int i = 0; i < 160 * 48; ++i) b[i] = 0x3C00;
+  void *da, *db, *dc;
+  if (kt_device_alloc(&da, sizeof a) || kt_device_alloc(&db, sizeof b) || kt_device_alloc(&dc, sizeof c)) return 2;
+  if (kt_copy_to_device(da, a, sizeof a) || kt_copy_to_device(db, b, sizeof b)) return 3;
+  int rc = kt_matmul_f16(64, 48, 160, da, db, dc, NULL);
+  if (rc != kt_OK) { printf("kt_matmul_f16 -> %d: %s\n", rc, kt_last_error()); return 4; }
+  if (kt_copy_to_host(c, dc, sizeof c)) return 5;
+  for (int i = 0; i < 64 * 48; ++i)
+    if (c[i] != 0x5900) { printf("C[%d] = 0x%04x, want 0x5900\n", i, c[i]); return 6; }
+  /* A buffer 8 bytes past an aligned one cannot be read through a tensor map. */
+  rc = kt_matmul_f16(64, 48, 160, (const uint16_t*)((char*)da + 8), db, dc, NULL);
+  printf("misaligned -> %d: %s\n", rc, kt_last_error());
+  printf("tensor maps ok\n");
+  return 0;
+}
+)C";
+
+}  // namespace
+
+TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by the library at each launch",
+          "[lib][tensor_copy]") {
+  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
+  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
+  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  test::TempDir dir("kiln_lib_cuda_tma");
+  const std::string db_path = dir / "cuda.db";
+  {
+    auto db = Database::open(db_path);
+    test::add_cuda_record(*db, "matmul:M=64,N=48,K=160,dtype=f16", "cuda -arch=sm_90", 0.01, -1,
+                          R"({"tensor_core":"mma","mma_k":[5,2],"stages":3,"producer_warps":1,"bulk_copy":2})");
+  }
+  test::ImageKind kind("emulated");
+  LibraryOptions o;
+  o.db_path = db_path;
+  o.out_dir = dir / "out";
+  o.name = "kt";
+  o.target = "cuda -arch=sm_90";
+  const LibraryResult r = build_library(o);
+  REQUIRE(r.kernels.size() == 1);
+  // The launch's last two parameters are A's and B's maps.
+  const auto manifest = nlohmann::json::parse(test::read_text(dir / "out/kt.json"));
+  const auto& maps = manifest.at("kernels").at(0).at("launches").at(0).at("tensor_maps");
+  REQUIRE(maps.size() == 2);
+  CHECK(maps[0].at("parameter") == 3);
+  CHECK(maps[0].at("buffer") == "A");
+  CHECK(maps[0].at("map") == "2-D map of 160 x 64 2-byte elements, box 32 x 64");
+  CHECK(maps[1].at("buffer") == "B");
+  CHECK(maps[1].at("map") == "2-D map of 48 x 160 2-byte elements, box 16 x 32");
+
+  std::ofstream(dir / "check.c") << kProgram;
+  const std::string exe = dir / "check";
+  auto build = shell("cc -std=c11 -O1 -Wall -Wextra -Werror -I" + (dir / "out") + " " + (dir / "check.c") + " " +
+                     (dir / "out/libkt.a") + " -lpthread -ldl -lm -o " + exe);
+  INFO(build.output);
+  REQUIRE(build.status == 0);
+  auto run = shell(std::string("KILN_LIBCUDA=") + KILN_FAKE_LIBCUDA + " " + exe);
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("tensor maps ok") != std::string::npos);
+  CHECK(run.output.find("misaligned -> 1: kt_matmul_f16") != std::string::npos);
+  CHECK(run.output.find("reads a buffer through a tensor map, which needs it 16-byte aligned") != std::string::npos);
+}
+
+}  // namespace kiln

@@ -1,0 +1,350 @@
+// Tensor copies (TMA) in warp-specialized pipelines (Stage::pipeline with
+// BulkCopyForm::kTensorMaps; schedule/passes/bulk_copy.h): a fill that is a
+// dense box of rows moves by one cp.async.bulk.tensor through a 2-D tensor
+// map of its source, which the kernel takes as a __grid_constant__
+// parameter and each launch encodes (runtime/tensor_map.h). The templates'
+// `bulk_copy` knob at 2, emulated against the interpreter (the host entry
+// point encodes the maps; the emulation lands the box with its phase and
+// zero-fills what passes the tensor's edges), NVRTC for sm_90, the shared
+// arrays' 128-byte alignment, the instruction's checks, and GPU artifacts
+// that carry the maps.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <random>
+#include <regex>
+
+#include "base/error.h"
+#include "compute/expr_ops.h"
+#include "compute/hw_instructions.h"
+#include "compute/printer.h"
+#include "runtime/gpu_artifact.h"
+#include "schedule/passes/inject_pipeline.h"
+#include "schedule/shared_memory_plan.h"
+#include "support/gpu_check.h"
+#include "support/mma_config.h"
+#include "support/skip.h"
+#include "support/temp_dir.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* const kGemm = "matmul:M=64,N=48,K=160,dtype=f16";
+
+Config tma_config(const OpInstance& op, int stages, int producers) {
+  return mma_config(op, stages, producers, {{"bulk_copy", 2}});
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const CudaKernelLaunch::Param* map_param(const CudaSource& src, const std::string& c_name_prefix, int arg) {
+  for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
+    if (p.c_type == c_name_prefix && p.arg_index == arg) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("tensor copies: the GEMM's tiles move as boxes through tensor maps, and it agrees with the interpreter",
+          "[gpu][pipeline][warp_specialization][tensor_copy][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_tma_gemm");
+  const OpInstance op = build_workload(kGemm);
+  Tally tally;
+  for (int producers = 1; producers <= 2; ++producers)
+    for (int stages = 1; stages <= 5; stages += 2) {
+      INFO(producers << " producer warps, " << stages << " stages");
+      const CudaSource src = gpu_source(op, tma_config(op, stages, producers), gpu_limits_for_arch("sm_90"));
+      const std::string k = kernel_text(src);
+      // One tensor copy per tile and k step: A's 64 rows of 32 halves, B's
+      // 32 rows of 16; the first producer thread expects both boxes' bytes.
+      CHECK_THAT(k, Contains("const __grid_constant__ kiln_tensor_map A_map") &&
+                        Contains("const __grid_constant__ kiln_tensor_map B_map") &&
+                        Contains("kiln_tensor_copy_2d(A_shared, ") && Contains("kiln_tensor_copy_2d(B_shared, ") &&
+                        Contains(", " + std::to_string(64 * 32 * 2 + 32 * 16 * 2) + ");"));
+      CHECK(k.find("kiln_bulk_copy(") == std::string::npos);
+      CHECK(k.find("kiln_cp_async") == std::string::npos);
+      // A (argument 0) as rows of K = 160 halves, B (argument 1) as rows of N = 48.
+      const CudaKernelLaunch::Param* a = map_param(src, "kiln_tensor_map", 0);
+      const CudaKernelLaunch::Param* b = map_param(src, "kiln_tensor_map", 1);
+      REQUIRE(a);
+      REQUIRE(b);
+      CHECK(rt::cuda::describe(a->tensor_map) == "2-D map of 160 x 64 2-byte elements, box 32 x 64");
+      CHECK(a->tensor_map.strides[0] == 320);
+      CHECK(rt::cuda::describe(b->tensor_map) == "2-D map of 48 x 160 2-byte elements, box 16 x 32");
+      CHECK(b->tensor_map.strides[0] == 96);
+      // The boxes land 128-byte aligned.
+      const std::regex at(R"(KILN_SHARED_AT\(kiln_half, ([AB])_shared, \d+, (\d+)\))");
+      int placed = 0;
+      for (auto m = std::sregex_iterator(k.begin(), k.end(), at); m != std::sregex_iterator(); ++m, ++placed)
+        CHECK(std::stoll((*m)[2]) % 128 == 0);
+      CHECK(placed == 2);
+      check_config(op, tma_config(op, stages, producers), dir.path, 410 + 10 * producers + stages, &tally);
+    }
+  CHECK(tally.ran == 6);
+}
+
+TEST_CASE("tensor copies: random configs of the GEMM, batched GEMM and conv2d templates agree with the interpreter",
+          "[gpu][pipeline][warp_specialization][tensor_copy][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_tma_random");
+  Tally tally;
+  std::mt19937_64 rng(1129);
+  int with_maps = 0;
+  for (const char* w : {"matmul:M=48,N=40,K=96,dtype=f16", "batch_matmul:B=3,M=16,N=56,K=48,dtype=bf16,trans_a=1",
+                        "conv2d_nhwc:N=2,H=7,W=7,C=16,K=24,R=3,S=3,stride=2,pad=1,dtype=f16"}) {
+    const OpInstance op = build_workload(w);
+    const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+    auto space = find_op(op.op).gpu.define_space(op, gpu);
+    for (int c = 0; c < 3; ++c) {
+      nlohmann::json j = space->random(rng).to_json();
+      j["tensor_core"] = "mma";
+      j["bulk_copy"] = 2;
+      j["producer_warps"] = 1 + c % 2;
+      if (j.contains("pad")) j["pad"] = 0;  // dense slots: boxes
+      const Config cfg = space->from_json(j);
+      try {
+        with_maps += kernel_text(gpu_source(op, cfg, gpu)).find("kiln_tensor_copy_2d(") != std::string::npos;
+      } catch (const UserError&) {
+      }
+      check_config(op, cfg, dir.path, 500 + static_cast<uint64_t>(c), &tally);
+    }
+  }
+  CHECK(tally.ran + tally.rejected == 9);
+  CHECK(tally.ran >= 6);
+  CHECK(with_maps >= 3);
+}
+
+TEST_CASE("tensor copies: a planted missing wait for the full mbarrier is reported by the emulator",
+          "[gpu][pipeline][warp_specialization][tensor_copy][emulation][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_tma_planted");
+  const OpInstance op = build_workload(kGemm);
+  CudaSource src = gpu_source(op, tma_config(op, 3, 1), gpu_limits_for_arch("sm_90"));
+  REQUIRE(run_emulated_and_check(op, src, dir.path + "/good", 5) == "");
+  const size_t k = src.code.find("__global__ void");
+  src.code = src.code.substr(0, k) +
+             std::regex_replace(src.code.substr(k), std::regex(R"(kiln_mbarrier_wait\(kiln_full_0[^;]*\);)"), "");
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/no_full_wait", 5),
+             Contains("before its bulk copy arrived") || Contains("race") || Contains("share byte"));
+}
+
+TEST_CASE(
+    "tensor copies: the emulation zero-fills a box that passes the tensor's edge, and refuses a map never "
+    "encoded",
+    "[gpu][tensor_copy][emulation][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_tma_edges");
+  const OpInstance op = build_workload(kGemm);
+  CudaSource src = gpu_source(op, tma_config(op, 3, 1), gpu_limits_for_arch("sm_90"));
+  // A's map with 63 rows instead of 64: the last row of every box is zeros,
+  // so the output's last row differs from the interpreter's.
+  for (CudaKernelLaunch::Param& p : src.launches[0].params)
+    if (p.arg_index == 0 && p.tensor_map.rank == 2) p.tensor_map.dims[1] = 63;
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/short", 5), Contains("wrong result"));
+  // A kernel that takes a map nobody encoded.
+  src = gpu_source(op, tma_config(op, 3, 1), gpu_limits_for_arch("sm_90"));
+  for (CudaKernelLaunch::Param& p : src.launches[0].params)
+    if (p.arg_index == 1 && p.tensor_map.rank == 2)
+      p.tensor_map = rt::cuda::TensorMapSpec{}, p.c_type = "kiln_tensor_map";
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/unencoded", 5),
+             Contains("with a tensor map that was never encoded"));
+}
+
+TEST_CASE("tensor copies: the 4096^3 GEMM with dense slots compiles with NVRTC for sm_90 into cp.async.bulk.tensor",
+          "[gpu][pipeline][warp_specialization][tensor_copy][nvrtc]") {
+  if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
+  const CudaSource src = hopper_gemm_4096({{"bulk_copy", 2}, {"pad", 0}});
+  CHECK(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes) == "");
+  const NvrtcOutput r = nvrtc_compile(src.code, "tma.cu", "sm_90");
+  CHECK(count(r.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 2);
+  CHECK(r.ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64") != std::string::npos);
+  // 128 x 128 blocks: A and B as 128 rows of 32 and 32 rows of 128 halves.
+  const CudaKernelLaunch::Param* a = map_param(src, "kiln_tensor_map", 0);
+  REQUIRE(a);
+  CHECK(rt::cuda::describe(a->tensor_map) == "2-D map of 4096 x 4096 2-byte elements, box 32 x 128");
+  // With padded slot rows (the default) the fills are no box: bulk copies per row.
+  const std::string padded = kernel_text(hopper_gemm_4096({{"bulk_copy", 2}, {"pad", 1}}));
+  CHECK(padded.find("kiln_tensor_copy_2d(") == std::string::npos);
+  CHECK(padded.find("kiln_bulk_copy(") != std::string::npos);
+}
+
+TEST_CASE("tensor copies: the instruction is Hopper's, and a malformed call says what is wrong",
+          "[gpu][tensor_copy][errors]") {
+  const OpInstance op = build_workload(kGemm);
+  CHECK_THROWS_WITH(gpu_source(op, tma_config(op, 2, 1), gpu_limits_for_arch("sm_80")),
+                    Contains("instruction 'cuda.tensor_copy.f16' needs sm_90 or later; the target is sm_80"));
+  const Var S = Var::handle("S", DType::f16()), A = Var::handle("A", DType::f16());
+  auto call = [&](int64_t n, int64_t len, int64_t stride) {
+    const Stmt s = TensorIntrinCallNode::make(cuda_tensor_copy_instruction(DType::f16()),
+                                              {{S, Expr(0), Expr(static_cast<int>(n)), Expr(static_cast<int>(len))},
+                                               {A, Expr(0), Expr(static_cast<int>(n)), Expr(static_cast<int>(stride))}},
+                                              {Expr(0)});
+    return hw_call_problem(*s.as<TensorIntrinCallNode>());
+  };
+  CHECK(call(64 * 32, 32, 160) == "");
+  // Rows of 12 halves: 24 bytes.
+  CHECK_THAT(call(12 * 4, 12, 160), Contains("copies a box of 12-element rows, 48 elements in all: its rows need "
+                                             "whole 16-byte units, at most 256 of at most 256 elements"));
+  // 512 rows: past a box's 256.
+  CHECK_THAT(call(512 * 8, 8, 160), Contains("at most 256 of at most 256 elements"));
+  // Source rows closer than a row.
+  CHECK_THAT(call(64 * 32, 32, 16), Contains("reads rows 16 elements apart in the source; they need a constant "
+                                             "distance of at least a row (32), in 16-byte units"));
+}
+
+TEST_CASE("tensor maps: their limits, and GPU artifacts that carry them", "[gpu][tensor_copy][errors]") {
+  rt::cuda::TensorMapSpec s;
+  s.rank = 2;
+  s.element_bytes = 2;
+  s.dims = {160, 64, 0, 0, 0};
+  s.strides = {320, 0, 0, 0};
+  s.box = {32, 64, 0, 0, 0};
+  CHECK(rt::cuda::tensor_map_problem(s) == "");
+  rt::cuda::TensorMapSpec t = s;
+  t.strides[0] = 328;
+  CHECK(rt::cuda::tensor_map_problem(t) ==
+        "the stride of dimension 1 of a tensor map is 328 bytes; it must be a positive multiple of 16 below 2^40");
+  t = s;
+  t.box[1] = 300;
+  CHECK(rt::cuda::tensor_map_problem(t) ==
+        "the box of a tensor map is 300 elements along dimension 1, out of [1, 256]");
+  t = s;
+  t.box[0] = 12;
+  CHECK(rt::cuda::tensor_map_problem(t) ==
+        "the box's rows of a tensor map are 24 bytes; they must be a multiple of 16");
+  t = s;
+  t.element_bytes = 3;
+  CHECK(rt::cuda::tensor_map_problem(t) == "a tensor map's elements have 1, 2, 4 or 8 bytes, not 3");
+
+  TempDir dir("kiln_tma_artifact");
+  GpuArtifact a;
+  a.arch = "sm_90";
+  GpuArtifactKernel k;
+  k.name = "k0";
+  k.arg_indices = {0, 1, 0};
+  k.tensor_maps = {rt::cuda::TensorMapSpec{}, rt::cuda::TensorMapSpec{}, s};
+  a.kernels.push_back(k);
+  a.image = {'c', 'u', 'b', 'i', 'n'};
+  write_gpu_artifact(a, dir.path + "/a.kgpu");
+  const GpuArtifact b = read_gpu_artifact(dir.path + "/a.kgpu");
+  REQUIRE(b.kernels.size() == 1);
+  CHECK(b.kernels[0].arg_indices == k.arg_indices);
+  CHECK(b.kernels[0].tensor_maps == k.tensor_maps);
+  // A damaged map is refused when read, naming the kernel.
+  a.kernels[0].tensor_maps[2].box[0] = 12;
+  write_gpu_artifact(a, dir.path + "/bad.kgpu");
+  CHECK_THROWS_WITH(read_gpu_artifact(dir.path + "/bad.kgpu"),
+                    Contains("is a damaged GPU artifact (kernel k0: the box's rows of a tensor map are 24 bytes"));
+}
+
+namespace {
+
+// A hand-built pipelined loop k (2 slots, one producer warp, bulk copies
+// as tensor copies) in a loop over 4 compute warps: the fill copies `rows`
+// rows of `len` floats of A, row r from `src(k, r, x)`, into the slot at
+// r * `slot_row` + x; the compute copies the slot out to O.
+Stmt box_nest(int64_t rows, int64_t len, int64_t slot_row,
+              const std::function<Expr(const Var& k, const Var& r, const Var& x)>& src, Var* A_out = nullptr,
+              Var* O_out = nullptr) {
+  const DType t = DType::f32();
+  Var A = Var::handle("A", t), O = Var::handle("O", t), S = Var::handle("S", t);
+  Var w("w"), x("x"), r("r"), k("k"), y("y");
+  if (A_out) *A_out = A;
+  if (O_out) *O_out = O;
+  const int slot = static_cast<int>(rows * slot_row);
+  Stmt fill = ForNode::make(
+      r, 0, static_cast<int>(rows), ForKind::kSerial,
+      ForNode::make(x, 0, static_cast<int>(len), ForKind::kThreadBinding,
+                    StoreNode::make(S, LoadNode::make(t, A, src(k, r, x)), r * static_cast<int>(slot_row) + x),
+                    "threadIdx.x"));
+  Stmt compute = ForNode::make(y, 0, 32, ForKind::kThreadBinding,
+                               StoreNode::make(O, LoadNode::make(t, S, y), k * 32 + y), "threadIdx.x");
+  Stmt loop = ForNode::make(k, 0, 4, ForKind::kSerial,
+                            AllocateNode::make(S, t, {Expr(slot)}, MemScope::kShared, SeqNode::make({fill, compute})));
+  loop =
+      AttrStmtNode::make(Ref<Object>(), attr::kPipelineStages, Expr(2),
+                         AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1),
+                                            AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies, Expr(1 + 4), loop)));
+  return ForNode::make(w, 0, 4, ForKind::kThreadBinding, loop, "threadIdx.y");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "tensor copies: a hand-built dense box becomes one tensor copy from the first producer thread, in parts "
+    "of at most 256 rows; other fills keep bulk copies per row",
+    "[schedule][pipeline][warp_specialization][tensor_copy]") {
+  // 4 rows of 32 floats, 128 apart in A; each k step starts 32 further on.
+  Var A, O;
+  const Stmt box = passes::inject_pipeline(
+      box_nest(
+          4, 32, 32, [](const Var& k, const Var& r, const Var& x) { return k * 32 + r * 128 + x; }, &A, &O),
+      true);
+  std::string ir = to_string(box);
+  CHECK_THAT(ir, Contains("bulk_copy_bytes = 512") && Contains("tensor_intrin cuda.tensor_copy.f32(S[") &&
+                     Contains("extent=128, stride=32]") && Contains("extent=128, stride=128]") &&
+                     Contains("x.tma == 0"));
+  CHECK(ir.find("cuda.bulk_copy") == std::string::npos);
+  {
+    // Printed: the kernel takes A as rows of 128 floats, boxes of 32 x 4.
+    Var b("b");
+    LoweredFunc f;
+    f.name = "tma_box";
+    f.args = {BufferArg{A, "A", DType::f32(), {8, 128}}, BufferArg{O, "O", DType::f32(), {128}}};
+    f.body = ForNode::make(b, 0, 1, ForKind::kThreadBinding, box, "blockIdx.x");
+    try {
+      const CudaSource src = emit_cuda(f, gpu_limits_for_arch("sm_90"));
+      const CudaKernelLaunch::Param* p = map_param(src, "kiln_tensor_map", 0);
+      REQUIRE(p);
+      CHECK(rt::cuda::describe(p->tensor_map) == "2-D map of 128 x 8 4-byte elements, box 32 x 4");
+      CHECK_THAT(src.code, Contains("kiln_tensor_copy_2d(S, ") && Contains("A_map"));
+    } catch (const UserError& e) {
+      FAIL(e.what());
+    }
+  }
+  // 512 rows of 4 floats: two boxes of 256 rows.
+  ir = to_string(passes::inject_pipeline(
+      box_nest(512, 4, 4, [](const Var& k, const Var& r, const Var& x) { return k * 4 + r * 16 + x; }), true));
+  CHECK_THAT(
+      ir, Contains("x.tma_part, 0, 2)") && Contains("extent=1024, stride=4]") && Contains("extent=1024, stride=16]"));
+  // Rows that may cross a source row (k steps of 40 floats in rows of 128): bulk copies per row.
+  ir = to_string(passes::inject_pipeline(
+      box_nest(4, 32, 32, [](const Var& k, const Var& r, const Var& x) { return k * 40 + r * 128 + x; }), true));
+  CHECK(ir.find("cuda.tensor_copy") == std::string::npos);
+  CHECK_THAT(ir, Contains("tensor_intrin cuda.bulk_copy.f32("));
+  // Padded slot rows (36 floats apart): no dense box, bulk copies per row.
+  ir = to_string(passes::inject_pipeline(
+      box_nest(4, 32, 36, [](const Var& k, const Var& r, const Var& x) { return k * 32 + r * 128 + x; }), true));
+  CHECK(ir.find("cuda.tensor_copy") == std::string::npos);
+  CHECK_THAT(ir, Contains("tensor_intrin cuda.bulk_copy.f32("));
+}
+
+TEST_CASE("tensor copies: the shared-memory plan puts a tensor copy's slots at 128-byte aligned offsets",
+          "[schedule][tensor_copy]") {
+  // A 16-byte array first, then the slots: laid out one after another, the
+  // slots would start at 16.
+  const DType t = DType::f32();
+  Var small = Var::handle("small", t), S = Var::handle("S", t), A = Var::handle("A", t), x("x");
+  Stmt copy =
+      TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
+                                 {{S, Expr(0), Expr(128), Expr(32)}, {A, Expr(0), Expr(128), Expr(128)}}, {Expr(0)});
+  Stmt body = AllocateNode::make(small, t, {Expr(4)}, MemScope::kShared,
+                                 SeqNode::make({StoreNode::make(small, Expr(1.0f), Expr(0)),
+                                                AllocateNode::make(S, t, {Expr(256)}, MemScope::kShared, copy)}));
+  const SharedMemoryPlan plan = plan_shared_memory(body);
+  REQUIRE(plan.arrays.size() == 2);
+  const SharedArrayPlace* s = plan.find(S.node());
+  REQUIRE(s);
+  CHECK(s->align == 128);
+  CHECK(s->offset % 128 == 0);
+  CHECK(plan.over_aligned);
+  CHECK(plan.bytes == s->offset + 1024);
+}
