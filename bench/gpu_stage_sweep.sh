@@ -4,18 +4,21 @@
 #   1. correctness: every cuda template (bench/suites/cuda-templates.txt) and
 #      1024^3 f16 GEMMs with large blocks at each stage count, --check;
 #   2. a sweep of hand-picked 4096^3 f16 configs (block shape x stages);
-#   3. the pipelining knob's own effect: 4096^3 f16 tuned with stages free
+#   3. Hopper's copy engine: the 4096^3 f16 GEMM's 128 x 128 blocks with one
+#      or two producer warps, fills by cp.async, by bulk copies per row, or
+#      by tensor copies (TMA), with padded and dense slot rows, --check;
+#   4. the pipelining knob's own effect: 4096^3 f16 tuned with stages free
 #      and with stages held at 1, then both bests re-timed interleaved;
-#   4. kiln bench of the cuda-matmul-f16 suite (and f16/bf16 4096^3 and
+#   5. kiln bench of the cuda-matmul-f16 suite (and f16/bf16 4096^3 and
 #      8192^3) at the default configs against cuBLAS;
-#   5. kiln bench of the batch-16 f16 ResNet-50 convolutions at the default
+#   6. kiln bench of the batch-16 f16 ResNet-50 convolutions at the default
 #      configs against cuDNN.
 # Each step is time-boxed and its output archived as it ends.
 #
 #   bench/gpu_stage_sweep.sh BUNDLE.tar.xz OUT_DIR
 #
 # Environment: TRIALS (tuning trials per search, default 64); STEPS, the
-# steps to run (default "correctness sweep tune bench convs").
+# steps to run (default "correctness sweep copies tune bench convs").
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +46,7 @@ run() {  # label workload config [--check]
   echo "$label rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
 }
 
-has() { [[ " ${STEPS:-correctness sweep tune bench convs} " == *" $1 "* ]]; }
+has() { [[ " ${STEPS:-correctness sweep copies tune bench convs} " == *" $1 "* ]]; }
 
 if has correctness; then
 step "correctness of every cuda template, and big blocks at each stage count"
@@ -91,6 +94,25 @@ step "4096^3 f16: block shape x stages"
     run "default $d" "$d" "{}" --check
   done
 } 2>&1 | tee sweep.log
+save
+fi
+
+if has copies; then
+step "4096^3 f16, 128x128 k32, 3 stages: warp-specialized fills by cp.async, bulk copies and tensor copies"
+{
+  w=matmul:M=4096,N=4096,K=4096,dtype=f16
+  for pad in 1 0; do
+    for p in 1 2; do
+      for b in 0 1 2; do
+        cfg=$(mid 4096 4096 4096 3)
+        cfg="${cfg/\"pad\":1/\"pad\":$pad}"
+        run "pad $pad, $p producer warps, bulk_copy $b" "$w" "${cfg%\}},\"producer_warps\":$p,\"bulk_copy\":$b}" --check
+      done
+    done
+  done
+  cfg=$(mid 4096 4096 4096 3)
+  run "pad 0, no producer warps" "$w" "${cfg/\"pad\":1/\"pad\":0}"
+} 2>&1 | tee copies.log
 save
 fi
 

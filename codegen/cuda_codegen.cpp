@@ -1,6 +1,7 @@
 #include "codegen/cuda_codegen.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -545,7 +546,10 @@ class KernelPrinter {
     s.strides[0] = static_cast<uint64_t>(stride * bytes);
     s.box[0] = static_cast<uint32_t>(len);
     s.box[1] = static_cast<uint32_t>(*as_const_int(c->operands[0].extent) / len);
-    const std::string problem = rt::cuda::tensor_map_problem(s);
+    std::string problem = rt::cuda::tensor_map_problem(s);
+    // PTX's coordinates are signed 32-bit.
+    if (problem.empty() && (s.dims[0] > INT32_MAX || s.dims[1] > INT32_MAX))
+      problem = "its coordinates pass what a signed 32-bit integer holds";
     user_check(problem.empty()) << "a tensor copy from '" << c->operands[1].buffer->name << "' needs a "
                                 << rt::cuda::describe(s) << ": " << problem;
     *arg_index = arg;

@@ -198,8 +198,20 @@ class MbarrierArray : public MbarrierArrayBase {
         failure(t, what + " with a tensor map of rank " + std::to_string(m.opaque[3]) + " and " +
                        std::to_string(m.opaque[2]) + "-byte elements; the copy is 2-D of " +
                        std::to_string(sizeof(T)) + "-byte elements");
-      if (index * static_cast<long long>(sizeof(T)) % 128 != 0)
-        failure(t, what + ": a tensor copy's destination must be 128-byte aligned");
+      // Where the box lands in the block's shared memory (an array of its own is 16-byte aligned).
+      const long long at = dst.pool_offset() < 0 ? -1 : dst.pool_offset() + index * static_cast<long long>(sizeof(T));
+      if (at < 0 || at % 128 != 0)
+        failure(t, what + ": a tensor copy's destination must be 128-byte aligned in the block's shared memory, " +
+                       (at < 0 ? std::string("and an array of its own is only 16-byte aligned")
+                               : "and it is at byte " + std::to_string(at)));
+      // What cuTensorMapEncodeTiled would have refused.
+      const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1), stride = m.opaque[9];
+      if (m.opaque[1] % 16 != 0 || stride == 0 || stride % 16 != 0 || w < 1 || w > 256 || h < 1 || h > 256 ||
+          w * sizeof(T) % 16 != 0)
+        failure(t, what + " with a tensor map no driver encodes: its tensor at an address 16-byte aligned, its " +
+                       "row stride (" + std::to_string(stride) + " bytes) a positive multiple of 16, its box (" +
+                       std::to_string(w) + " x " + std::to_string(h) +
+                       ") at most 256 x 256 with rows of whole 16-byte units");
     }
     const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1);
     const unsigned long long dim0 = m.opaque[4], dim1 = m.opaque[5], stride = m.opaque[9];

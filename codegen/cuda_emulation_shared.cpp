@@ -130,6 +130,7 @@ class SharedBuffer {
     delete[] data_;
     delete[] shadow_;
   }
+  long long pool_offset() const { return pool_offset_; }
   SharedBuffer(const SharedBuffer&) = delete;
   SharedBuffer& operator=(const SharedBuffer&) = delete;
 

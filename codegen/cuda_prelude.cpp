@@ -13,7 +13,8 @@ const std::string& cuda_prelude() {
 //   for blocks that need more than the 48 KiB CUDA allows statically.
 // KILN_SHARED_POOL(bytes) / KILN_SHARED_AT(T, name, count, offset): the same
 //   at byte `offset` of a static pool, where arrays that are never live at
-//   once share bytes (schedule/shared_memory_plan.h).
+//   once share bytes (schedule/shared_memory_plan.h). Both pools start
+//   128-byte aligned, as the boxes of tensor copies (TMA) land.
 // float2/float4 + - * / (and += -= *= /=): element-wise, for vector
 //   expressions printed as ordinary operators (CUDA defines none).
 // kiln_max/kiln_min: element-wise fmaxf/fminf on float, float2 and float4.

@@ -67,7 +67,12 @@ std::vector<Selected> select(const LibraryOptions& o, Database& db, const Target
 
 // The record's config applied in the config space of the target it was
 // tuned for (so it means what it meant when measured), lowered for `target`.
-LoweredFunc lower_record(const Selected& s, const Target& target, const std::string& symbol) {
+struct LoweredRecord {
+  LoweredFunc func;
+  CudaSource cuda;
+};
+
+LoweredRecord lower_record(const Selected& s, const Target& target, const std::string& symbol) {
   Target tuned_on;
   try {
     tuned_on = Target::parse(s.record.target);
@@ -83,7 +88,11 @@ LoweredFunc lower_record(const Selected& s, const Target& target, const std::str
                  << "' does not fit the op's cuda template any more (" << e.what() << ")";
   }
   try {
-    return lower_gpu(*so.schedule, so.args, symbol, gpu_limits_for(target));
+    // The printer checks each instruction against the arch (a tensor copy is sm_90's).
+    LoweredRecord r;
+    r.func = lower_gpu(*so.schedule, so.args, symbol, gpu_limits_for(target));
+    r.cuda = emit_cuda(r.func, gpu_limits_for(target));
+    return r;
   } catch (const UserError& e) {
     user_error() << "record " << s.record.id << " of '" << s.record.workload << "' (tuned for " << tuned_on.arch
                  << ") cannot be lowered for " << target.arch << ": " << e.what()
@@ -166,8 +175,9 @@ LibraryResult build_cuda_library(const LibraryOptions& o, const Target& target) 
     const Selected& s = selected[i];
     const CudaFamily f = cuda_family(s.family);
     const std::string symbol = o.name + "_k" + std::to_string(i);
-    const LoweredFunc func = lower_record(s, target, symbol);
-    const CudaSource cuda = emit_cuda(func, gpu_limits_for(target));
+    const LoweredRecord lowered = lower_record(s, target, symbol);
+    const LoweredFunc& func = lowered.func;
+    const CudaSource& cuda = lowered.cuda;
     internal_assert(func.args.size() == f.buffers.size())
         << s.op.canonical << ": " << func.args.size() << " arguments, family " << f.name << " has " << f.buffers.size();
     const Image image = compile_image(cuda);

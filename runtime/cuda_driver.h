@@ -148,7 +148,9 @@ struct KernelLaunch {
 EncodedTensorMap encode_tensor_map(const TensorMapSpec& s, uint64_t address);
 
 // Issues `launches` in order on the default stream with the function's
-// arguments `args` (device pointers); does not wait for them.
+// arguments `args` (device pointers), their tensor maps encoded (each
+// thread keeps its last 16 maps for the next launches); does not wait for
+// them.
 void launch(const std::vector<KernelLaunch>& launches, const std::vector<uint64_t>& args);
 
 // Times the launches with CUDA events, with the CPU timer's protocol

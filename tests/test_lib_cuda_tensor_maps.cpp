@@ -86,6 +86,13 @@ TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by 
   CHECK(run.output.find("tensor maps ok") != std::string::npos);
   CHECK(run.output.find("misaligned -> 1: kt_matmul_f16") != std::string::npos);
   CHECK(run.output.find("reads a buffer through a tensor map, which needs it 16-byte aligned") != std::string::npos);
+
+  // An sm_80 library cannot take the record: tensor copies are sm_90's.
+  o.target = "cuda -arch=sm_80";
+  o.out_dir = dir / "out80";
+  CHECK_THROWS_WITH(build_library(o), Catch::Contains("(tuned for sm_90) cannot be lowered for sm_80: instruction "
+                                                      "'cuda.tensor_copy.f16' needs sm_90 or later") &&
+                                          Catch::Contains("tune the workload for sm_80"));
 }
 
 }  // namespace kiln

@@ -155,6 +155,20 @@ TEST_CASE(
       p.tensor_map = rt::cuda::TensorMapSpec{}, p.c_type = "kiln_tensor_map";
   CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/unencoded", 5),
              Contains("with a tensor map that was never encoded"));
+  // A map no driver would encode: rows 328 bytes apart.
+  src = gpu_source(op, tma_config(op, 3, 1), gpu_limits_for_arch("sm_90"));
+  for (CudaKernelLaunch::Param& p : src.launches[0].params)
+    if (p.arg_index == 0 && p.tensor_map.rank == 2) p.tensor_map.strides[0] = 328;
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/stride", 5),
+             Contains("with a tensor map no driver encodes") && Contains("row stride (328 bytes)"));
+  // A slot placed 64 bytes into the block's shared memory.
+  src = gpu_source(op, tma_config(op, 3, 1), gpu_limits_for_arch("sm_90"));
+  const std::string placed = "KILN_SHARED_AT(kiln_half, A_shared, 6144, 0)";
+  REQUIRE(src.code.find(placed) != std::string::npos);
+  src.code.replace(src.code.find(placed), placed.size(), "KILN_SHARED_AT(kiln_half, A_shared, 6144, 64)");
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/misplaced", 5),
+             Contains("a tensor copy's destination must be 128-byte aligned in the block's shared memory, and it is "
+                      "at byte 64"));
 }
 
 TEST_CASE("tensor copies: the 4096^3 GEMM with dense slots compiles with NVRTC for sm_90 into cp.async.bulk.tensor",
@@ -309,12 +323,22 @@ TEST_CASE(
     } catch (const UserError& e) {
       FAIL(e.what());
     }
+    // 2^32 rows of A: more than PTX's signed 32-bit coordinates reach.
+    f.args[0].shape = {int64_t{1} << 32, 128};
+    CHECK_THROWS_WITH(emit_cuda(f, gpu_limits_for_arch("sm_90")),
+                      Contains("a tensor copy from 'A' needs a 2-D map of 128 x 4294967296 4-byte elements, box 32 x "
+                               "4: its coordinates pass what a signed 32-bit integer holds"));
   }
   // 512 rows of 4 floats: two boxes of 256 rows.
   ir = to_string(passes::inject_pipeline(
       box_nest(512, 4, 4, [](const Var& k, const Var& r, const Var& x) { return k * 4 + r * 16 + x; }), true));
   CHECK_THAT(
       ir, Contains("x.tma_part, 0, 2)") && Contains("extent=1024, stride=4]") && Contains("extent=1024, stride=16]"));
+  // 264 rows of 4 floats: halves of 132 rows would start 2112 bytes apart,
+  // not 128-byte aligned; thirds of 88 rows do.
+  ir = to_string(passes::inject_pipeline(
+      box_nest(264, 4, 4, [](const Var& k, const Var& r, const Var& x) { return k * 4 + r * 16 + x; }), true));
+  CHECK_THAT(ir, Contains("x.tma_part, 0, 3)") && Contains("extent=352, stride=4]"));
   // Rows that may cross a source row (k steps of 40 floats in rows of 128): bulk copies per row.
   ir = to_string(passes::inject_pipeline(
       box_nest(4, 32, 32, [](const Var& k, const Var& r, const Var& x) { return k * 40 + r * 128 + x; }), true));

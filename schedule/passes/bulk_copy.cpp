@@ -381,7 +381,7 @@ class BulkFills {
     }
     if (last + len > sstep) return 0;
     for (int64_t parts = (rows + 255) / 256; parts <= rows; ++parts)
-      if (rows % parts == 0) return (parts == 1 || rows / parts * len * bytes % 128 == 0) ? rows / parts : 0;
+      if (rows % parts == 0 && (parts == 1 || rows / parts * len * bytes % 128 == 0)) return rows / parts;
     return 0;
   }
 
