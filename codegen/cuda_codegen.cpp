@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +18,7 @@
 #include "codegen/cuda_mbarrier_prelude.h"
 #include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
+#include "codegen/cuda_tensor_maps.h"
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
@@ -82,7 +84,7 @@ class KernelPrinter {
         thread_vars_.insert(f->loop_var.node());
     });
     post_order_visit(k.body, [&](const Ref<Object>& n) { find_warp_specialized(n); });
-    post_order_visit(k.body, [&](const Ref<Object>& n) { find_tensor_map(n); });
+    tensor_maps_ = std::make_unique<CudaTensorMaps>(k.body, f, names_, &taken_);
   }
 
   std::string print(const std::string& kernel_name, CudaKernelLaunch* launch) {
@@ -100,7 +102,7 @@ class KernelPrinter {
       os << (i ? ", " : "") << (ro ? "const " : "") << t << " __restrict__ " << names_.at(a.data.node());
       launch->params.push_back({(ro ? "const " : "") + t, kernel_.arg_indices[i]});
     }
-    for (const TensorMapParam& m : tensor_maps_) {
+    for (const CudaTensorMapParam& m : tensor_maps_->params()) {
       os << ", const __grid_constant__ kiln_tensor_map " << m.name;
       launch->params.push_back({"kiln_tensor_map", m.arg_index, m.spec});
     }
@@ -515,73 +517,6 @@ class KernelPrinter {
 
   // A warp-specialized region; and the warp loop around one, which must
   // span the block's warps (they all set the mbarriers up).
-  // A tensor map kernel parameter (runtime/tensor_map.h): the source of
-  // tensor copies as rows of S elements, with their box.
-  struct TensorMapParam {
-    const VarNode* buffer;
-    int arg_index;
-    rt::cuda::TensorMapSpec spec;
-    std::string name;
-  };
-
-  // The map a tensor copy (cuda.tensor_copy.*) reads through: its source
-  // argument as rows of its stride S (the last row may overhang the
-  // buffer; the copies never reach it), its box the copy's rows.
-  rt::cuda::TensorMapSpec tensor_map_spec(const TensorIntrinCallNode* c, int* arg_index) const {
-    const VarNode* src = c->operands[1].buffer.node();
-    int arg = -1;
-    for (size_t i = 0; i < func_.args.size(); ++i)
-      if (func_.args[i].data.node() == src) arg = static_cast<int>(i);
-    user_check(arg >= 0) << "a tensor copy reads '" << c->operands[1].buffer->name
-                         << "', which is not an argument of the function; a tensor map describes an argument";
-    int64_t elems = 1;
-    for (int64_t d : func_.args[arg].shape) elems *= d;
-    const int64_t bytes = c->operands[1].buffer->pointee.bytes();
-    const int64_t len = *as_const_int(c->operands[0].stride), stride = *as_const_int(c->operands[1].stride);
-    rt::cuda::TensorMapSpec s;
-    s.rank = 2;
-    s.element_bytes = static_cast<int>(bytes);
-    s.dims[0] = static_cast<uint64_t>(stride);
-    s.dims[1] = static_cast<uint64_t>((elems + stride - 1) / stride);
-    s.strides[0] = static_cast<uint64_t>(stride * bytes);
-    s.box[0] = static_cast<uint32_t>(len);
-    s.box[1] = static_cast<uint32_t>(*as_const_int(c->operands[0].extent) / len);
-    std::string problem = rt::cuda::tensor_map_problem(s);
-    // PTX's coordinates are signed 32-bit.
-    if (problem.empty() && (s.dims[0] > INT32_MAX || s.dims[1] > INT32_MAX))
-      problem = "its coordinates pass what a signed 32-bit integer holds";
-    user_check(problem.empty()) << "a tensor copy from '" << c->operands[1].buffer->name << "' needs a "
-                                << rt::cuda::describe(s) << ": " << problem;
-    *arg_index = arg;
-    return s;
-  }
-
-  void find_tensor_map(const Ref<Object>& n) {
-    if (n->kind() != NodeKind::TensorIntrinCall) return;
-    auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
-    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) != 0) return;
-    // hw_call_problem reports a malformed call when it is printed.
-    if (!hw_call_problem(*c).empty()) return;
-    int arg = 0;
-    const rt::cuda::TensorMapSpec s = tensor_map_spec(c, &arg);
-    for (const TensorMapParam& m : tensor_maps_)
-      if (m.buffer == c->operands[1].buffer.node() && m.spec == s) return;
-    std::string name = names_.at(c->operands[1].buffer.node()) + "_map";
-    for (int k = 1; taken_.count(name); ++k)
-      name = names_.at(c->operands[1].buffer.node()) + "_map" + std::to_string(k);
-    taken_.insert(name);
-    tensor_maps_.push_back({c->operands[1].buffer.node(), arg, s, name});
-  }
-
-  const TensorMapParam& tensor_map_of(const TensorIntrinCallNode* c) const {
-    int arg = 0;
-    const rt::cuda::TensorMapSpec s = tensor_map_spec(c, &arg);
-    for (const TensorMapParam& m : tensor_maps_)
-      if (m.buffer == c->operands[1].buffer.node() && m.spec == s) return m;
-    internal_assert(false) << "no tensor map for a tensor copy from " << c->operands[1].buffer->name;
-    return tensor_maps_.front();
-  }
-
   void find_warp_specialized(const Ref<Object>& n) {
     auto holds = [](const Stmt& s) {
       bool found = false;
@@ -755,7 +690,7 @@ class KernelPrinter {
     } else if (n.rfind(kCudaTensorCopyPrefix, 0) == 0) {
       internal_assert(region_) << "a tensor copy sits in a warp-specialized pipeline's producer";
       // The box's first element, as (column, row) of the map's rows of S elements.
-      const TensorMapParam& m = tensor_map_of(op);
+      const CudaTensorMapParam& m = tensor_maps_->of(*op);
       const Expr& at = op->operands[1].offset;
       const Expr row_len = make_const(at.dtype(), static_cast<int64_t>(m.spec.dims[0]));
       line() << "kiln_tensor_copy_2d(" << name_of(op->operands[0].buffer.node()) << ", " << expr(op->operands[0].offset)
@@ -910,7 +845,7 @@ class KernelPrinter {
   const GpuKernel& kernel_;
   const LoweredFunc& func_;
   std::map<int, WarpSpecialized> pipelines_;  // by pipeline id
-  std::vector<TensorMapParam> tensor_maps_;   // the kernel's tensor map parameters, after its buffers
+  std::unique_ptr<CudaTensorMaps> tensor_maps_;  // the kernel's tensor map parameters, after its buffers
   const WarpSpecialized* region_ = nullptr;   // the one being printed
   std::unordered_map<const AttrStmtNode*, int> regions_;
   std::unordered_set<const VarNode*> thread_vars_;  // loops bound to threadIdx

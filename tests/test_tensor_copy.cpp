@@ -14,6 +14,7 @@
 #include <regex>
 
 #include "base/error.h"
+#include "codegen/cuda_tensor_maps.h"
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
 #include "compute/printer.h"
@@ -371,4 +372,37 @@ TEST_CASE("tensor copies: the shared-memory plan puts a tensor copy's slots at 1
   CHECK(s->offset % 128 == 0);
   CHECK(plan.over_aligned);
   CHECK(plan.bytes == s->offset + 1024);
+}
+
+TEST_CASE("tensor copies: a kernel takes one map per argument and box, named after the argument",
+          "[gpu][tensor_copy]") {
+  const DType t = DType::f32();
+  Var A = Var::handle("A", t), S = Var::handle("S", t), T = Var::handle("T", t), L = Var::handle("L", t);
+  LoweredFunc f;
+  f.name = "maps";
+  f.args = {BufferArg{A, "A", t, {64, 128}}};
+  auto copy = [&](const Var& dst, int rows, int len, int stride) {
+    return TensorIntrinCallNode::make(
+        cuda_tensor_copy_instruction(t),
+        {{dst, Expr(0), Expr(rows * len), Expr(len)}, {A, Expr(0), Expr(rows * len), Expr(stride)}}, {Expr(0)});
+  };
+  // Two copies through the same map, one with another box, one read
+  // another way; the name A_map is taken by something else.
+  const Stmt body = SeqNode::make({copy(S, 4, 32, 128), copy(T, 4, 32, 128), copy(S, 8, 32, 128), copy(S, 2, 64, 256)});
+  std::unordered_set<std::string> taken{"A", "A_map"};
+  const CudaTensorMaps maps(body, f, {{A.node(), "A"}}, &taken);
+  REQUIRE(maps.params().size() == 3);
+  CHECK(maps.params()[0].name == "A_map1");
+  CHECK(rt::cuda::describe(maps.params()[0].spec) == "2-D map of 128 x 64 4-byte elements, box 32 x 4");
+  CHECK(maps.params()[1].name == "A_map2");
+  CHECK(rt::cuda::describe(maps.params()[1].spec) == "2-D map of 128 x 64 4-byte elements, box 32 x 8");
+  CHECK(maps.params()[2].name == "A_map3");
+  CHECK(rt::cuda::describe(maps.params()[2].spec) == "2-D map of 256 x 32 4-byte elements, box 64 x 2");
+  CHECK(&maps.of(*copy(T, 4, 32, 128).as<TensorIntrinCallNode>()) == &maps.params()[0]);
+  // A copy from something that is not an argument has no map.
+  const Stmt local =
+      TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
+                                 {{S, Expr(0), Expr(128), Expr(32)}, {L, Expr(0), Expr(128), Expr(128)}}, {Expr(0)});
+  CHECK_THROWS_WITH(CudaTensorMaps(local, f, {{A.node(), "A"}}, &taken),
+                    Contains("a tensor copy reads 'L', which is not an argument of the function"));
 }

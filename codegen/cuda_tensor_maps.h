@@ -1,0 +1,50 @@
+// The tensor map parameters of a CUDA kernel (runtime/tensor_map.h). Each
+// tensor copy (cuda.tensor_copy.*, schedule/passes/bulk_copy.h) reads its
+// source argument through a 2-D map of it as rows of the copy's source
+// stride S, whose box is the copy's rows; the kernel takes one
+// `const __grid_constant__ kiln_tensor_map` per distinct (argument, map),
+// after its buffers, and every launcher encodes it for the argument.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compute/function.h"
+#include "compute/stmt.h"
+#include "runtime/tensor_map.h"
+
+namespace kiln {
+
+struct CudaTensorMapParam {
+  const VarNode* buffer = nullptr;
+  int arg_index = -1;  // into the function's arguments
+  rt::cuda::TensorMapSpec spec;
+  std::string name;  // the parameter's C name
+};
+
+// The map a tensor copy reads through (the last row of the source may
+// overhang the argument; the copies never reach it), and the argument's
+// index. User errors: a copy from something other than an argument, or one
+// whose map the hardware cannot have.
+rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& copy, const LoweredFunc& f, int* arg_index);
+
+class CudaTensorMaps {
+ public:
+  // The maps of the tensor copies in `kernel` (malformed calls are left to
+  // the printer's instruction check), each named after its argument's C
+  // name (`arg_names`) + "_map", unique among `taken`, which gains them.
+  CudaTensorMaps(const Stmt& kernel, const LoweredFunc& f,
+                 const std::unordered_map<const VarNode*, std::string>& arg_names,
+                 std::unordered_set<std::string>* taken);
+  const std::vector<CudaTensorMapParam>& params() const { return params_; }
+  // The parameter `copy` reads through.
+  const CudaTensorMapParam& of(const TensorIntrinCallNode& copy) const;
+
+ private:
+  const LoweredFunc& func_;
+  std::vector<CudaTensorMapParam> params_;
+};
+
+}  // namespace kiln
