@@ -188,6 +188,8 @@ class MbarrierArray : public MbarrierArrayBase {
   void tensor_copy_2d(SharedBuffer<T>& dst, long long index, const TensorMap& m, int c0, int c1, long long i) {
     const std::string what = thread_str(tl_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +
                              std::to_string(index) + "]";
+    const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1);
+    const unsigned long long dim0 = m.opaque[4], dim1 = m.opaque[5], stride = m.opaque[9];
     {
       Team& t = team();
       std::unique_lock<std::mutex> lk(t.mu);
@@ -205,7 +207,6 @@ class MbarrierArray : public MbarrierArrayBase {
                        (at < 0 ? std::string("and an array of its own is only 16-byte aligned")
                                : "and it is at byte " + std::to_string(at)));
       // What cuTensorMapEncodeTiled would have refused.
-      const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1), stride = m.opaque[9];
       if (m.opaque[1] % 16 != 0 || stride == 0 || stride % 16 != 0 || w < 1 || w > 256 || h < 1 || h > 256 ||
           w * sizeof(T) % 16 != 0)
         failure(t, what + " with a tensor map no driver encodes: its tensor at an address 16-byte aligned, its " +
@@ -213,8 +214,6 @@ class MbarrierArray : public MbarrierArrayBase {
                        std::to_string(w) + " x " + std::to_string(h) +
                        ") at most 256 x 256 with rows of whole 16-byte units");
     }
-    const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1);
-    const unsigned long long dim0 = m.opaque[4], dim1 = m.opaque[5], stride = m.opaque[9];
     const unsigned char* base = reinterpret_cast<const unsigned char*>(static_cast<uintptr_t>(m.opaque[1]));
     std::vector<T> box(static_cast<size_t>(w * h));
     for (unsigned long long r = 0; r < h; ++r)

@@ -34,11 +34,6 @@ Config bulk_config(const OpInstance& op, int stages, int producers) {
   return mma_config(op, stages, producers, {{"bulk_copy", 1}});
 }
 
-size_t count(const std::string& text, const std::string& pattern) {
-  const std::regex re(pattern);
-  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
-}
-
 }  // namespace
 
 TEST_CASE("bulk copies: the GEMM's fills move by cp.async.bulk, and it agrees with the interpreter",
@@ -63,7 +58,7 @@ TEST_CASE("bulk copies: the GEMM's fills move by cp.async.bulk, and it agrees wi
       CHECK(k.find("kiln_mbarrier_arrive_expect_tx(kiln_full_0, ") != std::string::npos);
       CHECK(k.find(", " + std::to_string(64 * 32 * 2 + 32 * 16 * 2) + ");") != std::string::npos);
       CHECK(k.find("kiln_mbarrier_init(kiln_full_0, s, 1);") != std::string::npos);
-      CHECK(count(k, "kiln_mbarrier_arrive_expect_tx") == 1);
+      CHECK(count_matches(k, "kiln_mbarrier_arrive_expect_tx") == 1);
       // No cp.async is left, nor a plain arrival on full.
       CHECK(k.find("kiln_cp_async") == std::string::npos);
       CHECK(k.find("kiln_mbarrier_arrive(kiln_full_0") == std::string::npos);

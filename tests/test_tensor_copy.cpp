@@ -38,12 +38,6 @@ Config tma_config(const OpInstance& op, int stages, int producers) {
   return mma_config(op, stages, producers, {{"bulk_copy", 2}});
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 const CudaKernelLaunch::Param* map_param(const CudaSource& src, const std::string& c_name_prefix, int arg) {
   for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
     if (p.c_type == c_name_prefix && p.arg_index == arg) return &p;
@@ -179,7 +173,8 @@ TEST_CASE("tensor copies: the 4096^3 GEMM with dense slots compiles with NVRTC f
   const CudaSource src = hopper_gemm_4096({{"bulk_copy", 2}, {"pad", 0}});
   CHECK(compile_for_gpu(src, gpu, kDefaultConfigSpillBytes) == "");
   const NvrtcOutput r = nvrtc_compile(src.code, "tma.cu", "sm_90");
-  CHECK(count(r.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 2);
+  CHECK(count_matches(r.ptx, R"(cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes)") ==
+        2);
   CHECK(r.ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64") != std::string::npos);
   // 128 x 128 blocks: A and B as 128 rows of 32 and 32 rows of 128 halves.
   const CudaKernelLaunch::Param* a = map_param(src, "kiln_tensor_map", 0);

@@ -327,11 +327,7 @@ class BulkFills {
             {slot});
         if (rows != part)
           copy = ForNode::make(p, make_const(it, int64_t{0}), make_const(it, rows / part), ForKind::kSerial, copy);
-        Stmt body = IfThenElseNode::make(lane == c(0), copy);
-        if (producers_ > 1) body = IfThenElseNode::make(warp_ == make_const(warp_.dtype(), consumers_), body);
-        body = ForNode::make(lane, c(0), c(n.lanes), ForKind::kThreadBinding, body, "threadIdx.x");
-        return AttrStmtNode::make(Ref<Object>(), attr::kBulkCopyBytes, make_const(DType::i32(), rows * len * bytes),
-                                  body);
+        return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, rows * len * bytes);
       }
     }
 
@@ -347,13 +343,20 @@ class BulkFills {
           make_const(st, len), make_const(st, int64_t{1})}},
         {slot});
     if (rows % n.lanes != 0) copy = IfThenElseNode::make(row < c(rows), copy);
-    Stmt body = rounds == 1 ? copy : ForNode::make(round, c(0), c(rounds), ForKind::kSerial, copy);
-    if (producers_ > 1) body = IfThenElseNode::make(warp_ == make_const(warp_.dtype(), consumers_), body);
-    body = ForNode::make(lane, c(0), c(n.lanes), ForKind::kThreadBinding, body, "threadIdx.x");
-    return AttrStmtNode::make(Ref<Object>(), attr::kBulkCopyBytes, make_const(DType::i32(), rows * len * bytes), body);
+    return on_first_producer(rounds == 1 ? copy : ForNode::make(round, c(0), c(rounds), ForKind::kSerial, copy), lane,
+                             n.lanes, rows * len * bytes);
   }
 
  private:
+  // `body` run by the first producer warp's `lanes` lanes (the loop `lane`
+  // bound to threadIdx.x), under the attribute that counts its `bytes`.
+  Stmt on_first_producer(Stmt body, const Var& lane, int64_t lanes, int64_t bytes) const {
+    if (producers_ > 1) body = IfThenElseNode::make(warp_ == make_const(warp_.dtype(), consumers_), body);
+    body = ForNode::make(lane, make_const(lane.dtype(), int64_t{0}), make_const(lane.dtype(), lanes),
+                         ForKind::kThreadBinding, body, "threadIdx.x");
+    return AttrStmtNode::make(Ref<Object>(), attr::kBulkCopyBytes, make_const(DType::i32(), bytes), body);
+  }
+
   // The rows per tensor copy when the fill's rows form a box that a 2-D
   // tensor map of the source, as rows of `sstep` elements, can move: they
   // land one after another in the slot from a 128-byte aligned start, and

@@ -3,7 +3,9 @@
 // test_bulk_copy).
 #pragma once
 
+#include <iterator>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,12 @@ inline CudaSource hopper_gemm_4096(const nlohmann::json& knobs) {
   j.update({{"mma_m", {32, 2, 4}}, {"mma_n", {32, 4, 4}}, {"mma_k", {128, 2}}, {"stages", 3}, {"producer_warps", 1}});
   j.update(knobs);
   return gpu_source(op, space->from_json(j), gpu);
+}
+
+// How many times `pattern` (a regex) matches in `text`.
+inline size_t count_matches(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
+  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
 }
 
 // The kernel's text after the preludes.
