@@ -7,6 +7,9 @@
 #   3. Hopper's copy engine: the 4096^3 f16 GEMM's 128 x 128 blocks with one
 #      or two producer warps, fills by cp.async, by bulk copies per row, or
 #      by tensor copies (TMA), with padded and dense slot rows, --check;
+#   3b. wgmma (sm_90a): the 4096^3 f16 GEMM on warpgroups, 128 x 256 and
+#      128 x 128 blocks, k tiles of 32 and 64, 2 to 4 slots, with and
+#      without a producer warp, --check, beside the mma default;
 #   4. the pipelining knob's own effect: 4096^3 f16 tuned with stages free
 #      and with stages held at 1, then both bests re-timed interleaved;
 #   5. kiln bench of the cuda-matmul-f16 suite (and f16/bf16 4096^3 and
@@ -18,7 +21,7 @@
 #   bench/gpu_stage_sweep.sh BUNDLE.tar.xz OUT_DIR
 #
 # Environment: TRIALS (tuning trials per search, default 64); STEPS, the
-# steps to run (default "correctness sweep copies tune bench convs").
+# steps to run (default "correctness sweep copies wgmma tune bench convs").
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +49,7 @@ run() {  # label workload config [--check]
   echo "$label rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
 }
 
-has() { [[ " ${STEPS:-correctness sweep copies tune bench convs} " == *" $1 "* ]]; }
+has() { [[ " ${STEPS:-correctness sweep copies wgmma tune bench convs} " == *" $1 "* ]]; }
 
 if has correctness; then
 step "correctness of every cuda template, and big blocks at each stage count"
@@ -113,6 +116,26 @@ step "4096^3 f16, 128x128 k32, 3 stages: warp-specialized fills by cp.async, bul
   cfg=$(mid 4096 4096 4096 3)
   run "pad 0, no producer warps" "$w" "${cfg/\"pad\":1/\"pad\":0}"
 } 2>&1 | tee copies.log
+save
+fi
+
+if has wgmma; then
+step "4096^3 f16 on wgmma (cuda -arch=sm_90a): warpgroup blocks, k tiles, slots and a producer warp"
+{
+  w=matmul:M=4096,N=4096,K=4096,dtype=f16
+  run "mma default (sm_90)" "$w" "$(mid 4096 4096 4096 3)"
+  for n in 32 16; do      # 8-column groups per warpgroup: 256 or 128 columns
+    for k in 4 2; do      # k tiles of 64 or 32
+      for s in 2 3 4; do
+        for p in 0 1; do
+          cfg="{\"tensor_core\":\"wgmma\",\"wgmma_m\":[32,2],\"wgmma_n\":[$((512 / n)),1,$n],\"mma_k\":[$((256 / k)),$k],\"fill_vec\":8,\"stages\":$s,\"producer_warps\":$p}"
+          out=$(timeout 60 "$K" run "$w" --target "cuda -arch=sm_90a" --config "$cfg" --repeat 5 --min-repeat-ms 30 --check 2>&1)
+          echo "wgmma n=$((8 * n)) k=$((16 * k)) stages $s producers $p rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
+        done
+      done
+    done
+  done
+} 2>&1 | tee wgmma.log
 save
 fi
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +20,7 @@
 #include "codegen/cuda_mma_prelude.h"
 #include "codegen/cuda_prelude.h"
 #include "codegen/cuda_tensor_maps.h"
+#include "codegen/cuda_wgmma_prelude.h"
 #include "compute/analyzer.h"
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
@@ -650,8 +652,11 @@ class KernelPrinter {
     const HwInstruction& h = find_hw_instruction(op->intrin);
     user_check(h.backend == "cuda") << "instruction '" << op->intrin << "' is for the " << h.backend
                                     << " backend, not cuda";
-    user_check(limits_.sm_version >= gpu_limits_for_arch(h.feature).sm_version)
-        << "instruction '" << op->intrin << "' needs " << h.feature << " or later; the target is " << limits_.arch;
+    // An architecture-specific feature (sm_90a) exists on that arch only.
+    const bool specific = h.feature.back() == 'a';
+    user_check(specific ? limits_.arch == h.feature : limits_.sm_version >= gpu_limits_for_arch(h.feature).sm_version)
+        << "instruction '" << op->intrin << "' needs " << h.feature << (specific ? "" : " or later")
+        << "; the target is " << limits_.arch;
     const std::string problem = hw_call_problem(*op);
     user_check(problem.empty()) << problem;
     std::vector<std::string> ptr(op->operands.size()), base(op->operands.size());
@@ -697,6 +702,16 @@ class KernelPrinter {
              << ", " << m.name << ", (int)(" << expr(simplify(floormod(at, row_len))) << "), (int)("
              << expr(simplify(floordiv(at, row_len))) << "), " << region_->full << ", " << expr(op->scalars[0])
              << ");\n";
+    } else if (n.rfind(kCudaWgmmaPrefix, 0) == 0) {
+      // The prelude's function of this width and type (cuda_wgmma_prelude.h).
+      const std::vector<Expr>& sc = op->scalars;
+      auto constant = [&](size_t k) { return std::to_string(*as_const_int(sc[k])); };
+      const size_t shape = std::string(kCudaWgmmaPrefix).size();
+      line() << "kiln_wgmma_" << n.substr(shape, n.rfind('.') - shape) << "_" << n.substr(n.rfind('.') + 1) << "<"
+             << constant(2) << ", " << constant(5) << ">(" << ptr[0] << ", " << name_of(op->operands[1].buffer.node())
+             << ", " << expr(op->operands[1].offset) << ", " << constant(0) << ", " << constant(1) << ", "
+             << name_of(op->operands[2].buffer.node()) << ", " << expr(op->operands[2].offset) << ", " << constant(3)
+             << ", " << constant(4) << ", " << constant(6) << ");\n";
     } else if (n == kCudaMmaZero) {
       line() << "kiln_mma_zero(" << ptr[0] << ");\n";
     } else if (n == kCudaMmaStore) {
@@ -873,11 +888,19 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
      << (kernels.size() == 1 ? "" : "s") << "\n";
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
   bool reduces_across_threads = false, narrow = false, mma = false, async = false, mbarriers = false;
+  std::set<std::pair<int64_t, std::string>> wgmma;  // (N, input type) of the wgmma calls
   for (auto& a : f.args) narrow |= is_narrow_float(a.dtype);
   for (auto& k : kernels)
     post_order_visit(k.body, [&](const Ref<Object>& n) {
       reduces_across_threads |= n->kind() == NodeKind::ThreadAllReduce;
       mma |= n->kind() == NodeKind::TensorIntrinCall;
+      if (n->kind() == NodeKind::TensorIntrinCall) {
+        const std::string& in = static_cast<const TensorIntrinCallNode*>(n.get())->intrin;
+        if (in.rfind(kCudaWgmmaPrefix, 0) == 0) {  // cuda.wgmma.m64n<N>k16.<t>
+          const size_t at = in.find("m64n") + 4;
+          wgmma.insert({std::stoll(in.substr(at, in.find('k', at) - at)), in.substr(in.rfind('.') + 1)});
+        }
+      }
       async |= n->kind() == NodeKind::Token;
       if (n->kind() == NodeKind::Token) mbarriers |= static_cast<const TokenNode*>(n.get())->phase.defined();
       if (n->kind() == NodeKind::Allocate) narrow |= is_narrow_float(static_cast<const AllocateNode*>(n.get())->dtype);
@@ -885,6 +908,7 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
     });
   if (narrow || mma) os << cuda_narrow_float_prelude();
   if (mma) os << cuda_mma_prelude();
+  if (!wgmma.empty()) os << cuda_wgmma_prelude(wgmma);
   if (async && limits.sm_version >= 80) os << cuda_async_prelude();
   if (mbarriers && limits.sm_version >= 80) os << cuda_mbarrier_prelude();
   if (reduces_across_threads) os << cuda_allreduce_helpers();

@@ -183,8 +183,11 @@ struct WarpState {
   std::vector<uint32_t> joined[2];
 };
 
+std::atomic<uint64_t> g_launches{0};  // numbers the launches (Team::launch)
+
 // One launch: the block's threads, its barrier and its warps.
 struct Team {
+  const uint64_t launch = ++g_launches;  // unique across launches, unlike the Team's address
   std::mutex mu;
   Gate gate;  // block barrier and next block
   const char* kernel = "";

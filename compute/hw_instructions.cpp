@@ -40,6 +40,32 @@ std::vector<HwInstruction> cuda_mma_family(DType t) {
   };
 }
 
+// wgmma.mma_async m64nNk16 with `t` inputs into f32, both operands in
+// shared memory in 8 x 8 tiles, as one warp of the warpgroup sees it.
+std::vector<HwInstruction> cuda_wgmma_family(DType t) {
+  std::vector<HwInstruction> l;
+  for (int64_t n : cuda_wgmma_widths()) {
+    const std::string ns = std::to_string(n);
+    l.push_back(
+        {cuda_wgmma_instruction(t, n),
+         "cuda",
+         "sm_90a",
+         {{"acc", DType::f32(), 16 * n, true, false, MemScope::kWarp},
+          {"a", t, 0, false, false, MemScope::kShared},
+          {"b", t, 0, false, false, MemScope::kShared}},
+         "acc[16 x " + ns + "] += A[16 x 16*steps] * B[16*steps x " + ns + "] in f32, the " + t.str() +
+             " products exact (wgmma.mma_async.sync.aligned.m64n" + ns + "k16.f32." + t.str() + "." + t.str() +
+             ", then waited for; the tensor core's own summation order), acc being this warp's " +
+             std::to_string(n / 8) + " fragments of 16 x 8 (as mma.m16n8k16's) and the 16 rows of A this warp's: " +
+             "A(i, k) = a[(i/8)*a_m + (k/8)*a_k + (a_mn_major ? (k%8)*8 + i%8 : (i%8)*8 + k%8)], " +
+             "B(k, j) = b[(k/8)*b_k + (j/8)*b_n + (b_mn_major ? (k%8)*8 + j%8 : (j%8)*8 + k%8)] (8 x 8 tiles, "
+             "Stage::storage_tile). All four warps of a warpgroup (warps 4g to 4g+3 of the block) make the call "
+             "together, warp 4g+w with the A rows 16*w after warp 4g's",
+         cuda_wgmma_scalars()});
+  }
+  return l;
+}
+
 // cp.async of 4, 8 or 16 bytes of `t` from global into shared memory.
 std::vector<HwInstruction> cuda_cp_async_family(DType t) {
   std::vector<HwInstruction> l;
@@ -182,6 +208,20 @@ const std::vector<DType>& cuda_cp_async_types() {
   return types;
 }
 
+const std::vector<int64_t>& cuda_wgmma_widths() {
+  static const std::vector<int64_t> n = {8, 16, 32, 64, 128, 256};
+  return n;
+}
+
+std::string cuda_wgmma_instruction(DType input, int64_t n) {
+  return kCudaWgmmaPrefix + std::string("m64n") + std::to_string(n) + "k16." + input.str();
+}
+
+const std::vector<std::string>& cuda_wgmma_scalars() {
+  static const std::vector<std::string> names = {"a_m", "a_k", "a_mn_major", "b_k", "b_n", "b_mn_major", "steps"};
+  return names;
+}
+
 CudaMmaInstructions cuda_mma_instructions(DType input) {
   const std::string n = input.str();
   return {"cuda.mma.load_a.mk." + n, "cuda.mma.load_a.km." + n, "cuda.mma.load_b.kn." + n, "cuda.mma.load_b.nk." + n,
@@ -231,6 +271,8 @@ const std::vector<HwInstruction>& hw_instructions() {
     l.insert(l.begin() + 2, amx.begin(), amx.end());
     for (DType t : {DType::f16(), DType::bf16()})
       for (HwInstruction& h : cuda_mma_family(t)) l.push_back(std::move(h));
+    for (DType t : {DType::f16(), DType::bf16()})
+      for (HwInstruction& h : cuda_wgmma_family(t)) l.push_back(std::move(h));
     for (DType t : cuda_cp_async_types())
       for (HwInstruction& h : cuda_cp_async_family(t)) l.push_back(std::move(h));
     for (DType t : cuda_cp_async_types()) l.push_back(cuda_bulk_copy_entry(t));
@@ -306,6 +348,22 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
     if (!as_const_int(call.operands[1].stride, &stride) || stride < len || stride * bytes % 16 != 0)
       return call.intrin + " reads rows " + to_string(call.operands[1].stride) + " elements apart in the source; " +
              "they need a constant distance of at least a row (" + std::to_string(len) + "), in 16-byte units";
+  }
+  if (call.intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && call.scalars.size() == h->scalars.size()) {
+    // The descriptors' strides: whole 16-byte units below 2^18 bytes; the
+    // majors 0 or 1.
+    const int64_t bytes = h->operands[1].dtype.bytes();
+    for (size_t k = 0; k + 1 < call.scalars.size(); ++k) {
+      const std::string& n = h->scalars[k];
+      int64_t v = 0;
+      if (!as_const_int(call.scalars[k], &v)) return call.intrin + " scalar " + n + " is not a constant";
+      if (n.find("major") != std::string::npos) {
+        if (v != 0 && v != 1) return call.intrin + " scalar " + n + " is " + std::to_string(v) + ", not 0 or 1";
+      } else if (v <= 0 || v * bytes % 16 != 0 || v * bytes >= (int64_t{1} << 18)) {
+        return call.intrin + " scalar " + n + " is " + std::to_string(v) + " elements: the tiles of a wgmma " +
+               "operand need to be a positive multiple of 16 bytes apart, below 256 KiB";
+      }
+    }
   }
   if (!h->scalars.empty()) {
     if (call.scalars.size() != h->scalars.size())

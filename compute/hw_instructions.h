@@ -85,6 +85,22 @@ const std::vector<DType>& x86_transpose_types();
 std::string x86_interleave_instruction(DType t);
 const std::vector<DType>& x86_interleave_types();
 
+constexpr const char* kCudaWgmmaPrefix = "cuda.wgmma.";
+// Hopper's warpgroup tensor-core product (wgmma.mma_async, sm_90a only),
+// m64nNk16 with f16 or bf16 inputs into f32, both operands read from shared
+// memory through descriptors. Declared per warp: acc is the warp's 16 x N
+// accumulators, N / 8 fragments of mma.m16n8k16's layout one after another
+// (wgmma's register layout is that, warp by warp); a the warp's 16 rows of
+// A. The four warps of a warpgroup call it together and the printer hands
+// the hardware the group's first row. Both operands are stored in 8 x 8
+// tiles (Stage::storage_tile(8, 8)); the scalars (cuda_wgmma_scalars) give
+// the distance in elements between tiles along A's m and k and B's k and n,
+// whether each tile holds A's m (B's n) along its rows (MN-major; else K
+// runs along them) and the number of k steps of 16 the call makes.
+std::string cuda_wgmma_instruction(DType input, int64_t n);
+const std::vector<int64_t>& cuda_wgmma_widths();  // the N offered: 8 to 256, powers of two
+const std::vector<std::string>& cuda_wgmma_scalars();
+
 constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
 // The asynchronous copy of `bytes` (4, 8 or 16) of `t` from global to shared
 // memory (cp.async, sm_80 and later), and the element types it is offered for.

@@ -1,6 +1,7 @@
 // IR printer (format documented in printer.h).
 #include "compute/printer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -382,6 +383,14 @@ class IRPrinter {
           os_ << " align=[";
           for (size_t i = 0; i < op->align.size(); ++i)
             os_ << (i ? ", " : "") << "(" << op->align[i].factor << ", " << op->align[i].offset << ")";
+          os_ << "]";
+        }
+        bool tiled = false;
+        for (auto& a : op->align) tiled |= a.tile != 0;
+        if (tiled) {
+          os_ << " tiles=[";
+          for (size_t i = 0; i < op->align.size(); ++i)
+            os_ << (i ? ", " : "") << std::max<int64_t>(1, op->align[i].tile);
           os_ << "]";
         }
         os_ << "\n";

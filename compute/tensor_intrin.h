@@ -35,6 +35,11 @@ struct IntrinBuffer {
   Expr offset;                 // flat index of the operand's element [0, ..., 0]
   std::vector<Expr> strides;   // per dimension of the declared operand, in elements
   std::vector<int64_t> shape;  // the declared operand's shape
+  // A buffer stored in tiles (Stage::storage_tile): per declared dimension,
+  // the tile's extent and the stride from one tile to the next (`strides`
+  // then step within a tile). Empty for other buffers.
+  std::vector<int64_t> tile;
+  std::vector<Expr> tile_steps;
 
   // The flat index of element idx: offset + sum(idx[d] * strides[d]).
   Expr index(const std::vector<Expr>& idx) const;
@@ -59,6 +64,13 @@ struct IntrinRequirement {
   // So are the innermost `dense_inner` dimensions' (each row of them one
   // contiguous block; the outer strides are free).
   int dense_inner = 0;
+  // A warp-scope operand that is a row of fragments of this shape, one after
+  // another along its last dimension (the fragments' tiles are contiguous);
+  // empty: the operand is one fragment.
+  std::vector<int64_t> fragment;
+  // The buffer is stored in tiles of core x core elements (Stage::storage_tile)
+  // and the data starts at a tile's corner; 0: any layout.
+  int64_t core = 0;
 };
 
 struct TensorIntrinLowering {

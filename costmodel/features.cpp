@@ -245,6 +245,12 @@ class Collector {
         read_extent = std::max(read_extent, extent);
       }
     }
+    // A wgmma call makes `steps` (its last scalar) k steps of 16 per
+    // accumulator, each what one mma.m16n8k16 is to its 16 x 8 (a's 256
+    // elements per 128 accumulators), though its operands have no extent.
+    int64_t steps = 0;
+    if (op->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && !op->scalars.empty() && as_const_int(op->scalars.back(), &steps))
+      read_extent = acc_extent * 2 * steps;
     r.arith_ops = static_cast<int>(2 * std::max<int64_t>(1, read_extent / std::max<int64_t>(1, acc_extent)));
     // Counted per accumulator element, as a vectorized store counts lanes.
     const double executions = count_store(static_cast<double>(acc_extent));

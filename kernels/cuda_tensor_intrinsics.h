@@ -27,5 +27,13 @@ TensorIntrin cuda_mma_load_b(DType input, bool n_major);
 TensorIntrin cuda_mma_m16n8k16(DType input, bool a_k_major, bool b_n_major);
 // out[16, 8] = acc (f32): out in shared or global memory, unit-stride rows.
 TensorIntrin cuda_mma_store();
+// Hopper (sm_90a): acc[16, n] (+)= sum over k < 16 * steps of f32(a) * f32(b)
+// by wgmma, a and b read from shared memory stored in 8 x 8 tiles
+// (Stage::storage_tile(8, 8)): a as [m, k] (a_k_major false) or [k, m],
+// b as [k, n] (b_n_major false) or [n, k]. acc is the warp's n / 8
+// accumulator fragments (the layout cuda_mma_m16n8k16 and cuda_mma_store
+// use), a the warp's 16 rows of A; the block's warps run it by warpgroups
+// (compute/hw_instructions.h). Reset zeroes the fragments.
+TensorIntrin cuda_wgmma(DType input, int64_t n, int64_t steps, bool a_k_major, bool b_n_major);
 
 }  // namespace kiln

@@ -67,7 +67,7 @@ Config gpu_gemm_default(const GemmShape& g, DType dtype, const GpuLimits& gpu, c
 }
 
 ScheduledOp gpu_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
-  if (cfg.has("tensor_core") && cfg.annotate("tensor_core") == "mma") return gpu_mma_gemm_schedule(op, g, cfg);
+  if (cfg.has("tensor_core") && cfg.annotate("tensor_core") != "none") return gpu_mma_gemm_schedule(op, g, cfg);
   const std::vector<int64_t>& fy = cfg.split("tile_y");
   const std::vector<int64_t>& fx = cfg.split("tile_x");
   const std::vector<int64_t>& fk = cfg.split("tile_k");

@@ -22,7 +22,9 @@
 //                    tile and 8 thread columns of B per k.
 //   tensor_core      f16/bf16 on sm_80+, whole fragments: "mma" runs the
 //                    tensor-core schedule instead (gpu_mma_gemm.h, with its
-//                    own mma_m, mma_n, mma_k knobs)
+//                    own mma_m, mma_n, mma_k knobs); on sm_90a, where M
+//                    and N are multiples of 64, also "wgmma" (warpgroup
+//                    products from shared memory, knobs wgmma_m, wgmma_n)
 // The epilogue (bias, relu, gelu) is applied as the register tile is
 // stored. The grid: blockIdx.x the block's columns, .y its rows, .z the
 // batch; a shape with more row blocks or batches than y and z allow (65535:

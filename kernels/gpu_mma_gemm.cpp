@@ -14,8 +14,20 @@ bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu) {
          g.b_panel == 0 && g.M % 16 == 0 && g.N % 8 == 0 && g.K % 16 == 0;
 }
 
+bool gpu_wgmma_offered(const GemmShape& g, const GpuLimits& gpu) {
+  return gpu.arch == "sm_90a" && g.M % 64 == 0 && g.N % 64 == 0 && g.K % 16 == 0;
+}
+
 void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace* s) {
-  s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
+  const bool wgmma = gpu_wgmma_offered(g, gpu);
+  s->define_annotate("tensor_core",
+                     wgmma ? std::vector<std::string>{"none", "mma", "wgmma"} : std::vector<std::string>{"none", "mma"},
+                     /*added_later=*/true);
+  if (wgmma) {
+    // Warpgroups of four warps, each 64 rows by 64, 128 or 256 columns.
+    s->define_exact_split_levels("wgmma_m", g.M / 64, {{1, 2}}, /*added_later=*/true);
+    s->define_exact_split_levels("wgmma_n", g.N / 8, {{1, 2}, {8, 16, 32}}, /*added_later=*/true);
+  }
   s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_k", g.K / 16, {{1, 2, 4}}, /*added_later=*/true);
@@ -89,15 +101,39 @@ void gpu_mma_default(const GemmShape& g, const GpuLimits& gpu, nlohmann::json* j
   (*j)["stages"] = stages;
 }
 
-ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
+namespace {
+
+// The block's warps and their tiles: mma's warps_m x warps_n warps of
+// frags_m x frags_n fragments, or wgmma's warpgroups (four warps of 16 rows
+// one above the other, each as wide as its warpgroup).
+struct WarpTiles {
+  bool wgmma;
+  int64_t warp_m, warp_n, warps_m, warps_n;
+};
+
+WarpTiles warp_tiles(const Config& cfg) {
+  if (cfg.annotate("tensor_core") == "wgmma") {
+    user_check(cfg.has("wgmma_m") && cfg.has("wgmma_n"))
+        << "tensor_core 'wgmma' needs the knobs wgmma_m and wgmma_n (offered for sm_90a, M and N multiples of 64)";
+    const std::vector<int64_t>& wm = cfg.split("wgmma_m");
+    const std::vector<int64_t>& wn = cfg.split("wgmma_n");
+    return {true, 16, wn[2] * 8, 4 * wm[1], wn[1]};
+  }
   const std::vector<int64_t>& fm = cfg.split("mma_m");
   const std::vector<int64_t>& fn = cfg.split("mma_n");
+  return {false, fm[2] * 16, fn[2] * 8, fm[1], fn[1]};
+}
+
+}  // namespace
+
+ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, const Config& cfg) {
+  const WarpTiles wt = warp_tiles(cfg);
   const std::vector<int64_t>& fk = cfg.split("mma_k");
   const int64_t vec = cfg.choice("vec");
-  const bool pad = cfg.choice("pad") > 0;
+  const bool pad = cfg.choice("pad") > 0 && !wt.wgmma;
   const DType input = op.inputs[0].dtype();
-  const int64_t warp_m = fm[2] * 16, warp_n = fn[2] * 8, block_m = fm[1] * warp_m, block_n = fn[1] * warp_n;
-  const int64_t warps = fm[1] * fn[1];
+  const int64_t warp_m = wt.warp_m, warp_n = wt.warp_n, block_m = wt.warps_m * warp_m, block_n = wt.warps_n * warp_n;
+  const int64_t warps = wt.warps_m * wt.warps_n;
   const size_t o = g.batch > 0 ? 1 : 0;
 
   Tensor out = op.outputs[0];
@@ -136,40 +172,61 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
   sc.compute_at(so, block);
   std::vector<IterVar> outer;
   if (o) outer.push_back(sc.axis()[0]);
-  const IterVar warp = mma_staging_tile(sc, outer, sc.axis()[o], sc.axis()[o + 1], warp_m, warp_n);
+  const IterVar warp = mma_staging_tile(sc, outer, sc.axis()[o], sc.axis()[o + 1], warp_m, warp_n, wt.wgmma);
 
-  // The warp's accumulators: per k tile, per 16-step, per column of
-  // fragments, per row: one mma.
   Stage sa = s[acc];
   sa.compute_at(sc, warp);
-  IterVar ko, kr, ki, k16, ami, am16, ani, an8;
+  IterVar ko, kr, ki, ani;
   sa.split(sa.reduce_axis()[0], fk[1] * 16, &ko, &kr);
-  sa.split(kr, 16, &ki, &k16);
-  sa.split(sa.axis()[o], 16, &ami, &am16);
-  sa.split(sa.axis()[o + 1], 8, &ani, &an8);
-  std::vector<IterVar> a_order{ko, ki, ani, ami, am16, an8, k16};
-  if (o) a_order.insert(a_order.begin(), sa.axis()[0]);
-  sa.reorder(a_order);
-  sa.unroll(ani);
-  sa.unroll(ami);
-  if (cfg.annotate("unroll_k") == "unroll") sa.unroll(ki);
-  sa.tensorize(am16, cuda_mma_m16n8k16(input, g.trans_a, g.trans_b));
+  if (wt.wgmma) {
+    // The warp's accumulators: per k tile, one wgmma call over the tile's
+    // 16-steps, the warp's 16 rows by its warpgroup's columns.
+    std::vector<IterVar> a_order{ko, sa.axis()[o], sa.axis()[o + 1], kr};
+    if (o) a_order.insert(a_order.begin(), sa.axis()[0]);
+    sa.reorder(a_order);
+    sa.tensorize(sa.axis()[o], cuda_wgmma(input, warp_n, fk[1], g.trans_a, g.trans_b));
+  } else {
+    // The warp's accumulators: per k tile, per 16-step, per column of
+    // fragments, per row: one mma.
+    IterVar k16, ami, am16, an8;
+    sa.split(kr, 16, &ki, &k16);
+    sa.split(sa.axis()[o], 16, &ami, &am16);
+    sa.split(sa.axis()[o + 1], 8, &ani, &an8);
+    std::vector<IterVar> a_order{ko, ki, ani, ami, am16, an8, k16};
+    if (o) a_order.insert(a_order.begin(), sa.axis()[0]);
+    sa.reorder(a_order);
+    sa.unroll(ani);
+    sa.unroll(ami);
+    if (cfg.annotate("unroll_k") == "unroll") sa.unroll(ki);
+    sa.tensorize(am16, cuda_mma_m16n8k16(input, g.trans_a, g.trans_b));
+  }
 
   // Shared tiles of A and B per k tile, filled by all the block's threads;
-  // padded rows stay 16-byte aligned (ldmatrix reads 16-byte rows).
+  // padded rows stay 16-byte aligned (ldmatrix reads 16-byte rows). wgmma
+  // reads them as 8 x 8 tiles, each 128 contiguous bytes.
   auto stage_shared = [&](const Tensor& t, int64_t tile_row) {
     Tensor cached = s.cache_read(t, MemScope::kShared, {s.current_op(acc)});
     Stage st = s[cached];
     st.compute_at(sa, ko);
     const int64_t row = *as_const_int(t.shape().back());
     const int64_t fill = cfg.has("fill_vec") && cfg.choice("fill_vec") > 0 ? cfg.choice("fill_vec") : vec;
-    cooperative_fill(st, warps, 32, tile_row % fill == 0 && row % fill == 0 ? fill : 1);
+    if (wt.wgmma) {
+      // Both extents are multiples of 8, so any fill of up to 8 fits.
+      cooperative_tile_fill(st, warps, 32, fill, 8);
+      st.storage_tile(8, 8);
+    } else {
+      cooperative_fill(st, warps, 32, tile_row % fill == 0 && row % fill == 0 ? fill : 1);
+    }
     if (pad) st.storage_align(static_cast<int>(t.ndim()) - 2, 64, 8);
     return cached;
   };
   Tensor As = stage_shared(op.inputs[0], g.trans_a ? block_m : fk[1] * 16);
   Tensor Bs = stage_shared(op.inputs[1], g.trans_b ? fk[1] * 16 : block_n);
   mma_pipeline(sa, ko, cfg);
+
+  std::vector<Tensor> args = op.inputs;
+  args.push_back(out);
+  if (wt.wgmma) return ScheduledOp{sch, args};
 
   // Fragments: all of the warp's A rows per 16-step, one B column at a time.
   Tensor Af = s.cache_read(As, MemScope::kWarp, {s.current_op(acc)});
@@ -190,9 +247,6 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
   Stage sb = s[Bf];
   sb.compute_at(sa, ani);
   sb.tensorize(sb.axis()[o], cuda_mma_load_b(input, g.trans_b));
-
-  std::vector<Tensor> args = op.inputs;
-  args.push_back(out);
   return ScheduledOp{sch, args};
 }
 

@@ -23,6 +23,16 @@
 //          while k tile i is computed
 //   fill_vec elements per copy of those fills: 0 keeps vec, 8 copies 16
 //            bytes (a 16-byte cp.async, which bypasses L1, when pipelined)
+// On sm_90a (the arch-specific target of Hopper) tensor_core may also be
+// "wgmma": warpgroups of four warps run wgmma.mma_async m64nNk16 straight
+// from the shared tiles, stored in 8 x 8 tiles (Stage::storage_tile) rather
+// than padded rows, with no fragment loads. Its knobs replace mma_m/mma_n:
+//   wgmma_m [blocks, warpgroups] of M / 64 (a warpgroup takes 64 rows)
+//   wgmma_n [blocks, warpgroups, 8-column groups per warpgroup: 8, 16 or
+//           32, N of 64, 128 or 256] of N / 8
+// (offered where M and N are multiples of 64); mma_k, stages, producer
+// warps and fill_vec as for mma. Each warp calls wgmma once per k tile for
+// all of the tile's 16-steps, then waits for it.
 // Past 48 KiB of shared memory a block takes dynamic shared memory, up to
 // the architecture's opt-in limit (227 KiB on sm_90).
 // Offered where M is a multiple of 16, N of 8 and K of 16 (whole
@@ -39,6 +49,9 @@ namespace kiln {
 
 // Whether the GEMM `g` of `dtype` can run on tensor cores of `gpu`.
 bool gpu_mma_offered(const GemmShape& g, DType dtype, const GpuLimits& gpu);
+// Whether it can also run on wgmma (sm_90a, M and N multiples of 64), given
+// gpu_mma_offered.
+bool gpu_wgmma_offered(const GemmShape& g, const GpuLimits& gpu);
 // Adds the tensor-core knobs to the template's space (all added later: a
 // stored config without them means the plain schedule).
 void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace* space);

@@ -15,16 +15,16 @@ void mma_output_threads(Stage& so, IterVar flat, int64_t warps, int64_t vec) {
 }
 
 IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const IterVar& rows, const IterVar& cols,
-                         int64_t warp_m, int64_t warp_n) {
+                         int64_t warp_m, int64_t warp_n, bool rows_first) {
   IterVar wi, ri, wj, rj, mi, m16, ni, n8;
   sc.split(rows, warp_m, &wi, &ri);
   sc.split(cols, warp_n, &wj, &rj);
   sc.split(ri, 16, &mi, &m16);
   sc.split(rj, 8, &ni, &n8);
   std::vector<IterVar> order = outer;
-  for (const IterVar& iv : {wi, wj, mi, ni, m16, n8}) order.push_back(iv);
+  for (const IterVar& iv : {rows_first ? wj : wi, rows_first ? wi : wj, mi, ni, m16, n8}) order.push_back(iv);
   sc.reorder(order);
-  IterVar warp = sc.fuse(wi, wj);
+  IterVar warp = rows_first ? sc.fuse(wj, wi) : sc.fuse(wi, wj);
   sc.bind(warp, "threadIdx.y");
   sc.unroll(mi);
   sc.unroll(ni);

@@ -19,9 +19,11 @@ void mma_output_threads(Stage& so, IterVar flat, int64_t warps, int64_t vec);
 // Tiles the staging stage's `rows` x `cols` (after the loops `outer`) into
 // warp tiles of warp_m x warp_n, binds the warps to threadIdx.y and
 // tensorizes each 16 x 8 fragment with the accumulator store; returns the
-// warp loop, where the accumulators are computed.
+// warp loop, where the accumulators are computed. Consecutive warps take
+// consecutive tiles along the columns, or with `rows_first` along the rows
+// (wgmma's warpgroups: four warps one above the other).
 IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const IterVar& rows, const IterVar& cols,
-                         int64_t warp_m, int64_t warp_n);
+                         int64_t warp_m, int64_t warp_n, bool rows_first = false);
 
 // The knobs of the k loop's pipeline: "stages" (slots of the shared tiles,
 // 1 to 5), "producer_warps" (0: every warp fills and computes; 1 or 2:

@@ -36,6 +36,27 @@ void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t ve
   if (vec > 1) st.vectorize(lanes);
 }
 
+void cooperative_tile_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec, int64_t tile) {
+  std::vector<IterVar> axes = st.axis();
+  const size_t n = axes.size();
+  internal_assert(n >= 2 && tile % vec == 0) << "cooperative_tile_fill of a tiled stage";
+  IterVar ro, r_in, co, c_in, cv, lanes;
+  st.split(axes[n - 2], tile, &ro, &r_in);
+  st.split(axes[n - 1], tile, &co, &c_in);
+  st.split(c_in, vec, &cv, &lanes);
+  std::vector<IterVar> order(axes.begin(), axes.end() - 2);
+  for (const IterVar& iv : {ro, co, cv, r_in}) order.push_back(iv);
+  std::vector<IterVar> threads = order;
+  order.push_back(lanes);
+  st.reorder(order);
+  IterVar rounds, rest, tyl, txl;
+  st.split(st.fuse(threads), threads_y * threads_x, &rounds, &rest);
+  st.split(rest, threads_x, &tyl, &txl);
+  st.bind(tyl, "threadIdx.y");
+  st.bind(txl, "threadIdx.x");
+  if (vec > 1) st.vectorize(lanes);
+}
+
 void check_gpu_dtype(DType t, const std::string& what) {
   user_check(t == DType::f32() || t == DType::f16() || t == DType::bf16())
       << "the cuda " << what << " template computes f32, or f16/bf16 stored in 16 bits and computed in f32; got "

@@ -32,6 +32,13 @@ void split_three(Stage& st, const IterVar& axis, const std::vector<int64_t>& f, 
 // copy adjacent elements of the tile's rows; `vec` only when every row of
 // the tile (and of the tensor) is whole vectors.
 void cooperative_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec);
+// The same for a stage stored in tiles of `tile` x `tile` (storage_tile;
+// its last two extents multiples of the tile, vec dividing it): the threads
+// go down a tile's rows first, so that each group of `tile` of them writes
+// one tile's `tile` consecutive rows (with 8 x 8 tiles of 16-bit elements
+// and 16-byte copies, 128 contiguous bytes: no bank conflict), the next
+// group the next tile along the row.
+void cooperative_tile_fill(Stage st, int64_t threads_y, int64_t threads_x, int64_t vec, int64_t tile);
 
 // The element types the cuda templates take: f32, and f16 or bf16 stored in
 // 16 bits and computed (accumulated) in f32. Anything else is a user error

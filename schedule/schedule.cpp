@@ -133,6 +133,7 @@ StageNode* Schedule::add_stage(const Operation& op, size_t insert_at) {
   node->all_iter_vars = node->root_iter_vars;
   node->leaf_iter_vars = node->root_iter_vars;
   node->storage_align.assign(op->output_shape().size(), {0, 0});
+  node->storage_tile.assign(op->output_shape().size(), 0);
   StageNode* raw = node.get();
   stages_.insert(stages_.begin() + static_cast<long>(insert_at), std::move(node));
   stage_map_[op.get()] = raw;
@@ -526,6 +527,18 @@ Stage& Stage::storage_align(int axis, int64_t factor, int64_t offset) {
   user_check(factor > 0 && offset >= 0 && offset < factor)
       << "storage_align: need factor > 0 and 0 <= offset < factor, got factor " << factor << ", offset " << offset;
   node_->storage_align[axis] = {factor, offset};
+  return *this;
+}
+
+Stage& Stage::storage_tile(int64_t rows, int64_t cols) {
+  check_not_placeholder(node_, "storage_tile");
+  const size_t nd = node_->storage_tile.size();
+  user_check(nd >= 2) << "storage_tile: stage '" << name() << "' has " << nd
+                      << " dimension(s); it tiles the last two of a buffer";
+  user_check(rows > 0 && cols > 0) << "storage_tile: need tiles of at least 1 x 1 elements, got " << rows << " x "
+                                   << cols;
+  node_->storage_tile[nd - 2] = rows;
+  node_->storage_tile[nd - 1] = cols;
   return *this;
 }
 

@@ -149,6 +149,14 @@ class Stage {
   // Pads the row pitch of dimension `axis` of this stage's buffer so that
   // pitch % factor == offset (avoids bank/set conflicts).
   Stage& storage_align(int axis, int64_t factor, int64_t offset);
+  // Stores the buffer's last two dimensions in tiles of rows x cols
+  // elements, each tile one contiguous block (row-major), a column of tiles
+  // one after another (so with 8 x 8 tiles of an R x C buffer, each panel
+  // of 8 columns is R x 8 contiguous elements): the 8 x 8 "core
+  // matrices" of 16-bit elements that Hopper's wgmma
+  // reads from shared memory. The buffer's extents along them must be
+  // constant multiples of the tile; no storage_align with it.
+  Stage& storage_tile(int64_t rows, int64_t cols);
   // Computes this stage inside the loop `iv` of `parent` (a consumer).
   Stage& compute_at(const Stage& parent, const IterVar& iv);
   // Substitutes this stage's expression into its consumers.
@@ -181,6 +189,7 @@ class StageNode {
   IterVar attach_ivar;
   MemScope scope = MemScope::kGlobal;
   std::vector<std::pair<int64_t, int64_t>> storage_align;  // per dim: (factor, offset), factor 0 = none
+  std::vector<int64_t> storage_tile;                       // per dim: the tile's extent, 0 = not tiled
   bool is_output = false;
   bool is_placeholder = false;
   bool stream_stores = false;  // Stage::stream_stores

@@ -353,7 +353,8 @@ class NestBuilder {
 
   Stmt realize(const StageNode* s, Stmt body) const {
     std::vector<RealizeNode::Align> align;
-    for (auto& [f, o] : s->storage_align) align.push_back({f, o});
+    for (size_t d = 0; d < s->storage_align.size(); ++d)
+      align.push_back({s->storage_align[d].first, s->storage_align[d].second, s->storage_tile[d]});
     return RealizeNode::make(Tensor(s->op), bm_.at(s).realize, s->scope, align, body);
   }
 

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 #include "codegen/target.h"
 #include "kernels/op_registry.h"
 #include "schedule/gpu_limits.h"
+#include "tests/lib_test_util.h"
 #include "tuner/database.h"
 
 namespace kiln::test {
@@ -42,6 +44,24 @@ inline void add_cuda_record(Database& db, const std::string& workload, const std
   res.device = "kiln fake H100";
   res.samples_ms = {median_ms, median_ms};
   db.add_records(task, {cfg}, {res});
+}
+
+// Compiles the C program `source` (written to dir/name.c) against the
+// static library lib<lib>.a in `out` and, when that worked, runs it on the
+// stand-in driver (KILN_FAKE_LIBCUDA, which the test defines). `built`
+// holds the compiler's result, `ran` the program's.
+struct CProgramRun {
+  ShellResult built, ran;
+};
+inline CProgramRun run_c_program(const std::string& dir, const std::string& name, const std::string& source,
+                                 const std::string& out, const std::string& lib, const std::string& fake_libcuda) {
+  const std::string exe = dir + "/" + name;
+  { std::ofstream(exe + ".c") << source; }
+  CProgramRun r;
+  r.built = shell("cc -std=c11 -O1 -Wall -Wextra -Werror -I" + out + " " + exe + ".c " + out + "/lib" + lib +
+                  ".a -lpthread -ldl -lm -o " + exe);
+  if (r.built.status == 0) r.ran = shell("KILN_LIBCUDA=" + fake_libcuda + " " + exe);
+  return r;
 }
 
 // KILN_GPU_IMAGE for one scope.

@@ -74,13 +74,10 @@ TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by 
   CHECK(maps[1].at("buffer") == "B");
   CHECK(maps[1].at("map") == "2-D map of 48 x 160 2-byte elements, box 16 x 32");
 
-  std::ofstream(dir / "check.c") << kProgram;
-  const std::string exe = dir / "check";
-  auto build = shell("cc -std=c11 -O1 -Wall -Wextra -Werror -I" + (dir / "out") + " " + (dir / "check.c") + " " +
-                     (dir / "out/libkt.a") + " -lpthread -ldl -lm -o " + exe);
-  INFO(build.output);
-  REQUIRE(build.status == 0);
-  auto run = shell(std::string("KILN_LIBCUDA=") + KILN_FAKE_LIBCUDA + " " + exe);
+  const test::CProgramRun c = test::run_c_program(dir.path, "check", kProgram, dir / "out", "kt", KILN_FAKE_LIBCUDA);
+  INFO(c.built.output);
+  REQUIRE(c.built.status == 0);
+  const test::ShellResult& run = c.ran;
   INFO(run.output);
   CHECK(run.status == 0);
   CHECK(run.output.find("tensor maps ok") != std::string::npos);

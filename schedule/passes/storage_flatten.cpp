@@ -106,6 +106,26 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
         << "`, which kiln cannot prove is a multiple of " << req.offset_factor
         << " (the alignment the intrinsic needs): tile so that each call starts at a multiple";
   }
+  // Other intrinsics address their operands with one stride per
+  // dimension, which a tiled buffer does not have past one tile.
+  if (req.core == 0 && !b.tile.empty()) {
+    bool within = true;
+    for (size_t d = 0; d < b.shape.size(); ++d) within = within && b.shape[d] <= b.tile[d];
+    user_check(within) << who << " is stored in tiles (storage_tile), which the intrinsic does not read as such; "
+                       << "its data spans more than one tile (drop storage_tile on that stage)";
+  }
+  if (req.core > 0) {
+    bool tiled = b.tile.size() == b.shape.size();
+    for (size_t d = 0; tiled && d < b.shape.size(); ++d) tiled = b.tile[d] == req.core || b.shape[d] == 1;
+    user_check(tiled) << who << " is not stored in tiles of " << req.core << " x " << req.core
+                      << " elements; the intrinsic reads it as such tiles (storage_tile(" << req.core << ", "
+                      << req.core << ") on its stage)";
+    const ModularSet m = ana.modular_set(ana.simplify(b.offset));
+    const int64_t block = req.core * req.core;
+    user_check(m.coeff % block == 0 && m.base % block == 0)
+        << who << " starts at element `" << to_string(ana.simplify(b.offset)) << "`, which kiln cannot prove is "
+        << "the corner of one of its " << req.core << " x " << req.core << " tiles";
+  }
   auto stride = [&](size_t d) -> int64_t {
     int64_t v = -1;
     return as_const_int(ana.simplify(b.strides[d]), &v) ? v : -1;
@@ -192,7 +212,18 @@ class Flattener : public IRMutator {
     Expr size;
     fb.index_type = index_type_for(extents, op->align);
     fb.strides = make_strides(extents, op->align, fb.index_type, &size);
-    if (op->scope == MemScope::kWarp) tile_warp_buffer(t, op->body, extents, &fb, &size);
+    if (op->scope == MemScope::kWarp) {
+      tile_warp_buffer(t, op->body, extents, &fb, &size);
+    } else if (std::any_of(op->align.begin(), op->align.end(), [](const RealizeNode::Align& a) { return a.tile; })) {
+      std::vector<int64_t> tile;
+      for (const RealizeNode::Align& a : op->align) {
+        user_check(a.factor == 0) << "'" << t.name() << "' has both storage_tile and storage_align; its tiles are "
+                                  << "contiguous blocks, which leave no rows to pad";
+        tile.push_back(std::max<int64_t>(1, a.tile));
+      }
+      lay_out_in_tiles(t, tile, extents, &fb, &size,
+                       {true, "storage_tile", "tiles", "pick tiles that divide the buffer's extents"});
+    }
     fb.dtype = t.dtype();
     std::string name = t.name(), suffix = scope_suffix(op->scope);
     bool has_suffix =
@@ -233,6 +264,11 @@ class Flattener : public IRMutator {
       b.shape = in.shape_of(operand);
       const std::vector<Expr>& strides = fb.tile.empty() ? fb.strides : fb.tile_strides;
       for (int d : r.dims) b.strides.push_back(d < 0 ? make_zero(fb.index_type) : strides[static_cast<size_t>(d)]);
+      if (!fb.tile.empty() && fb.scope != MemScope::kWarp)
+        for (int d : r.dims) {
+          b.tile.push_back(d < 0 ? 1 : fb.tile[static_cast<size_t>(d)]);
+          b.tile_steps.push_back(d < 0 ? make_zero(fb.index_type) : fb.strides[static_cast<size_t>(d)]);
+        }
       check_intrin_requirement(in, operand, Tensor(r.tensor), b);
       operands.push_back(std::move(b));
     }
@@ -291,9 +327,14 @@ class Flattener : public IRMutator {
         if (r.tensor->op.get() != t->op.get()) continue;
         const size_t operand = tz->phase == IntrinPhase::kReset ? tz->intrin->inputs.size() : k;
         const std::vector<int64_t> shape = tz->intrin->shape_of(operand);
+        // An operand is one fragment, or a row of fragments of the shape
+        // its requirement names (wgmma's 16 x N accumulators).
+        const std::vector<IntrinRequirement>& reqs = tz->intrin->requirements;
+        const std::vector<int64_t>& frag =
+            operand < reqs.size() && !reqs[operand].fragment.empty() ? reqs[operand].fragment : shape;
         std::vector<int64_t> mine(extents.size(), 1);
         for (size_t j = 0; j < r.dims.size(); ++j)
-          if (r.dims[j] >= 0) mine[static_cast<size_t>(r.dims[j])] *= shape[j];
+          if (r.dims[j] >= 0) mine[static_cast<size_t>(r.dims[j])] *= frag[j];
         if (tile.empty()) {
           tile = mine;
           first = tz->intrin->name;
@@ -305,20 +346,42 @@ class Flattener : public IRMutator {
     });
     user_check(!tile.empty()) << "'" << t.name() << "' is in warp scope (a tensor-core fragment) but no tensorized "
                               << "stage reads or writes it; warp scope is for tensor intrinsics' operands";
+    int64_t elems = 1;
+    for (int64_t e : tile) elems *= e;
+    user_check(elems % 32 == 0) << "'" << t.name() << "' (warp scope) has fragments of " << elems
+                                << " elements, which the 32 lanes of a warp cannot share evenly";
+    lay_out_in_tiles(t, tile, extents, fb, size,
+                     {false, "warp scope", "fragments", "tile the axes by the intrinsic's shape"});
+  }
+
+  // How lay_out_in_tiles orders the tiles, and names them in its message.
+  struct TileOrder {
+    bool column_major;  // of the last two dimensions: a column of tiles one after another
+    const char* why;    // what tiles the buffer ("warp scope", "storage_tile")
+    const char* tiles;  // what a tile is called ("fragments", "tiles")
+    const char* hint;   // how to fix extents that are no multiple
+  };
+
+  // Stores fb in tiles of `tile` (see FlatBuffer::tile): the extents must
+  // be constant multiples of it.
+  static void lay_out_in_tiles(const Tensor& t, const std::vector<int64_t>& tile, const std::vector<Expr>& extents,
+                               FlatBuffer* fb, Expr* size, const TileOrder& order) {
     std::vector<Expr> counts;
     int64_t elems = 1;
     for (size_t d = 0; d < extents.size(); ++d) {
       int64_t e = 0;
       user_check(as_const_int(extents[d], &e) && e % tile[d] == 0)
-          << "'" << t.name() << "' (warp scope) spans " << extents[d] << " elements along dimension " << d
-          << ", not a whole number of its fragments' " << tile[d] << ": tile the axes by the intrinsic's shape";
+          << "'" << t.name() << "' (" << order.why << ") spans " << extents[d] << " elements along dimension " << d
+          << ", not a whole number of its " << order.tiles << "' " << tile[d] << ": " << order.hint;
       counts.push_back(make_const(fb->index_type, e / tile[d]));
       elems *= tile[d];
     }
-    user_check(elems % 32 == 0) << "'" << t.name() << "' (warp scope) has fragments of " << elems
-                                << " elements, which the 32 lanes of a warp cannot share evenly";
+    const size_t n = counts.size();
+    const bool swap = order.column_major && n >= 2;
+    if (swap) std::swap(counts[n - 2], counts[n - 1]);
     Expr tiles_size;
     fb->strides = make_strides(counts, {}, fb->index_type, &tiles_size);
+    if (swap) std::swap(fb->strides[n - 2], fb->strides[n - 1]);
     for (Expr& s : fb->strides) s = s * make_const(fb->index_type, elems);
     std::vector<Expr> tile_extents;
     for (int64_t e : tile) tile_extents.push_back(make_const(fb->index_type, e));
