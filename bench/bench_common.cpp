@@ -22,6 +22,13 @@ json workload_json(const BuiltKernel& k, const std::vector<rt::NDArray>& argumen
   return w;
 }
 
+void fill_bench_input(const rt::NDArray& input, size_t i) {
+  input.fill_random(i + 1);
+  if (input.dtype() != rt::DataType::u8()) return;
+  auto* bytes = static_cast<uint8_t*>(input.data());
+  for (int64_t e = 0; e < input.num_elements(); ++e) bytes[e] &= 0x7f;
+}
+
 json check_json(const CheckResult& c) { return c.ok ? json("ok") : json("wrong: " + c.detail); }
 
 void run_rounds(std::vector<BenchEntry>& entries, int rounds, const rt::TimeOptions& options) {

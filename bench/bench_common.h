@@ -19,6 +19,13 @@ namespace kiln {
 // The seed of the reference check's sampled points.
 inline constexpr uint64_t kBenchCheckSeed = 7;
 
+// Fills input i of a workload with fill_random(i + 1), every contender
+// reading the same values. u8 inputs (the activations of the int8 ops) keep
+// 7 bits: on CPUs without VNNI, oneDNN's int8 kernels add u8 x s8 pairs in
+// 16 bits with saturation (its "Nuances of int8 computations" asks for such
+// inputs there), and integer timings do not depend on the values.
+void fill_bench_input(const rt::NDArray& input, size_t i);
+
 // One contender of a workload: how to time one round (returns that round's
 // median in ms), its rounds, and its result so far ("impl", "check").
 struct BenchEntry {

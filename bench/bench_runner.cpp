@@ -199,7 +199,7 @@ json bench_workload(const std::string& workload, const BenchOptions& o, const st
     const BufferArg& a = k.func.args[i];
     arrays.push_back(rt::NDArray::empty(a.shape, to_runtime_dtype(a.dtype)));
     if (i < k.op.inputs.size()) {
-      arrays.back().fill_random(i + 1);
+      fill_bench_input(arrays.back(), i);
       inputs.push_back(arrays.back());
     }
     ptrs.push_back(arrays.back().data());

@@ -6,10 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "bench/contenders/baselines.h"
 #include "bench/contenders/halide_client.h"
+#include "bench/bench_common.h"
 #include "bench/bench_suite.h"
 #include "tasks/reference_check.h"
 #include "codegen/runtime_dtype.h"
@@ -36,7 +39,7 @@ Arrays arrays_for(const OpInstance& op) {
   Arrays a;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     a.inputs.push_back(rt::NDArray::empty(shape_of(op.inputs[i]), to_runtime_dtype(op.inputs[i].dtype())));
-    a.inputs.back().fill_random(i + 1);
+    fill_bench_input(a.inputs.back(), i);
   }
   a.out = rt::NDArray::empty(shape_of(op.outputs[0]), to_runtime_dtype(op.outputs[0].dtype()));
   return a;
@@ -50,13 +53,18 @@ std::vector<OpInstance> smoke_ops() {
   return ops;
 }
 
-void check_in_process(const std::string& lib) {
-  if (!baselines::baseline_available(lib)) {
-    KILN_SKIP(lib << " is not available: " << baselines::baseline_unavailable_reason(lib));
-  }
+bool reads_bf16(const OpInstance& op) {
+  for (const Tensor& t : op.inputs)
+    if (t.dtype() == DType::bf16()) return true;
+  return false;
+}
+
+// Runs `lib` on the smoke suite's ops that `pick` selects and checks each
+// against the reference; returns how many ran.
+int check_in_process(const std::string& lib, const std::function<bool(const OpInstance&)>& pick) {
   int covered = 0;
   for (const OpInstance& op : smoke_ops()) {
-    if (!baselines::baseline_supports(lib, op)) continue;
+    if (!pick(op) || !baselines::baseline_supports(lib, op)) continue;
     INFO(lib << " on " << op.canonical);
     Arrays a = arrays_for(op);
     auto c = baselines::make_contender(lib, op, a.inputs, a.out);
@@ -69,14 +77,51 @@ void check_in_process(const std::string& lib) {
     CHECK(r.detail == "");
     ++covered;
   }
-  CHECK(covered >= (lib == "openblas" ? 3 : 10));
+  return covered;
 }
 
 }  // namespace
 
-TEST_CASE("oneDNN contenders agree with the reference on every op family") { check_in_process("onednn"); }
+TEST_CASE("oneDNN contenders agree with the reference on every op family") {
+  if (!baselines::baseline_available("onednn"))
+    KILN_SKIP("onednn is not available: " << baselines::baseline_unavailable_reason("onednn"));
+  CHECK(check_in_process("onednn", [](const OpInstance& op) { return !reads_bf16(op); }) >= 10);
+}
 
-TEST_CASE("OpenBLAS contenders agree with the reference on the GEMM ops") { check_in_process("openblas"); }
+TEST_CASE("the quantized ops' u8 inputs keep 7 bits, others their whole range") {
+  rt::NDArray u8 = rt::NDArray::empty({4096}, rt::DataType::u8());
+  rt::NDArray s8 = rt::NDArray::empty({4096}, rt::DataType::i8());
+  fill_bench_input(u8, 0);
+  fill_bench_input(s8, 1);
+  int u8_max = 0, s8_min = 0;
+  for (int i = 0; i < 4096; ++i) {
+    u8_max = std::max<int>(u8_max, u8.data_as<uint8_t>()[i]);
+    s8_min = std::min<int>(s8_min, s8.data_as<int8_t>()[i]);
+  }
+  CHECK(u8_max == 127);
+  CHECK(s8_min == -128);
+}
+
+// oneDNN runs bf16 GEMMs and convolutions only where the CPU has AVX-512
+// CPUs: elsewhere it creates no primitive, and the bench shows n/a.
+TEST_CASE("oneDNN's bf16 contenders agree with the reference") {
+  if (!baselines::baseline_available("onednn"))
+    KILN_SKIP("onednn is not available: " << baselines::baseline_unavailable_reason("onednn"));
+  OpInstance probe = build_workload("matmul:M=5,N=32,K=8,dtype=bf16");
+  Arrays a = arrays_for(probe);
+  try {
+    baselines::make_contender("onednn", probe, a.inputs, a.out);
+  } catch (const UserError& e) {
+    KILN_SKIP("oneDNN runs no bf16 GEMM on this CPU: " << e.what());
+  }
+  CHECK(check_in_process("onednn", reads_bf16) >= 2);
+}
+
+TEST_CASE("OpenBLAS contenders agree with the reference on the GEMM ops") {
+  if (!baselines::baseline_available("openblas"))
+    KILN_SKIP("openblas is not available: " << baselines::baseline_unavailable_reason("openblas"));
+  CHECK(check_in_process("openblas", [](const OpInstance&) { return true; }) >= 3);
+}
 
 TEST_CASE("OpenBLAS has no contender for convolutions") {
   OpInstance op = build_workload("conv2d:C=2,H=5,W=5,K=2,R=3,S=3");
