@@ -706,12 +706,12 @@ class KernelPrinter {
       // The prelude's function of this width and type (cuda_wgmma_prelude.h).
       const std::vector<Expr>& sc = op->scalars;
       auto constant = [&](size_t k) { return std::to_string(*as_const_int(sc[k])); };
-      const size_t shape = std::string(kCudaWgmmaPrefix).size();
-      line() << "kiln_wgmma_" << n.substr(shape, n.rfind('.') - shape) << "_" << n.substr(n.rfind('.') + 1) << "<"
-             << constant(2) << ", " << constant(5) << ">(" << ptr[0] << ", " << name_of(op->operands[1].buffer.node())
-             << ", " << expr(op->operands[1].offset) << ", " << constant(0) << ", " << constant(1) << ", "
-             << name_of(op->operands[2].buffer.node()) << ", " << expr(op->operands[2].offset) << ", " << constant(3)
-             << ", " << constant(4) << ", " << constant(6) << ");\n";
+      const auto [width, input] = cuda_wgmma_shape(n);
+      line() << cuda_wgmma_function(width, input) << "<" << constant(2) << ", " << constant(5) << ">(" << ptr[0] << ", "
+             << name_of(op->operands[1].buffer.node()) << ", " << expr(op->operands[1].offset) << ", " << constant(0)
+             << ", " << constant(1) << ", " << name_of(op->operands[2].buffer.node()) << ", "
+             << expr(op->operands[2].offset) << ", " << constant(3) << ", " << constant(4) << ", " << constant(6)
+             << ");\n";
     } else if (n == kCudaMmaZero) {
       line() << "kiln_mma_zero(" << ptr[0] << ");\n";
     } else if (n == kCudaMmaStore) {
@@ -896,10 +896,7 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
       mma |= n->kind() == NodeKind::TensorIntrinCall;
       if (n->kind() == NodeKind::TensorIntrinCall) {
         const std::string& in = static_cast<const TensorIntrinCallNode*>(n.get())->intrin;
-        if (in.rfind(kCudaWgmmaPrefix, 0) == 0) {  // cuda.wgmma.m64n<N>k16.<t>
-          const size_t at = in.find("m64n") + 4;
-          wgmma.insert({std::stoll(in.substr(at, in.find('k', at) - at)), in.substr(in.rfind('.') + 1)});
-        }
+        if (in.rfind(kCudaWgmmaPrefix, 0) == 0) wgmma.insert(cuda_wgmma_shape(in));
       }
       async |= n->kind() == NodeKind::Token;
       if (n->kind() == NodeKind::Token) mbarriers |= static_cast<const TokenNode*>(n.get())->phase.defined();

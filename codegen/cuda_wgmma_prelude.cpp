@@ -3,6 +3,9 @@
 
 #include <sstream>
 
+#include "base/error.h"
+#include "compute/hw_instructions.h"
+
 namespace kiln {
 
 namespace {
@@ -117,7 +120,7 @@ std::string operand_list(int64_t first, int64_t count) {
 // One width and input type: the PTX (or the emulation's call) and the
 // function the printer calls.
 std::string width_function(int64_t n, const std::string& t) {
-  const std::string fn = "kiln_wgmma_m64n" + std::to_string(n) + "k16_" + t;
+  const std::string fn = cuda_wgmma_function(n, t);
   const int64_t regs = n / 2;
   std::ostringstream os;
   os << "template <int AMn, int BMn, typename SA, typename SB>\n"
@@ -154,6 +157,17 @@ std::string width_function(int64_t n, const std::string& t) {
 }
 
 }  // namespace
+
+std::pair<int64_t, std::string> cuda_wgmma_shape(const std::string& instruction) {
+  const std::string head = kCudaWgmmaPrefix + std::string("m64n");
+  const size_t k = instruction.find("k16.", head.size());
+  internal_assert(instruction.rfind(head, 0) == 0 && k != std::string::npos) << "not a wgmma: " << instruction;
+  return {std::stoll(instruction.substr(head.size(), k - head.size())), instruction.substr(k + 4)};
+}
+
+std::string cuda_wgmma_function(int64_t n, const std::string& input) {
+  return "kiln_wgmma_m64n" + std::to_string(n) + "k16_" + input;
+}
 
 std::string cuda_wgmma_prelude(const std::set<std::pair<int64_t, std::string>>& used) {
   std::string s = kCommon;

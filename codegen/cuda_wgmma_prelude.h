@@ -17,6 +17,13 @@
 
 namespace kiln {
 
+// A wgmma instruction's (width N, input type "f16"/"bf16"), read from its
+// name (compute/hw_instructions.h: cuda_wgmma_instruction).
+std::pair<int64_t, std::string> cuda_wgmma_shape(const std::string& instruction);
+
+// The prelude's function for a (width, input type): kiln_wgmma_m64n<N>k16_<t>.
+std::string cuda_wgmma_function(int64_t n, const std::string& input);
+
 // The prelude's text for the (width N, input type "f16"/"bf16") pairs in
 // `used`. Per pair, a function
 //   kiln_wgmma_m64n<N>k16_<t><AMn, BMn>(acc, a, a_off, a_m, a_k, b, b_off, b_k, b_n, steps)

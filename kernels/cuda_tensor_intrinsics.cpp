@@ -120,65 +120,60 @@ TensorIntrin cuda_wgmma(DType input, int64_t n, int64_t steps, bool a_k_major, b
   user_check(std::find(widths.begin(), widths.end(), n) != widths.end())
       << "wgmma computes 8 to 256 columns, a power of two here; got " << n;
   user_check(steps >= 1) << "wgmma makes at least one k step of 16, got " << steps;
-  static std::mutex mu;
-  static std::map<std::tuple<std::string, int64_t, int64_t, bool, bool>, TensorIntrin> made;
-  std::lock_guard<std::mutex> lock(mu);
-  TensorIntrin& t = made[std::make_tuple(input.str(), n, steps, a_k_major, b_n_major)];
-  if (t) return t;
-  const int64_t k_len = 16 * steps;
-  Tensor a =
-      a_k_major ? placeholder({Expr(k_len), Expr(16)}, input, "a") : placeholder({Expr(16), Expr(k_len)}, input, "a");
-  Tensor b =
-      b_n_major ? placeholder({Expr(n), Expr(k_len)}, input, "b") : placeholder({Expr(k_len), Expr(n)}, input, "b");
-  IterVar k = reduce_axis(k_len, "k");
-  const DType f32 = DType::f32();
-  Tensor c = compute(
-      {Expr(16), Expr(n)},
-      [&](Var i, Var j) {
-        Expr av = a_k_major ? a(k->var, i) : a(i, k->var);
-        Expr bv = b_n_major ? b(j, k->var) : b(k->var, j);
-        return sum(cast(f32, av) * cast(f32, bv), {k});
-      },
-      "c");
-  const std::string instruction = cuda_wgmma_instruction(input, n);
-  // The fragments of the warp's 16 x n accumulators, one after another.
-  auto fragment_at = [](const IntrinBuffer& acc, int64_t j, int64_t elems) {
-    return TensorIntrinCallNode::Operand{acc.data, acc.offset + make_const(acc.offset.dtype(), 128 * j),
-                                         make_const(DType::i32(), elems), make_const(acc.offset.dtype(), int64_t{1})};
-  };
-  TensorIntrinLowering lower;
-  lower.reset = [n, fragment_at](const IntrinBuffer& out) {
-    std::vector<Stmt> zeros;
-    for (int64_t j = 0; j < n / 8; ++j)
-      zeros.push_back(TensorIntrinCallNode::make(kCudaMmaZero, {fragment_at(out, j, 128)}, {}));
-    return SeqNode::make(zeros);
-  };
-  lower.update = [=](const std::vector<IntrinBuffer>& ops) {
-    // The distance between tiles along each of the operand's dimensions.
-    const IntrinBuffer &ab = ops[0], &bb = ops[1];
-    const Expr a_m = ab.tile_steps[a_k_major ? 1 : 0], a_k = ab.tile_steps[a_k_major ? 0 : 1];
-    const Expr b_k = bb.tile_steps[b_n_major ? 1 : 0], b_n = bb.tile_steps[b_n_major ? 0 : 1];
-    const Expr zero = make_zero(ab.offset.dtype());
-    auto whole = [&](const IntrinBuffer& o) {
-      return TensorIntrinCallNode::Operand{o.data, o.offset, make_const(DType::i32(), int64_t{0}),
-                                           make_const(o.offset.dtype(), int64_t{1})};
+  return memo(std::make_tuple(input.str(), n, steps, a_k_major, b_n_major), [&] {
+    const int64_t k_len = 16 * steps;
+    Tensor a =
+        a_k_major ? placeholder({Expr(k_len), Expr(16)}, input, "a") : placeholder({Expr(16), Expr(k_len)}, input, "a");
+    Tensor b =
+        b_n_major ? placeholder({Expr(n), Expr(k_len)}, input, "b") : placeholder({Expr(k_len), Expr(n)}, input, "b");
+    IterVar k = reduce_axis(k_len, "k");
+    const DType f32 = DType::f32();
+    Tensor c = compute(
+        {Expr(16), Expr(n)},
+        [&](Var i, Var j) {
+          Expr av = a_k_major ? a(k->var, i) : a(i, k->var);
+          Expr bv = b_n_major ? b(j, k->var) : b(k->var, j);
+          return sum(cast(f32, av) * cast(f32, bv), {k});
+        },
+        "c");
+    const std::string instruction = cuda_wgmma_instruction(input, n);
+    // The fragments of the warp's 16 x n accumulators, one after another.
+    auto fragment_at = [](const IntrinBuffer& acc, int64_t j, int64_t elems) {
+      return TensorIntrinCallNode::Operand{acc.data, acc.offset + make_const(acc.offset.dtype(), 128 * j),
+                                           make_const(DType::i32(), elems), make_const(acc.offset.dtype(), int64_t{1})};
     };
-    return TensorIntrinCallNode::make(
-        instruction, {fragment_at(ops[2], 0, 16 * n), whole(ab), whole(bb)},
-        {a_m, a_k, make_const(DType::i32(), int64_t{a_k_major ? 1 : 0}), b_k, b_n,
-         make_const(DType::i32(), int64_t{b_n_major ? 0 : 1}), make_const(DType::i32(), steps)});
-  };
-  IntrinRequirement acc;
-  acc.scope = MemScope::kWarp;
-  acc.offset_factor = 128;
-  acc.fragment = {16, 8};
-  IntrinRequirement tiles;
-  tiles.scope = MemScope::kShared;
-  tiles.core = 8;
-  const std::string name = "cuda_wgmma_m64n" + std::to_string(n) + "k" + std::to_string(k_len) + "_" +
-                           (a_k_major ? "km" : "mk") + (b_n_major ? "_nk_" : "_kn_") + input.str();
-  t = decl_tensor_intrin(name, c, {a, b}, lower, {tiles, tiles, acc});
-  return t;
+    TensorIntrinLowering lower;
+    lower.reset = [n, fragment_at](const IntrinBuffer& out) {
+      std::vector<Stmt> zeros;
+      for (int64_t j = 0; j < n / 8; ++j)
+        zeros.push_back(TensorIntrinCallNode::make(kCudaMmaZero, {fragment_at(out, j, 128)}, {}));
+      return SeqNode::make(zeros);
+    };
+    lower.update = [=](const std::vector<IntrinBuffer>& ops) {
+      // The distance between tiles along each of the operand's dimensions.
+      const IntrinBuffer &ab = ops[0], &bb = ops[1];
+      const Expr a_m = ab.tile_steps[a_k_major ? 1 : 0], a_k = ab.tile_steps[a_k_major ? 0 : 1];
+      const Expr b_k = bb.tile_steps[b_n_major ? 1 : 0], b_n = bb.tile_steps[b_n_major ? 0 : 1];
+      auto whole = [&](const IntrinBuffer& o) {
+        return TensorIntrinCallNode::Operand{o.data, o.offset, make_const(DType::i32(), int64_t{0}),
+                                             make_const(o.offset.dtype(), int64_t{1})};
+      };
+      return TensorIntrinCallNode::make(
+          instruction, {fragment_at(ops[2], 0, 16 * n), whole(ab), whole(bb)},
+          {a_m, a_k, make_const(DType::i32(), int64_t{a_k_major ? 1 : 0}), b_k, b_n,
+           make_const(DType::i32(), int64_t{b_n_major ? 0 : 1}), make_const(DType::i32(), steps)});
+    };
+    IntrinRequirement acc;
+    acc.scope = MemScope::kWarp;
+    acc.offset_factor = 128;
+    acc.fragment = {16, 8};
+    IntrinRequirement tiles;
+    tiles.scope = MemScope::kShared;
+    tiles.core = 8;
+    const std::string name = "cuda_wgmma_m64n" + std::to_string(n) + "k" + std::to_string(k_len) + "_" +
+                             (a_k_major ? "km" : "mk") + (b_n_major ? "_nk_" : "_kn_") + input.str();
+    return decl_tensor_intrin(name, c, {a, b}, lower, {tiles, tiles, acc});
+  });
 }
 
 TensorIntrin cuda_mma_store() {
