@@ -102,8 +102,8 @@ TEST_CASE("the quantized ops' u8 inputs keep 7 bits, others their whole range") 
   CHECK(s8_min == -128);
 }
 
-// oneDNN runs bf16 GEMMs and convolutions only where the CPU has AVX-512
-// CPUs: elsewhere it creates no primitive, and the bench shows n/a.
+// oneDNN runs bf16 GEMMs and convolutions only on CPUs with AVX-512:
+// elsewhere it creates no primitive, and the bench shows n/a.
 TEST_CASE("oneDNN's bf16 contenders agree with the reference") {
   if (!baselines::baseline_available("onednn"))
     KILN_SKIP("onednn is not available: " << baselines::baseline_unavailable_reason("onednn"));
