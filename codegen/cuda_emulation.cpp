@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "codegen/cuda_emulation_pch.h"
 #include "codegen/subprocess.h"
 #include "runtime/module.h"
 
@@ -137,13 +138,23 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
 
   const std::string stem = out_dir + "/" + unique_stem(src.function);
   const std::string cpp = stem + ".cpp", so = stem + ".so";
-  const std::string& header = cuda_emulation_header();
+  // The header's flags must be the module's for its precompiled form to be used.
+  const std::vector<std::string> flags = {"-std=c++17", "-O1", "-fPIC", "-pthread", "-fvisibility=hidden"};
+  const std::string pch_dir = emulation_pch_dir(cxx, flags);
   std::string code = src.code;
   if (!code.empty() && code.back() != '\n') code += '\n';
   std::ostringstream text;
+  int header_lines = 0;
+  if (pch_dir.empty()) {
+    text << cuda_emulation_header();
+    header_lines = count_lines(cuda_emulation_header());
+  } else {
+    text << "// kiln: compile with -iquote " << pch_dir << "\n#include \"" << kEmulationHeaderName << "\"\n";
+    header_lines = 2;
+  }
   // #line: compiler messages and __syncthreads() reports count lines of the CUDA source itself.
-  text << header << "#line 1 \"" << src.function << ".cu\"\n"
-       << code << "#line " << count_lines(header) + count_lines(code) + 3 << " \"" << cpp << "\"\n"
+  text << "#line 1 \"" << src.function << ".cu\"\n"
+       << code << "#line " << header_lines + count_lines(code) + 3 << " \"" << cpp << "\"\n"
        << entry_point(src);
   {
     std::ofstream out(cpp);
@@ -152,8 +163,10 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
   }
 
   // -fvisibility=hidden: only the entry point and kiln_emu_last_error are exported.
-  const std::vector<std::string> argv = {cxx,        "-std=c++17",          "-O1", "-fPIC", "-shared",
-                                         "-pthread", "-fvisibility=hidden", "-o",  so,      cpp};
+  std::vector<std::string> argv = {cxx};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  if (!pch_dir.empty()) argv.insert(argv.end(), {"-iquote", pch_dir});
+  argv.insert(argv.end(), {"-shared", "-o", so, cpp});
   std::string output;
   const auto start = std::chrono::steady_clock::now();
   const int status = run_process(argv, &output, "the host C++ compiler");

@@ -76,7 +76,8 @@ struct EmulatedModule {
 // clang++-14, clang++ on PATH; "" when there is none.
 std::string host_cxx_compiler();
 
-// Writes the emulation header, src.code and a host entry point
+// Writes the emulation header (an #include of its precompiled form where
+// emulation_pch_dir gives one, cuda_emulation_pch.h), src.code and a host entry point
 //   extern "C" int32_t <src.function>(void** args)  // packed ABI, runtime/c_api.h
 //   extern "C" const char* kiln_emu_last_error(void)
 //   extern "C" int kiln_emu_kernel_<kernel>(const unsigned* grid,

@@ -1,0 +1,213 @@
+// The precompiled emulation header (codegen/cuda_emulation_pch.h): where it
+// is made, that modules include it and still compute the right thing, and
+// that every way of not having it (switched off, no cache directory, a
+// damaged or cleared cache) falls back to the header's text.
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "codegen/cuda_emulation.h"
+#include "codegen/cuda_emulation_pch.h"
+#include "codegen/subprocess.h"
+#include "runtime/module.h"
+#include "support/skip.h"
+#include "support/temp_dir.h"
+
+using namespace kiln;
+
+namespace {
+
+// Sets (or, with nullopt, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// One block adds its thread indices into out[0]: 0 + 1 + ... + 63 = 2016.
+EmulatedModule build_sum(const std::string& dir) {
+  CudaSource src;
+  src.function = "thread_sum";
+  src.code = R"(
+extern "C" __global__ void add_threads(int* out) {
+  KILN_SHARED(int, part, 64);
+  part[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int s = 0;
+    for (int i = 0; i < 64; ++i) s += part[i];
+    out[0] = s;
+  }
+}
+)";
+  CudaKernelLaunch l;
+  l.kernel = "add_threads";
+  l.grid = {1, 1, 1};
+  l.block = {64, 1, 1};
+  l.params = {{"int*", 0}};
+  src.launches = {l};
+  return build_emulated_module(src, dir);
+}
+
+int run_sum(const EmulatedModule& m) {
+  auto module = rt::Module::load(m.path);
+  kiln_packed_fn fn = module->get_function(m.entry);
+  REQUIRE(fn != nullptr);
+  int out = -1;
+  void* args[] = {&out};
+  REQUIRE(fn(args) == 0);
+  return out;
+}
+
+std::string module_source(const EmulatedModule& m) { return read_file(m.path.substr(0, m.path.size() - 3) + ".cpp"); }
+
+bool inlines_header(const std::string& source) {
+  return source.find("namespace kiln_emu") != std::string::npos &&
+         source.find(std::string("#include \"") + kEmulationHeaderName) == std::string::npos;
+}
+
+// GCC's precompiled headers are the only ones used; skips the test otherwise.
+#define SKIP_WITHOUT_GCC()                                                                             \
+  do {                                                                                                 \
+    const std::string cxx = host_cxx_compiler();                                                       \
+    if (cxx.empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");                       \
+    std::string version;                                                                               \
+    run_process({cxx, "--version"}, &version, "the host C++ compiler");                                \
+    if (version.find("clang") != std::string::npos)                                                    \
+      KILN_SKIP("the host C++ compiler is clang: kiln precompiles the emulation header for GCC only"); \
+  } while (0)
+
+const std::vector<std::string> kFlags = {"-std=c++17", "-O1", "-fPIC", "-pthread", "-fvisibility=hidden"};
+
+}  // namespace
+
+TEST_CASE("kiln's cache directory: KILN_CACHE_DIR, else XDG_CACHE_HOME/kiln, else HOME/.cache/kiln",
+          "[codegen][cuda][emulation]") {
+  ScopedEnv home("HOME", std::string("/home/ada"));
+  {
+    ScopedEnv cache("KILN_CACHE_DIR", std::string("/var/cache/k"));
+    ScopedEnv xdg("XDG_CACHE_HOME", std::string("/xdg"));
+    CHECK(kiln_cache_dir() == "/var/cache/k");
+  }
+  {
+    ScopedEnv cache("KILN_CACHE_DIR", std::nullopt);
+    ScopedEnv xdg("XDG_CACHE_HOME", std::string("/xdg"));
+    CHECK(kiln_cache_dir() == "/xdg/kiln");
+  }
+  {
+    ScopedEnv cache("KILN_CACHE_DIR", std::string(""));
+    ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+    CHECK(kiln_cache_dir() == "/home/ada/.cache/kiln");
+    ScopedEnv no_home("HOME", std::nullopt);
+    CHECK(kiln_cache_dir().empty());
+  }
+}
+
+TEST_CASE("emulated modules include the header precompiled once in kiln's cache, and compute as before",
+          "[codegen][cuda][emulation]") {
+  SKIP_WITHOUT_GCC();
+  testing::TempDir dir("kiln_emu_pch");
+  ScopedEnv cache("KILN_CACHE_DIR", dir / "cache");
+  ScopedEnv on("KILN_EMULATION_PCH", std::nullopt);
+
+  const EmulatedModule first = build_sum(dir / "a");
+  CHECK(run_sum(first) == 2016);
+  const std::string pch_dir = emulation_pch_dir(host_cxx_compiler(), kFlags);
+  REQUIRE_FALSE(pch_dir.empty());
+  CHECK(std::filesystem::path(pch_dir).parent_path() == std::filesystem::path(dir / "cache/emulation-pch"));
+  const std::string header = pch_dir + "/" + kEmulationHeaderName;
+  CHECK(read_file(header) == cuda_emulation_header());
+  CHECK(std::filesystem::file_size(header + ".gch") > 0);
+  const std::string source = module_source(first);
+  CHECK_FALSE(inlines_header(source));
+  CHECK(source.find("// kiln: compile with -iquote " + pch_dir) != std::string::npos);
+
+  // The same compiler and flags: the same directory, the header made once.
+  const auto made = std::filesystem::last_write_time(header + ".gch");
+  const EmulatedModule second = build_sum(dir / "b");
+  CHECK(run_sum(second) == 2016);
+  CHECK(emulation_pch_dir(host_cxx_compiler(), kFlags) == pch_dir);
+  CHECK(std::filesystem::last_write_time(header + ".gch") == made);
+
+  // Other flags are another key.
+  std::vector<std::string> o2 = kFlags;
+  o2[1] = "-O2";
+  const std::string other = emulation_pch_dir(host_cxx_compiler(), o2);
+  CHECK_FALSE(other.empty());
+  CHECK(other != pch_dir);
+}
+
+TEST_CASE("a damaged or cleared precompiled header costs time, never a module", "[codegen][cuda][emulation]") {
+  SKIP_WITHOUT_GCC();
+  testing::TempDir dir("kiln_emu_pch");
+  ScopedEnv cache("KILN_CACHE_DIR", dir / "cache");
+  ScopedEnv on("KILN_EMULATION_PCH", std::nullopt);
+  CHECK(run_sum(build_sum(dir / "a")) == 2016);
+  const std::string pch_dir = emulation_pch_dir(host_cxx_compiler(), kFlags);
+  REQUIRE_FALSE(pch_dir.empty());
+
+  // GCC ignores a .gch it cannot read and parses the header next to it.
+  std::ofstream(pch_dir + "/" + kEmulationHeaderName + ".gch", std::ios::binary | std::ios::trunc)
+      << "not a precompiled header";
+  const EmulatedModule damaged = build_sum(dir / "b");
+  CHECK_FALSE(inlines_header(module_source(damaged)));
+  CHECK(run_sum(damaged) == 2016);
+
+  // A cache cleared while kiln runs is made again.
+  std::filesystem::remove_all(dir / "cache");
+  const EmulatedModule cleared = build_sum(dir / "c");
+  CHECK(run_sum(cleared) == 2016);
+  CHECK(std::filesystem::exists(pch_dir + "/" + kEmulationHeaderName + ".gch"));
+}
+
+TEST_CASE("without a precompiled header, modules carry the header's text", "[codegen][cuda][emulation]") {
+  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
+  testing::TempDir dir("kiln_emu_pch");
+  SECTION("KILN_EMULATION_PCH=0") {
+    ScopedEnv cache("KILN_CACHE_DIR", dir / "cache");
+    ScopedEnv off("KILN_EMULATION_PCH", std::string("0"));
+    CHECK(emulation_pch_dir(host_cxx_compiler(), kFlags).empty());
+    const EmulatedModule m = build_sum(dir / "a");
+    CHECK(inlines_header(module_source(m)));
+    CHECK(run_sum(m) == 2016);
+    CHECK_FALSE(std::filesystem::exists(dir / "cache"));
+  }
+  SECTION("a cache directory that cannot be made") {
+    ScopedEnv cache("KILN_CACHE_DIR", dir.write("a-file", "x") + "/cache");
+    ScopedEnv on("KILN_EMULATION_PCH", std::nullopt);
+    CHECK(emulation_pch_dir(host_cxx_compiler(), kFlags).empty());
+    const EmulatedModule m = build_sum(dir / "b");
+    CHECK(inlines_header(module_source(m)));
+    CHECK(run_sum(m) == 2016);
+  }
+}
