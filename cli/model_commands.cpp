@@ -1,9 +1,9 @@
 // `kiln run-model MODEL --input NAME=SHAPE [--db F] [--in FILE] [--out FILE]
 // [--compare ort] [--samples N]`: wiring only; bench/model_run.h does the work.
-#include <iomanip>
 #include <unistd.h>
 
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +14,7 @@
 #include "graph/graph.h"
 #include "graph/model_tuning.h"
 #include "graph/onnx_import.h"
+#include "tasks/tuner_factory.h"
 
 namespace kiln::cli {
 
@@ -151,6 +152,7 @@ int tune_model_command(TuneModelOptions& o) {
   if (!o.time.empty()) o.tune.time_s = parse_duration(o.time);
   user_check(o.scheduler == "gradient" || o.scheduler == "round-robin")
       << "--scheduler takes gradient or round-robin, got '" << o.scheduler << "'";
+  check_tuner_name(o.tune.tuner.name);
   o.tune.policy = o.scheduler == "gradient" ? graph::SchedulePolicy::kGradient : graph::SchedulePolicy::kRoundRobin;
   o.tune.tuner.batch = o.tune.batch;
   if (o.tune.job.empty()) o.tune.job = "tune-model-" + std::to_string(::getpid());

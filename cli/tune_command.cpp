@@ -77,6 +77,7 @@ std::string format_eta(double s) {
 
 int run_tune(const TuneCommandOptions& o) {
   user_check(o.trials > 0) << "--trials must be a positive number of measured configs";
+  check_tuner_name(o.tuner);
   MeasureOptions mo;
   mo.repeat = o.repeat;
   mo.min_repeat_ms = o.min_repeat_ms;

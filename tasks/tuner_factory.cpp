@@ -13,11 +13,16 @@
 
 namespace kiln {
 
+void check_tuner_name(const std::string& name) {
+  user_check(name == "xgb" || name == "random" || name == "grid")
+      << "unknown tuner '" << name << "' (expected xgb, random or grid)";
+}
+
 std::unique_ptr<Tuner> make_tuner(const TunerChoice& o, const Task& task, Database& db, const Target& target,
                                   std::ostream& log) {
   if (o.name == "random") return std::make_unique<RandomTuner>(*task.space, o.seed);
   if (o.name == "grid") return std::make_unique<GridTuner>(*task.space);
-  user_check(o.name == "xgb") << "unknown tuner '" << o.name << "' (expected xgb, random or grid)";
+  check_tuner_name(o.name);
   XGBTunerOptions xo;
   xo.seed = o.seed;
   xo.batch_size = o.batch;

@@ -21,6 +21,10 @@ struct TunerChoice {
   int neighbor_seeds = 4;  // best configs of tuned neighbours measured first (xgb)
 };
 
+// user_error for a name that is not a tuner: commands call it as they read
+// their options, before any work.
+void check_tuner_name(const std::string& name);
+
 // user_error for an unknown name. The warm start is reported on `log`.
 std::unique_ptr<Tuner> make_tuner(const TunerChoice& choice, const Task& task, Database& db, const Target& target,
                                   std::ostream& log);

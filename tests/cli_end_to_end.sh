@@ -40,6 +40,7 @@ expect 0 '"best_gflops"' -- tune "$W" --trials 8 --batch 4 --db "$TMPD/a.db" --j
 expect 0 'records 8, errors 0' -- show --db "$TMPD/a.db"
 expect 2 "no tunable template" -- tune elemwise:M=4,N=4 --trials 4 --db "$TMPD/a.db"
 expect 2 "--trials" -- tune "$W" --db "$TMPD/a.db"
+expect 2 "unknown tuner 'best' (expected xgb, random or grid)" -- tune "$W" --trials 4 --db "$TMPD/a.db" --tuner best
 expect 2 "no tuning database at" -- show --db "$TMPD/missing.db"
 # A GPU record's kernel resources (registers, spills, shared memory) are
 # stored with it and shown with the best config.
