@@ -39,6 +39,7 @@ class CudaKernelPrinter {
     int64_t slots = 0, consumer_warps = 0, producer_warps = 0;
     bool async = false, plain = false;  // the producer's fills: cp.async copies, plain stores to shared
     int64_t bulk_bytes = 0;             // and the bytes its bulk copies move per fill (sm_90)
+    bool paced = false;                 // bulk copies alone: each producer thread arrives on full too
     std::string full, empty;
   };
 
