@@ -127,6 +127,12 @@ std::string host_cxx_compiler() {
   return "";
 }
 
+const std::vector<std::string>& emulated_module_flags() {
+  // -fvisibility=hidden: only the entry point and kiln_emu_last_error are exported.
+  static const std::vector<std::string> flags = {"-std=c++17", "-O1", "-fPIC", "-pthread", "-fvisibility=hidden"};
+  return flags;
+}
+
 EmulatedModule build_emulated_module(const CudaSource& src, const std::string& out_dir) {
   internal_assert(is_identifier(src.function)) << "entry point name '" << src.function << "'";
   const std::string cxx = host_cxx_compiler();
@@ -138,8 +144,7 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
 
   const std::string stem = out_dir + "/" + unique_stem(src.function);
   const std::string cpp = stem + ".cpp", so = stem + ".so";
-  // The header's flags must be the module's for its precompiled form to be used.
-  const std::vector<std::string> flags = {"-std=c++17", "-O1", "-fPIC", "-pthread", "-fvisibility=hidden"};
+  const std::vector<std::string>& flags = emulated_module_flags();
   const std::string pch_dir = emulation_pch_dir(cxx, flags);
   std::string code = src.code;
   if (!code.empty() && code.back() != '\n') code += '\n';
@@ -162,7 +167,6 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
     user_check(out.good()) << "cannot write '" << cpp << "'";
   }
 
-  // -fvisibility=hidden: only the entry point and kiln_emu_last_error are exported.
   std::vector<std::string> argv = {cxx};
   argv.insert(argv.end(), flags.begin(), flags.end());
   if (!pch_dir.empty()) argv.insert(argv.end(), {"-iquote", pch_dir});

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "codegen/cuda_module.h"
 
@@ -75,6 +76,10 @@ struct EmulatedModule {
 // error when it is not an executable), else the first of c++, g++,
 // clang++-14, clang++ on PATH; "" when there is none.
 std::string host_cxx_compiler();
+
+// The host compiler's flags for an emulated module, before -shared and the
+// files (and for the precompiled header, which must use the same ones).
+const std::vector<std::string>& emulated_module_flags();
 
 // Writes the emulation header (an #include of its precompiled form where
 // emulation_pch_dir gives one, cuda_emulation_pch.h), src.code and a host entry point

@@ -47,11 +47,24 @@ std::string compiler_version(const std::string& cxx) {
   return output.substr(0, output.find('\n'));
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so that a
-// reader sees the whole file or none. False (with *why) on failure.
-bool write_atomically(const std::string& path, const std::string& text, std::string* why) {
+// A name next to `path` that no other thread or process writes.
+std::string temporary_name(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+// Renames the finished file `tmp` to `path`, so that a reader sees the whole
+// file or none; removes `tmp` when that fails (false, with *why).
+bool publish(const std::string& tmp, const std::string& path, std::string* why) {
+  if (std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  *why = "cannot rename '" + tmp + "' to '" + path + "'";
+  std::remove(tmp.c_str());
+  return false;
+}
+
+// Writes `text` to `path` through a temporary file. False (with *why) on failure.
+bool write_atomically(const std::string& path, const std::string& text, std::string* why) {
+  const std::string tmp = temporary_name(path);
   {
     std::ofstream out(tmp, std::ios::binary);
     out << text;
@@ -61,12 +74,7 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
       return false;
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *why = "cannot rename '" + tmp + "' to '" + path + "'";
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
+  return publish(tmp, path, why);
 }
 
 // Makes dir/kEmulationHeaderName and its .gch when they are missing; false
@@ -81,7 +89,7 @@ bool make_pch(const std::string& dir, const std::string& cxx, const std::vector<
   const std::string header = dir + "/" + kEmulationHeaderName, pch = header + ".gch";
   if (!std::filesystem::exists(header) && !write_atomically(header, cuda_emulation_header(), why)) return false;
   if (std::filesystem::exists(pch)) return true;
-  const std::string tmp = pch + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_name(pch);
   std::vector<std::string> argv = {cxx};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp});
@@ -92,11 +100,7 @@ bool make_pch(const std::string& dir, const std::string& cxx, const std::vector<
     std::remove(tmp.c_str());
     return false;
   }
-  if (std::rename(tmp.c_str(), pch.c_str()) != 0) {
-    *why = "cannot rename '" + tmp + "' to '" + pch + "'";
-    std::remove(tmp.c_str());
-    return false;
-  }
+  if (!publish(tmp, pch, why)) return false;
   spdlog::debug("CUDA emulation: precompiled its header into {}", pch);
   return true;
 }

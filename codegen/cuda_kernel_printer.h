@@ -39,7 +39,13 @@ class CudaKernelPrinter {
     int64_t slots = 0, consumer_warps = 0, producer_warps = 0;
     bool async = false, plain = false;  // the producer's fills: cp.async copies, plain stores to shared
     int64_t bulk_bytes = 0;             // and the bytes its bulk copies move per fill (sm_90)
-    bool paced = false;                 // bulk copies alone: each producer thread arrives on full too
+    // Every producer thread arrives on full once per fill: by cp.async where
+    // its fills are cp.async copies, else by a plain arrival (which also
+    // releases plain stores). With bulk copies alone, only one thread's
+    // expect-tx arrival would count, and a thread that issues no copy could
+    // fall two phases behind the consumers, where the parity it waits for
+    // names a later phase, and wait forever.
+    bool plain_arrival() const { return plain || !async; }
     std::string full, empty;
   };
 

@@ -94,12 +94,6 @@ void CudaKernelPrinter::find_warp_specialized(const Ref<Object>& n) {
     }
   });
   internal_assert(id >= 0) << "a warp-specialized region holds its pipeline's tokens";
-  // With bulk copies alone, one thread's arrival completes a fill, and the
-  // producer's other threads only wait on the empty mbarriers: one of them
-  // could fall two phases behind the consumers, where the parity it waits
-  // for names a later phase, and wait forever. Arriving on full too keeps
-  // every producer thread within a phase of the fills.
-  ws.paced = ws.bulk_bytes > 0 && !ws.async && !ws.plain;
   // Each block row's first lanes issue the bulk copies once; more rows along z would repeat them.
   user_check(ws.bulk_bytes == 0 || kernel_.block[2] == 1)
       << "a warp-specialized pipeline with bulk copies needs a block of one thread along threadIdx.z (the "
@@ -115,16 +109,17 @@ void CudaKernelPrinter::find_warp_specialized(const Ref<Object>& n) {
 
 // Thread 0 sets the barriers up and the block's barrier shows them to
 // every thread. The producer's threads arrive on `full` once per fill (a
-// cp.async arrival when the copies land, and a plain one that releases
-// its stores or, with bulk copies alone, paces it); the compute threads
-// arrive on `empty` once per release.
+// cp.async arrival when the copies land, else a plain one, see
+// WarpSpecialized::plain_arrival); the compute threads arrive on `empty`
+// once per release.
 void CudaKernelPrinter::warp_specialized(const AttrStmtNode* op) {
   const WarpSpecialized& ws = pipelines_.at(regions_.at(op));
   const int64_t lanes = kernel_.block[0] * kernel_.block[2];
   // Bulk copies: one arrival, the first producer thread's, that expects their bytes.
   const int64_t full =
-      ws.producer_warps * lanes * ((ws.async ? 1 : 0) + (ws.plain || ws.paced ? 1 : 0)) + (ws.bulk_bytes > 0 ? 1 : 0);
-  internal_assert(full > 0) << "a warp-specialized pipeline's producer fills its slots";
+      ws.producer_warps * lanes * ((ws.async ? 1 : 0) + (ws.plain_arrival() ? 1 : 0)) + (ws.bulk_bytes > 0 ? 1 : 0);
+  internal_assert(ws.async || ws.plain || ws.bulk_bytes > 0)
+      << "a warp-specialized pipeline's producer fills its slots";
   line() << "// warp specialization: warps " << ws.consumer_warps << " to " << ws.consumer_warps + ws.producer_warps - 1
          << " fill the slots, the others compute\n";
   line() << "if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n";
@@ -152,7 +147,7 @@ void CudaKernelPrinter::mbarrier_token(const TokenNode* op) {
   const std::string& bar = op->queue == Queue::kFull ? ws.full : ws.empty;
   if (op->op == Op::kPush && op->queue == Queue::kFull) {
     if (ws.async) line() << "kiln_cp_async_mbarrier_arrive(" << bar << ", " << slot << ");\n";
-    if (ws.plain || ws.paced) line() << "kiln_mbarrier_arrive(" << bar << ", " << slot << ");\n";
+    if (ws.plain_arrival()) line() << "kiln_mbarrier_arrive(" << bar << ", " << slot << ");\n";
   } else if (op->op == Op::kPush) {
     line() << "kiln_mbarrier_arrive(" << bar << ", " << slot << ");\n";
   } else if (op->op == Op::kPop && op->queue == Queue::kFree) {

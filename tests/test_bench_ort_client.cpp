@@ -4,7 +4,6 @@
 // helper's failures into user errors. Skipped where node or ort/'s npm
 // packages are missing (scripts/setup.sh installs them).
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -12,11 +11,13 @@
 
 #include "base/error.h"
 #include "bench/contenders/ort_client.h"
+#include "support/scoped_env.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
 using namespace kiln;
 namespace fs = std::filesystem;
+using kiln::testing::ScopedEnv;
 
 namespace {
 
@@ -26,22 +27,6 @@ std::string cls_model() {
           "assets" / "ch_ppocr_mobile_v2.0_cls_infer.onnx")
       .string();
 }
-
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const char* n, const std::string& value) : name(n) {
-    if (const char* v = std::getenv(n)) old = v;
-    setenv(n, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old)
-      setenv(name.c_str(), old->c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
 
 }  // namespace
 

@@ -14,38 +14,14 @@
 #include "codegen/cuda_emulation_pch.h"
 #include "codegen/subprocess.h"
 #include "runtime/module.h"
+#include "support/scoped_env.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
 using namespace kiln;
+using kiln::testing::ScopedEnv;
 
 namespace {
-
-// Sets (or, with nullopt, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -107,7 +83,7 @@ bool inlines_header(const std::string& source) {
       KILN_SKIP("the host C++ compiler is clang: kiln precompiles the emulation header for GCC only"); \
   } while (0)
 
-const std::vector<std::string> kFlags = {"-std=c++17", "-O1", "-fPIC", "-pthread", "-fvisibility=hidden"};
+const std::vector<std::string>& kFlags = emulated_module_flags();
 
 }  // namespace
 

@@ -12,10 +12,12 @@
 
 #include "base/error.h"
 #include "codegen/nvrtc.h"
+#include "support/scoped_env.h"
 #include "support/skip.h"
 
 using namespace kiln;
 using Catch::Matchers::Contains;
+using kiln::testing::ScopedEnv;
 
 namespace {
 
@@ -35,25 +37,6 @@ extern "C" __global__ void tile_sum(const float* in, float* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = tile[0];
 }
 )";
-
-// Sets an environment variable for the scope, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 bool supports(int arch) {
   std::vector<int> archs = nvrtc_supported_archs();
