@@ -59,6 +59,7 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
   os << cuda_prelude() << "\n" << kArithmeticHelpers;
   bool reduces_across_threads = false, narrow = false, mma = false, async = false, mbarriers = false;
   std::set<std::pair<int64_t, std::string>> wgmma;  // (N, input type) of the wgmma calls
+  bool wgmma_waits = false;                         // commit-and-wait calls
   for (auto& a : f.args) narrow |= is_narrow_float(a.dtype);
   for (auto& k : kernels)
     post_order_visit(k.body, [&](const Ref<Object>& n) {
@@ -67,6 +68,7 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
       if (n->kind() == NodeKind::TensorIntrinCall) {
         const std::string& in = static_cast<const TensorIntrinCallNode*>(n.get())->intrin;
         if (in.rfind(kCudaWgmmaPrefix, 0) == 0) wgmma.insert(cuda_wgmma_shape(in));
+        wgmma_waits |= in == kCudaWgmmaCommitWait;
       }
       async |= n->kind() == NodeKind::Token;
       if (n->kind() == NodeKind::Token) mbarriers |= static_cast<const TokenNode*>(n.get())->phase.defined();
@@ -75,7 +77,7 @@ CudaSource emit_cuda(const LoweredFunc& f, const GpuLimits& limits) {
     });
   if (narrow || mma) os << cuda_narrow_float_prelude();
   if (mma) os << cuda_mma_prelude();
-  if (!wgmma.empty()) os << cuda_wgmma_prelude(wgmma);
+  if (!wgmma.empty() || wgmma_waits) os << cuda_wgmma_prelude(wgmma);
   if (async && limits.sm_version >= 80) os << cuda_async_prelude();
   if (mbarriers && limits.sm_version >= 80) os << cuda_mbarrier_prelude();
   if (reduces_across_threads) os << cuda_allreduce_helpers();

@@ -645,12 +645,14 @@ void* worker(void* arg) {
     std::string error;
     try {
       (*t.body)();
+      wgmma_finish();
     } catch (const Abort&) {
     } catch (const std::exception& e) {
       error = e.what();
     } catch (...) {
       error = "an exception of unknown type " + where();
     }
+    wgmma_drop();  // after a failure: products whose accumulators are gone
     async_retire();
     lk.lock();
     if (!error.empty()) fail(t, error);

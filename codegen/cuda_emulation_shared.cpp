@@ -27,6 +27,8 @@ struct Shadow {
   int16_t pending = -1;      // the thread whose cp.async into it has not landed yet
   bool async_write = false;  // the last write was a cp.async copy
   bool bulk = false;         // the copy in flight (pending) is a bulk copy
+  uint16_t held = 0;         // wgmma products in flight that read it
+  int16_t holder = -1;       // the thread that issued the latest of them
   // With mbarriers in the launch, every reader of a multi read, each with
   // its latest read: a producer may refill an element only once it has
   // acquired the reads of all the consumers (their arrivals on a barrier).
@@ -170,6 +172,19 @@ class SharedBuffer {
       on_write(k);
       memcpy(&data_[k], reinterpret_cast<const char*>(&v) + off, sizeof(T));
     });
+  }
+
+  // A wgmma product in flight (issued by this thread) reads element i until
+  // it retires: no write may land there meanwhile.
+  void hold(long long i) {
+    check(i, 1);
+    std::lock_guard<std::mutex> g(stripe(i));
+    ++shadow_[i].held;
+    shadow_[i].holder = static_cast<int16_t>(tl_tid);
+  }
+  void unhold(long long i) {
+    std::lock_guard<std::mutex> g(stripe(i));
+    if (shadow_[i].held > 0) --shadow_[i].held;
   }
 
   // cp.async (the async-copy prelude) into elements i..i+count-1: checks
@@ -351,6 +366,11 @@ class SharedBuffer {
     if (pool_offset_ >= 0) pool_touch(this, name_, pool_offset_ + i * static_cast<long long>(sizeof(T)));
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_write(i, s.pending);
+    if (s.held > 0)
+      check_error(thread_str(tl_tid) + (async ? "'s copy" : "") + " writes " + elem(i) + " " + where() +
+                  " while a wgmma product issued by " + issuer(s.holder) +
+                  " still reads it: the product is in flight until a kiln_wgmma_commit_wait (wgmma.wait_group) "
+                  "retires it, so its slot was released, or written, too early");
     if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
       race(i, s.writer, "overwrites", async, true);
     const int reader = unordered_reader(s);
@@ -501,6 +521,85 @@ void async_drop_unlanded() {
   std::lock_guard<std::mutex> g(g_async_mu);
   for (const AsyncCopy& c : g_unlanded) c.finish(c, false);
   g_unlanded.clear();
+}
+
+// wgmma products left in flight (the warpgroup prelude's async calls): each
+// thread queues its products, the open group and then the committed groups
+// oldest first; a commit-and-wait adds the retired ones into their
+// accumulators, where plain code may then read them.
+struct WgmmaProduct {
+  const float* acc;
+  int count;                  // accumulators it writes from acc on
+  std::function<void()> add;  // adds the product into them
+  std::function<void()> let_go;  // lets go of the elements it reads (after add, or instead)
+};
+struct WgmmaQueue {
+  std::vector<WgmmaProduct> open;
+  std::vector<std::vector<WgmmaProduct>> groups;
+};
+thread_local WgmmaQueue tl_wgmma;
+
+void wgmma_issue(const float* acc, int count, std::function<void()> add, std::function<void()> let_go) {
+  tl_wgmma.open.push_back(WgmmaProduct{acc, count, std::move(add), std::move(let_go)});
+}
+
+// Every product still queued lets go of its elements, unadded (the thread's
+// block ended or failed: the shared arrays outlive the launch).
+void wgmma_drop() {
+  for (const WgmmaProduct& p : tl_wgmma.open) p.let_go();
+  for (const auto& group : tl_wgmma.groups)
+    for (const WgmmaProduct& p : group) p.let_go();
+  tl_wgmma = WgmmaQueue{};
+}
+
+// wgmma.commit_group, then wgmma.wait_group in_flight.
+void wgmma_commit_wait(int in_flight) {
+  if (in_flight < 0 || in_flight > 7)
+    check_error("kiln_wgmma_commit_wait<" + std::to_string(in_flight) + "> " + where() + ", " + thread_str(tl_tid) +
+                ": wgmma.wait_group takes a count of 0 to 7 groups left in flight");
+  std::vector<std::vector<WgmmaProduct>>& groups = tl_wgmma.groups;
+  groups.push_back(std::move(tl_wgmma.open));
+  tl_wgmma.open.clear();
+  while (groups.size() > static_cast<size_t>(in_flight)) {
+    std::vector<WgmmaProduct> group = std::move(groups.front());
+    groups.erase(groups.begin());
+    for (size_t i = 0; i < group.size(); ++i) {
+      try {
+        group[i].add();
+      } catch (...) {  // a failed read: this group's rest and the others let go too
+        for (size_t j = i; j < group.size(); ++j) group[j].let_go();
+        wgmma_drop();
+        throw;
+      }
+      group[i].let_go();
+    }
+  }
+}
+
+// Plain code (`what`) touches this thread's accumulators [acc, acc + count):
+// none may be the target of a product still in flight.
+void wgmma_check_idle(const float* acc, int count, const char* what) {
+  auto busy = [&](const WgmmaProduct& p) { return p.acc < acc + count && acc < p.acc + p.count; };
+  bool in_flight = false;
+  for (const WgmmaProduct& p : tl_wgmma.open) in_flight |= busy(p);
+  for (const auto& group : tl_wgmma.groups)
+    for (const WgmmaProduct& p : group) in_flight |= busy(p);
+  if (in_flight)
+    check_error(std::string(what) + " " + where() + ", " + thread_str(tl_tid) +
+                " touches accumulators that a wgmma product still in flight writes; retire it first "
+                "(kiln_wgmma_commit_wait, wgmma.wait_group)");
+}
+
+// The thread has run its block's body: a product still in flight never
+// reached its accumulators.
+void wgmma_finish() {
+  size_t n = tl_wgmma.open.size();
+  for (const auto& group : tl_wgmma.groups) n += group.size();
+  wgmma_drop();
+  if (n > 0)
+    check_error(thread_str(tl_tid) + " finished its block with " + std::to_string(n) +
+                " wgmma product(s) still in flight: no kiln_wgmma_commit_wait (wgmma.wait_group) retired them, so "
+                "their sums never reached the accumulators");
 }
 
 )KILN";

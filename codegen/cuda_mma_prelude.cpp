@@ -29,6 +29,9 @@ __device__ __forceinline__ long long kiln_mma_b_row(int trans, unsigned lane, lo
 }
 
 __device__ __forceinline__ void kiln_mma_zero(float* acc) {
+#ifdef KILN_CUDA_EMULATION
+  kiln_emu::wgmma_check_idle(acc, 4, "kiln_mma_zero");
+#endif
   for (int i = 0; i < 4; ++i) acc[i] = 0.0f;
 }
 
@@ -195,6 +198,9 @@ KILN_MMA_M16N8K16(kiln_mma_bf16, "bf16")
 // Each lane stores its four accumulators (rows g, g+8; cols 2t, 2t+1).
 template <typename D>
 __device__ __forceinline__ void kiln_mma_store(D& dst, long long offset, long long ld, const float* acc) {
+#ifdef KILN_CUDA_EMULATION
+  kiln_emu::wgmma_check_idle(acc, 4, "kiln_mma_store");
+#endif
   const long long g = kiln_lane_id() / 4, t = kiln_lane_id() % 4;
   for (int i = 0; i < 4; ++i) dst[offset + (g + 8 * (i >> 1)) * ld + 2 * t + (i & 1)] = acc[i];
 }

@@ -66,9 +66,14 @@ inline void kiln_wgmma_emu_group(const char* op, const long long (&call)[9]) {
 
 // Each thread computes its N/2 accumulators in k order, in f32, from the
 // tiles: rows g and g+8 of its warp's 16, columns 8j + 2t and 8j + 2t + 1.
+// An async call (a pipeline's, which keeps it in flight) reads the tiles
+// now, which the fill must have completed, holds them (a write to them
+// meanwhile, its slot released too early, is an error) and reads them again
+// when the kiln_wgmma_commit_wait that retires it runs, where it adds the
+// products into the accumulators.
 template <typename SA, typename SB>
-inline void kiln_wgmma_emu(const char* op, int n, float (*to_f32)(unsigned short), float* acc, int a_mn, SA& a,
-                           long long a_off, long long a_m, long long a_k, int b_mn, SB& b, long long b_off,
+inline void kiln_wgmma_emu(const char* op, int n, float (*to_f32)(unsigned short), bool async, float* acc, int a_mn,
+                           SA& a, long long a_off, long long a_m, long long a_k, int b_mn, SB& b, long long b_off,
                            long long b_k, long long b_n, int steps) {
   long long a_base = 0, b_base = 0;
   auto& abuf = kiln_mma_emu_buffer(a, a_base);
@@ -80,23 +85,46 @@ inline void kiln_wgmma_emu(const char* op, int n, float (*to_f32)(unsigned short
                           ": a tile of A or B starts at an element that is not 16-byte aligned; the GPU would fault");
   const long long call[9] = {group, b_base + b_off, a_m, a_k, b_k, b_n, a_mn, b_mn, steps};
   kiln_wgmma_emu_group(op, call);
-  auto A = [&](long long i, long long k) {
-    const long long in = a_mn ? (k % 8) * 8 + i % 8 : (i % 8) * 8 + k % 8;
-    return to_f32((unsigned short)abuf.read(group + (i / 8) * a_m + (k / 8) * a_k + in));
+  auto a_at = [=](long long i, long long k) {
+    return group + (i / 8) * a_m + (k / 8) * a_k + (a_mn ? (k % 8) * 8 + i % 8 : (i % 8) * 8 + k % 8);
   };
-  auto B = [&](long long k, long long j) {
-    const long long in = b_mn ? (k % 8) * 8 + j % 8 : (j % 8) * 8 + k % 8;
-    return to_f32((unsigned short)bbuf.read(b_base + b_off + (k / 8) * b_k + (j / 8) * b_n + in));
+  auto b_at = [=](long long k, long long j) {
+    return b_base + b_off + (k / 8) * b_k + (j / 8) * b_n + (b_mn ? (k % 8) * 8 + j % 8 : (j % 8) * 8 + k % 8);
   };
+  auto A = [=, &abuf](long long i, long long k) { return to_f32((unsigned short)abuf.read(a_at(i, k))); };
+  auto B = [=, &bbuf](long long k, long long j) { return to_f32((unsigned short)bbuf.read(b_at(k, j))); };
   const int g = kiln_emu::tl_lane / 4, t = kiln_emu::tl_lane % 4;
-  for (int j = 0; j < n / 8; ++j)
-    for (int e = 0; e < 4; ++e) {
-      const long long i = 16 * w + g + 8 * (e >> 1), col = 8 * j + 2 * t + (e & 1);
-      float d = acc[4 * j + e];
-      for (long long k = 0; k < 16LL * steps; ++k) d += A(i, k) * B(k, col);
-      acc[4 * j + e] = d;
+  auto product = [=]() {
+    for (int j = 0; j < n / 8; ++j)
+      for (int e = 0; e < 4; ++e) {
+        const long long i = 16 * w + g + 8 * (e >> 1), col = 8 * j + 2 * t + (e & 1);
+        float d = acc[4 * j + e];
+        for (long long k = 0; k < 16LL * steps; ++k) d += A(i, k) * B(k, col);
+        acc[4 * j + e] = d;
+      }
+  };
+  if (!async) {  // commit_group and wait_group 0: the older products in flight retire first
+    kiln_emu::wgmma_commit_wait(0);
+    return product();
+  }
+  // Every element this thread's products read: its rows of A, its columns of B.
+  auto each = [=, &abuf, &bbuf](auto&& on_a, auto&& on_b) {
+    for (long long k = 0; k < 16LL * steps; ++k) {
+      for (int e = 0; e < 2; ++e) on_a(abuf, a_at(16 * w + g + 8 * e, k));
+      for (int j = 0; j < n / 8; ++j)
+        for (int e = 0; e < 2; ++e) on_b(bbuf, b_at(k, 8 * j + 2 * t + e));
     }
+  };
+  // Read now (the fill must be complete), then held until the product
+  // retires (or is dropped, when the launch fails).
+  auto read = [](auto& buf, long long i) { (void)buf.read(i); };
+  auto hold = [](auto& buf, long long i) { buf.hold(i); };
+  auto release = [](auto& buf, long long i) { buf.unhold(i); };
+  each(read, read);
+  each(hold, hold);
+  kiln_emu::wgmma_issue(acc, n / 2, product, [=]() { each(release, release); });
 }
+inline void kiln_wgmma_emu_commit_wait(int in_flight) { kiln_emu::wgmma_commit_wait(in_flight); }
 #else
 // A shared memory matrix descriptor without swizzling: the start address,
 // the distance between tiles along k (leading) and along m or n (stride),
@@ -109,6 +137,25 @@ __device__ __forceinline__ unsigned long long kiln_wgmma_desc(S& s, long long of
          ((unsigned long long)((along_mn_bytes & 0x3FFFF) >> 4) << 32);
 }
 #endif
+
+// Commits the warpgroup's open group of async products and waits until at
+// most InFlight committed groups are in flight; the accumulators of the
+// older ones hold their sums, and their tiles may be refilled. `acc`, the
+// warp's accumulator array, is fenced after the wait: the compiler may not
+// move a read or write of its registers above it (the products in flight
+// own them until then).
+template <int InFlight, int N>
+__device__ __forceinline__ void kiln_wgmma_commit_wait(float (&acc)[N]) {
+#ifdef KILN_CUDA_EMULATION
+  (void)acc;
+  kiln_wgmma_emu_commit_wait(InFlight);
+#else
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(InFlight) : "memory");
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+#endif
+}
 )KILN";
 
 std::string operand_list(int64_t first, int64_t count) {
@@ -123,13 +170,14 @@ std::string width_function(int64_t n, const std::string& t) {
   const std::string fn = cuda_wgmma_function(n, t);
   const int64_t regs = n / 2;
   std::ostringstream os;
-  os << "template <int AMn, int BMn, typename SA, typename SB>\n"
+  os << "// Async: issue only; kiln_wgmma_commit_wait commits and retires the group.\n"
+     << "template <int AMn, int BMn, int Async, typename SA, typename SB>\n"
      << "__device__ __forceinline__ void " << fn
      << "(float* acc, SA& a, long long a_off, long long a_m, long long a_k, SB& b, long long b_off, long long b_k,\n"
      << "    long long b_n, int steps) {\n"
      << "#ifdef KILN_CUDA_EMULATION\n"
      << "  kiln_wgmma_emu(\"" << fn << " (wgmma.mma_async.m64n" << n << "k16)\", " << n << ", kiln_mma_emu_" << t
-     << ", acc, AMn, a, a_off, a_m, a_k, BMn, b, b_off, b_k, b_n, steps);\n"
+     << ", Async != 0, acc, AMn, a, a_off, a_m, a_k, BMn, b, b_off, b_k, b_n, steps);\n"
      << "#else\n"
      << "  const long long e = (long long)sizeof(a[0]);\n"
      << "  unsigned long long da = kiln_wgmma_desc(a, a_off - 2 * kiln_warp_in_group() * a_m, a_k * e, a_m * e);\n"
@@ -149,8 +197,10 @@ std::string width_function(int64_t n, const std::string& t) {
      << "    da += (unsigned long long)((2 * a_k * e) >> 4);\n"
      << "    db += (unsigned long long)((2 * b_k * e) >> 4);\n"
      << "  }\n"
-     << "  asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n"
-     << "  asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");\n"
+     << "  if (!Async) {\n"
+     << "    asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n"
+     << "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");\n"
+     << "  }\n"
      << "#endif\n"
      << "}\n";
   return os.str();
@@ -162,7 +212,8 @@ std::pair<int64_t, std::string> cuda_wgmma_shape(const std::string& instruction)
   const std::string head = kCudaWgmmaPrefix + std::string("m64n");
   const size_t k = instruction.find("k16.", head.size());
   internal_assert(instruction.rfind(head, 0) == 0 && k != std::string::npos) << "not a wgmma: " << instruction;
-  return {std::stoll(instruction.substr(head.size(), k - head.size())), instruction.substr(k + 4)};
+  const size_t end = is_cuda_wgmma_async(instruction) ? instruction.size() - 6 : instruction.size();
+  return {std::stoll(instruction.substr(head.size(), k - head.size())), instruction.substr(k + 4, end - k - 4)};
 }
 
 std::string cuda_wgmma_function(int64_t n, const std::string& input) {

@@ -42,27 +42,44 @@ std::vector<HwInstruction> cuda_mma_family(DType t) {
 
 // wgmma.mma_async m64nNk16 with `t` inputs into f32, both operands in
 // shared memory in 8 x 8 tiles, as one warp of the warpgroup sees it.
+// The .async form leaves the product in flight (cuda_wgmma_commit_wait).
 std::vector<HwInstruction> cuda_wgmma_family(DType t) {
   std::vector<HwInstruction> l;
-  for (int64_t n : cuda_wgmma_widths()) {
-    const std::string ns = std::to_string(n);
-    l.push_back(
-        {cuda_wgmma_instruction(t, n),
-         "cuda",
-         "sm_90a",
-         {{"acc", DType::f32(), 16 * n, true, false, MemScope::kWarp},
-          {"a", t, 0, false, false, MemScope::kShared},
-          {"b", t, 0, false, false, MemScope::kShared}},
-         "acc[16 x " + ns + "] += A[16 x 16*steps] * B[16*steps x " + ns + "] in f32, the " + t.str() +
-             " products exact (wgmma.mma_async.sync.aligned.m64n" + ns + "k16.f32." + t.str() + "." + t.str() +
-             ", then waited for; the tensor core's own summation order), acc being this warp's " +
-             std::to_string(n / 8) + " fragments of 16 x 8 (as mma.m16n8k16's) and the 16 rows of A this warp's: " +
-             "A(i, k) = a[(i/8)*a_m + (k/8)*a_k + (a_mn_major ? (k%8)*8 + i%8 : (i%8)*8 + k%8)], " +
-             "B(k, j) = b[(k/8)*b_k + (j/8)*b_n + (b_mn_major ? (k%8)*8 + j%8 : (j%8)*8 + k%8)] (8 x 8 tiles, "
-             "Stage::storage_tile). All four warps of a warpgroup (warps 4g to 4g+3 of the block) make the call "
-             "together, warp 4g+w with the A rows 16*w after warp 4g's",
-         cuda_wgmma_scalars()});
-  }
+  for (int64_t n : cuda_wgmma_widths())
+    for (bool async : {false, true}) {
+      const std::string ns = std::to_string(n);
+      const std::string when =
+          async
+              ? ", issued into the warpgroup's open group and not waited for: acc holds the sum, and the slots may be "
+                "refilled, only once a cuda.wgmma_commit_wait retired that group"
+              : ", then waited for";
+      l.push_back(
+          {cuda_wgmma_instruction(t, n, async),
+           "cuda",
+           "sm_90a",
+           {{"acc", DType::f32(), 16 * n, true, false, MemScope::kWarp},
+            {"a", t, 0, false, false, MemScope::kShared},
+            {"b", t, 0, false, false, MemScope::kShared}},
+           "acc[16 x " + ns + "] += A[16 x 16*steps] * B[16*steps x " + ns + "] in f32, the " + t.str() +
+               " products exact (wgmma.mma_async.sync.aligned.m64n" + ns + "k16.f32." + t.str() + "." + t.str() + when +
+               "; the tensor core's own summation order), acc being this warp's " + std::to_string(n / 8) +
+               " fragments of 16 x 8 (as mma.m16n8k16's) and the 16 rows of A this warp's: " +
+               "A(i, k) = a[(i/8)*a_m + (k/8)*a_k + (a_mn_major ? (k%8)*8 + i%8 : (i%8)*8 + k%8)], " +
+               "B(k, j) = b[(k/8)*b_k + (j/8)*b_n + (b_mn_major ? (k%8)*8 + j%8 : (j%8)*8 + k%8)] (8 x 8 tiles, "
+               "Stage::storage_tile). All four warps of a warpgroup (warps 4g to 4g+3 of the block) make the call "
+               "together, warp 4g+w with the A rows 16*w after warp 4g's",
+           cuda_wgmma_scalars()});
+    }
+  l.push_back({kCudaWgmmaCommitWait,
+               "cuda",
+               "sm_90a",
+               {{"acc", DType::f32(), 0, true, false, MemScope::kWarp}},
+               "wgmma.commit_group closes the warpgroup's open group of .async products, then wgmma.wait_group "
+               "in_flight waits until at most that many of its committed groups are in flight (0 to 7): the "
+               "older ones' accumulators hold their sums and their tiles are read. acc is the whole warp-scope "
+               "buffer the products accumulate into; no register of it moves across the wait. All four warps "
+               "of the warpgroup make the call together",
+               {"in_flight"}});
   return l;
 }
 
@@ -213,8 +230,20 @@ const std::vector<int64_t>& cuda_wgmma_widths() {
   return n;
 }
 
-std::string cuda_wgmma_instruction(DType input, int64_t n) {
-  return kCudaWgmmaPrefix + std::string("m64n") + std::to_string(n) + "k16." + input.str();
+std::string cuda_wgmma_instruction(DType input, int64_t n, bool async) {
+  return kCudaWgmmaPrefix + std::string("m64n") + std::to_string(n) + "k16." + input.str() + (async ? ".async" : "");
+}
+
+std::string cuda_wgmma_async_form(const std::string& instruction) {
+  internal_assert(instruction.rfind(kCudaWgmmaPrefix, 0) == 0 && !is_cuda_wgmma_async(instruction))
+      << "not a synchronous wgmma: " << instruction;
+  return instruction + ".async";
+}
+
+bool is_cuda_wgmma_async(const std::string& instruction) {
+  const std::string tail = ".async";
+  return instruction.rfind(kCudaWgmmaPrefix, 0) == 0 && instruction.size() > tail.size() &&
+         instruction.compare(instruction.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 const std::vector<std::string>& cuda_wgmma_scalars() {
@@ -364,6 +393,12 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
                "operand need to be a positive multiple of 16 bytes apart, below 256 KiB";
       }
     }
+  }
+  if (call.intrin == kCudaWgmmaCommitWait && call.scalars.size() == 1) {
+    int64_t v = 0;
+    if (!as_const_int(call.scalars[0], &v) || v < 0 || v > 7)
+      return call.intrin + " scalar in_flight is " + to_string(call.scalars[0]) +
+             ": wgmma.wait_group takes a constant count of 0 to 7 groups left in flight";
   }
   if (!h->scalars.empty()) {
     if (call.scalars.size() != h->scalars.size())

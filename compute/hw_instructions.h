@@ -97,7 +97,17 @@ constexpr const char* kCudaWgmmaPrefix = "cuda.wgmma.";
 // the distance in elements between tiles along A's m and k and B's k and n,
 // whether each tile holds A's m (B's n) along its rows (MN-major; else K
 // runs along them) and the number of k steps of 16 the call makes.
-std::string cuda_wgmma_instruction(DType input, int64_t n);
+// With `async` (the name's ".async" form), the call issues the product into
+// the warpgroup's open group of wgmma operations and returns: the
+// accumulators and the tiles stay the tensor cores' until a call of
+// kCudaWgmmaCommitWait (scalar in_flight, 0 to 7) commits the open group and
+// waits until at most in_flight groups are left in flight. A pipeline keeps
+// one k tile's products in flight so (schedule/passes/inject_pipeline.h).
+std::string cuda_wgmma_instruction(DType input, int64_t n, bool async = false);
+bool is_cuda_wgmma_async(const std::string& instruction);
+// The async form of a (synchronous) wgmma instruction's name.
+std::string cuda_wgmma_async_form(const std::string& instruction);
+constexpr const char* kCudaWgmmaCommitWait = "cuda.wgmma_commit_wait";
 const std::vector<int64_t>& cuda_wgmma_widths();  // the N offered: 8 to 256, powers of two
 const std::vector<std::string>& cuda_wgmma_scalars();
 

@@ -226,6 +226,11 @@ constexpr const char* kWarpSpecialized = "warp_specialized";
 // value 1: where they fit, 2: every fill (the others are user errors),
 // plus 4 when boxes move by tensor copies (BulkCopyForm::kTensorMaps).
 constexpr const char* kBulkCopies = "bulk_copies";
+// Directly around a warp-specialized pipeline's loop, inside kBulkCopies
+// when there is one (Stage::mma_in_flight): the compute's asynchronous
+// tensor-core products of `value` (1) iterations stay in flight while the
+// next iteration's are issued; a slot is released once they retire.
+constexpr const char* kMmaInFlight = "mma_in_flight";
 // Around one fill of a warp-specialized producer, after bulk copies replace
 // its cp.async copies: `value` bytes land per fill, which the full
 // mbarrier's phase expects (passes/bulk_copy.h).

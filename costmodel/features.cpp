@@ -101,6 +101,7 @@ class Collector {
   int pipeline_slots = 0;
   int producer_warps = 0;  // of a warp-specialized pipeline
   int bulk_copies = 0;     // 1 when its producer moves fills by bulk copies, 2 by tensor copies
+  int mma_in_flight = 0;   // iterations of wgmma products it keeps in flight
   double prefetches = 0;
   double streamed_bytes = 0;  // stored by streaming stores (Stage::stream_stores)
   GpuStats gpu;
@@ -185,6 +186,7 @@ class Collector {
         if (v && a->key == attr::kWarpSpecialized && a->node.defined() && a->node.as<IterVarNode>())
           producer_warps = std::max<int>(producer_warps, static_cast<int>(*v));  // the schedule's mark
         if (v && a->key == attr::kBulkCopies && *v > 0) bulk_copies = (*v & 4) ? 2 : 1;
+        if (v && a->key == attr::kMmaInFlight) mma_in_flight = std::max<int>(mma_in_flight, static_cast<int>(*v));
         auto* streamed = a->key == attr::kStreamStores && a->node.defined() ? a->node.as<VarNode>() : nullptr;
         if (streamed) ++streamed_[streamed];
         stmt(a->body);
@@ -742,6 +744,7 @@ FeatureVector extract_features(const LoweredFunc& f) {
   out[kLatencyOffset + 2] = feature_log(c.streamed_bytes);
   out[kLatencyOffset + 3] = static_cast<float>(c.producer_warps);
   out[kLatencyOffset + 4] = static_cast<float>(c.bulk_copies);
+  out[kLatencyOffset + 5] = static_cast<float>(c.mma_in_flight);
   return out;
 }
 

@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 208 floats):
+// Layout (kFeatureLength = 210 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -134,6 +134,8 @@
 //     +4  1 when that pipeline's producer moves its fills by bulk copies
 //         (sm_90's cp.async.bulk, Stage::pipeline's BulkCopies), 2 when
 //         it moves boxes by tensor copies (BulkCopyForm::kTensorMaps), else 0
+//     +5  the iterations whose wgmma products that pipeline keeps in flight
+//         (Stage::mma_in_flight: 0 or 1), from the loop's mark
 #pragma once
 
 #include "compute/function.h"
@@ -154,9 +156,9 @@ constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStrid
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
 constexpr int kGpuCount = 12;
 constexpr int kLatencyOffset = kGpuOffset + kGpuCount;
-constexpr int kLatencyCount = 5;
+constexpr int kLatencyCount = 6;
 constexpr int kFeatureLength = kLatencyOffset + kLatencyCount;
-static_assert(kFeatureLength == 209, "update the layout comment");
+static_assert(kFeatureLength == 210, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

@@ -27,6 +27,9 @@ void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace*
     // Warpgroups of four warps, each 64 rows by 64, 128 or 256 columns.
     s->define_exact_split_levels("wgmma_m", g.M / 64, {{1, 2}}, /*added_later=*/true);
     s->define_exact_split_levels("wgmma_n", g.N / 8, {{1, 2}, {8, 16, 32}}, /*added_later=*/true);
+    // 1 keeps a k tile's products in flight while the next tile's are
+    // issued, with producer warps and 2 or more stages (Stage::mma_in_flight).
+    s->define_choice("mma_in_flight", {0, 1}, /*added_later=*/true);
   }
   s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
@@ -222,7 +225,7 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
   };
   Tensor As = stage_shared(op.inputs[0], g.trans_a ? block_m : fk[1] * 16);
   Tensor Bs = stage_shared(op.inputs[1], g.trans_b ? fk[1] * 16 : block_n);
-  mma_pipeline(sa, ko, cfg);
+  mma_pipeline(sa, ko, cfg, wt.wgmma);
 
   std::vector<Tensor> args = op.inputs;
   args.push_back(out);

@@ -38,13 +38,16 @@ void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu) {
   if (gpu.sm_version >= 90) s->define_choice("bulk_copy", {0, 1, 2}, /*added_later=*/true);
 }
 
-void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg) {
+void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg, bool async_products) {
   const int stages = cfg.has("stages") ? static_cast<int>(cfg.choice("stages")) : 1;
   const int producers = cfg.has("producer_warps") ? static_cast<int>(cfg.choice("producer_warps")) : 0;
   const int64_t how = producers > 0 && cfg.has("bulk_copy") ? cfg.choice("bulk_copy") : 0;
   const BulkCopies bulk = how > 0 ? BulkCopies::kWhereTheyFit : BulkCopies::kOff;
   const BulkCopyForm form = how == 2 ? BulkCopyForm::kTensorMaps : BulkCopyForm::kRows;
   if (stages > 1 || producers > 0) sa.pipeline(k, stages, producers, bulk, form);
+  // Without producer warps or a second slot there is nothing to keep in flight.
+  if (async_products && producers > 0 && stages > 1 && cfg.has("mma_in_flight") && cfg.choice("mma_in_flight") > 0)
+    sa.mma_in_flight(k, 1);
 }
 
 }  // namespace kiln

@@ -36,7 +36,10 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
 void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu);
 
 // Pipelines the accumulators' k loop `k` as the config says (producer
-// warps with one stage take turns with the compute on a single slot).
-void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg);
+// warps with one stage take turns with the compute on a single slot). With
+// `async_products` (the compute is wgmma), the knob "mma_in_flight" 1 keeps
+// a k tile's products in flight while the next ones are issued, where
+// producer warps and 2 or more stages allow it (Stage::mma_in_flight).
+void mma_pipeline(Stage& sa, const IterVar& k, const Config& cfg, bool async_products = false);
 
 }  // namespace kiln

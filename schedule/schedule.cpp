@@ -485,6 +485,24 @@ Stage& Stage::pipeline(const IterVar& iv, int stages, int producer_warps, BulkCo
   node_->iter_attrs[iv.get()].producer_warps = producer_warps;
   node_->iter_attrs[iv.get()].bulk_copies = bulk_copies;
   node_->iter_attrs[iv.get()].bulk_copy_form = bulk_copies == BulkCopies::kOff ? BulkCopyForm::kRows : form;
+  // Products stay in flight only in such a pipeline (mma_in_flight).
+  if (producer_warps == 0 || stages < 2) node_->iter_attrs[iv.get()].mma_in_flight = 0;
+  return *this;
+}
+
+Stage& Stage::mma_in_flight(const IterVar& iv, int iterations) {
+  check_not_placeholder(node_, "mma_in_flight");
+  check_leaf(node_, iv, "mma_in_flight");
+  user_check(iterations == 0 || iterations == 1)
+      << "mma_in_flight: axis '" << axis_name(iv) << "' of stage '" << name() << "' asks for " << iterations
+      << " iterations of products in flight; kiln keeps 0 or 1";
+  IterVarAttr& a = node_->iter_attrs[iv.get()];
+  user_check(iterations == 0 || (a.producer_warps > 0 && a.pipeline_stages >= 2))
+      << "mma_in_flight: axis '" << axis_name(iv) << "' of stage '" << name() << "' is "
+      << (a.producer_warps > 0 ? "pipelined with 1 stage" : "not pipelined with producer warps")
+      << "; products stay in flight in a warp-specialized pipeline of 2 or more stages (pipeline(axis, stages >= 2, "
+         "producer_warps >= 1) first), where the slot they read can stay taken";
+  a.mma_in_flight = iterations;
   return *this;
 }
 

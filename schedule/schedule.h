@@ -49,6 +49,8 @@ struct IterVarAttr {
   // Set by pipeline: which fills the producer warps move by bulk copies.
   BulkCopies bulk_copies = BulkCopies::kOff;
   BulkCopyForm bulk_copy_form = BulkCopyForm::kRows;
+  // Set by mma_in_flight: that many iterations' wgmma products stay in flight.
+  int mma_in_flight = 0;
   // Set by prefetch: tensors whose region `distance` iterations ahead each
   // iteration of this loop prefetches.
   std::vector<std::pair<Tensor, int>> prefetch;
@@ -129,6 +131,15 @@ class Stage {
   // (TMA), which the launch encodes; the other fills by rows.
   Stage& pipeline(const IterVar& iv, int stages, int producer_warps = 0, BulkCopies bulk = BulkCopies::kOff,
                   BulkCopyForm form = BulkCopyForm::kRows);
+  // On a loop pipelined with producer warps and 2 or more stages, whose
+  // compute is Hopper's warpgroup products (wgmma, sm_90a): the products of
+  // `iterations` (0 or 1) iterations stay in flight on the tensor cores
+  // while the next iteration's are issued, and each slot is released only
+  // once the products that read it have retired (wgmma.wait_group 1; the
+  // last ones are waited for after the loop). The slot the products in
+  // flight read stays taken meanwhile, so the producer runs one slot less
+  // ahead. 0 waits for each iteration's products before the next.
+  Stage& mma_in_flight(const IterVar& iv, int iterations);
   // CPU: at the start of each iteration i of loop `iv`, prefetches (into L1)
   // the cache lines of tensor `t` that iteration i + distance reads
   // (distance >= 1; t is an input of this stage with storage: an argument

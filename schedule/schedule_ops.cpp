@@ -401,6 +401,8 @@ class NestBuilder {
     // An i64 axis (a fused axis of 2^31 iterations or more) loops in i64.
     Stmt loop = ForNode::make(iv->var, cast(iv->var->dtype, r.min), cast(iv->var->dtype, r.extent), kind, body, tag);
     if (it != s->iter_attrs.end() && (it->second.pipeline_stages > 1 || it->second.producer_warps > 0)) {
+      if (it->second.mma_in_flight > 0)
+        loop = AttrStmtNode::make(iv, attr::kMmaInFlight, Expr(it->second.mma_in_flight), loop);
       if (it->second.bulk_copies != BulkCopies::kOff)
         loop = AttrStmtNode::make(iv, attr::kBulkCopies,
                                   Expr(static_cast<int>(it->second.bulk_copies) +

@@ -55,7 +55,10 @@ namespace kiln {
 // In a warp-specialized region (attr::kWarpSpecialized) the producer's and
 // the compute's tokens run side by side, each side going on while it can:
 // both stuck is a deadlock, and each phased token must name the use of its
-// slot it belongs to (the parity the GPU waits on).
+// slot it belongs to (the parity the GPU waits on). Asynchronous wgmma
+// products (Stage::mma_in_flight) read the slot whose full token the compute
+// took last, until a wgmma commit-and-wait retires their group: releasing
+// that slot before, or leaving products in flight at the end, is an error.
 void verify_pipeline_tokens(const Stmt& s);
 
 }  // namespace kiln

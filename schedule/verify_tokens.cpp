@@ -1,9 +1,12 @@
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"
@@ -22,7 +25,15 @@ bool has_tokens(const Stmt& s) {
 class TokenChecker {
  public:
   void run(const Stmt& s) {
+    post_order_visit(s, [&](const Ref<Object>& n) {
+      if (n->kind() == NodeKind::TensorIntrinCall)
+        async_products_ |= is_cuda_wgmma_async(static_cast<const TensorIntrinCallNode*>(n.get())->intrin);
+    });
     walk(s);
+    size_t in_flight = products_.open.size();
+    for (const auto& g : products_.groups) in_flight += g.size();
+    user_check(in_flight == 0) << "pipeline tokens: " << in_flight << " issue(s) of wgmma products are still in flight "
+                               << "at the end: no wgmma commit-and-wait retires them";
     for (auto& [key, slot] : slots_) {
       const std::string which = label(key.first, key.second);
       user_check(slot.full == 0) << which << " is filled (a full token pushed) but never read: no pop takes it";
@@ -62,7 +73,8 @@ class TokenChecker {
   }
 
   void walk(const Stmt& s) {
-    if (!s.defined() || !has_tokens(s)) return;
+    if (!s.defined()) return;
+    if (!has_tokens(s)) return products(s);
     if (auto* seq = s.as<SeqNode>()) {
       for (const Stmt& c : seq->seq) walk(c);
     } else if (auto* f = s.as<ForNode>()) {
@@ -100,23 +112,72 @@ class TokenChecker {
     }
   }
 
-  // A token met on the walk, with its slot and phase evaluated.
+  // A token met on the walk, with its slot and phase evaluated; or, with no
+  // token, wgmma products issued asynchronously (`issue`), or a
+  // commit-and-wait that leaves `slot` groups of them in flight.
   struct Event {
     const TokenNode* token;
     int64_t slot, phase;
     std::string where;
+    bool issue = false;
   };
 
   void token(const TokenNode* t) {
-    Event e{t, eval(t->slot, "slot"), t->phase.defined() ? eval(t->phase, "phase") : 0, where()};
+    record(Event{t, eval(t->slot, "slot"), t->phase.defined() ? eval(t->phase, "phase") : 0, where()});
+  }
+  void record(Event e) {
     if (record_)
       record_->push_back(std::move(e));
     else
       apply(e);
   }
 
+  // The asynchronous wgmma products and commit-and-waits of a statement
+  // without tokens, in program order (inject_pipeline keeps them out of
+  // loops of their own).
+  void products(const Stmt& s) {
+    if (!async_products_) return;
+    post_order_visit(s, [&](const Ref<Object>& n) {
+      if (n->kind() != NodeKind::TensorIntrinCall) return;
+      auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
+      if (is_cuda_wgmma_async(c->intrin)) record(Event{nullptr, 0, 0, where(), true});
+      if (c->intrin == kCudaWgmmaCommitWait && c->scalars.size() == 1)
+        record(Event{nullptr, eval(c->scalars[0], "count of wgmma groups in flight"), 0, where(), false});
+    });
+  }
+
+  // wgmma products in flight, by the slots they read: those of the open
+  // group, then the committed groups, oldest first. A product reads the slot
+  // whose full token the compute took last (inject_pipeline issues them
+  // right after).
+  using SlotKey = std::pair<int, int64_t>;
+  struct Products {
+    std::vector<SlotKey> open;
+    std::vector<std::vector<SlotKey>> groups;
+  };
+  void products_event(const Event& e) {
+    if (e.issue) {
+      if (last_full_) products_.open.push_back(*last_full_);
+      return;
+    }
+    products_.groups.push_back(std::move(products_.open));
+    products_.open.clear();
+    const size_t keep = static_cast<size_t>(std::max<int64_t>(e.slot, 0));
+    if (products_.groups.size() > keep)
+      products_.groups.erase(products_.groups.begin(), products_.groups.end() - static_cast<long>(keep));
+  }
+  bool read_in_flight(const SlotKey& key) const {
+    for (const SlotKey& k : products_.open)
+      if (k == key) return true;
+    for (const auto& g : products_.groups)
+      for (const SlotKey& k : g)
+        if (k == key) return true;
+    return false;
+  }
+
   // Whether `e` may run now, with the other warps' tokens as they stand.
   bool ready(const Event& e) {
+    if (!e.token) return true;
     const Slot& s = slots_[{e.token->pipeline, e.slot}];
     using Op = TokenNode::Op;
     if (e.token->op != Op::kPop) return true;
@@ -143,6 +204,7 @@ class TokenChecker {
   }
 
   void apply(const Event& e) {
+    if (!e.token) return products_event(e);
     const TokenNode* t = e.token;
     Slot& s = slots_[{t->pipeline, e.slot}];
     const std::string which = label(t->pipeline, e.slot) + e.where;
@@ -181,8 +243,12 @@ class TokenChecker {
       --s.full;
       ++s.reads;
       s.reading = true;
+      last_full_ = SlotKey{t->pipeline, e.slot};
     } else {
       user_check(s.reading) << which << " is released (push of its free token) but the compute never took it";
+      user_check(!read_in_flight({t->pipeline, e.slot}))
+          << which << " is released (push of its free token) while wgmma products that read it are in flight: "
+          << "the producer could refill it under them; a wgmma commit-and-wait must retire them first";
       phase_is(s.releases, "release");
       s.reading = false;
       ++s.releases;
@@ -191,6 +257,9 @@ class TokenChecker {
   }
 
   std::vector<Event>* record_ = nullptr;  // inside a warp-specialized region: the side being walked
+  bool async_products_ = false;           // the statement issues asynchronous wgmma products
+  Products products_;
+  std::optional<SlotKey> last_full_;
   std::vector<std::pair<const VarNode*, int64_t>> env_;
   std::map<std::pair<int, int64_t>, Slot> slots_;
 };

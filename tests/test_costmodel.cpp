@@ -521,7 +521,18 @@ TEST_CASE("features: the latency block counts pipeline slots, producer warps, bu
       CHECK(l[1] == 0.0f);
       CHECK(l[3] == static_cast<float>(producers));  // warp specialization
       CHECK(l[4] == (stages > 1 && producers > 0 ? 1.0f : 0.0f));  // bulk copies (with producer warps only)
+      CHECK(l[5] == 0.0f);                                         // no wgmma products in flight
     }
+  // wgmma products kept in flight (sm_90a, producer warps, 2 or more stages).
+  const GpuLimits hopper = gpu_limits_for_arch("sm_90a");
+  auto wg_space = t.define_space(mm, hopper);
+  for (int in_flight : {0, 1}) {
+    nlohmann::json j = t.default_config(mm, hopper, *wg_space).to_json();
+    j.update({{"tensor_core", "wgmma"}, {"stages", 3}, {"producer_warps", 1}, {"mma_in_flight", in_flight}});
+    ScheduledOp so = t.apply_config(mm, wg_space->from_json(j));
+    const std::vector<float> l = latency(lower_gpu(*so.schedule, so.args, "f", hopper, LowerDepth::kAnnotatedLoops));
+    CHECK(l[5] == static_cast<float>(in_flight));
+  }
   const OpInstance cpu_mm = build_workload("matmul:M=64,N=64,K=64");
   const OpDef& def = find_op("matmul");
   auto cpu_space = def.define_space(cpu_mm, CpuInfo{});

@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "base/error.h"
+#include "compute/hw_instructions.h"
 #include "compute/printer.h"
 #include "schedule/passes/inject_pipeline.h"
 #include "schedule/verify.h"
@@ -178,7 +179,69 @@ Stmt region(int64_t trips, int64_t slots, int64_t phase_shift = 0, bool drain = 
                             IfThenElseNode::make(w >= 4, producer, SeqNode::make(consumer)));
 }
 
+// region()'s pipeline with wgmma products kept in flight, as inject_pipeline
+// makes it: each iteration issues products on its slot, then commits and
+// waits with `loop_wait` groups left in flight (none: no wait) and releases
+// the slot before; after the loop the last wait (`last_wait`) and release.
+Stmt in_flight_region(int64_t trips, int64_t slots, int loop_wait = 1, bool last_wait = true) {
+  Var k("k"), p("p"), d("d"), w("w");
+  const Expr s = make_const(DType::i32(), slots);
+  const Var acc = Var::handle("acc", DType::f32()), sh = Var::handle("S", DType::f16());
+  const Stmt issue = TensorIntrinCallNode::make(
+      cuda_wgmma_instruction(DType::f16(), 64, true),
+      {{acc, Expr(0), Expr(16 * 64), Expr(1)}, {sh, Expr(0), Expr(0), Expr(1)}, {sh, Expr(0), Expr(0), Expr(1)}},
+      {Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(2)});
+  auto wait = [&](int n) {
+    return TensorIntrinCallNode::make(kCudaWgmmaCommitWait, {{acc, Expr(0), Expr(0), Expr(1)}}, {Expr(n)});
+  };
+  Stmt producer = ForNode::make(p, 0, static_cast<int>(trips), ForKind::kSerial,
+                                SeqNode::make({tok(Op::kPop, Queue::kFree, floormod(p, s), floordiv(p, s) - 1),
+                                               tok(Op::kPush, Queue::kFull, floormod(p, s), floordiv(p, s))}));
+  std::vector<Stmt> body{tok(Op::kPop, Queue::kFull, floormod(k, s), floordiv(k, s)), issue};
+  if (loop_wait >= 0) body.push_back(wait(loop_wait));
+  body.push_back(IfThenElseNode::make(k >= 1, tok(Op::kPush, Queue::kFree, floormod(k - 1, s), floordiv(k - 1, s))));
+  std::vector<Stmt> consumer{ForNode::make(k, 0, static_cast<int>(trips), ForKind::kSerial, SeqNode::make(body))};
+  if (last_wait) consumer.push_back(wait(0));
+  consumer.push_back(tok(Op::kPush, Queue::kFree, make_const(DType::i32(), (trips - 1) % slots),
+                         make_const(DType::i32(), (trips - 1) / slots)));
+  consumer.push_back(ForNode::make(d, static_cast<int>(trips - slots), static_cast<int>(slots), ForKind::kSerial,
+                                   tok(Op::kWait, Queue::kFree, floormod(d, s), floordiv(d, s))));
+  return AttrStmtNode::make(make_const(DType::i32(), int64_t{4}), attr::kWarpSpecialized, s,
+                            IfThenElseNode::make(w >= 4, producer, SeqNode::make(consumer)));
+}
+
 }  // namespace
+
+TEST_CASE("warp-specialized tokens: wgmma products in flight hold their slot until a commit-and-wait retires them",
+          "[schedule][pipeline][warp_specialization][tokens]") {
+  for (int64_t slots = 2; slots <= 4; ++slots) {
+    INFO(slots << " slots");
+    CHECK(token_error(in_flight_region(7, slots)) == "");
+  }
+  // One slot: the compute would wait for a fill that waits for its release.
+  CHECK_THAT(token_error(in_flight_region(7, 1)), Contains("the warp-specialized pipeline would deadlock"));
+  // No wait in the loop, or one that leaves two groups in flight: slot 0 is
+  // released under the products of iteration 0.
+  for (int loop_wait : {-1, 2})
+    CHECK_THAT(token_error(in_flight_region(7, 3, loop_wait)),
+               Contains("pipeline 0: slot 0 (at k = 1) is released (push of its free token) while wgmma products "
+                        "that read it are in flight: the producer could refill it under them; a wgmma "
+                        "commit-and-wait must retire them first"));
+  // No wait after the loop: the last slot is released under its products.
+  CHECK_THAT(token_error(in_flight_region(7, 3, 1, false)),
+             Contains("pipeline 0: slot 0 is released (push of its free token) while wgmma products"));
+  // Products issued after the last wait stay in flight.
+  const Stmt late =
+      SeqNode::make({in_flight_region(7, 3),
+                     TensorIntrinCallNode::make(cuda_wgmma_instruction(DType::f16(), 64, true),
+                                                {{Var::handle("acc", DType::f32()), Expr(0), Expr(1024), Expr(1)},
+                                                 {Var::handle("S", DType::f16()), Expr(0), Expr(0), Expr(1)},
+                                                 {Var::handle("S", DType::f16()), Expr(0), Expr(0), Expr(1)}},
+                                                {})});
+  CHECK(token_error(late) ==
+        "pipeline tokens: 1 issue(s) of wgmma products are still in flight at the end: no wgmma commit-and-wait "
+        "retires them");
+}
 
 TEST_CASE("warp-specialized tokens: the two sides run side by side and pass the verifier",
           "[schedule][pipeline][warp_specialization][tokens]") {
@@ -223,6 +286,26 @@ TEST_CASE("warp specialization misuse is a user error that says what to do",
     s[AL].compute_at(s[m.C], ko);
     s[m.C].pipeline(ko, 2, 1);
     CHECK_THROWS_WITH(lower(s, {m.A, m.B, m.C}, "f"), Contains("warp specialization needs a cuda target"));
+  }
+  {
+    // Products stay in flight only where a slot can stay taken.
+    PlainMatmul m = plain_matmul(4, 4, 8);
+    Schedule s({m.C});
+    IterVar ko, ki;
+    s[m.C].split(s[m.C].reduce_axis()[0], 2, &ko, &ki);
+    CHECK_THROWS_WITH(s[m.C].mma_in_flight(ko, 1),
+                      Contains("mma_in_flight: axis 'k.outer' of stage 'C' is not pipelined with producer warps; "
+                               "products stay in flight in a warp-specialized pipeline of 2 or more stages"));
+    s[m.C].pipeline(ko, 1, 1);
+    CHECK_THROWS_WITH(s[m.C].mma_in_flight(ko, 1), Contains("is pipelined with 1 stage;"));
+    s[m.C].pipeline(ko, 2, 1);
+    CHECK_THROWS_WITH(s[m.C].mma_in_flight(ko, 2),
+                      Contains("asks for 2 iterations of products in flight; kiln keeps 0 or 1"));
+    CHECK_NOTHROW(s[m.C].mma_in_flight(ko, 1));
+    CHECK(s[m.C]->iter_attrs.at(ko.get()).mma_in_flight == 1);
+    // Pipelined again without producer warps: nothing can stay in flight.
+    s[m.C].pipeline(ko, 2);
+    CHECK(s[m.C]->iter_attrs.at(ko.get()).mma_in_flight == 0);
   }
 }
 
@@ -282,6 +365,21 @@ TEST_CASE("warp specialization: a hand-built nest becomes producer and compute s
   CHECK_THAT(ir, Contains("thread_binding(threadIdx.y) (w, 0, 5)") && Contains("warp_specialized = 2") &&
                      Contains("if ((w >= 4))") && Contains("wait_token(free"));
   CHECK(token_error(out) == "");
+}
+
+TEST_CASE("warp specialization: products kept in flight need a compute that issues wgmma products",
+          "[schedule][pipeline][warp_specialization][errors]") {
+  WsNest n;
+  // The nest's pipeline marks with kMmaInFlight around its loop.
+  const Stmt nest = n.pipelined("k");
+  const auto* stages = nest.as<AttrStmtNode>();
+  const auto* ws = stages->body.as<AttrStmtNode>();
+  const Stmt marked =
+      AttrStmtNode::make(Ref<Object>(), attr::kPipelineStages, stages->value,
+                         AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, ws->value,
+                                            AttrStmtNode::make(Ref<Object>(), attr::kMmaInFlight, Expr(1), ws->body)));
+  CHECK_THAT(pipeline_error(n.warps(marked)),
+             Contains("mma_in_flight on loop 'k': its compute issues no wgmma product to keep in flight"));
 }
 
 TEST_CASE("warp specialization: with two producer warps, a fill without a warp loop runs on the first one",

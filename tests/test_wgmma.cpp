@@ -88,7 +88,7 @@ TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pip
     const CudaSource src = gpu_source(op, cfg, sm90a());
     const std::string k = kernel_text(src);
     // One call per warp and k tile, from the shared tiles: no fragment loads.
-    CHECK_THAT(k, Contains("kiln_wgmma_m64n" + std::to_string(c.width) + "k16_f16<0, 1>("));
+    CHECK_THAT(k, Contains("kiln_wgmma_m64n" + std::to_string(c.width) + "k16_f16<0, 1, 0>("));
     CHECK(k.find("kiln_mma_load_a") == std::string::npos);
     CHECK(k.find("kiln_mma_f16(") == std::string::npos);
     CHECK(src.code.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.width) + "k16.f32.f16.f16") !=
@@ -107,12 +107,12 @@ TEST_CASE("wgmma: transposed and bf16 operands, batches, and random configs agre
   // A stored k x m (M-major tiles), B stored n x k (K-major tiles), bf16.
   const OpInstance ta = build_workload("batch_matmul:B=2,M=64,N=64,K=48,dtype=bf16,trans_a=1");
   const Config ca = wgmma_config(ta, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 8}}, {"mma_k", {3, 1}}, {"stages", 2}});
-  CHECK_THAT(kernel_text(gpu_source(ta, ca, sm90a())), Contains("kiln_wgmma_m64n64k16_bf16<1, 1>("));
+  CHECK_THAT(kernel_text(gpu_source(ta, ca, sm90a())), Contains("kiln_wgmma_m64n64k16_bf16<1, 1, 0>("));
   CHECK(emulate(ta, ca, dir.path, 801) == "");
   const OpInstance tb = build_workload("batch_matmul:B=1,M=64,N=128,K=32,dtype=f16,trans_b=1");
   const Config cb =
       wgmma_config(tb, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {1, 2}}, {"producer_warps", 1}});
-  CHECK_THAT(kernel_text(gpu_source(tb, cb, sm90a())), Contains("kiln_wgmma_m64n128k16_f16<0, 0>("));
+  CHECK_THAT(kernel_text(gpu_source(tb, cb, sm90a())), Contains("kiln_wgmma_m64n128k16_f16<0, 0, 0>("));
   CHECK(emulate(tb, cb, dir.path, 802) == "");
 
   // Random configs of the space, tensor_core forced to wgmma.
@@ -239,6 +239,16 @@ TEST_CASE("wgmma: what cannot be says why", "[gpu][wgmma][errors]") {
         "cuda.wgmma.m64n64k16.f16 scalar b_n is not a constant");
   CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(0)}) ==
         "cuda.wgmma.m64n64k16.f16 scalar steps is 0, out of [1, any]");
+  // The commit-and-wait leaves 0 to 7 groups in flight, a constant.
+  auto wait = [&](Expr n) {
+    const Stmt s = TensorIntrinCallNode::make(kCudaWgmmaCommitWait, {{W, Expr(0), Expr(0), Expr(1)}}, {std::move(n)});
+    return hw_call_problem(*s.as<TensorIntrinCallNode>());
+  };
+  CHECK(wait(Expr(1)) == "");
+  CHECK(wait(Expr(8)) ==
+        "cuda.wgmma_commit_wait scalar in_flight is 8: wgmma.wait_group takes a constant count of 0 to 7 groups "
+        "left in flight");
+  CHECK_THAT(wait(Var("n")), Contains("scalar in_flight is n:"));
   CHECK_THROWS_WITH(cuda_wgmma(DType::f16(), 96, 1, false, false),
                     Contains("wgmma computes 8 to 256 columns, a power of two here; got 96"));
 }
@@ -310,4 +320,130 @@ TEST_CASE("wgmma: the emulator reports warps of a warpgroup that name different 
   CHECK_THAT(err, Contains("kiln_wgmma_m64n64k16_f16 (wgmma.mma_async.m64n64k16)") && Contains("of its warpgroup") &&
                       Contains("; the four warps of a warpgroup must name the same tiles (warp 4g+w's rows 16*w "
                                "after warp 4g's)"));
+}
+
+TEST_CASE("wgmma: products kept in flight across k tiles agree with the interpreter",
+          "[gpu][tensorcore][wgmma][pipeline][emulation]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_wgmma_in_flight");
+  struct Case {
+    const char* workload;
+    nlohmann::json knobs;
+    std::string call;  // the async call's name and template arguments
+  };
+  const std::vector<Case> cases = {
+      // One warpgroup of 128 columns, four k tiles in two slots, one producer warp.
+      {"matmul:M=128,N=128,K=128,dtype=f16",
+       {{"wgmma_m", {2, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {4, 2}}, {"stages", 2}, {"producer_warps", 1}},
+       "kiln_wgmma_m64n128k16_f16<0, 1, 1>("},
+      // Four warpgroups (2 x 2), eight k tiles of 16 in three slots, two producer warps.
+      {"matmul:M=128,N=128,K=128,dtype=f16",
+       {{"wgmma_m", {1, 2}}, {"wgmma_n", {1, 2, 8}}, {"mma_k", {8, 1}}, {"stages", 3}, {"producer_warps", 2}},
+       "kiln_wgmma_m64n64k16_f16<0, 1, 1>("},
+      // bf16, A stored k x m, batches, bulk copies, k tiles of 16 in five slots.
+      {"batch_matmul:B=2,M=64,N=64,K=96,dtype=bf16,trans_a=1",
+       {{"wgmma_m", {1, 1}},
+        {"wgmma_n", {1, 1, 8}},
+        {"mma_k", {6, 1}},
+        {"stages", 5},
+        {"producer_warps", 1},
+        {"bulk_copy", 1}},
+       "kiln_wgmma_m64n64k16_bf16<1, 1, 1>("},
+  };
+  uint64_t seed = 1200;
+  for (const Case& c : cases) {
+    const OpInstance op = build_workload(c.workload);
+    nlohmann::json knobs = c.knobs;
+    knobs["mma_in_flight"] = 1;
+    const Config cfg = wgmma_config(op, knobs);
+    INFO(c.workload << " " << cfg.str());
+    const std::string k = kernel_text(gpu_source(op, cfg, sm90a()));
+    // Issued async; each iteration retires the one before, the last after the loop.
+    CHECK_THAT(k, Contains(c.call) && Contains("kiln_wgmma_commit_wait<1>(C_warp);") &&
+                      Contains("kiln_wgmma_commit_wait<0>(C_warp);"));
+    CHECK(count_matches(k, R"(kiln_wgmma_commit_wait<)") == 2);
+    // In the loop, the slot is released after the wait.
+    CHECK(k.find("kiln_wgmma_commit_wait<1>(C_warp);") < k.find("kiln_mbarrier_arrive(kiln_empty_0"));
+    CHECK(emulate(op, cfg, dir.path, seed++) == "");
+    // Without it, each call waits for its own products.
+    knobs["mma_in_flight"] = 0;
+    const std::string plain = kernel_text(gpu_source(op, wgmma_config(op, knobs), sm90a()));
+    CHECK(plain.find("kiln_wgmma_commit_wait") == std::string::npos);
+    CHECK_THAT(plain, Contains(c.call.substr(0, c.call.size() - 3) + "0>("));
+  }
+  // One slot: nothing can stay in flight, so the knob changes nothing.
+  const OpInstance op = build_workload("matmul:M=128,N=128,K=128,dtype=f16");
+  const nlohmann::json one = {{"wgmma_m", {2, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {4, 2}},
+                              {"stages", 1},       {"producer_warps", 1},   {"mma_in_flight", 1}};
+  CHECK(kernel_text(gpu_source(op, wgmma_config(op, one), sm90a())).find("kiln_wgmma_commit_wait") ==
+        std::string::npos);
+}
+
+TEST_CASE(
+    "wgmma: the emulator catches a slot released while its products are in flight, and accumulators read "
+    "or never retired",
+    "[gpu][wgmma][pipeline][emulation][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_wgmma_in_flight_planted");
+  const OpInstance op = build_workload("matmul:M=128,N=128,K=128,dtype=f16");
+  const Config cfg = wgmma_config(op, {{"wgmma_m", {2, 1}},
+                                       {"wgmma_n", {1, 1, 16}},
+                                       {"mma_k", {8, 1}},
+                                       {"stages", 2},
+                                       {"producer_warps", 1},
+                                       {"mma_in_flight", 1}});
+  const CudaSource right = gpu_source(op, cfg, sm90a());
+  auto planted = [&](const std::string& what, const std::string& with, uint64_t seed) {
+    CudaSource src = right;
+    const size_t at = src.code.find(what);
+    REQUIRE(at != std::string::npos);
+    src.code.replace(at, what.size(), with);
+    return run_emulated_and_check(op, src, dir.path, seed);
+  };
+  // No wait in the loop: slot (k - 1) % 2 is released while the products
+  // that read it are still in flight, and the producer refills it.
+  const std::string loop_wait = "kiln_wgmma_commit_wait<1>(C_warp);";
+  CHECK_THAT(planted(loop_wait, "", 1201),
+             Contains(" while a wgmma product issued by thread ") &&
+                 Contains(" still reads it: the product is in flight until a kiln_wgmma_commit_wait "
+                          "(wgmma.wait_group) retires it, so its slot was released, or written, too early"));
+  // No wait after the loop: the epilogue reads accumulators still in flight.
+  const std::string last_wait = "kiln_wgmma_commit_wait<0>(C_warp);";
+  CHECK_THAT(planted(last_wait, "", 1202),
+             Contains("kiln_mma_store") &&
+                 Contains("touches accumulators that a wgmma product still in flight writes; retire it first "
+                          "(kiln_wgmma_commit_wait, wgmma.wait_group)"));
+  // ... and with no epilogue either, the products never land.
+  const std::string kernel = "extern \"C\" __global__";
+  CudaSource src = right;
+  src.code.replace(src.code.find(last_wait), last_wait.size(), "");
+  src.code.insert(src.code.find(kernel), "#define kiln_mma_store(...) ((void)0)\n");
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path, 1203),
+             Contains("finished its block with 1 wgmma product(s) still in flight: no kiln_wgmma_commit_wait "
+                      "(wgmma.wait_group) retired them, so their sums never reached the accumulators"));
+}
+
+TEST_CASE("wgmma: products in flight compile with NVRTC and ptxas for sm_90a without serialization",
+          "[gpu][wgmma][pipeline][nvrtc]") {
+  if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
+  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
+  const Config cfg = wgmma_config(op, {{"wgmma_m", {32, 2}},
+                                       {"wgmma_n", {16, 1, 32}},
+                                       {"mma_k", {64, 4}},
+                                       {"stages", 4},
+                                       {"producer_warps", 1},
+                                       {"fill_vec", 8},
+                                       {"mma_in_flight", 1}});
+  const CudaSource src = gpu_source(op, cfg, sm90a());
+  CHECK(compile_for_gpu(src, sm90a(), kDefaultConfigSpillBytes) == "");
+  const NvrtcOutput r = nvrtc_compile(src.code, "wgmma_in_flight.cu", "sm_90a");
+  CHECK(r.ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
+  CHECK(r.ptx.find("wgmma.wait_group.sync.aligned 0;") != std::string::npos);
+  // ptxas would wait after each product itself where the accumulators'
+  // registers are touched while one is in flight ("wgmma.mma_async
+  // instructions are serialized"), and say so in its log.
+  INFO(r.log);
+  CHECK(r.log.find("serialized") == std::string::npos);
+  REQUIRE(r.resources.size() == 1);
+  CHECK(r.resources[0].spill_store_bytes == 0);
 }

@@ -179,6 +179,25 @@ class AsyncCopies : public IRMutator {
   const BufferSet& allocated_;
 };
 
+// The compute's synchronous wgmma products become their async forms
+// (compute/hw_instructions.h), which a commit-and-wait retires.
+class AsyncProducts : public IRMutator {
+ public:
+  using IRMutator::mutate;
+  int calls = 0;
+  std::vector<Var> accumulators;  // the buffers they accumulate into, each once
+
+ protected:
+  Stmt mutate_TensorIntrinCall(const TensorIntrinCallNode* op, const Stmt& self) override {
+    if (op->intrin.rfind(kCudaWgmmaPrefix, 0) != 0 || is_cuda_wgmma_async(op->intrin)) return self;
+    ++calls;
+    const Var& acc = op->operands.at(0).buffer;
+    if (std::none_of(accumulators.begin(), accumulators.end(), [&](const Var& v) { return v.same_as(acc); }))
+      accumulators.push_back(acc);
+    return TensorIntrinCallNode::make(cuda_wgmma_async_form(op->intrin), op->operands, op->scalars);
+  }
+};
+
 class Pipeliner : public IRMutator {
  public:
   explicit Pipeliner(bool gpu) : gpu_(gpu) {}
@@ -236,10 +255,17 @@ class Pipeliner : public IRMutator {
       bulk = *v;
       body = b->body;
     }
+    int64_t in_flight = 0;
+    if (auto* m = body.as<AttrStmtNode>(); m && m->key == attr::kMmaInFlight) {
+      const int64_t* v = as_const_int(m->value);
+      internal_assert(v && *v >= 0 && *v <= 1 && producers > 0) << "mma_in_flight is 0 or 1, with producer warps";
+      in_flight = *v;
+      body = m->body;
+    }
     body = mutate(body);  // pipelines inside first
     const int64_t* stages = as_const_int(op->value);
     internal_assert(stages) << "pipeline_stages needs a constant number of stages";
-    return pipeline(body, *stages, producers, bulk);
+    return pipeline(body, *stages, producers, bulk, in_flight);
   }
 
  private:
@@ -249,7 +275,7 @@ class Pipeliner : public IRMutator {
     std::optional<WarpSpecializedRegion> region;
   };
 
-  Stmt pipeline(const Stmt& body, int64_t stages, int64_t producers, int64_t bulk) {
+  Stmt pipeline(const Stmt& body, int64_t stages, int64_t producers, int64_t bulk, int64_t in_flight) {
     auto* f = body.as<ForNode>();
     if (!f) return body;  // a loop of one iteration, simplified away: nothing to overlap
     const std::string name = f->loop_var->name;
@@ -324,7 +350,9 @@ class Pipeliner : public IRMutator {
       return SeqNode::make(s);
     };
 
-    if (producers > 0) return warp_specialized(f, id, slots, producers, bulk, allocs, stride, fills, compute);
+    if (producers > 0)
+      return warp_specialized(f, id, slots, producers, bulk, slots >= 2 ? in_flight : 0, allocs, stride, fills,
+                              compute);
 
     Var p(name + ".prologue", t);
     Stmt prologue = ForNode::make(p, c(0), c(slots - 1), ForKind::kSerial, fill(p, p));
@@ -354,7 +382,7 @@ class Pipeliner : public IRMutator {
   // compute, and release it. After the loop the consumers wait until every
   // consumer warp released the last S slots (the drain): nothing reads a
   // slot any more, and what follows may reuse its bytes.
-  Stmt warp_specialized(const ForNode* f, int id, int64_t slots, int64_t producers, int64_t bulk,
+  Stmt warp_specialized(const ForNode* f, int id, int64_t slots, int64_t producers, int64_t bulk, int64_t in_flight,
                         const std::vector<const AllocateNode*>& allocs,
                         const std::unordered_map<const VarNode*, int64_t>& stride, const std::vector<Stmt>& fills,
                         const std::vector<Stmt>& compute) {
@@ -385,8 +413,38 @@ class Pipeliner : public IRMutator {
     const Expr cs = floormod(k, c(slots)), cuse = floordiv(k, c(slots));
     std::vector<Stmt> consume{TokenNode::make_phased(Op::kPop, Queue::kFull, id, cs, cuse)};
     SlotAccess cat(stride, cs);
-    for (const Stmt& st : compute) consume.push_back(cat.mutate(st));
-    consume.push_back(TokenNode::make_phased(Op::kPush, Queue::kFree, id, cs, cuse));
+    AsyncProducts async_products;
+    for (const Stmt& st : compute)
+      consume.push_back(in_flight ? async_products.mutate(cat.mutate(st)) : cat.mutate(st));
+    std::vector<Stmt> after_loop;
+    if (in_flight) {
+      // Iteration k's products stay in flight until iteration k + 1 has
+      // issued its own; then slot (k - 1) % S, which the retired ones read,
+      // is released. The last products retire after the loop.
+      user_check(async_products.calls > 0)
+          << "mma_in_flight on loop '" << name << "': its compute issues no wgmma product to keep in flight "
+          << "(only Hopper's warpgroup products, tensor_core wgmma on sm_90a, run asynchronously)";
+      user_check(async_products.accumulators.size() == 1)
+          << "mma_in_flight on loop '" << name << "': its wgmma products accumulate into "
+          << async_products.accumulators.size() << " buffers; products stay in flight into one";
+      // The wait fences the whole accumulator buffer (extent 0: all of it).
+      const Var& acc = async_products.accumulators[0];
+      auto commit_wait = [&](int64_t n) {
+        const Expr zero = make_const(DType::i32(), int64_t{0}), one = make_const(DType::i32(), int64_t{1});
+        return TensorIntrinCallNode::make(kCudaWgmmaCommitWait, {{acc, zero, zero, one}},
+                                          {make_const(DType::i32(), n)});
+      };
+      const Expr prev = k - c(1);
+      consume.push_back(commit_wait(in_flight));
+      consume.push_back(IfThenElseNode::make(
+          k >= c(1),
+          TokenNode::make_phased(Op::kPush, Queue::kFree, id, floormod(prev, c(slots)), floordiv(prev, c(slots)))));
+      after_loop.push_back(commit_wait(0));
+      after_loop.push_back(
+          TokenNode::make_phased(Op::kPush, Queue::kFree, id, c((trips - 1) % slots), c((trips - 1) / slots)));
+    } else {
+      consume.push_back(TokenNode::make_phased(Op::kPush, Queue::kFree, id, cs, cuse));
+    }
     Var d(name + ".drain", t);
     Stmt drain = ForNode::make(
         d, c(trips - slots), c(slots), ForKind::kSerial,
@@ -400,8 +458,11 @@ class Pipeliner : public IRMutator {
     r.slots = slots;
     r.loop_name = name;
     r.producer = simplify(ForNode::make(kp, c(0), f->extent, ForKind::kSerial, SeqNode::make(produce)));
-    r.consumer = simplify(SeqNode::make(
-        {ForNode::make(k, f->min, f->extent, ForKind::kSerial, SeqNode::make(consume), f->thread_tag), drain}));
+    std::vector<Stmt> consumer{
+        ForNode::make(k, f->min, f->extent, ForKind::kSerial, SeqNode::make(consume), f->thread_tag)};
+    consumer.insert(consumer.end(), after_loop.begin(), after_loop.end());
+    consumer.push_back(drain);
+    r.consumer = simplify(SeqNode::make(consumer));
     for (const AllocateNode* a : allocs) {
       r.slot_buffers.push_back(a);
       r.slot_buffer_sizes.push_back(make_const(a->extents.front().dtype(), stride.at(a->buffer.node()) * slots));

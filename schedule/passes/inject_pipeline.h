@@ -48,6 +48,20 @@
 //
 // at once, and the warp loop takes P more warps (warp_specialize.h); the
 // steady state has no barrier.
+//
+// With the loop's kMmaInFlight mark (1) and S >= 2, the compute's wgmma
+// products become their async forms and one iteration's stay in flight
+// while the next iteration's are issued (compute/hw_instructions.h):
+//
+//   for k in [0, T):  pop_token(full, k % S, phase k/S); compute(k), issued;
+//                     wgmma commit-and-wait(1)           iteration k-1's retire
+//                     if (k >= 1) push_token(free, (k-1) % S, phase (k-1)/S)
+//   wgmma commit-and-wait(0); push_token(free, (T-1) % S, phase (T-1)/S)
+//   the drain, as above
+//
+// so no slot is released before the products that read it have retired. A
+// compute with no wgmma product under the mark is a user error; with S < 2
+// the mark changes nothing (no slot could stay taken).
 #pragma once
 
 #include "compute/stmt.h"
