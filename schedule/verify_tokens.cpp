@@ -16,9 +16,16 @@ namespace kiln {
 
 namespace {
 
+bool is_commit_wait(const Ref<Object>& n) {
+  return n->kind() == NodeKind::TensorIntrinCall &&
+         static_cast<const TensorIntrinCallNode*>(n.get())->intrin == kCudaWgmmaCommitWait;
+}
+
+// Tokens, or wgmma commit-and-waits: the walk runs the loops and conditions
+// around both.
 bool has_tokens(const Stmt& s) {
   bool found = false;
-  post_order_visit(s, [&](const Ref<Object>& n) { found |= n->kind() == NodeKind::Token; });
+  post_order_visit(s, [&](const Ref<Object>& n) { found |= n->kind() == NodeKind::Token || is_commit_wait(n); });
   return found;
 }
 
@@ -102,10 +109,15 @@ class TokenChecker {
       walk(sides->else_case);
       record_ = nullptr;
       run_side_by_side(producer, consumer);
+      last_full_.reset();  // what follows reads no slot of the region
     } else if (auto* at = s.as<AttrStmtNode>()) {
       walk(at->body);
     } else if (auto* t = s.as<TokenNode>()) {
       token(t);
+    } else if (is_commit_wait(s)) {
+      const auto* c = s.as<TensorIntrinCallNode>();
+      user_check(c->scalars.size() == 1) << "pipeline tokens: a wgmma commit-and-wait takes one scalar" << where();
+      record(Event{nullptr, eval(c->scalars[0], "count of wgmma groups left in flight"), 0, where(), false});
     } else {
       user_error() << "pipeline tokens: a " << node_kind_name(s->kind()) << " statement holds tokens" << where()
                    << "; they may only sit in loops, sequences and conditions";
@@ -132,18 +144,16 @@ class TokenChecker {
       apply(e);
   }
 
-  // The asynchronous wgmma products and commit-and-waits of a statement
-  // without tokens, in program order (inject_pipeline keeps them out of
-  // loops of their own).
+  // The asynchronous wgmma products of a statement without tokens or
+  // commit-and-waits (one issue stands for all: they join the same group).
   void products(const Stmt& s) {
     if (!async_products_) return;
+    bool issues = false;
     post_order_visit(s, [&](const Ref<Object>& n) {
-      if (n->kind() != NodeKind::TensorIntrinCall) return;
-      auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
-      if (is_cuda_wgmma_async(c->intrin)) record(Event{nullptr, 0, 0, where(), true});
-      if (c->intrin == kCudaWgmmaCommitWait && c->scalars.size() == 1)
-        record(Event{nullptr, eval(c->scalars[0], "count of wgmma groups in flight"), 0, where(), false});
+      issues |= n->kind() == NodeKind::TensorIntrinCall &&
+                is_cuda_wgmma_async(static_cast<const TensorIntrinCallNode*>(n.get())->intrin);
     });
+    if (issues) record(Event{nullptr, 0, 0, where(), true});
   }
 
   // wgmma products in flight, by the slots they read: those of the open
@@ -157,7 +167,7 @@ class TokenChecker {
   };
   void products_event(const Event& e) {
     if (e.issue) {
-      if (last_full_) products_.open.push_back(*last_full_);
+      products_.open.push_back(last_full_ ? *last_full_ : SlotKey{-1, -1});  // -1: no slot
       return;
     }
     products_.groups.push_back(std::move(products_.open));

@@ -183,7 +183,10 @@ Stmt region(int64_t trips, int64_t slots, int64_t phase_shift = 0, bool drain = 
 // makes it: each iteration issues products on its slot, then commits and
 // waits with `loop_wait` groups left in flight (none: no wait) and releases
 // the slot before; after the loop the last wait (`last_wait`) and release.
-Stmt in_flight_region(int64_t trips, int64_t slots, int loop_wait = 1, bool last_wait = true) {
+// `looped` issues the products in a loop of 3 and guards the wait with a
+// condition that always holds; `release_first` releases before the wait.
+Stmt in_flight_region(int64_t trips, int64_t slots, int loop_wait = 1, bool last_wait = true, bool looped = false,
+                      bool release_first = false) {
   Var k("k"), p("p"), d("d"), w("w");
   const Expr s = make_const(DType::i32(), slots);
   const Var acc = Var::handle("acc", DType::f32()), sh = Var::handle("S", DType::f16());
@@ -197,9 +200,14 @@ Stmt in_flight_region(int64_t trips, int64_t slots, int loop_wait = 1, bool last
   Stmt producer = ForNode::make(p, 0, static_cast<int>(trips), ForKind::kSerial,
                                 SeqNode::make({tok(Op::kPop, Queue::kFree, floormod(p, s), floordiv(p, s) - 1),
                                                tok(Op::kPush, Queue::kFull, floormod(p, s), floordiv(p, s))}));
-  std::vector<Stmt> body{tok(Op::kPop, Queue::kFull, floormod(k, s), floordiv(k, s)), issue};
-  if (loop_wait >= 0) body.push_back(wait(loop_wait));
-  body.push_back(IfThenElseNode::make(k >= 1, tok(Op::kPush, Queue::kFree, floormod(k - 1, s), floordiv(k - 1, s))));
+  Var ki("ki");
+  std::vector<Stmt> body{tok(Op::kPop, Queue::kFull, floormod(k, s), floordiv(k, s)),
+                         looped ? ForNode::make(ki, 0, 3, ForKind::kSerial, issue) : issue};
+  const Stmt release =
+      IfThenElseNode::make(k >= 1, tok(Op::kPush, Queue::kFree, floormod(k - 1, s), floordiv(k - 1, s)));
+  if (release_first) body.push_back(release);
+  if (loop_wait >= 0) body.push_back(looped ? IfThenElseNode::make(k >= 0, wait(loop_wait)) : wait(loop_wait));
+  if (!release_first) body.push_back(release);
   std::vector<Stmt> consumer{ForNode::make(k, 0, static_cast<int>(trips), ForKind::kSerial, SeqNode::make(body))};
   if (last_wait) consumer.push_back(wait(0));
   consumer.push_back(tok(Op::kPush, Queue::kFree, make_const(DType::i32(), (trips - 1) % slots),
@@ -214,10 +222,15 @@ Stmt in_flight_region(int64_t trips, int64_t slots, int loop_wait = 1, bool last
 
 TEST_CASE("warp-specialized tokens: wgmma products in flight hold their slot until a commit-and-wait retires them",
           "[schedule][pipeline][warp_specialization][tokens]") {
-  for (int64_t slots = 2; slots <= 4; ++slots) {
-    INFO(slots << " slots");
-    CHECK(token_error(in_flight_region(7, slots)) == "");
-  }
+  for (int64_t trips : {2, 3, 7})
+    for (int64_t slots = 2; slots <= std::min<int64_t>(4, trips); ++slots) {
+      INFO(trips << " trips, " << slots << " slots");
+      CHECK(token_error(in_flight_region(trips, slots)) == "");
+      CHECK(token_error(in_flight_region(trips, slots, 1, true, true)) == "");  // looped, the wait guarded
+    }
+  // The release before the wait that retires the products reading it.
+  CHECK_THAT(token_error(in_flight_region(7, 3, 1, true, false, true)),
+             Contains("pipeline 0: slot 0 (at k = 1) is released (push of its free token) while wgmma products"));
   // One slot: the compute would wait for a fill that waits for its release.
   CHECK_THAT(token_error(in_flight_region(7, 1)), Contains("the warp-specialized pipeline would deadlock"));
   // No wait in the loop, or one that leaves two groups in flight: slot 0 is
@@ -241,6 +254,16 @@ TEST_CASE("warp-specialized tokens: wgmma products in flight hold their slot unt
   CHECK(token_error(late) ==
         "pipeline tokens: 1 issue(s) of wgmma products are still in flight at the end: no wgmma commit-and-wait "
         "retires them");
+  // A wait under a condition that does not hold retires nothing.
+  Var k("k");
+  const Stmt skipped = SeqNode::make(
+      {in_flight_region(7, 3), late.as<SeqNode>()->seq[1],
+       ForNode::make(k, 0, 1, ForKind::kSerial,
+                     IfThenElseNode::make(
+                         k > 0, TensorIntrinCallNode::make(
+                                    kCudaWgmmaCommitWait,
+                                    {{Var::handle("acc", DType::f32()), Expr(0), Expr(0), Expr(1)}}, {Expr(0)})))});
+  CHECK_THAT(token_error(skipped), Contains("1 issue(s) of wgmma products are still in flight at the end"));
 }
 
 TEST_CASE("warp-specialized tokens: the two sides run side by side and pass the verifier",
