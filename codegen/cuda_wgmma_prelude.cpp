@@ -212,7 +212,8 @@ std::pair<int64_t, std::string> cuda_wgmma_shape(const std::string& instruction)
   const std::string head = kCudaWgmmaPrefix + std::string("m64n");
   const size_t k = instruction.find("k16.", head.size());
   internal_assert(instruction.rfind(head, 0) == 0 && k != std::string::npos) << "not a wgmma: " << instruction;
-  const size_t end = is_cuda_wgmma_async(instruction) ? instruction.size() - 6 : instruction.size();
+  const size_t end = is_cuda_wgmma_async(instruction) ? instruction.size() - std::string(".async").size()
+                                                      : instruction.size();
   return {std::stoll(instruction.substr(head.size(), k - head.size())), instruction.substr(k + 4, end - k - 4)};
 }
 

@@ -117,7 +117,7 @@ class TokenChecker {
     } else if (is_commit_wait(s)) {
       const auto* c = s.as<TensorIntrinCallNode>();
       user_check(c->scalars.size() == 1) << "pipeline tokens: a wgmma commit-and-wait takes one scalar" << where();
-      record(Event{nullptr, eval(c->scalars[0], "count of wgmma groups left in flight"), 0, where(), false});
+      record(Event{nullptr, 0, 0, where(), false, eval(c->scalars[0], "count of wgmma groups left in flight")});
     } else {
       user_error() << "pipeline tokens: a " << node_kind_name(s->kind()) << " statement holds tokens" << where()
                    << "; they may only sit in loops, sequences and conditions";
@@ -126,12 +126,13 @@ class TokenChecker {
 
   // A token met on the walk, with its slot and phase evaluated; or, with no
   // token, wgmma products issued asynchronously (`issue`), or a
-  // commit-and-wait that leaves `slot` groups of them in flight.
+  // commit-and-wait that leaves `groups_left` groups of them in flight.
   struct Event {
     const TokenNode* token;
     int64_t slot, phase;
     std::string where;
     bool issue = false;
+    int64_t groups_left = 0;
   };
 
   void token(const TokenNode* t) {
@@ -172,7 +173,7 @@ class TokenChecker {
     }
     products_.groups.push_back(std::move(products_.open));
     products_.open.clear();
-    const size_t keep = static_cast<size_t>(std::max<int64_t>(e.slot, 0));
+    const size_t keep = static_cast<size_t>(std::max<int64_t>(e.groups_left, 0));
     if (products_.groups.size() > keep)
       products_.groups.erase(products_.groups.begin(), products_.groups.end() - static_cast<long>(keep));
   }
