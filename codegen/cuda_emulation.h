@@ -3,7 +3,8 @@
 // emulation header, so GPU kernels run and are checked where there is no GPU.
 //
 // The emulation runs every block of a launch one after another (x fastest),
-// each with one real thread per CUDA thread meeting at __syncthreads(); warp
+// each CUDA thread a fiber of the launching thread (a stack of its own),
+// meeting at __syncthreads(): a thread runs until it waits; warp
 // shuffles exchange values through a per-warp barrier with CUDA's semantics
 // for full masks. It reports, as a failed launch rather than a crash or a
 // hang: races on shared arrays (a thread reads or writes an element another

@@ -13,18 +13,17 @@ namespace {
 
 const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 // Makes kiln's CUDA C compile as host C++17 (see codegen/cuda_emulation.h):
-// each thread of a block is a real thread, blocks run one after another,
+// each thread of a block is a fiber (a stack of its own) that the
+// launching thread switches to and from, blocks run one after another,
 // shared arrays are objects that check races and bounds (and reads of
 // cp.async copies still in flight), and warp operations exchange values
 // through a per-warp barrier.
 #define KILN_CUDA_EMULATION 1
 #include <math.h>
-#include <linux/futex.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -63,7 +62,7 @@ struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
-static thread_local dim3 threadIdx, blockIdx;
+static dim3 threadIdx, blockIdx;  // the running CUDA thread's (see FiberLocals)
 static dim3 blockDim, gridDim;
 static const int warpSize = 32;
 
@@ -144,28 +143,18 @@ struct ThreadState {
   int mbarrier_index = 0;
   const void* waits_on = nullptr;
 };
+// The launcher (below): suspends the running CUDA thread's fiber until
+// `word` no longer holds `ticket`, running the block's other threads.
+void fiber_suspend(const std::atomic<uint32_t>* word, uint32_t ticket);
 // Threads wait on a word outside the team's mutex; it is bumped when their
-// barrier completes or the launch fails. A waiter yields a few times before
-// it sleeps: most barriers complete within a round of the block's threads,
-// and sleeping and waking hundreds of threads costs far more.
+// barrier completes or the launch fails. A waiting thread's fiber is
+// suspended (never holding the mutex) and resumed once the word changed.
 struct Gate {
   std::atomic<uint32_t> word{0};
-  std::atomic<int> sleepers{0};
   uint32_t ticket() const { return word.load(std::memory_order_acquire); }
-  void open() {
-    word.fetch_add(1);
-    if (sleepers.load() > 0)
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-  }
+  void open() { word.fetch_add(1); }
   void wait(uint32_t ticket) {
-    for (int i = 0; i < 100; ++i) {
-      if (word.load(std::memory_order_acquire) != ticket) return;
-      sched_yield();
-    }
-    sleepers.fetch_add(1);  // seq_cst with open()'s: it sees a sleeper, or the futex sees the new word
-    while (word.load() == ticket)
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, ticket, nullptr, nullptr, 0);
-    sleepers.fetch_sub(1);
+    while (word.load(std::memory_order_acquire) == ticket) fiber_suspend(&word, ticket);
   }
 };
 struct WarpState {
@@ -176,10 +165,8 @@ struct WarpState {
   unsigned mask = 0;
   const char* op = nullptr;  // the warp-collective operation (warp_exchange) its lanes wait in, or null
   uint64_t slots[2][32];
-  // With mbarriers in the launch: each waiting lane's clocks, and per row
-  // the join that every lane of the operation acquires (see tl_clock).
-  std::vector<uint32_t>* vcs[32];
-  uint32_t* clocks[32];
+  // With mbarriers in the launch: per row, the join of the lanes' clocks
+  // that every lane of the operation acquires (see cur_clock).
   std::vector<uint32_t> joined[2];
 };
 
@@ -206,22 +193,29 @@ struct Team {
 std::mutex g_launch_mu;  // one launch at a time: shared arrays are per module
 std::atomic<bool> g_failed{false};
 uint64_t g_epoch = 0;  // race-detection epochs, unique across launches
-thread_local char tl_error[8192];
-thread_local Team* tl_team = nullptr;
-thread_local int tl_tid = -1, tl_warp = 0, tl_lane = 0;
-thread_local uint64_t tl_epoch = 0, tl_warp_epoch = 0;
+thread_local char tl_error[8192];  // the calling thread's last failed launch
+// The running CUDA thread: its fiber's FiberLocals while it runs. Launches
+// are one at a time per module (g_launch_mu) and run their fibers on the
+// launching thread, so these are plain globals, not thread_locals (whose
+// every access from a shared object is a call).
+Team* cur_team = nullptr;
+int cur_tid = -1, cur_warp = 0, cur_lane = 0;
+uint64_t cur_epoch = 0, cur_warp_epoch = 0;
 // Happens-before through mbarriers (the mbarrier part): a thread's clock
-// counts its arrivals; tl_vc[o] is the latest clock of thread o whose
+// counts its arrivals; cur_vc[o] is the latest clock of thread o whose
 // arrival this thread has acquired by waiting on a completed phase. An
 // access of thread o stamped with clock c is ordered before this thread's
-// next access when tl_vc[o] > c. Arrivals publish the arriving thread's
+// next access when cur_vc[o] > c. Arrivals publish the arriving thread's
 // whole vector, so the order is transitive. Without mbarriers every entry
 // stays 0 and the epochs alone order accesses.
-thread_local uint32_t tl_clock = 0;
-thread_local std::vector<uint32_t> tl_vc;
+uint32_t cur_clock = 0;
+std::vector<uint32_t> cur_vc;
+// The wgmma calls this thread made in its block (the warpgroup prelude
+// compares each with the same call of the group's other warps).
+long long cur_wgmma_calls = 0;
 std::atomic<bool> g_mbarriers{false};  // the launch in progress has initialized an mbarrier
 inline bool acquired(int o, uint32_t clock) {
-  return o >= 0 && static_cast<size_t>(o) < tl_vc.size() && tl_vc[static_cast<size_t>(o)] > clock;
+  return o >= 0 && static_cast<size_t>(o) < cur_vc.size() && cur_vc[static_cast<size_t>(o)] > clock;
 }
 
 std::string dim_str(dim3 d) {
@@ -231,10 +225,10 @@ std::string thread_str(int tid) {
   const unsigned bx = blockDim.x, by = blockDim.y;
   return "thread " + dim_str(dim3(tid % bx, tid / bx % by, tid / (bx * by)));
 }
-std::string where() { return "in block " + dim_str(blockIdx) + " of kernel " + (tl_team ? tl_team->kernel : "?"); }
+std::string where() { return "in block " + dim_str(blockIdx) + " of kernel " + (cur_team ? cur_team->kernel : "?"); }
 Team& team() {
-  if (!tl_team) throw std::runtime_error("a CUDA thread function was called outside a kernel launch");
-  return *tl_team;
+  if (!cur_team) throw std::runtime_error("a CUDA thread function was called outside a kernel launch");
+  return *cur_team;
 }
 unsigned lanes_of(const Team& t, int warp) {
   const int n = t.n - warp * 32;
@@ -242,6 +236,10 @@ unsigned lanes_of(const Team& t, int warp) {
 }
 
 void mbarriers_wake();  // the mbarrier part
+// The launcher's: thread tid's clocks, in the globals while it runs, else
+// where its fiber keeps them while it waits.
+std::vector<uint32_t>& vc_of(int tid);
+uint32_t& clock_of(int tid);
 
 // Records the first failure and wakes every waiting thread (mu held).
 void fail(Team& t, const std::string& msg) {
@@ -341,7 +339,7 @@ void syncthreads(int line) {
   Team& t = team();
   std::unique_lock<std::mutex> lk(t.mu);
   if (t.failed) throw Abort{};
-  t.ts[tl_tid] = {At::kBarrier, line};
+  t.ts[cur_tid] = {At::kBarrier, line};
   --t.running;
   ++t.at_barrier;
   if (t.finished > 0) diverged(t);
@@ -353,13 +351,13 @@ void syncthreads(int line) {
     t.at_barrier = 0;
     t.running = t.n;
     t.epoch = ++g_epoch;
-    tl_epoch = t.epoch;
+    cur_epoch = t.epoch;
     t.gate.open();
     return;
   }
   wait_at_gate(t, lk);
   if (t.failed) throw Abort{};
-  tl_epoch = t.epoch;  // written before the gate opened, stable until this thread arrives again
+  cur_epoch = t.epoch;  // written before the gate opened, stable until this thread arrives again
 }
 
 // The warp-level rendezvous behind __syncwarp and the shuffles: every lane
@@ -370,13 +368,13 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* o
   Team& t = team();
   std::unique_lock<std::mutex> lk(t.mu);
   if (t.failed) throw Abort{};
-  WarpState& w = t.warps[tl_warp];
-  const unsigned m = mask & lanes_of(t, tl_warp);
+  WarpState& w = t.warps[cur_warp];
+  const unsigned m = mask & lanes_of(t, cur_warp);
   char hex[16];
   snprintf(hex, sizeof(hex), "0x%08x", mask);
-  if (!(m >> tl_lane & 1u)) {
-    fail(t, thread_str(tl_tid) + " " + where() + " calls a warp-level function with mask " + hex +
-                ", which leaves out its own lane " + std::to_string(tl_lane));
+  if (!(m >> cur_lane & 1u)) {
+    fail(t, thread_str(cur_tid) + " " + where() + " calls a warp-level function with mask " + hex +
+                ", which leaves out its own lane " + std::to_string(cur_lane));
     throw Abort{};
   }
   if (w.arrived == 0) {
@@ -384,42 +382,41 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* o
     w.op = op;
   } else if ((w.op == nullptr) != (op == nullptr) || (op && strcmp(w.op, op) != 0)) {
     const char* other = "a shuffle, ballot or __syncwarp";
-    fail(t, "lanes of warp " + std::to_string(tl_warp) + " " + where() + " meet in different warp-level operations: " +
-                thread_str(tl_tid) + " calls " + (op ? op : other) + " while others wait in " + (w.op ? w.op : other));
+    fail(t, "lanes of warp " + std::to_string(cur_warp) + " " + where() + " meet in different warp-level operations: " +
+                thread_str(cur_tid) + " calls " + (op ? op : other) + " while others wait in " + (w.op ? w.op : other));
     throw Abort{};
   } else if (w.mask != m) {
-    fail(t, "lanes of warp " + std::to_string(tl_warp) + " " + where() +
-                " meet in a warp-level operation with different masks (" + thread_str(tl_tid) + " passes " + hex + ")");
+    fail(t, "lanes of warp " + std::to_string(cur_warp) + " " + where() +
+                " meet in a warp-level operation with different masks (" + thread_str(cur_tid) + " passes " + hex + ")");
     throw Abort{};
   }
   for (int l = 0; l < 32; ++l) {
-    if ((m >> l & 1u) && t.ts[tl_warp * 32 + l].at == At::kFinished) {
-      if (op) collective_diverged(t, tl_warp, op);
+    if ((m >> l & 1u) && t.ts[cur_warp * 32 + l].at == At::kFinished) {
+      if (op) collective_diverged(t, cur_warp, op);
       diverged(t);
     }
   }
   const int row = static_cast<int>(w.gen & 1);
-  w.slots[row][tl_lane] = mine;
-  w.vcs[tl_lane] = &tl_vc;
-  w.clocks[tl_lane] = &tl_clock;
-  t.ts[tl_tid].at = At::kWarp;
+  w.slots[row][cur_lane] = mine;
+  t.ts[cur_tid].at = At::kWarp;
   --t.running;
   if (++w.arrived == __builtin_popcount(m)) {
     // The lanes wait (or this one is the last): what each did and acquired
     // before the operation is ordered before what all do after it.
     if (g_mbarriers) {
       std::vector<uint32_t>& j = w.joined[row];
-      j.assign(tl_vc.size(), 0);
+      j.assign(cur_vc.size(), 0);
       for (int l = 0; l < 32; ++l) {
         if (!(m >> l & 1u)) continue;
-        const std::vector<uint32_t>& v = *w.vcs[l];
+        const int lane_tid = cur_warp * 32 + l;
+        const std::vector<uint32_t>& v = vc_of(lane_tid);
         for (size_t k = 0; k < j.size() && k < v.size(); ++k) j[k] = std::max(j[k], v[k]);
-        const size_t tid = static_cast<size_t>(tl_warp * 32 + l);
-        if (tid < j.size()) j[tid] = std::max(j[tid], ++*w.clocks[l]);
+        const size_t tid = static_cast<size_t>(lane_tid);
+        if (tid < j.size()) j[tid] = std::max(j[tid], ++clock_of(lane_tid));
       }
     }
     for (int l = 0; l < 32; ++l) {
-      if (m >> l & 1u) t.ts[tl_warp * 32 + l].at = At::kRunning;
+      if (m >> l & 1u) t.ts[cur_warp * 32 + l].at = At::kRunning;
     }
     t.running += w.arrived;
     w.arrived = 0;
@@ -434,10 +431,10 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* o
     if (t.failed) throw Abort{};
   }
   // The next operation writes the other row, and the one after needs this lane.
-  tl_warp_epoch = w.epoch;
+  cur_warp_epoch = w.epoch;
   if (g_mbarriers) {
     const std::vector<uint32_t>& j = w.joined[row];
-    for (size_t k = 0; k < j.size() && k < tl_vc.size(); ++k) tl_vc[k] = std::max(tl_vc[k], j[k]);
+    for (size_t k = 0; k < j.size() && k < cur_vc.size(); ++k) cur_vc[k] = std::max(cur_vc[k], j[k]);
   }
   memcpy(all, w.slots[row], sizeof(w.slots[row]));
   return m;
@@ -450,11 +447,11 @@ unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* o
 // a second rendezvous keeps every lane's bytes alive until all have copied.
 void warp_exchange(const char* op, const void* mine, size_t bytes, void* all) {
   Team& t = team();
-  const unsigned lanes = lanes_of(t, tl_warp);
+  const unsigned lanes = lanes_of(t, cur_warp);
   if (lanes != 0xffffffffu) {
     std::lock_guard<std::mutex> g(t.mu);
     fail(t, std::string(op) + " is warp-collective and needs all 32 lanes of a warp, but warp " +
-                std::to_string(tl_warp) + " " + where() + " has only " + std::to_string(__builtin_popcount(lanes)) +
+                std::to_string(cur_warp) + " " + where() + " has only " + std::to_string(__builtin_popcount(lanes)) +
                 " (block " + dim_str(blockDim) + ")");
     throw Abort{};
   }
@@ -477,7 +474,7 @@ T shfl(unsigned mask, T var, long long b, int width, Shfl mode) {
   const unsigned m = warp_collect(mask, mine, all);
   // PTX shfl.sync: a lane reads within its segment of `width` lanes (xor may
   // also read earlier segments); out of range, it keeps its own value.
-  const long long lane = tl_lane, lo = lane & ~(width - 1), hi = lo + width - 1;
+  const long long lane = cur_lane, lo = lane & ~(width - 1), hi = lo + width - 1;
   long long j = lane;
   switch (mode) {
     case Shfl::kIdx: j = lo | (b & (width - 1)); break;
@@ -519,17 +516,201 @@ inline unsigned __ballot_sync(unsigned mask, int pred) {
 }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
 inline int __all_sync(unsigned mask, int pred) {
-  const unsigned m = mask & kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::tl_warp);
+  const unsigned m = mask & kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::cur_warp);
   return __ballot_sync(mask, pred) == m;
 }
-inline unsigned __activemask() { return kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::tl_warp); }
+inline unsigned __activemask() { return kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::cur_warp); }
 )KILN";
 
-const char* const kLaunch = R"KILN(void* worker(void* arg);
-struct WorkerArg {
-  Team* team;
-  int tid;
+const char* const kLaunch = R"KILN(// Each CUDA thread of a block runs on a fiber of the launching thread: a
+// stack of its own that the launcher switches to and from. A thread runs until it waits (a barrier, a warp operation, an
+// mbarrier phase); the launcher then resumes the next thread that can go
+// on. One OS thread per CUDA thread made every wait a trip through the
+// kernel's scheduler: hundreds of threads yielding or sleeping on futexes
+// took most of an emulated launch's time on a machine of few cores.
+// While a fiber runs, its CUDA thread's state (threadIdx, blockIdx, the
+// cur_ variables) sits in the globals the emulation reads; while it waits,
+// in its Fiber.
+struct FiberLocals {
+  dim3 thread_idx, block_idx;
+  Team* team = nullptr;
+  int tid = -1, warp = 0, lane = 0;
+  uint64_t epoch = 0, warp_epoch = 0;
+  uint32_t clock = 0;
+  std::vector<uint32_t> vc;
+  AsyncQueue async;
+  WgmmaQueue wgmma;
+  long long wgmma_calls = 0;
 };
+// Exchanges `l` with the globals: in before a fiber runs, out after.
+void swap_locals(FiberLocals& l) {
+  std::swap(threadIdx, l.thread_idx);
+  std::swap(blockIdx, l.block_idx);
+  std::swap(cur_team, l.team);
+  std::swap(cur_tid, l.tid);
+  std::swap(cur_warp, l.warp);
+  std::swap(cur_lane, l.lane);
+  std::swap(cur_epoch, l.epoch);
+  std::swap(cur_warp_epoch, l.warp_epoch);
+  std::swap(cur_clock, l.clock);
+  cur_vc.swap(l.vc);
+  std::swap(cur_async, l.async);
+  std::swap(cur_wgmma, l.wgmma);
+  std::swap(cur_wgmma_calls, l.wgmma_calls);
+}
+
+// Switching between fibers. On x86-64 a few instructions save the
+// callee-saved registers on the stack being left and restore them from the
+// one entered; swapcontext also saves the signal mask (a system call) and
+// the floating-point environment, which fibers of one launch share, and
+// switching with it took a third of a barrier-heavy launch. Elsewhere:
+// ucontext.
+#if defined(__x86_64__)
+struct Context {
+  void* sp = nullptr;
+};
+extern "C" void kiln_emu_switch(void** save_sp, void* sp);
+asm(R"ASM(
+  .text
+  .p2align 4
+  .hidden kiln_emu_switch
+  .type kiln_emu_switch, @function
+kiln_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size kiln_emu_switch, .-kiln_emu_switch
+)ASM");
+inline void context_switch(Context& from, Context& to) { kiln_emu_switch(&from.sp, to.sp); }
+// The first switch to `c` pops six zeroed registers and returns into entry,
+// with the stack aligned as at a call (entry must never return).
+inline bool context_start(Context& c, char* stack, size_t bytes, void (*entry)()) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + bytes) & ~uintptr_t(15);
+  void** sp = reinterpret_cast<void**>(top);
+  *--sp = nullptr;  // entry's return address: none
+  *--sp = reinterpret_cast<void*>(entry);
+  for (int r = 0; r < 6; ++r) *--sp = nullptr;
+  c.sp = sp;
+  return true;
+}
+#else
+struct Context {
+  ucontext_t uc;
+};
+inline void context_switch(Context& from, Context& to) { swapcontext(&from.uc, &to.uc); }
+inline bool context_start(Context& c, char* stack, size_t bytes, void (*entry)()) {
+  if (getcontext(&c.uc) != 0) return false;
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = bytes;
+  c.uc.uc_link = nullptr;  // entry never returns
+  makecontext(&c.uc, entry, 0);
+  return true;
+}
+#endif
+
+constexpr size_t kFiberStackBytes = 512 * 1024, kGuardBytes = 4096;
+struct Fiber {
+  Context context;
+  bool done = false;
+  const std::atomic<uint32_t>* word = nullptr;  // it waits while *word == ticket
+  uint32_t ticket = 0;
+  FiberLocals locals;
+};
+struct Scheduler {
+  Context launcher;
+  std::vector<Fiber> fibers;
+  size_t current = 0;
+  Team* team = nullptr;
+};
+Scheduler* g_scheduler = nullptr;  // the launch in progress (one at a time: g_launch_mu)
+
+// The fibers' stacks, kept for the module's later launches. Each one's
+// lowest page is a guard: an overflow faults rather than overwriting the
+// next stack.
+struct StackPool {
+  std::vector<char*> stacks;
+  ~StackPool() {
+    for (char* p : stacks) munmap(p, kFiberStackBytes);
+  }
+  char* get(size_t i) {
+    while (stacks.size() <= i) {
+      void* p = mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+      if (p == MAP_FAILED) return nullptr;
+      mprotect(p, kGuardBytes, PROT_NONE);
+      stacks.push_back(static_cast<char*>(p));
+    }
+    return stacks[i];
+  }
+} g_stacks;
+
+void fiber_suspend(const std::atomic<uint32_t>* word, uint32_t ticket) {
+  Scheduler& s = *g_scheduler;
+  Fiber& f = s.fibers[s.current];
+  f.word = word;
+  f.ticket = ticket;
+  context_switch(f.context, s.launcher);
+}
+
+std::vector<uint32_t>& vc_of(int tid) {
+  return tid == cur_tid ? cur_vc : g_scheduler->fibers[static_cast<size_t>(tid)].locals.vc;
+}
+uint32_t& clock_of(int tid) {
+  return tid == cur_tid ? cur_clock : g_scheduler->fibers[static_cast<size_t>(tid)].locals.clock;
+}
+
+void run_thread(Team& t, int tid);
+[[noreturn]] void fiber_main() {
+  Scheduler& s = *g_scheduler;
+  const size_t i = s.current;
+  run_thread(*s.team, static_cast<int>(i));
+  s.fibers[i].done = true;
+  context_switch(s.fibers[i].context, s.launcher);  // never resumed
+  __builtin_unreachable();
+}
+
+// Resumes every fiber that can go on, in thread order, until all have
+// finished. With every unfinished fiber waiting, no thread is left to wake
+// them: the launch fails as deadlocked, which opens every gate.
+void run_fibers(Scheduler& s) {
+  Team& t = *s.team;
+  for (;;) {
+    size_t live = 0, resumed = 0;
+    for (size_t i = 0; i < s.fibers.size(); ++i) {
+      Fiber& f = s.fibers[i];
+      if (f.done) continue;
+      ++live;
+      if (f.word && f.word->load(std::memory_order_acquire) == f.ticket) continue;
+      f.word = nullptr;
+      s.current = i;
+      swap_locals(f.locals);
+      context_switch(s.launcher, f.context);
+      swap_locals(f.locals);
+      ++resumed;
+    }
+    if (live == 0) return;
+    if (resumed > 0) continue;
+    std::lock_guard<std::mutex> g(t.mu);
+    if (t.failed) {  // a wait that failing did not open: its fibers are left where they wait
+      for (Fiber& f : s.fibers) f.done = true;
+      return;
+    }
+    fail(t, "deadlock in block " + std::to_string(t.block) + " of kernel " + t.kernel + ": " + describe(t) +
+                ". Every thread waits and none is left to wake the others.");
+  }
+}
 
 // CUDA's limits on a launch. A kernel may declare 48 KiB of shared memory
 // statically; with dynamic shared memory a block may have up to 48 KiB in
@@ -580,24 +761,23 @@ int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body
   gridDim = grid;
   blockDim = block;
   g_failed = false;
-  std::vector<WorkerArg> args(t.n);
-  std::vector<pthread_t> threads(t.n);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 512 * 1024);
-  int started = 0;
-  for (; started < t.n; ++started) {
-    args[started] = {&t, started};
-    const int rc = pthread_create(&threads[started], &attr, worker, &args[started]);
-    if (rc != 0) {
+  Scheduler s;
+  s.team = &t;
+  s.fibers = std::vector<Fiber>(static_cast<size_t>(t.n));
+  g_scheduler = &s;
+  for (size_t i = 0; i < s.fibers.size(); ++i) {
+    Fiber& f = s.fibers[i];
+    char* stack = g_stacks.get(i);
+    if (!stack || !context_start(f.context, stack + kGuardBytes, kFiberStackBytes - kGuardBytes, fiber_main)) {
       std::lock_guard<std::mutex> g(t.mu);
-      fail(t, "cannot start thread " + std::to_string(started) + " of the emulated block of kernel " + kernel +
-                  " (pthread_create: " + strerror(rc) + ")");
+      fail(t, "cannot start thread " + std::to_string(i) + " of the emulated block of kernel " + kernel +
+                  " (no memory for its stack)");
+      for (size_t j = i; j < s.fibers.size(); ++j) s.fibers[j].done = true;
       break;
     }
   }
-  pthread_attr_destroy(&attr);
-  for (int i = 0; i < started; ++i) pthread_join(threads[i], nullptr);
+  run_fibers(s);
+  g_scheduler = nullptr;
   async_drop_unlanded();
   g_failed = false;
   return t.failed ? set_error(t.error) : 0;
@@ -606,11 +786,11 @@ int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body
 // A thread has run the block's body: the last one starts the next block.
 // Called with the mutex held; returns with it released.
 void finish_block(Team& t, std::unique_lock<std::mutex>& lk) {
-  t.ts[tl_tid].at = At::kFinished;
+  t.ts[cur_tid].at = At::kFinished;
   --t.running;
   ++t.finished;
-  const WarpState& w = t.warps[tl_warp];
-  if (t.at_barrier > 0 || (w.arrived > 0 && (w.mask >> tl_lane & 1u))) diverged(t);
+  const WarpState& w = t.warps[cur_warp];
+  if (t.at_barrier > 0 || (w.arrived > 0 && (w.mask >> cur_lane & 1u))) diverged(t);
   if (t.finished == t.n) {
     async_drop_unlanded();
     mbarriers_reset();  // the next block's shared memory holds no barrier
@@ -626,22 +806,21 @@ void finish_block(Team& t, std::unique_lock<std::mutex>& lk) {
   wait_at_gate(t, lk);
 }
 
-void* worker(void* arg) {
-  Team& t = *static_cast<WorkerArg*>(arg)->team;
-  const int tid = static_cast<WorkerArg*>(arg)->tid;
-  tl_team = &t;
-  tl_tid = tid;
-  tl_warp = tid / 32;
-  tl_lane = tid % 32;
+void run_thread(Team& t, int tid) {
+  cur_team = &t;
+  cur_tid = tid;
+  cur_warp = tid / 32;
+  cur_lane = tid % 32;
   threadIdx = dim3(tid % blockDim.x, tid / blockDim.x % blockDim.y, tid / (blockDim.x * blockDim.y));
   std::unique_lock<std::mutex> lk(t.mu, std::defer_lock);
   // t.block and t.epoch change only when every thread has finished the block.
   while (!t.failed && t.block < t.nblocks) {
     const long long b = t.block;
     blockIdx = dim3(b % gridDim.x, b / gridDim.x % gridDim.y, b / (1ll * gridDim.x * gridDim.y));
-    tl_epoch = t.epoch;
-    tl_warp_epoch = t.warps[tl_warp].epoch;
-    tl_vc.assign(static_cast<size_t>(t.n), 0);  // clocks only grow: see tl_clock
+    cur_epoch = t.epoch;
+    cur_warp_epoch = t.warps[cur_warp].epoch;
+    cur_vc.assign(static_cast<size_t>(t.n), 0);  // clocks only grow: see cur_clock
+    cur_wgmma_calls = 0;
     std::string error;
     try {
       (*t.body)();
@@ -663,8 +842,7 @@ void* worker(void* arg) {
       break;
     }
   }
-  tl_team = nullptr;
-  return nullptr;
+  cur_team = nullptr;
 }
 
 const char* last_error() { return tl_error; }

@@ -33,7 +33,7 @@ struct Mbarrier {
   long long tx = 0;                // transaction bytes expected and not yet completed, this phase
   std::vector<BulkCopy> copies;    // this phase's bulk copies
   uint64_t phase = 0;              // phases completed; the one in progress has parity phase & 1
-  std::vector<uint32_t> acc;       // the join of this phase's arrivals' clocks (tl_vc)
+  std::vector<uint32_t> acc;       // the join of this phase's arrivals' clocks (cur_vc)
   std::vector<uint32_t> done;      // the same, of the last completed phase
   Gate gate;                       // opened when a phase completes
   int waiters = 0;                 // threads asleep on it
@@ -121,14 +121,14 @@ class MbarrierArray : public MbarrierArrayBase {
     if (t.failed) throw Abort{};
     Mbarrier& b = at(t, i, "initializes");
     if (count < 1 || count >= (1 << 20))
-      failure(t, thread_str(tl_tid) + " " + where() + " initializes mbarrier " + elem(i) + " with an arrival count of " +
+      failure(t, thread_str(cur_tid) + " " + where() + " initializes mbarrier " + elem(i) + " with an arrival count of " +
                      std::to_string(count) + "; PTX allows 1 to 2^20 - 1");
     if (b.live)
-      failure(t, thread_str(tl_tid) + " " + where() + " initializes mbarrier " + elem(i) + ", which " +
+      failure(t, thread_str(cur_tid) + " " + where() + " initializes mbarrier " + elem(i) + ", which " +
                      thread_str(b.init_tid) + " already initialized in this block; a barrier in use is not initialized again");
     b.live = true;
-    b.init_epoch = tl_epoch;
-    b.init_tid = tl_tid;
+    b.init_epoch = cur_epoch;
+    b.init_tid = cur_tid;
     b.count = b.pending = static_cast<int>(count);
     b.tx = 0;
     b.phase = 0;
@@ -166,10 +166,10 @@ class MbarrierArray : public MbarrierArrayBase {
     Mbarrier& b = usable(t, i, "completes a bulk copy on");
     const long long at = index * static_cast<long long>(sizeof(T));
     if (bytes <= 0 || bytes % 16 != 0 || at % 16 != 0 || reinterpret_cast<uintptr_t>(src) % 16 != 0)
-      failure(t, thread_str(tl_tid) + " " + where() + " issues a bulk copy of " + std::to_string(bytes) +
+      failure(t, thread_str(cur_tid) + " " + where() + " issues a bulk copy of " + std::to_string(bytes) +
                      " bytes into " + dst.name() + "[" + std::to_string(index) +
                      "]: the size must be a positive multiple of 16 bytes, and both addresses 16-byte aligned");
-    BulkCopy c{&dst, finish_bulk<T>, index, bytes / static_cast<long long>(sizeof(T)), tl_tid, {}};
+    BulkCopy c{&dst, finish_bulk<T>, index, bytes / static_cast<long long>(sizeof(T)), cur_tid, {}};
     c.bytes.resize(static_cast<size_t>(bytes));
     memcpy(c.bytes.data(), src, static_cast<size_t>(bytes));
     dst.bulk_issue(c.index, c.count);
@@ -186,7 +186,7 @@ class MbarrierArray : public MbarrierArrayBase {
   // row after row (no swizzle), completing its bytes on barrier i.
   template <typename T>
   void tensor_copy_2d(SharedBuffer<T>& dst, long long index, const TensorMap& m, int c0, int c1, long long i) {
-    const std::string what = thread_str(tl_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +
+    const std::string what = thread_str(cur_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +
                              std::to_string(index) + "]";
     const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1);
     const unsigned long long dim0 = m.opaque[4], dim1 = m.opaque[5], stride = m.opaque[9];
@@ -238,10 +238,10 @@ class MbarrierArray : public MbarrierArrayBase {
     if (t.failed) throw Abort{};
     Mbarrier& b = usable(t, i, "waits on");
     if (parity > 1)
-      failure(t, thread_str(tl_tid) + " " + where() + " waits on mbarrier " + elem(i) + " with parity " +
+      failure(t, thread_str(cur_tid) + " " + where() + " waits on mbarrier " + elem(i) + " with parity " +
                      std::to_string(parity) + "; a phase's parity is 0 or 1");
     while ((b.phase & 1) == parity) {
-      ThreadState& s = t.ts[static_cast<size_t>(tl_tid)];
+      ThreadState& s = t.ts[static_cast<size_t>(cur_tid)];
       s.at = At::kMbarrier;
       s.mbarrier = name_;
       s.mbarrier_index = static_cast<int>(i);
@@ -255,31 +255,31 @@ class MbarrierArray : public MbarrierArrayBase {
       lk.lock();
       if (t.failed) throw Abort{};
     }
-    for (size_t k = 0; k < b.done.size(); ++k) tl_vc[k] = std::max(tl_vc[k], b.done[k]);
+    for (size_t k = 0; k < b.done.size(); ++k) cur_vc[k] = std::max(cur_vc[k], b.done[k]);
   }
 
  private:
   // This thread arrives on barrier b (mu held).
   void arrive_on(Team& t, Mbarrier& b, long long i) {
     if (b.pending == 0)
-      failure(t, thread_str(tl_tid) + " " + where() + " arrives on mbarrier " + elem(i) + ", whose phase has all its " +
+      failure(t, thread_str(cur_tid) + " " + where() + " arrives on mbarrier " + elem(i) + ", whose phase has all its " +
                      std::to_string(b.count) + " arrivals already and waits only for " + std::to_string(b.tx) +
                      " bytes of bulk copies");
-    for (size_t k = 0; k < b.acc.size(); ++k) b.acc[k] = std::max(b.acc[k], tl_vc[k]);
+    for (size_t k = 0; k < b.acc.size(); ++k) b.acc[k] = std::max(b.acc[k], cur_vc[k]);
     publish_clock(b);
     if (--b.pending == 0 && b.tx == 0) complete(t, b);
   }
   // This thread's accesses so far are ordered before the phase's waits.
   void publish_clock(Mbarrier& b) {
-    ++tl_clock;
-    uint32_t& mine = b.acc[static_cast<size_t>(tl_tid)];
-    mine = std::max(mine, tl_clock);
+    ++cur_clock;
+    uint32_t& mine = b.acc[static_cast<size_t>(cur_tid)];
+    mine = std::max(mine, cur_clock);
   }
   // Adds `bytes` to the phase's transaction count (PTX's range: 2^20 - 1 either way).
   void transaction(Team& t, Mbarrier& b, long long i, long long bytes, const char* verb) {
     b.tx += bytes;
     if (b.tx >= (1 << 20) || b.tx <= -(1 << 20))
-      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " " + std::to_string(bytes < 0 ? -bytes : bytes) +
+      failure(t, thread_str(cur_tid) + " " + where() + " " + verb + " " + std::to_string(bytes < 0 ? -bytes : bytes) +
                      " bytes on mbarrier " + elem(i) + ", which takes its pending transaction bytes to " +
                      std::to_string(b.tx) + "; PTX allows 2^20 - 1 either way");
   }
@@ -306,7 +306,7 @@ class MbarrierArray : public MbarrierArrayBase {
   }
   Mbarrier& at(Team& t, long long i, const char* verb) {
     if (i < 0 || i >= N)
-      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) + ", out of bounds of " +
+      failure(t, thread_str(cur_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) + ", out of bounds of " +
                      name_ + "[" + std::to_string(N) + "]");
     return bars_[i];
   }
@@ -315,10 +315,10 @@ class MbarrierArray : public MbarrierArrayBase {
   Mbarrier& usable(Team& t, long long i, const char* verb) {
     Mbarrier& b = at(t, i, verb);
     if (!b.live)
-      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) +
+      failure(t, thread_str(cur_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) +
                      " before it is initialized in this block (kiln_mbarrier_init)");
-    if (b.init_epoch == tl_epoch && b.init_tid != tl_tid)
-      failure(t, thread_str(tl_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) + ", which " +
+    if (b.init_epoch == cur_epoch && b.init_tid != cur_tid)
+      failure(t, thread_str(cur_tid) + " " + where() + " " + verb + " mbarrier " + elem(i) + ", which " +
                      thread_str(b.init_tid) +
                      " initialized with no __syncthreads() in between: other threads see the initialization only "
                      "after a barrier");
@@ -335,10 +335,10 @@ class MbarrierArray : public MbarrierArrayBase {
 // arrival, as this thread's writes; a thread that reads the data must still
 // wait for the phase.
 template <long long N> void cp_async_mbarrier_arrive(MbarrierArray<N>& b, long long i) {
-  for (std::vector<AsyncCopy>& group : tl_async.groups)
+  for (std::vector<AsyncCopy>& group : cur_async.groups)
     for (const AsyncCopy& c : group) c.finish(c, true);
-  for (const AsyncCopy& c : tl_async.open) c.finish(c, true);
-  tl_async = AsyncQueue{};
+  for (const AsyncCopy& c : cur_async.open) c.finish(c, true);
+  cur_async = AsyncQueue{};
   b.arrive(i);
 }
 

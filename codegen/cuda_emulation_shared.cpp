@@ -17,7 +17,7 @@ struct ReadStamp {
 // Who last wrote and who read an element since, with the epochs that order
 // them: the block epoch changes at every __syncthreads() and block start, a
 // warp's epoch at every warp operation of that warp; and the threads'
-// clocks, which order accesses through mbarriers (tl_clock).
+// clocks, which order accesses through mbarriers (cur_clock).
 struct Shadow {
   uint64_t w_epoch = 0, w_warp_epoch = 0, r_epoch = 0, r_warp_epoch = 0;
   uint32_t w_clock = 0, r_clock = 0;
@@ -77,13 +77,13 @@ void pool_unordered(const std::vector<ReadStamp>& touches, const char* before, c
   int16_t other = -1;
   int unordered = 0;
   for (const ReadStamp& t : touches)
-    if (t.tid != tl_tid && !acquired(t.tid, t.clock)) {
+    if (t.tid != cur_tid && !acquired(t.tid, t.clock)) {
       other = t.tid;
       ++unordered;
     }
   if (unordered)
     check_error("shared arrays " + std::string(before) + " and " + name + " share byte " + std::to_string(byte) +
-                " of the block's shared memory, " + where() + ": " + thread_str(tl_tid) + " touches " + name +
+                " of the block's shared memory, " + where() + ": " + thread_str(cur_tid) + " touches " + name +
                 " while " + (unordered > 1 ? std::string("other threads") : thread_str(other)) + " touched " + before +
                 " with no __syncthreads() in between (nor an mbarrier phase that orders them)");
 }
@@ -93,8 +93,8 @@ void pool_touch(const void* owner, const char* name, long long byte) {
   if (g < 0 || g >= kPoolGranules) return;
   std::lock_guard<std::mutex> lock(g_pool_mu[g & 15]);
   PoolGranule& p = g_pool[g];
-  const ReadStamp now{static_cast<int16_t>(tl_tid), tl_clock, 0};
-  if (p.owner == owner && p.epoch == tl_epoch) {
+  const ReadStamp now{static_cast<int16_t>(cur_tid), cur_clock, 0};
+  if (p.owner == owner && p.epoch == cur_epoch) {
     if (!p.prev.empty()) pool_unordered(p.prev, p.prev_name, name, byte);
     for (ReadStamp& t : p.touches)
       if (t.tid == now.tid) {
@@ -104,7 +104,7 @@ void pool_touch(const void* owner, const char* name, long long byte) {
     p.touches.push_back(now);
     return;
   }
-  const bool same_epoch = p.owner && p.owner != owner && p.epoch == tl_epoch;
+  const bool same_epoch = p.owner && p.owner != owner && p.epoch == cur_epoch;
   if (same_epoch) pool_unordered(p.touches, p.owner_name, name, byte);
   p.prev_name = same_epoch ? p.owner_name : nullptr;
   if (same_epoch)
@@ -113,7 +113,7 @@ void pool_touch(const void* owner, const char* name, long long byte) {
     p.prev.clear();
   p.owner = owner;
   p.owner_name = name;
-  p.epoch = tl_epoch;
+  p.epoch = cur_epoch;
   p.touches.assign(1, now);
 }
 
@@ -180,7 +180,7 @@ class SharedBuffer {
     check(i, 1);
     std::lock_guard<std::mutex> g(stripe(i));
     ++shadow_[i].held;
-    shadow_[i].holder = static_cast<int16_t>(tl_tid);
+    shadow_[i].holder = static_cast<int16_t>(cur_tid);
   }
   void unhold(long long i) {
     std::lock_guard<std::mutex> g(stripe(i));
@@ -196,7 +196,7 @@ class SharedBuffer {
     if ((i * static_cast<long long>(sizeof(T))) % bytes != 0)
       check_error("misaligned cp.async of " + std::to_string(bytes) + " bytes into " + elem(i) + " (needs " +
                   std::to_string(bytes) + "-byte alignment: an index that is a multiple of " + std::to_string(count) +
-                  ") " + where() + ", " + thread_str(tl_tid) + "; the GPU would fault");
+                  ") " + where() + ", " + thread_str(cur_tid) + "; the GPU would fault");
   }
   // The copy is issued (a bulk copy with `bulk`): this thread's write now,
   // and the elements pending until it lands.
@@ -205,13 +205,13 @@ class SharedBuffer {
       std::lock_guard<std::mutex> g(stripe(k));
       Shadow& s = shadow_[k];
       if (s.pending >= 0)
-        check_error(thread_str(tl_tid) + " " + where() +
+        check_error(thread_str(cur_tid) + " " + where() +
                     (bulk ? " issues a bulk copy into " + elem(k) + " while an earlier copy into it, issued by " +
                                 issuer(s.pending) + ", is in flight; wait for the mbarrier phase it completes first"
                           : " issues a cp.async into " + elem(k) + " while an earlier cp.async into it, issued by " +
                                 issuer(s.pending) + ", is in flight; wait for that one (kiln_cp_async_wait) first"));
       on_write(k, true);
-      s.pending = static_cast<int16_t>(tl_tid);
+      s.pending = static_cast<int16_t>(cur_tid);
       s.bulk = bulk;
     }
   }
@@ -258,7 +258,7 @@ class SharedBuffer {
     if (i < 0 || i + lanes > n_)
       check_error("shared-memory index " + std::to_string(i) +
                   (lanes > 1 ? " (a vector of " + std::to_string(lanes) + ")" : "") + " is out of bounds of " +
-                  name_ + "[" + std::to_string(n_) + "] " + where() + ", " + thread_str(tl_tid));
+                  name_ + "[" + std::to_string(n_) + "] " + where() + ", " + thread_str(cur_tid));
   }
   template <typename V, typename F> void vector_access(long long i, F f) {
     static_assert(sizeof(V) % sizeof(T) == 0, "a vector of whole elements");
@@ -266,32 +266,32 @@ class SharedBuffer {
     check(i, lanes);
     if ((i * sizeof(T)) % alignof(V) != 0)
       check_error("misaligned vector access to " + elem(i) + " (" + std::to_string(sizeof(V)) + " bytes, needs " +
-                  std::to_string(alignof(V)) + "-byte alignment) " + where() + ", " + thread_str(tl_tid));
+                  std::to_string(alignof(V)) + "-byte alignment) " + where() + ", " + thread_str(cur_tid));
     for (long long k = 0; k < lanes; ++k) {
       std::lock_guard<std::mutex> g(stripe(i + k));
       f(i + k, static_cast<size_t>(k) * sizeof(T));
     }
   }
   // Accesses to an element whose cp.async (by thread `tid`) is in flight.
-  static std::string issuer(int tid) { return tid == tl_tid ? "this thread" : thread_str(tid); }
+  static std::string issuer(int tid) { return tid == cur_tid ? "this thread" : thread_str(tid); }
   [[noreturn]] void pending_read(long long i, int tid) {
     if (shadow_[i].bulk)
       check_error("shared-memory element " + elem(i) + " was read before its bulk copy arrived, " + where() + ": " +
-                  thread_str(tl_tid) + " reads it while the bulk copy issued by " + issuer(tid) +
+                  thread_str(cur_tid) + " reads it while the bulk copy issued by " + issuer(tid) +
                   " is in flight. Threads must wait for the mbarrier phase the copy completes (kiln_mbarrier_wait) "
                   "before they read it");
     check_error("shared-memory element " + elem(i) + " was read before its cp.async copy arrived, " + where() + ": " +
-                thread_str(tl_tid) + " reads it while the cp.async issued by " + issuer(tid) +
+                thread_str(cur_tid) + " reads it while the cp.async issued by " + issuer(tid) +
                 " is in flight. The issuing " + thread_str(tid) +
                 " must wait for the copy (kiln_cp_async_wait: cp.async.wait_group), and the block must "
                 "__syncthreads(), before any thread reads it");
   }
   [[noreturn]] void pending_write(long long i, int tid) {
     if (shadow_[i].bulk)
-      check_error(thread_str(tl_tid) + " writes " + elem(i) + " " + where() + " while the bulk copy issued into it by " +
+      check_error(thread_str(cur_tid) + " writes " + elem(i) + " " + where() + " while the bulk copy issued into it by " +
                   issuer(tid) + " is in flight: the copy would overwrite the value when it arrives. Wait for the "
                   "mbarrier phase the copy completes (kiln_mbarrier_wait) first");
-    check_error(thread_str(tl_tid) + " writes " + elem(i) + " " + where() + " while the cp.async issued into it by " +
+    check_error(thread_str(cur_tid) + " writes " + elem(i) + " " + where() + " while the cp.async issued into it by " +
                 issuer(tid) + " is in flight: the copy would overwrite the value when it arrives. The issuing " +
                 thread_str(tid) + " must wait for the copy (kiln_cp_async_wait), and the block must __syncthreads(), "
                 "before any thread writes it");
@@ -300,7 +300,7 @@ class SharedBuffer {
   // copy when `async`) races with thread `other`'s earlier write or read.
   [[noreturn]] void race(long long i, int other, const char* verb, bool async, bool other_wrote) {
     const bool other_copied = other_wrote && shadow_[i].async_write;
-    check_error("shared-memory race on " + elem(i) + " " + where() + ": " + thread_str(tl_tid) +
+    check_error("shared-memory race on " + elem(i) + " " + where() + ": " + thread_str(cur_tid) +
                 (async ? "'s cp.async " : " ") + verb + " what " + thread_str(other) +
                 (other_wrote ? (other_copied ? " wrote (a cp.async copy)" : " wrote") : " read") +
                 " with no __syncthreads() in between" +
@@ -311,34 +311,34 @@ class SharedBuffer {
   }
   // Whether thread `o`'s access at (epoch, warp epoch, clock) is ordered before this thread's.
   static bool ordered(int o, uint64_t epoch, uint64_t warp_epoch, uint32_t clock) {
-    return o == tl_tid || epoch != tl_epoch || (o / 32 == tl_warp && warp_epoch < tl_warp_epoch) ||
+    return o == cur_tid || epoch != cur_epoch || (o / 32 == cur_warp && warp_epoch < cur_warp_epoch) ||
            acquired(o, clock);
   }
   // The first read since the last write that is not ordered before this
   // thread's access, or -1 when all are.
   static int unordered_reader(const Shadow& s) {
-    if (s.r_epoch != tl_epoch) return -1;
+    if (s.r_epoch != cur_epoch) return -1;
     if (!s.multi) return ordered(s.reader, s.r_epoch, s.r_warp_epoch, s.r_clock) ? -1 : s.reader;
     if (s.readers) {
       for (const ReadStamp& r : *s.readers)
         if (!ordered(r.tid, s.r_epoch, r.warp_epoch, r.clock)) return r.tid;
       return -1;
     }
-    if (s.reader_warp == tl_warp && s.r_warp_epoch < tl_warp_epoch) return -1;
-    return s.reader != tl_tid ? s.reader : s.reader2;
+    if (s.reader_warp == cur_warp && s.r_warp_epoch < cur_warp_epoch) return -1;
+    return s.reader != cur_tid ? s.reader : s.reader2;
   }
   void on_read(long long i) {
     if (pool_offset_ >= 0) pool_touch(this, name_, pool_offset_ + i * static_cast<long long>(sizeof(T)));
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_read(i, s.pending);
-    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
+    if (s.w_epoch == cur_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
       race(i, s.writer, "reads", false, true);
     if (unordered_reader(s) < 0) {  // earlier reads are ordered before this one: it stands for them
-      s.r_epoch = tl_epoch;
-      s.r_warp_epoch = tl_warp_epoch;
-      s.r_clock = tl_clock;
-      s.reader = static_cast<int16_t>(tl_tid);
-      s.reader_warp = static_cast<int8_t>(tl_warp);
+      s.r_epoch = cur_epoch;
+      s.r_warp_epoch = cur_warp_epoch;
+      s.r_clock = cur_clock;
+      s.reader = static_cast<int16_t>(cur_tid);
+      s.reader_warp = static_cast<int8_t>(cur_warp);
       s.multi = false;
       s.readers.reset();
       return;
@@ -351,14 +351,14 @@ class SharedBuffer {
       }
       bool found = false;
       for (ReadStamp& r : *s.readers)
-        if (r.tid == tl_tid) r = ReadStamp{r.tid, tl_clock, tl_warp_epoch}, found = true;
-      if (!found) s.readers->push_back(ReadStamp{static_cast<int16_t>(tl_tid), tl_clock, tl_warp_epoch});
+        if (r.tid == cur_tid) r = ReadStamp{r.tid, cur_clock, cur_warp_epoch}, found = true;
+      if (!found) s.readers->push_back(ReadStamp{static_cast<int16_t>(cur_tid), cur_clock, cur_warp_epoch});
     }
-    if (s.reader != tl_tid) {
+    if (s.reader != cur_tid) {
       s.multi = true;
-      s.reader2 = static_cast<int16_t>(tl_tid);
-      if (s.reader_warp != tl_warp) s.reader_warp = -2;
-      if (s.r_warp_epoch < tl_warp_epoch) s.r_warp_epoch = tl_warp_epoch;
+      s.reader2 = static_cast<int16_t>(cur_tid);
+      if (s.reader_warp != cur_warp) s.reader_warp = -2;
+      if (s.r_warp_epoch < cur_warp_epoch) s.r_warp_epoch = cur_warp_epoch;
     }
   }
   // A write, or a cp.async copy (`async`) as it is issued and as it lands.
@@ -367,19 +367,19 @@ class SharedBuffer {
     Shadow& s = shadow_[i];
     if (s.pending >= 0) pending_write(i, s.pending);
     if (s.held > 0)
-      check_error(thread_str(tl_tid) + (async ? "'s copy" : "") + " writes " + elem(i) + " " + where() +
+      check_error(thread_str(cur_tid) + (async ? "'s copy" : "") + " writes " + elem(i) + " " + where() +
                   " while a wgmma product issued by " + issuer(s.holder) +
                   " still reads it: the product is in flight until a kiln_wgmma_commit_wait (wgmma.wait_group) "
                   "retires it, so its slot was released, or written, too early");
-    if (s.w_epoch == tl_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
+    if (s.w_epoch == cur_epoch && !ordered(s.writer, s.w_epoch, s.w_warp_epoch, s.w_clock))
       race(i, s.writer, "overwrites", async, true);
     const int reader = unordered_reader(s);
     if (reader >= 0) race(i, reader, async ? "overwrites" : "writes", async, false);
     s.async_write = async;
-    s.w_epoch = tl_epoch;
-    s.w_warp_epoch = tl_warp_epoch;
-    s.w_clock = tl_clock;
-    s.writer = static_cast<int16_t>(tl_tid);
+    s.w_epoch = cur_epoch;
+    s.w_warp_epoch = cur_warp_epoch;
+    s.w_clock = cur_clock;
+    s.writer = static_cast<int16_t>(cur_tid);
     s.r_epoch = 0;  // those reads are ordered before this write
     s.readers.reset();
   }
@@ -439,7 +439,7 @@ void check_aligned(const void* p, size_t align, size_t bytes, const char* op) {
   char addr[32];
   snprintf(addr, sizeof(addr), "%p", p);
   check_error(std::string("misaligned ") + op + " of " + std::to_string(bytes) + " bytes at " + addr + " (needs " +
-              std::to_string(align) + "-byte alignment) " + where() + ", " + thread_str(tl_tid) +
+              std::to_string(align) + "-byte alignment) " + where() + ", " + thread_str(cur_tid) +
               "; the GPU would fault");
 }
 
@@ -458,7 +458,7 @@ struct AsyncQueue {
   std::vector<AsyncCopy> open;
   std::vector<std::vector<AsyncCopy>> groups;
 };
-thread_local AsyncQueue tl_async;
+AsyncQueue cur_async;
 // Copies that never landed, of threads that finished their block: their
 // elements stay pending until the whole block has finished.
 std::mutex g_async_mu;
@@ -479,27 +479,27 @@ template <int Bytes, typename T> void cp_async(SharedBuffer<T>& dst, long long i
   constexpr long long count = Bytes / static_cast<long long>(sizeof(T));
   dst.async_check(i, count);
   check_aligned(src, Bytes, Bytes, "cp.async source");
-  AsyncCopy c{&dst, finish_copy<T>, i, count, tl_tid, {}};
+  AsyncCopy c{&dst, finish_copy<T>, i, count, cur_tid, {}};
   if (copy)
     memcpy(c.bytes, src, Bytes);
   else
     memset(c.bytes, 0, Bytes);
-  tl_async.open.push_back(c);  // queued before the elements are marked, so that a failure still unmarks them
+  cur_async.open.push_back(c);  // queued before the elements are marked, so that a failure still unmarks them
   dst.async_issue(i, count);
 }
 
 void cp_async_commit() {
-  tl_async.groups.push_back(std::move(tl_async.open));
-  tl_async.open.clear();
+  cur_async.groups.push_back(std::move(cur_async.open));
+  cur_async.open.clear();
 }
 
 // cp.async.wait_group n: lands every committed group but the newest n, in
 // order; copies not yet committed stay in flight.
 void cp_async_wait(int n) {
   if (n < 0 || n > 7)
-    check_error("kiln_cp_async_wait(" + std::to_string(n) + ") " + where() + ", " + thread_str(tl_tid) +
+    check_error("kiln_cp_async_wait(" + std::to_string(n) + ") " + where() + ", " + thread_str(cur_tid) +
                 ": cp.async.wait_group takes a count of 0 to 7 groups left in flight");
-  std::vector<std::vector<AsyncCopy>>& groups = tl_async.groups;
+  std::vector<std::vector<AsyncCopy>>& groups = cur_async.groups;
   const size_t land = groups.size() > static_cast<size_t>(n) ? groups.size() - n : 0;
   for (size_t g = 0; g < land; ++g) {
     for (const AsyncCopy& c : groups[g]) c.finish(c, true);
@@ -509,11 +509,11 @@ void cp_async_wait(int n) {
 
 // A thread's block is over: its copies in flight wait for the whole block.
 void async_retire() {
-  if (tl_async.open.empty() && tl_async.groups.empty()) return;
+  if (cur_async.open.empty() && cur_async.groups.empty()) return;
   std::lock_guard<std::mutex> g(g_async_mu);
-  for (std::vector<AsyncCopy>& group : tl_async.groups) g_unlanded.insert(g_unlanded.end(), group.begin(), group.end());
-  g_unlanded.insert(g_unlanded.end(), tl_async.open.begin(), tl_async.open.end());
-  tl_async = AsyncQueue{};
+  for (std::vector<AsyncCopy>& group : cur_async.groups) g_unlanded.insert(g_unlanded.end(), group.begin(), group.end());
+  g_unlanded.insert(g_unlanded.end(), cur_async.open.begin(), cur_async.open.end());
+  cur_async = AsyncQueue{};
 }
 // Every thread has finished the block (or the launch): the next one starts
 // with no element pending. The arrays keep their data, as they do across blocks.
@@ -537,29 +537,29 @@ struct WgmmaQueue {
   std::vector<WgmmaProduct> open;
   std::vector<std::vector<WgmmaProduct>> groups;
 };
-thread_local WgmmaQueue tl_wgmma;
+WgmmaQueue cur_wgmma;
 
 void wgmma_issue(const float* acc, int count, std::function<void()> add, std::function<void()> let_go) {
-  tl_wgmma.open.push_back(WgmmaProduct{acc, count, std::move(add), std::move(let_go)});
+  cur_wgmma.open.push_back(WgmmaProduct{acc, count, std::move(add), std::move(let_go)});
 }
 
 // Every product still queued lets go of its elements, unadded (the thread's
 // block ended or failed: the shared arrays outlive the launch).
 void wgmma_drop() {
-  for (const WgmmaProduct& p : tl_wgmma.open) p.let_go();
-  for (const auto& group : tl_wgmma.groups)
+  for (const WgmmaProduct& p : cur_wgmma.open) p.let_go();
+  for (const auto& group : cur_wgmma.groups)
     for (const WgmmaProduct& p : group) p.let_go();
-  tl_wgmma = WgmmaQueue{};
+  cur_wgmma = WgmmaQueue{};
 }
 
 // wgmma.commit_group, then wgmma.wait_group in_flight.
 void wgmma_commit_wait(int in_flight) {
   if (in_flight < 0 || in_flight > 7)
-    check_error("kiln_wgmma_commit_wait<" + std::to_string(in_flight) + "> " + where() + ", " + thread_str(tl_tid) +
+    check_error("kiln_wgmma_commit_wait<" + std::to_string(in_flight) + "> " + where() + ", " + thread_str(cur_tid) +
                 ": wgmma.wait_group takes a count of 0 to 7 groups left in flight");
-  std::vector<std::vector<WgmmaProduct>>& groups = tl_wgmma.groups;
-  groups.push_back(std::move(tl_wgmma.open));
-  tl_wgmma.open.clear();
+  std::vector<std::vector<WgmmaProduct>>& groups = cur_wgmma.groups;
+  groups.push_back(std::move(cur_wgmma.open));
+  cur_wgmma.open.clear();
   while (groups.size() > static_cast<size_t>(in_flight)) {
     std::vector<WgmmaProduct> group = std::move(groups.front());
     groups.erase(groups.begin());
@@ -581,11 +581,11 @@ void wgmma_commit_wait(int in_flight) {
 void wgmma_check_idle(const float* acc, int count, const char* what) {
   auto busy = [&](const WgmmaProduct& p) { return p.acc < acc + count && acc < p.acc + p.count; };
   bool in_flight = false;
-  for (const WgmmaProduct& p : tl_wgmma.open) in_flight |= busy(p);
-  for (const auto& group : tl_wgmma.groups)
+  for (const WgmmaProduct& p : cur_wgmma.open) in_flight |= busy(p);
+  for (const auto& group : cur_wgmma.groups)
     for (const WgmmaProduct& p : group) in_flight |= busy(p);
   if (in_flight)
-    check_error(std::string(what) + " " + where() + ", " + thread_str(tl_tid) +
+    check_error(std::string(what) + " " + where() + ", " + thread_str(cur_tid) +
                 " touches accumulators that a wgmma product still in flight writes; retire it first "
                 "(kiln_wgmma_commit_wait, wgmma.wait_group)");
 }
@@ -593,11 +593,11 @@ void wgmma_check_idle(const float* acc, int count, const char* what) {
 // The thread has run its block's body: a product still in flight never
 // reached its accumulators.
 void wgmma_finish() {
-  size_t n = tl_wgmma.open.size();
-  for (const auto& group : tl_wgmma.groups) n += group.size();
+  size_t n = cur_wgmma.open.size();
+  for (const auto& group : cur_wgmma.groups) n += group.size();
   wgmma_drop();
   if (n > 0)
-    check_error(thread_str(tl_tid) + " finished its block with " + std::to_string(n) +
+    check_error(thread_str(cur_tid) + " finished its block with " + std::to_string(n) +
                 " wgmma product(s) still in flight: no kiln_wgmma_commit_wait (wgmma.wait_group) retired them, so "
                 "their sums never reached the accumulators");
 }

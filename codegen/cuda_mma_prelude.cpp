@@ -36,7 +36,7 @@ __device__ __forceinline__ void kiln_mma_zero(float* acc) {
 }
 
 #ifdef KILN_CUDA_EMULATION
-inline unsigned kiln_lane_id() { return (unsigned)kiln_emu::tl_lane; }
+inline unsigned kiln_lane_id() { return (unsigned)kiln_emu::cur_lane; }
 
 // The shared buffer behind a KILN_SHARED array (or a pointer into one) and
 // the index its element 0 has there.
@@ -66,13 +66,13 @@ inline void kiln_mma_emu_ldmatrix(const char* op, int nmat, bool trans, kiln_emu
   } mine{&buf, buf.name(), row}, all[32];
   kiln_emu::warp_exchange(op, &mine, sizeof(Row), all);
   auto fail = [&](const std::string& what) {
-    kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::tl_tid) +
+    kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::cur_tid) +
                           ": " + what);
   };
   for (int l = 0; l < 32; ++l) {
     if (all[l].buf != &buf)
       fail("lane " + std::to_string(l) + " passes the shared array " + all[l].name + ", lane " +
-           std::to_string(kiln_emu::tl_lane) + " passes " + buf.name() +
+           std::to_string(kiln_emu::cur_lane) + " passes " + buf.name() +
            "; every lane of the warp must pass the same array");
   }
   for (int l = 0; l < 8 * nmat; ++l) {  // ldmatrix needs 16-byte aligned rows
@@ -80,7 +80,7 @@ inline void kiln_mma_emu_ldmatrix(const char* op, int nmat, bool trans, kiln_emu
       fail("lane " + std::to_string(l) + " supplies the row at " + buf.name() + "[" + std::to_string(all[l].index) +
            "], which is not 16-byte aligned (a multiple of 8 elements); the GPU would fault");
   }
-  const int g = kiln_emu::tl_lane / 4, t = kiln_emu::tl_lane % 4;
+  const int g = kiln_emu::cur_lane / 4, t = kiln_emu::cur_lane % 4;
   for (int i = 0; i < nmat; ++i) {
     for (int e = 0; e < 2; ++e) {
       const long long at_index = trans ? all[8 * i + 2 * t + e].index + g : all[8 * i + g].index + 2 * t + e;
@@ -124,7 +124,7 @@ inline void kiln_mma_emu(const char* op, float (*to_f32)(unsigned short), float*
     for (int i = 0; i < 4; ++i) B[2 * t + (i & 1) + 8 * (i >> 1)][g] = to_f32(all[l].b[i]);
     for (int i = 0; i < 4; ++i) C[g + 8 * (i >> 1)][2 * t + (i & 1)] = all[l].c[i];
   }
-  const int g = kiln_emu::tl_lane / 4, t = kiln_emu::tl_lane % 4;
+  const int g = kiln_emu::cur_lane / 4, t = kiln_emu::cur_lane % 4;
   for (int i = 0; i < 4; ++i) {
     const int m = g + 8 * (i >> 1), n = 2 * t + (i & 1);
     float d = C[m][n];

@@ -30,11 +30,11 @@ __device__ __forceinline__ int kiln_warp_in_group() {
 // number of calls its warp made in the block, and compares it with what the
 // other warps of its group recorded for that call.
 inline void kiln_wgmma_emu_group(const char* op, const long long (&call)[9]) {
-  if (kiln_emu::tl_lane != 0) return;
+  if (kiln_emu::cur_lane != 0) return;
   kiln_emu::Team& team = kiln_emu::team();
-  const int warp = kiln_emu::tl_tid / 32, group = warp / 4;
+  const int warp = kiln_emu::cur_tid / 32, group = warp / 4;
   auto fail = [&](const std::string& what) {
-    kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::tl_tid) +
+    kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::cur_tid) +
                           ": " + what);
   };
   if ((group + 1) * 128 > team.n)
@@ -47,11 +47,8 @@ inline void kiln_wgmma_emu_group(const char* op, const long long (&call)[9]) {
   };
   static std::mutex mu;
   static std::map<std::tuple<uint64_t, long long, int, long long>, Seen> seen;
-  thread_local uint64_t launch = 0;
-  thread_local long long block = -1, count = 0;
-  if (launch != team.launch || block != team.block) launch = team.launch, block = team.block, count = 0;
   std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(launch, block, group, count++);
+  const auto key = std::make_tuple(team.launch, team.block, group, kiln_emu::cur_wgmma_calls++);
   auto it = seen.find(key);
   if (it == seen.end()) it = seen.emplace(key, Seen{{}, 0u, warp}).first, memcpy(it->second.call, call, sizeof call);
   static const char* const names[9] = {"A's tiles at", "B's tiles at", "a_m", "a_k", "b_k", "b_n", "a_mn_major",
@@ -81,7 +78,7 @@ inline void kiln_wgmma_emu(const char* op, int n, float (*to_f32)(unsigned short
   const int w = kiln_warp_in_group();
   const long long group = a_base + a_off - 2 * w * a_m;  // what the descriptor names
   if (group % 8 != 0 || (b_base + b_off) % 8 != 0)
-    kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::tl_tid) +
+    kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::cur_tid) +
                           ": a tile of A or B starts at an element that is not 16-byte aligned; the GPU would fault");
   const long long call[9] = {group, b_base + b_off, a_m, a_k, b_k, b_n, a_mn, b_mn, steps};
   kiln_wgmma_emu_group(op, call);
@@ -93,7 +90,7 @@ inline void kiln_wgmma_emu(const char* op, int n, float (*to_f32)(unsigned short
   };
   auto A = [=, &abuf](long long i, long long k) { return to_f32((unsigned short)abuf.read(a_at(i, k))); };
   auto B = [=, &bbuf](long long k, long long j) { return to_f32((unsigned short)bbuf.read(b_at(k, j))); };
-  const int g = kiln_emu::tl_lane / 4, t = kiln_emu::tl_lane % 4;
+  const int g = kiln_emu::cur_lane / 4, t = kiln_emu::cur_lane % 4;
   auto product = [=]() {
     for (int j = 0; j < n / 8; ++j)
       for (int e = 0; e < 4; ++e) {
