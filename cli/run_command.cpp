@@ -161,7 +161,7 @@ Handler add_run_command(CLI::App& app) {
   sub->add_option("--target", o->target, "target string (default: this machine)");
   sub->add_flag("--check", o->check, "compare the output with the reference interpreter");
   sub->add_flag("--emulate", o->emulate,
-                "cuda targets: run the kernel's CUDA C on this CPU (threads as real threads, shared-memory races "
+                "cuda targets: run the kernel's CUDA C on this CPU (each CUDA thread a fiber, shared-memory races "
                 "and barrier divergence reported)");
   sub->add_option("--db", o->db, "use the best tuned config of this database (else the template's default)");
   sub->add_option("--config", o->config,

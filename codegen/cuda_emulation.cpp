@@ -129,7 +129,19 @@ std::string host_cxx_compiler() {
 
 const std::vector<std::string>& emulated_module_flags() {
   // -fvisibility=hidden: only the entry point and kiln_emu_last_error are exported.
-  static const std::vector<std::string> flags = {"-std=c++17", "-O1", "-fPIC", "-pthread", "-fvisibility=hidden"};
+  static const std::vector<std::string> flags = {
+    "-std=c++17",
+    "-O1",
+    "-fPIC",
+    "-pthread",
+    "-fvisibility=hidden",
+#if defined(__x86_64__)
+    // The emulation switches stacks by hand (its fibers), which a CET
+    // shadow stack would fault on; compilers that enable CET by default
+    // (-fcf-protection) would mark the module as compatible with one.
+    "-fcf-protection=none",
+#endif
+  };
   return flags;
 }
 

@@ -32,8 +32,9 @@
 // arrays only, and orders warp-synchronous accesses correctly for full-mask
 // warp operations only; arrays that share pool bytes are ordered by
 // __syncthreads() only; a cp.async copy that arrives on an mbarrier lands
-// when the arrival is made; a thread looping forever hangs the launch; atomics
-// work on global memory only.
+// when the arrival is made; a thread looping forever hangs the launch (one
+// that polls memory another thread writes must call an atomic or a fence,
+// where the other threads get to run); atomics work on global memory only.
 #pragma once
 
 #include <string>
@@ -56,8 +57,8 @@ class Module;
 //                long long shared_bytes = 0);  // 0 on success
 //     const char* last_error();                 // this thread's last failed launch, or ""
 //   }
-// Compile it with -std=c++17 -pthread (Linux: waits use futexes). The
-// emulator's state has internal linkage, so every module has its own.
+// Compile it with -std=c++17 -pthread. The emulator's state has internal
+// linkage, so every module has its own.
 const std::string& cuda_emulation_header();
 
 // An "image" for the stand-in CUDA driver of kiln's tests: this prefix, then

@@ -21,6 +21,7 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 #define KILN_CUDA_EMULATION 1
 #include <math.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -93,8 +94,23 @@ inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 template <typename T> inline T __ldg(const T* p) { return *p; }
-inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+namespace kiln_emu {
+namespace {
+// The launcher (below): lets the block's other threads run before this one
+// goes on. Atomics and fences call it: a thread may poll a flag that
+// another thread sets (a GPU runs them at once; here a thread that never
+// waited would keep the launching thread forever).
+void fiber_yield();
+}  // namespace
+}  // namespace kiln_emu
+inline void __threadfence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  kiln_emu::fiber_yield();
+}
+inline void __threadfence_block() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  kiln_emu::fiber_yield();
+}
 // min/max of any two arithmetic types, in their common type (CUDA overloads these).
 template <typename A, typename B>
 using kiln_emu_arith = std::enable_if_t<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>;
@@ -117,6 +133,7 @@ template <typename T> inline T kiln_emu_atomic_update(T* p, T v, int op) {
   do {
     next = op == 0 ? T(old + v) : op == 1 ? (v < old ? v : old) : op == 2 ? (old < v ? v : old) : v;
   } while (!__atomic_compare_exchange(p, &old, &next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  kiln_emu::fiber_yield();
   return old;
 }
 template <typename T> struct kiln_emu_same { using type = T; };  // the value's type follows the pointer's
@@ -127,6 +144,7 @@ template <typename T> inline T atomicMax(T* p, kiln_emu_val<T> v) { return kiln_
 template <typename T> inline T atomicExch(T* p, kiln_emu_val<T> v) { return kiln_emu_atomic_update(p, v, 3); }
 template <typename T> inline T atomicCAS(T* p, kiln_emu_val<T> cmp, kiln_emu_val<T> v) {
   __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  kiln_emu::fiber_yield();
   return cmp;
 }
 
@@ -630,11 +648,19 @@ struct Fiber {
 };
 struct Scheduler {
   Context launcher;
+  pthread_t launching_thread = pthread_self();
   std::vector<Fiber> fibers;
   size_t current = 0;
   Team* team = nullptr;
 };
 Scheduler* g_scheduler = nullptr;  // the launch in progress (one at a time: g_launch_mu)
+// Sets g_scheduler for a launch, and clears it however the launch ends.
+struct Scheduling {
+  explicit Scheduling(Scheduler& s) { g_scheduler = &s; }
+  ~Scheduling() { g_scheduler = nullptr; }
+  Scheduling(const Scheduling&) = delete;
+  Scheduling& operator=(const Scheduling&) = delete;
+};
 
 // The fibers' stacks, kept for the module's later launches. Each one's
 // lowest page is a guard: an overflow faults rather than overwriting the
@@ -662,6 +688,11 @@ void fiber_suspend(const std::atomic<uint32_t>* word, uint32_t ticket) {
   f.word = word;
   f.ticket = ticket;
   context_switch(f.context, s.launcher);
+}
+
+// A waiting word of null: the fiber may run again at the launcher's next pass.
+void fiber_yield() {
+  if (g_scheduler && pthread_equal(pthread_self(), g_scheduler->launching_thread)) fiber_suspend(nullptr, 0);
 }
 
 std::vector<uint32_t>& vc_of(int tid) {
@@ -707,7 +738,9 @@ void run_fibers(Scheduler& s) {
       for (Fiber& f : s.fibers) f.done = true;
       return;
     }
-    fail(t, "deadlock in block " + std::to_string(t.block) + " of kernel " + t.kernel + ": " + describe(t) +
+    const dim3 b(static_cast<unsigned>(t.block % gridDim.x), static_cast<unsigned>(t.block / gridDim.x % gridDim.y),
+                 static_cast<unsigned>(t.block / (1ll * gridDim.x * gridDim.y)));
+    fail(t, "deadlock in block " + dim_str(b) + " of kernel " + t.kernel + ": " + describe(t) +
                 ". Every thread waits and none is left to wake the others.");
   }
 }
@@ -764,7 +797,7 @@ int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body
   Scheduler s;
   s.team = &t;
   s.fibers = std::vector<Fiber>(static_cast<size_t>(t.n));
-  g_scheduler = &s;
+  Scheduling scheduling(s);
   for (size_t i = 0; i < s.fibers.size(); ++i) {
     Fiber& f = s.fibers[i];
     char* stack = g_stacks.get(i);
@@ -777,7 +810,6 @@ int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body
     }
   }
   run_fibers(s);
-  g_scheduler = nullptr;
   async_drop_unlanded();
   g_failed = false;
   return t.failed ? set_error(t.error) : 0;

@@ -36,7 +36,7 @@ struct Mbarrier {
   std::vector<uint32_t> acc;       // the join of this phase's arrivals' clocks (cur_vc)
   std::vector<uint32_t> done;      // the same, of the last completed phase
   Gate gate;                       // opened when a phase completes
-  int waiters = 0;                 // threads asleep on it
+  int waiters = 0;                 // threads waiting on it
 };
 
 // A tensor map (CUtensorMap) as the host entry point and kiln's stand-in
@@ -283,7 +283,7 @@ class MbarrierArray : public MbarrierArrayBase {
                      " bytes on mbarrier " + elem(i) + ", which takes its pending transaction bytes to " +
                      std::to_string(b.tx) + "; PTX allows 2^20 - 1 either way");
   }
-  // The phase in progress completes: its copies land, its sleepers run again.
+  // The phase in progress completes: its copies land, its waiters run again.
   void complete(Team& t, Mbarrier& b) {
     for (const BulkCopy& c : b.copies) c.finish(c, true);
     b.copies.clear();
@@ -291,7 +291,7 @@ class MbarrierArray : public MbarrierArrayBase {
     b.acc.assign(b.done.size(), 0);
     ++b.phase;
     b.pending = b.count;
-    for (int k = 0; k < t.n; ++k) {  // its sleepers run again
+    for (int k = 0; k < t.n; ++k) {  // its waiters run again
       ThreadState& s = t.ts[static_cast<size_t>(k)];
       if (s.at == At::kMbarrier && s.waits_on == &b) s.at = At::kRunning;
     }

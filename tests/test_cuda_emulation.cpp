@@ -282,6 +282,47 @@ TEST_CASE("emulated warp shuffles follow CUDA's semantics", "[codegen][cuda][emu
   }
 }
 
+// Threads 0 and 1 poll flags that threads of the other warp raise after
+// writing what the pollers then read: by atomicAdd (thread 0) and by
+// atomicCAS after a __threadfence() (thread 1). The emulation's threads run
+// one at a time until they wait, so an atomic or a fence must let the
+// others run, or thread 0 would poll forever.
+TEST_CASE("a thread polling a flag that a later thread raises through atomics finishes", "[codegen][cuda][emulation]") {
+  SKIP_WITHOUT_COMPILER();
+  testing::TempDir dir("kiln_emu");
+  Emulated e = build(dir, "polling", R"(
+extern "C" __global__ void poll_flags(float* __restrict__ data, int* __restrict__ flags, float* __restrict__ out) {
+  const int t = threadIdx.x;
+  if (t == 0) {
+    while (atomicAdd(flags, 0) == 0) {
+    }
+    out[0] = data[0];
+  } else if (t == 1) {
+    while (atomicCAS(flags + 1, 1, 2) != 1) {
+      __threadfence();
+    }
+    out[1] = data[1];
+  } else if (t == 63) {
+    data[0] = 7.0f;
+    __threadfence();
+    atomicExch(flags, 1);
+  } else if (t == 62) {
+    data[1] = 9.0f;
+    atomicExch(flags + 1, 1);
+  }
+}
+)",
+                     {make_launch("poll_flags", {2, 1, 1}, {64, 1, 1}, {{"float*", 0}, {"int*", 1}, {"float*", 2}})});
+  Buffer<float> data(2), out(2);
+  Buffer<int> flags(2);
+  kiln::testing::LaunchWatchdog watchdog("test_cuda_emulation", 120);
+  REQUIRE(e.run({data.data, flags.data, out.data}) == 0);
+  CHECK(out[0] == 7.0f);
+  CHECK(out[1] == 9.0f);
+  CHECK(flags[0] == 1);
+  CHECK(flags[1] == 2);  // the second block's poller found it raised and moved it on
+}
+
 TEST_CASE("kiln_ld and kiln_st move float4 and float2 through global and shared memory", "[codegen][cuda][emulation]") {
   SKIP_WITHOUT_COMPILER();
   testing::TempDir dir("kiln_emu");
