@@ -181,25 +181,32 @@ class MbarrierArray : public MbarrierArrayBase {
     if (b.pending == 0 && b.tx == 0) complete(t, b);
   }
 
-  // cp.async.bulk.tensor.2d: the box of the 2-D tensor map `m` at
-  // (c0, c1), zeros where it passes the tensor's edges, into dst[index..]
-  // row after row (no swizzle), completing its bytes on barrier i.
+  // cp.async.bulk.tensor.Rd: the box of the R-D tensor map `m` at the
+  // coordinates c[0..R), zeros where it passes the tensor's edges, into
+  // dst[index..] densely, dimension 0 innermost (no swizzle), completing
+  // its bytes on barrier i.
   template <typename T>
-  void tensor_copy_2d(SharedBuffer<T>& dst, long long index, const TensorMap& m, int c0, int c1, long long i) {
+  void tensor_copy(SharedBuffer<T>& dst, long long index, const TensorMap& m, const int* c, int rank, long long i) {
     const std::string what = thread_str(cur_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +
                              std::to_string(index) + "]";
-    const unsigned long long w = tensor_map_box(m, 0), h = tensor_map_box(m, 1);
-    const unsigned long long dim0 = m.opaque[4], dim1 = m.opaque[5], stride = m.opaque[9];
+    unsigned long long box_sides[5] = {}, dims[5] = {}, strides[5] = {sizeof(T)};
+    unsigned long long elements = 1;
+    for (int d = 0; d < rank; ++d) {
+      box_sides[d] = tensor_map_box(m, d);
+      dims[d] = m.opaque[4 + d];
+      if (d > 0) strides[d] = m.opaque[9 + d - 1];
+      elements *= box_sides[d];
+    }
     {
       Team& t = team();
       std::unique_lock<std::mutex> lk(t.mu);
       if (t.failed) throw Abort{};
       if (m.opaque[0] != kTensorMapMark)
         failure(t, what + " with a tensor map that was never encoded (a kernel parameter, filled at launch)");
-      if (m.opaque[3] != 2 || m.opaque[2] != sizeof(T))
+      if (m.opaque[3] != static_cast<unsigned long long>(rank) || m.opaque[2] != sizeof(T))
         failure(t, what + " with a tensor map of rank " + std::to_string(m.opaque[3]) + " and " +
-                       std::to_string(m.opaque[2]) + "-byte elements; the copy is 2-D of " +
-                       std::to_string(sizeof(T)) + "-byte elements");
+                       std::to_string(m.opaque[2]) + "-byte elements; the copy is " + std::to_string(rank) +
+                       "-D of " + std::to_string(sizeof(T)) + "-byte elements");
       // Where the box lands in the block's shared memory (an array of its own is 16-byte aligned).
       const long long at = dst.pool_offset() < 0 ? -1 : dst.pool_offset() + index * static_cast<long long>(sizeof(T));
       if (at < 0 || at % 128 != 0)
@@ -207,24 +214,31 @@ class MbarrierArray : public MbarrierArrayBase {
                        (at < 0 ? std::string("and an array of its own is only 16-byte aligned")
                                : "and it is at byte " + std::to_string(at)));
       // What cuTensorMapEncodeTiled would have refused.
-      if (m.opaque[1] % 16 != 0 || stride == 0 || stride % 16 != 0 || w < 1 || w > 256 || h < 1 || h > 256 ||
-          w * sizeof(T) % 16 != 0)
+      bool encodable = m.opaque[1] % 16 == 0 && box_sides[0] * sizeof(T) % 16 == 0;
+      std::string sides;
+      for (int d = 0; d < rank; ++d) {
+        encodable &= box_sides[d] >= 1 && box_sides[d] <= 256 && (d == 0 || (strides[d] != 0 && strides[d] % 16 == 0));
+        sides += (d ? " x " : "") + std::to_string(box_sides[d]);
+      }
+      if (!encodable)
         failure(t, what + " with a tensor map no driver encodes: its tensor at an address 16-byte aligned, its " +
-                       "row stride (" + std::to_string(stride) + " bytes) a positive multiple of 16, its box (" +
-                       std::to_string(w) + " x " + std::to_string(h) +
-                       ") at most 256 x 256 with rows of whole 16-byte units");
+                       (rank == 2 ? "row stride (" + std::to_string(strides[1]) + " bytes)" : std::string("strides")) +
+                       " positive multiples of 16, its box (" + sides +
+                       ") at most 256 along each dimension with rows of whole 16-byte units");
     }
     const unsigned char* base = reinterpret_cast<const unsigned char*>(static_cast<uintptr_t>(m.opaque[1]));
-    std::vector<T> box(static_cast<size_t>(w * h));
-    for (unsigned long long r = 0; r < h; ++r)
-      for (unsigned long long c = 0; c < w; ++c) {
-        const long long x = c0 + static_cast<long long>(c), y = c1 + static_cast<long long>(r);
-        if (x < 0 || y < 0 || static_cast<unsigned long long>(x) >= dim0 || static_cast<unsigned long long>(y) >= dim1)
-          continue;  // zeros outside the tensor
-        memcpy(&box[static_cast<size_t>(r * w + c)], base + static_cast<unsigned long long>(y) * stride +
-                                                         static_cast<unsigned long long>(x) * sizeof(T),
-               sizeof(T));
+    std::vector<T> box(static_cast<size_t>(elements));
+    for (unsigned long long e = 0; e < elements; ++e) {
+      unsigned long long rest = e, offset = 0;
+      bool inside = true;
+      for (int d = 0; d < rank; ++d) {
+        const long long x = c[d] + static_cast<long long>(rest % box_sides[d]);
+        rest /= box_sides[d];
+        inside &= x >= 0 && static_cast<unsigned long long>(x) < dims[d];
+        offset += static_cast<unsigned long long>(x) * strides[d];
       }
+      if (inside) memcpy(&box[static_cast<size_t>(e)], base + offset, sizeof(T));  // zeros outside the tensor
+    }
     bulk_copy(dst, index, box.data(), static_cast<long long>(box.size() * sizeof(T)), i);
   }
 

@@ -38,16 +38,31 @@ inline void kiln_bulk_copy(const kiln_emu::SharedPtr<T>& dst, long long dst_inde
 // A tensor map parameter: filled at launch (kiln_emu::TensorMap).
 using kiln_tensor_map = kiln_emu::TensorMap;
 #define __grid_constant__
-template <typename T, long long N>
-inline void kiln_tensor_copy_2d(kiln_emu::SharedBuffer<T>& dst, long long dst_index, const kiln_tensor_map& map, int c0,
-                                int c1, kiln_emu::MbarrierArray<N>& b, int i) {
-  b.tensor_copy_2d(dst, dst_index, map, c0, c1, i);
-}
-template <typename T, long long N>
-inline void kiln_tensor_copy_2d(const kiln_emu::SharedPtr<T>& dst, long long dst_index, const kiln_tensor_map& map,
-                                int c0, int c1, kiln_emu::MbarrierArray<N>& b, int i) {
-  b.tensor_copy_2d(*dst.buf, dst.off + dst_index, map, c0, c1, i);
-}
+// kiln_tensor_copy_Rd(dst, dst_index, map, c0, .., c(R-1), barriers, i):
+// the box at those coordinates (R = 2 to 5), into a shared array or a view
+// into the block's pool.
+#define KILN_EMU_TENSOR_COPY(R, PARAMS, ARGS)                                                                  \
+  template <typename T, long long N>                                                                          \
+  inline void kiln_tensor_copy_##R##d(kiln_emu::SharedBuffer<T>& dst, long long dst_index,                   \
+                                      const kiln_tensor_map& map, PARAMS, kiln_emu::MbarrierArray<N>& b, int i) { \
+    const int c[R] = {ARGS};                                                                                  \
+    b.tensor_copy(dst, dst_index, map, c, R, i);                                                              \
+  }                                                                                                           \
+  template <typename T, long long N>                                                                          \
+  inline void kiln_tensor_copy_##R##d(const kiln_emu::SharedPtr<T>& dst, long long dst_index,                \
+                                      const kiln_tensor_map& map, PARAMS, kiln_emu::MbarrierArray<N>& b, int i) { \
+    const int c[R] = {ARGS};                                                                                  \
+    b.tensor_copy(*dst.buf, dst.off + dst_index, map, c, R, i);                                               \
+  }
+#define KILN_COMMA ,
+KILN_EMU_TENSOR_COPY(2, int c0 KILN_COMMA int c1, c0 KILN_COMMA c1)
+KILN_EMU_TENSOR_COPY(3, int c0 KILN_COMMA int c1 KILN_COMMA int c2, c0 KILN_COMMA c1 KILN_COMMA c2)
+KILN_EMU_TENSOR_COPY(4, int c0 KILN_COMMA int c1 KILN_COMMA int c2 KILN_COMMA int c3,
+                     c0 KILN_COMMA c1 KILN_COMMA c2 KILN_COMMA c3)
+KILN_EMU_TENSOR_COPY(5, int c0 KILN_COMMA int c1 KILN_COMMA int c2 KILN_COMMA int c3 KILN_COMMA int c4,
+                     c0 KILN_COMMA c1 KILN_COMMA c2 KILN_COMMA c3 KILN_COMMA c4)
+#undef KILN_EMU_TENSOR_COPY
+#undef KILN_COMMA
 #else
 #define KILN_SHARED_MBARRIER(name, count) __shared__ __align__(8) unsigned long long name[count]
 // A tensor map parameter (a CUtensorMap, encoded at launch), passed as a
@@ -96,6 +111,8 @@ __device__ __forceinline__ void kiln_bulk_copy(T* dst, long long dst_index, cons
                "l"(src), "r"(bytes), "r"(kiln_mbarrier_address(b, i))
                : "memory");
 }
+// cp.async.bulk.tensor.Rd: the box at coordinates c0.. of the map (R = 2
+// to 5), its bytes completing on barrier i.
 template <typename T>
 __device__ __forceinline__ void kiln_tensor_copy_2d(T* dst, long long dst_index, const kiln_tensor_map& map, int c0,
                                                     int c1, unsigned long long* b, int i) {
@@ -103,6 +120,35 @@ __device__ __forceinline__ void kiln_tensor_copy_2d(T* dst, long long dst_index,
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
           (unsigned)__cvta_generic_to_shared(dst + dst_index)),
       "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(kiln_mbarrier_address(b, i))
+      : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void kiln_tensor_copy_3d(T* dst, long long dst_index, const kiln_tensor_map& map, int c0,
+                                                    int c1, int c2, unsigned long long* b, int i) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"((unsigned)__cvta_generic_to_shared(dst + dst_index)),
+      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(kiln_mbarrier_address(b, i))
+      : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void kiln_tensor_copy_4d(T* dst, long long dst_index, const kiln_tensor_map& map, int c0,
+                                                    int c1, int c2, int c3, unsigned long long* b, int i) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"((unsigned)__cvta_generic_to_shared(dst + dst_index)),
+      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "r"(kiln_mbarrier_address(b, i))
+      : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void kiln_tensor_copy_5d(T* dst, long long dst_index, const kiln_tensor_map& map, int c0,
+                                                    int c1, int c2, int c3, int c4, unsigned long long* b, int i) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, "
+      "%6}], [%7];\n" ::"r"((unsigned)__cvta_generic_to_shared(dst + dst_index)),
+      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
+      "r"(kiln_mbarrier_address(b, i))
       : "memory");
 }
 #endif

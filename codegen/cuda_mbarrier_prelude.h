@@ -46,7 +46,8 @@ namespace kiln {
 //       as const __grid_constant__ kiln_tensor_map), encoded at launch
 //   kiln_tensor_copy_2d(dst, dst_index, map, c0, c1, name, i) copies the box
 //       of the 2-D tensor map at coordinates (c0, c1) (innermost first) to
-//       dst[dst_index ..] (128-byte aligned), its rows one after another,
+//       dst[dst_index ..] (128-byte aligned), its rows one after another
+//       (kiln_tensor_copy_3d to _5d: the same with 3 to 5 coordinates),
 //       zeros where the box passes the tensor's edges, and completes its
 //       bytes on barrier i (cp.async.bulk.tensor)
 // A ring of S slots waits for the k-th use of slot k % S with parity

@@ -1,6 +1,7 @@
 // The CUDA C printer: tensor instructions (mma, wgmma, asynchronous, bulk
 // and tensor copies) and the warp-scope fragments they use (see
 // cuda_kernel_printer.h).
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -85,13 +86,25 @@ void CudaKernelPrinter::intrin_call(const TensorIntrinCallNode* op) {
            << ", " << region_->full << ", " << expr(op->scalars[0]) << ");\n";
   } else if (n.rfind(kCudaTensorCopyPrefix, 0) == 0) {
     internal_assert(region_) << "a tensor copy sits in a warp-specialized pipeline's producer";
-    // The box's first element, as (column, row) of the map's rows of S elements.
+    // The box's first element's coordinates along the map's dimensions
+    // (compute/tensor_copy_box.h): (at / distance) % extent, the farthest
+    // dimension's unwrapped.
     const CudaTensorMapParam& m = tensor_maps_->of(*op);
     const Expr& at = op->operands[1].offset;
-    const Expr row_len = make_const(at.dtype(), static_cast<int64_t>(m.spec.dims[0]));
-    line() << "kiln_tensor_copy_2d(" << name_of(op->operands[0].buffer.node()) << ", " << expr(op->operands[0].offset)
-           << ", " << m.name << ", (int)(" << expr(simplify(floormod(at, row_len))) << "), (int)("
-           << expr(simplify(floordiv(at, row_len))) << "), " << region_->full << ", " << expr(op->scalars[0]) << ");\n";
+    const int64_t bytes = op->operands[1].buffer->pointee.bytes();
+    auto distance = [&](int d) { return d == 0 ? int64_t{1} : static_cast<int64_t>(m.spec.strides[d - 1]) / bytes; };
+    int farthest = 0;
+    for (int d = 1; d < m.spec.rank; ++d)
+      if (distance(d) > distance(farthest)) farthest = d;
+    std::ostringstream coords;
+    for (int d = 0; d < m.spec.rank; ++d) {
+      Expr c = floordiv(at, make_const(at.dtype(), distance(d)));
+      if (d != farthest) c = floormod(c, make_const(at.dtype(), static_cast<int64_t>(m.spec.dims[d])));
+      coords << ", (int)(" << expr(simplify(c)) << ")";
+    }
+    line() << "kiln_tensor_copy_" << m.spec.rank << "d(" << name_of(op->operands[0].buffer.node()) << ", "
+           << expr(op->operands[0].offset) << ", " << m.name << coords.str() << ", " << region_->full << ", "
+           << expr(op->scalars[0]) << ");\n";
   } else if (n.rfind(kCudaWgmmaPrefix, 0) == 0) {
     // The prelude's function of this width and type (cuda_wgmma_prelude.h).
     const std::vector<Expr>& sc = op->scalars;

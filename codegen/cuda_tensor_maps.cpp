@@ -6,6 +6,7 @@
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
+#include "compute/tensor_copy_box.h"
 
 namespace kiln {
 
@@ -19,19 +20,22 @@ rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& c, cons
   int64_t elems = 1;
   for (int64_t d : f.args[static_cast<size_t>(arg)].shape) elems *= d;
   const int64_t bytes = c.operands[1].buffer->pointee.bytes();
-  const int64_t len = *as_const_int(c.operands[0].stride), stride = *as_const_int(c.operands[1].stride);
+  std::vector<TensorCopyDim> dims;
+  const std::string view = tensor_copy_map_dims(tensor_copy_box_dims(c), elems, &dims);
+  user_check(view.empty()) << "a tensor copy from '" << c.operands[1].buffer->name
+                           << "' has a box that no tensor map of it moves: " << view;
   rt::cuda::TensorMapSpec s;
-  s.rank = 2;
+  s.rank = static_cast<int>(dims.size());
   s.element_bytes = static_cast<int>(bytes);
-  s.dims[0] = static_cast<uint64_t>(stride);
-  s.dims[1] = static_cast<uint64_t>((elems + stride - 1) / stride);
-  s.strides[0] = static_cast<uint64_t>(stride * bytes);
-  s.box[0] = static_cast<uint32_t>(len);
-  s.box[1] = static_cast<uint32_t>(*as_const_int(c.operands[0].extent) / len);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    s.dims[d] = static_cast<uint64_t>(dims[d].extent);
+    s.box[d] = static_cast<uint32_t>(dims[d].box);
+    if (d > 0) s.strides[d - 1] = static_cast<uint64_t>(dims[d].distance * bytes);
+  }
   std::string problem = rt::cuda::tensor_map_problem(s);
   // PTX's coordinates are signed 32-bit.
-  if (problem.empty() && (s.dims[0] > INT32_MAX || s.dims[1] > INT32_MAX))
-    problem = "its coordinates pass what a signed 32-bit integer holds";
+  for (int d = 0; d < s.rank && problem.empty(); ++d)
+    if (s.dims[d] > INT32_MAX) problem = "its coordinates pass what a signed 32-bit integer holds";
   user_check(problem.empty()) << "a tensor copy from '" << c.operands[1].buffer->name << "' needs a "
                               << rt::cuda::describe(s) << ": " << problem;
   *arg_index = arg;

@@ -1,7 +1,8 @@
 // The tensor map parameters of a CUDA kernel (runtime/tensor_map.h). Each
 // tensor copy (cuda.tensor_copy.*, schedule/passes/bulk_copy.h) reads its
-// source argument through a 2-D map of it as rows of the copy's source
-// stride S, whose box is the copy's rows; the kernel takes one
+// source argument through a map of as many dimensions as the copy's box
+// (compute/tensor_copy_box.h; 2-D for a box of rows: the argument as rows of
+// the copy's source stride S); the kernel takes one
 // `const __grid_constant__ kiln_tensor_map` per distinct (argument, map),
 // after its buffers, and every launcher encodes it for the argument.
 #pragma once

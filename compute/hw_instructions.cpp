@@ -122,9 +122,12 @@ HwInstruction cuda_tensor_copy_entry(DType t) {
           "sm_90",
           {{"dst", t, 0, true, false, MemScope::kShared}, {"src", t, 0, false, false, MemScope::kGlobal}},
           "for each of the n / L rows r of the box (n the operands' extent, L dst's stride): dst[r * L .. r * L + L) "
-          "= src[r * S .. r * S + L) (S src's stride), asynchronously by the copy engine through a 2-D tensor map "
-          "of the source (cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes): the data "
-          "lands when the phase of the pipeline's full mbarrier for the slot (the scalar) completes",
+          "= src[start(r) .. start(r) + L), asynchronously by the copy engine through a tensor map of the source "
+          "(cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes): the data lands when the "
+          "phase of the pipeline's full mbarrier for the slot (the first scalar) completes. Without more scalars "
+          "start(r) = r * S (S src's stride), a 2-D map; each further pair (count, distance) splits the rows into "
+          "one more dimension: r = r1 + c1 * (r2 + c2 * (...)) with c2, c3.. the pairs' counts and c1 the rows "
+          "they leave, and start(r) = r1 * S + r2 * distance2 + ..., a map of up to 5 dimensions",
           {"slot"}};
 }
 
@@ -368,15 +371,33 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
     if (!as_const_int(call.operands[0].extent, &n) || !as_const_int(call.operands[1].extent, &m) || n != m || n <= 0)
       return call.intrin + " copies " + to_string(call.operands[0].extent) + " elements into " +
              to_string(call.operands[1].extent) + " from the source: both need the same positive constant";
+    if (call.scalars.empty() || call.scalars.size() % 2 == 0 || call.scalars.size() > 7)
+      return call.intrin + " takes the slot and up to three (count, distance) pairs of further row dimensions, " +
+             "the call passes " + std::to_string(call.scalars.size()) + " scalars";
+    // The rows' further dimensions: their counts divide the rows, each at
+    // most 256, their distances whole 16-byte units.
+    int64_t further = 1;
+    for (size_t k = 1; k < call.scalars.size(); k += 2) {
+      int64_t count = 0, distance = 0;
+      if (!as_const_int(call.scalars[k], &count) || !as_const_int(call.scalars[k + 1], &distance) || count < 1 ||
+          count > 256 || distance < 1 || distance * bytes % 16 != 0)
+        return call.intrin + " splits its rows by (" + to_string(call.scalars[k]) + ", " +
+               to_string(call.scalars[k + 1]) + "): a dimension of a box needs a constant count of 1 to 256 rows " +
+               "and a positive constant distance in 16-byte units";
+      further *= count;
+    }
     if (!as_const_int(call.operands[0].stride, &len) || len <= 0 || n % len != 0 || len * bytes % 16 != 0 ||
-        len > 256 || n / len > 256)
+        len > 256 || n / len / further > 256)
       return call.intrin + " copies a box of " + to_string(call.operands[0].stride) + "-element rows, " +
-             std::to_string(n) +
-             " elements in all: its rows need whole 16-byte units, at most 256 of at most 256 "
-             "elements";
+             std::to_string(n) + " elements in all: its rows need whole 16-byte units, at most 256 of at most 256 " +
+             "elements in each dimension";
+    if ((n / len) % further != 0)
+      return call.intrin + " splits its " + std::to_string(n / len) + " rows into further dimensions of " +
+             std::to_string(further) + " rows, which do not divide them";
     if (!as_const_int(call.operands[1].stride, &stride) || stride < len || stride * bytes % 16 != 0)
       return call.intrin + " reads rows " + to_string(call.operands[1].stride) + " elements apart in the source; " +
              "they need a constant distance of at least a row (" + std::to_string(len) + "), in 16-byte units";
+    return "";
   }
   if (call.intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && call.scalars.size() == h->scalars.size()) {
     // The descriptors' strides: whole 16-byte units below 2^18 bytes; the

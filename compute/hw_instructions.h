@@ -128,14 +128,16 @@ std::string cuda_bulk_copy_instruction(DType t);
 
 constexpr const char* kCudaTensorCopyPrefix = "cuda.tensor_copy.";
 // The tensor copy of a box of rows of `t` from global to shared memory by
-// Hopper's copy engine through a 2-D tensor map (cp.async.bulk.tensor,
-// sm_90): both operands cover the box's n elements; dst's stride is the
-// box's row length L (its rows land one after another, 128-byte aligned),
-// src's stride S the distance between the box's rows in the source, whose
-// rows stay within one source row of S elements. L and S are whole 16-byte
-// units, the box at most 256 rows of at most 256 elements. The printer
-// passes a tensor map of the source as S-element rows; its one scalar is the
-// pipeline slot whose `full` mbarrier counts the bytes, as for bulk copies.
+// Hopper's copy engine through a tensor map (cp.async.bulk.tensor, sm_90):
+// both operands cover the box's n elements; dst's stride is the box's row
+// length L (its rows land one after another, 128-byte aligned), src's
+// stride S the distance between the box's rows in the source. Its first
+// scalar is the pipeline slot whose `full` mbarrier counts the bytes, as for
+// bulk copies; up to three more (count, distance) pairs split the rows into
+// further dimensions (compute/tensor_copy_box.h), for a map of up to 5. L,
+// S and the distances are whole 16-byte units, the box at most 256 along
+// each dimension. The printer passes a tensor map of the source as those
+// dimensions (without pairs: S-element rows).
 std::string cuda_tensor_copy_instruction(DType t);
 
 // Every instruction, in a fixed order.

@@ -30,9 +30,9 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
 // warp specialization, that many more warps only fill the slots) and, on
 // sm_90, "bulk_copy" (1: the producer warps move the fills that are row
 // copies by Hopper's bulk copy engine, the others keep cp.async; 2: the
-// same, but a fill that is a dense box of rows moves by one tensor copy
-// through a tensor map (TMA); no effect without producer warps or where no
-// fill is such a copy).
+// same, but a fill that is a dense box of rows, or wgmma's operand tiles,
+// moves by one tensor copy through a tensor map (TMA); no effect without
+// producer warps or where no fill is such a copy).
 void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu);
 
 // Pipelines the accumulators' k loop `k` as the config says (producer

@@ -185,8 +185,9 @@ struct BulkNest {
 
   explicit BulkNest(DType type = DType::f32()) : t(type) {}
 
+  // `tensor_maps`: BulkCopyForm::kTensorMaps (the attribute's value + 4).
   Stmt make(int64_t lanes, int64_t row, Expr fill_offset = Expr(), const Index& index = nullptr,
-            BulkCopies mode = BulkCopies::kEveryFill) const {
+            BulkCopies mode = BulkCopies::kEveryFill, bool tensor_maps = false) const {
     Var w("w"), x("x"), k("k"), S = Var::handle("S", t);
     auto on_lanes = [&](const Stmt& body) {
       return ForNode::make(x, 0, static_cast<int>(lanes), ForKind::kThreadBinding, body, "threadIdx.x");
@@ -202,7 +203,8 @@ struct BulkNest {
     loop = AttrStmtNode::make(
         Ref<Object>(), attr::kPipelineStages, Expr(2),
         AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1),
-                           AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies, Expr(static_cast<int>(mode)), loop)));
+                           AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies,
+                                              Expr(static_cast<int>(mode) + (tensor_maps ? 4 : 0)), loop)));
     return ForNode::make(w, 0, 4, ForKind::kThreadBinding, loop, "threadIdx.y");
   }
 };
@@ -231,6 +233,40 @@ TEST_CASE("bulk copies: a hand-built fill becomes one bulk copy per row, issued 
                      Contains("extent=32") && Contains("x.bulk"));
   CHECK(ir.find("cp_async") == std::string::npos);
   CHECK(token_error(out) == "");
+}
+
+TEST_CASE(
+    "tensor copies: a hand-built fill of 8 x 8 tiles becomes one 4-D box, its bounds proved from the loops' "
+    "ranges",
+    "[schedule][pipeline][warp_specialization][bulk_copy][tensor_copy]") {
+  // Each k step fills two rows of four 8 x 8 tiles of floats (a 16 x 32
+  // piece of A, rows of `row`), tile after tile along the row, then across:
+  // lane x is element x % 8 of row (x / 8) % 8 of tile (x / 64) % 4 of tile
+  // row x / 256.
+  auto tiles = [](int64_t row) {
+    return [row](const Var& k, const Var& x) {
+      const Expr r = static_cast<int>(row);
+      return k * 32 + x % 8 + (x / 8 % 8) * r + (x / 64 % 4) * 8 + (x / 256) * (r * 8);
+    };
+  };
+  BulkNest nest;
+  const Stmt out = passes::inject_pipeline(nest.make(512, 0, Expr(), tiles(128), BulkCopies::kEveryFill, true), true);
+  const std::string ir = to_string(out);
+  INFO(ir);
+  // The tile's rows (8, 128 apart) first, then (count, distance) pairs for
+  // the tiles along the row (4, 8 apart) and across (2, 1024 apart).
+  CHECK_THAT(ir, Contains("tensor_intrin cuda.tensor_copy.f32(S[") && Contains("extent=512, stride=8") &&
+                     Contains("extent=512, stride=128") && Contains(", 4, 8, 2, 1024)") &&
+                     Contains("bulk_copy_bytes = 2048"));
+  CHECK(token_error(out) == "");
+  // Rows of 120: the fourth k step's tiles would pass the row's end, where
+  // a map's box stops; the fill is no box, and its rows are not evenly
+  // spaced for bulk copies either.
+  CHECK_THAT(bulk_error(nest.make(512, 0, Expr(), tiles(120), BulkCopies::kEveryFill, true)),
+             Contains("the fill of 'S' cannot move by them: its rows are not evenly spaced runs of one length"));
+  const std::string fit =
+      to_string(passes::inject_pipeline(nest.make(512, 0, Expr(), tiles(120), BulkCopies::kWhereTheyFit, true), true));
+  CHECK(fit.find("tensor_copy") == std::string::npos);
 }
 
 TEST_CASE("bulk copies where they fit: a fill they cannot move keeps its copies",

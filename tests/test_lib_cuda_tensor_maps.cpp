@@ -42,6 +42,13 @@ int main(void) {
 }
 )C";
 
+// The program for an N of 64: wgmma's operands.
+std::string program_n64() {
+  std::string p = kProgram;
+  for (size_t at = p.find("48"); at != std::string::npos; at = p.find("48", at + 2)) p.replace(at, 2, "64");
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by the library at each launch",
@@ -90,6 +97,42 @@ TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by 
   CHECK_THROWS_WITH(build_library(o), Catch::Contains("(tuned for sm_90) cannot be lowered for sm_80: instruction "
                                                       "'cuda.tensor_copy.f16' needs sm_90 or later") &&
                                           Catch::Contains("tune the workload for sm_80"));
+}
+
+TEST_CASE("lib_cuda: wgmma tiles filled through 3-D tensor maps, encoded by the library at each launch",
+          "[lib][tensor_copy][wgmma]") {
+  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
+  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
+  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  test::TempDir dir("kiln_lib_cuda_tma_wgmma");
+  const std::string db_path = dir / "cuda.db";
+  {
+    auto db = Database::open(db_path);
+    test::add_cuda_record(*db, "matmul:M=64,N=64,K=160,dtype=f16", "cuda -arch=sm_90a", 0.01, -1,
+                          R"({"tensor_core":"wgmma","wgmma_m":[1,1],"wgmma_n":[1,1,8],"mma_k":[5,2],"stages":3,)"
+                          R"("producer_warps":1,"bulk_copy":2})");
+  }
+  test::ImageKind kind("emulated");
+  LibraryOptions o;
+  o.db_path = db_path;
+  o.out_dir = dir / "out";
+  o.name = "kt";
+  o.target = "cuda -arch=sm_90a";
+  const LibraryResult r = build_library(o);
+  REQUIRE(r.kernels.size() == 1);
+  // A's 64 x 32 tiles and B's 32 x 64, as 8 x 8 tiles.
+  const auto manifest = nlohmann::json::parse(test::read_text(dir / "out/kt.json"));
+  const auto& maps = manifest.at("kernels").at(0).at("launches").at(0).at("tensor_maps");
+  REQUIRE(maps.size() == 2);
+  CHECK(maps[0].at("map") == "3-D map of 8 x 64 x 20 2-byte elements, box 8 x 64 x 4");
+  CHECK(maps[1].at("map") == "3-D map of 8 x 160 x 8 2-byte elements, box 8 x 32 x 8");
+  const test::CProgramRun c =
+      test::run_c_program(dir.path, "check", program_n64(), dir / "out", "kt", KILN_FAKE_LIBCUDA);
+  INFO(c.built.output);
+  REQUIRE(c.built.status == 0);
+  INFO(c.ran.output);
+  CHECK(c.ran.status == 0);
+  CHECK(c.ran.output.find("tensor maps ok") != std::string::npos);
 }
 
 }  // namespace kiln

@@ -1,7 +1,8 @@
 // Tensor copies (TMA) in warp-specialized pipelines (Stage::pipeline with
 // BulkCopyForm::kTensorMaps; schedule/passes/bulk_copy.h): a fill that is a
 // dense box of rows moves by one cp.async.bulk.tensor through a 2-D tensor
-// map of its source, which the kernel takes as a __grid_constant__
+// map of its source, wgmma's 8 x 8 tiles through a map of more dimensions
+// (compute/tensor_copy_box.h), which the kernel takes as a __grid_constant__
 // parameter and each launch encodes (runtime/tensor_map.h). The templates'
 // `bulk_copy` knob at 2, emulated against the interpreter (the host entry
 // point encodes the maps; the emulation lands the box with its phase and
@@ -18,6 +19,7 @@
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
 #include "compute/printer.h"
+#include "compute/tensor_copy_box.h"
 #include "runtime/gpu_artifact.h"
 #include "schedule/passes/inject_pipeline.h"
 #include "schedule/shared_memory_plan.h"
@@ -208,6 +210,28 @@ TEST_CASE("tensor copies: the instruction is Hopper's, and a malformed call says
   // Source rows closer than a row.
   CHECK_THAT(call(64 * 32, 32, 16), Contains("reads rows 16 elements apart in the source; they need a constant "
                                              "distance of at least a row (32), in 16-byte units"));
+  // Further dimensions of rows: (count, distance) pairs after the slot.
+  auto nd = [&](int64_t n, std::vector<int> pairs) {
+    std::vector<Expr> scalars{Expr(0)};
+    for (int x : pairs) scalars.push_back(Expr(x));
+    const Stmt s = TensorIntrinCallNode::make(
+        cuda_tensor_copy_instruction(DType::f16()),
+        {{S, Expr(0), Expr(static_cast<int>(n)), Expr(8)}, {A, Expr(0), Expr(static_cast<int>(n)), Expr(160)}},
+        scalars);
+    return hw_call_problem(*s.as<TensorIntrinCallNode>());
+  };
+  CHECK(nd(8 * 64 * 4, {4, 8}) == "");
+  CHECK(nd(8 * 8 * 4 * 2, {4, 8, 2, 1280}) == "");
+  CHECK_THAT(nd(8 * 64 * 4, {4}), Contains("cuda.tensor_copy.f16 takes the slot and up to three (count, distance) "
+                                           "pairs of further row dimensions, the call passes 2 scalars"));
+  CHECK_THAT(nd(8 * 64 * 4, {4, 8, 1, 8, 1, 8, 1, 8}), Contains("the call passes 9 scalars"));
+  CHECK_THAT(nd(8 * 64 * 4, {4, 3}), Contains("splits its rows by (4, 3): a dimension of a box needs a constant count "
+                                              "of 1 to 256 rows and a positive constant distance in 16-byte units"));
+  CHECK_THAT(nd(8 * 64 * 4, {300, 8}), Contains("splits its rows by (300, 8)"));
+  CHECK_THAT(nd(8 * 256, {5, 8}), Contains("cuda.tensor_copy.f16 splits its 256 rows into further dimensions of 5 "
+                                           "rows, which do not divide them"));
+  // 512 rows left to the first dimension: past a box's 256.
+  CHECK_THAT(nd(8 * 1024, {2, 8}), Contains("at most 256 of at most 256 elements in each dimension"));
 }
 
 TEST_CASE("tensor maps: their limits, and GPU artifacts that carry them", "[gpu][tensor_copy][errors]") {
@@ -400,4 +424,83 @@ TEST_CASE("tensor copies: a kernel takes one map per argument and box, named aft
                                  {{S, Expr(0), Expr(128), Expr(32)}, {L, Expr(0), Expr(128), Expr(128)}}, {Expr(0)});
   CHECK_THROWS_WITH(CudaTensorMaps(local, f, {{A.node(), "A"}}, &taken),
                     Contains("a tensor copy reads 'L', which is not an argument of the function"));
+  // 8 x 8 tiles of A (f32: rows of 8 floats): a tile's 8 rows 128 apart,
+  // 4 tiles along the row 8 apart, 2 tiles across 1024 apart.
+  auto tiles = [&](int64_t far) {
+    return TensorIntrinCallNode::make(
+        cuda_tensor_copy_instruction(t),
+        {{S, Expr(0), Expr(8 * 8 * 4 * 2), Expr(8)}, {A, Expr(0), Expr(8 * 8 * 4 * 2), Expr(128)}},
+        {Expr(0), Expr(4), Expr(8), Expr(2), Expr(static_cast<int>(far))});
+  };
+  REQUIRE(hw_call_problem(*tiles(1024).as<TensorIntrinCallNode>()) == "");
+  const CudaTensorMaps nd(tiles(1024), f, {{A.node(), "A"}}, &taken);
+  REQUIRE(nd.params().size() == 1);
+  CHECK(rt::cuda::describe(nd.params()[0].spec) == "4-D map of 8 x 8 x 16 x 8 4-byte elements, box 8 x 8 x 4 x 2");
+  CHECK(nd.params()[0].spec.strides == std::array<uint64_t, 4>{512, 32, 4096, 0});
+  // Tiles across 1000 rows apart: no multiple of the tile rows' 128.
+  CHECK_THROWS_WITH(CudaTensorMaps(tiles(1000), f, {{A.node(), "A"}}, &taken),
+                    Contains("a tensor copy from 'A' has a box that no tensor map of it moves: its dimensions 128 and "
+                             "1000 elements apart do not nest"));
+}
+
+TEST_CASE("tensor copies: a box's dimensions as a tensor map's, and those no map has", "[gpu][tensor_copy][errors]") {
+  std::vector<TensorCopyDim> v;
+  // wgmma's A tile of 64 x 32 halves in 8 x 8 tiles, from rows of 96.
+  REQUIRE(tensor_copy_map_dims({{8, 1}, {64, 96}, {4, 8}}, 128 * 96, &v) == "");
+  REQUIRE(v.size() == 3);
+  CHECK((v[0].extent == 8 && v[1].extent == 128 && v[2].extent == 12));
+  CHECK((v[1].farthest && !v[0].farthest && !v[2].farthest));
+  CHECK((v[1].distance == 96 && v[2].box == 4));
+  CHECK(tensor_copy_map_dims({{8, 1}, {8, 96}, {4, 96}}, 4096, &v) ==
+        "two of its dimensions are 96 elements apart in the source");
+  CHECK(tensor_copy_map_dims({{8, 1}, {8, 96}, {4, 40}}, 4096, &v) ==
+        "its dimensions 40 and 96 elements apart do not nest (the larger distance is no multiple of the smaller)");
+  CHECK(tensor_copy_map_dims({{8, 1}, {16, 8}, {2, 64}}, 4096, &v) ==
+        "its box is 16 elements along the dimension 8 elements apart, wider than the map's 8 there (the next "
+        "distance over this one)");
+}
+
+TEST_CASE(
+    "tensor copies: wgmma's 8 x 8 tiles move through 3-D maps; the emulation catches a short map and a missing "
+    "wait",
+    "[gpu][pipeline][warp_specialization][tensor_copy][wgmma][emulation][errors]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_tma_wgmma");
+  const OpInstance op = build_workload("matmul:M=128,N=64,K=96,dtype=f16");
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
+  auto space = find_op(op.op).gpu.define_space(op, gpu);
+  nlohmann::json j = find_op(op.op).gpu.default_config(op, gpu, *space).to_json();
+  j.update({{"tensor_core", "wgmma"},
+            {"wgmma_m", {2, 1}},
+            {"wgmma_n", {1, 1, 8}},
+            {"mma_k", {3, 2}},
+            {"stages", 2},
+            {"producer_warps", 1},
+            {"bulk_copy", 2}});
+  const Config cfg = space->from_json(j);
+  const CudaSource good = gpu_source(op, cfg, gpu);
+  const std::string k = kernel_text(good);
+  CHECK_THAT(k, Contains("kiln_tensor_copy_3d(A_shared, ") && Contains("kiln_tensor_copy_3d(B_shared, "));
+  // A's 64 x 32 tile: rows of 8 halves, its 64 rows 96 apart, 4 tiles
+  // along k 8 apart; B's 32 x 64: rows of 8, 32 rows 64 apart, 8 tiles
+  // along n.
+  const CudaKernelLaunch::Param* a = map_param(good, "kiln_tensor_map", 0);
+  const CudaKernelLaunch::Param* b = map_param(good, "kiln_tensor_map", 1);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(rt::cuda::describe(a->tensor_map) == "3-D map of 8 x 128 x 12 2-byte elements, box 8 x 64 x 4");
+  CHECK(rt::cuda::describe(b->tensor_map) == "3-D map of 8 x 96 x 8 2-byte elements, box 8 x 32 x 8");
+  REQUIRE(run_emulated_and_check(op, good, dir.path + "/good", 11) == "");
+  // A's map one row short: the second block row's last row lands as zeros.
+  CudaSource src = good;
+  for (CudaKernelLaunch::Param& p : src.launches[0].params)
+    if (p.arg_index == 0 && p.tensor_map.rank == 3) p.tensor_map.dims[1] = 127;
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/short", 11), Contains("wrong result"));
+  // The compute no longer waits for its slot's tensor copies.
+  src = good;
+  const size_t at = src.code.find("__global__ void");
+  src.code = src.code.substr(0, at) +
+             std::regex_replace(src.code.substr(at), std::regex(R"(kiln_mbarrier_wait\(kiln_full_0[^;]*\);)"), "");
+  CHECK_THAT(run_emulated_and_check(op, src, dir.path + "/no_full_wait", 11),
+             Contains("before its bulk copy arrived") || Contains("race") || Contains("share byte"));
 }

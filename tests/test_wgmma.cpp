@@ -13,6 +13,7 @@
 #include "compute/hw_instructions.h"
 #include "compute/printer.h"
 #include "kernels/cuda_tensor_intrinsics.h"
+#include "runtime/tensor_map.h"
 #include "schedule/lower.h"
 #include "support/gpu_check.h"
 #include "support/mma_config.h"
@@ -39,6 +40,19 @@ Config wgmma_config(const OpInstance& op, const nlohmann::json& knobs) {
   j["tensor_core"] = "wgmma";
   j.update(knobs);
   return space->from_json(j);
+}
+
+// The 4096^3 f16 GEMM in 128 x 256 blocks of two warpgroups, k tiles of 64
+// in four slots filled by one producer warp, one k tile's products kept in
+// flight, and `knobs`: checked to compile for sm_90a within the spill budget.
+CudaSource wgmma_4096(const nlohmann::json& knobs) {
+  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
+  nlohmann::json j = {{"wgmma_m", {32, 2}}, {"wgmma_n", {16, 1, 32}}, {"mma_k", {64, 4}},
+                      {"stages", 4},        {"producer_warps", 1},    {"mma_in_flight", 1}};
+  j.update(knobs);
+  const CudaSource src = gpu_source(op, wgmma_config(op, j), sm90a());
+  CHECK(compile_for_gpu(src, sm90a(), kDefaultConfigSpillBytes) == "");
+  return src;
 }
 
 std::string emulate(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed) {
@@ -70,8 +84,8 @@ TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pip
       {{{"wgmma_m", {1, 2}}, {"wgmma_n", {1, 2, 8}}, {"mma_k", {8, 1}}, {"stages", 2}, {"producer_warps", 2}}, 16, 64},
       // k tiles of 64 (four k steps a call), 16-byte cp.async fills, two slots.
       {{{"wgmma_m", {2, 1}}, {"wgmma_n", {2, 1, 8}}, {"mma_k", {2, 4}}, {"stages", 2}, {"fill_vec", 8}}, 4, 64},
-      // Tensor copies asked for: the tiles' 16-byte rows are no box a
-      // tensor map moves well, so the fills stay cp.async (below).
+      // Tensor copies: each operand's 8 x 8 tiles move as one box through
+      // a 3-D map (below).
       {{{"wgmma_m", {2, 1}},
         {"wgmma_n", {1, 1, 16}},
         {"mma_k", {4, 2}},
@@ -95,7 +109,18 @@ TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pip
           std::string::npos);
     CHECK(src.launches.at(0).block[1] >= c.warps);
     CHECK(k.find("kiln_tensor_copy_2d(") == std::string::npos);
-    if (c.knobs.contains("bulk_copy")) CHECK(k.find("kiln_cp_async<") != std::string::npos);
+    if (c.knobs.contains("bulk_copy")) {
+      CHECK_THAT(k, Contains("kiln_tensor_copy_3d(A_shared, ") && Contains("kiln_tensor_copy_3d(B_shared, "));
+      CHECK(k.find("kiln_cp_async<") == std::string::npos);
+      // A's 64 x 32 tile as 8 x 8 tiles, the tiles along m after each
+      // other: rows of 8 halves (k % 8), 64 rows 128 apart (m), 4 tiles
+      // along k 8 apart; B's 32 x 128 the same way, k for m and n for k.
+      std::vector<std::string> maps;
+      for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
+        if (p.tensor_map.rank > 0) maps.push_back(rt::cuda::describe(p.tensor_map));
+      CHECK(maps == std::vector<std::string>{"3-D map of 8 x 128 x 16 2-byte elements, box 8 x 64 x 4",
+                                             "3-D map of 8 x 128 x 16 2-byte elements, box 8 x 32 x 16"});
+    }
     CHECK(emulate(op, cfg, dir.path, seed++) == "");
   }
 }
@@ -114,6 +139,20 @@ TEST_CASE("wgmma: transposed and bf16 operands, batches, and random configs agre
       wgmma_config(tb, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {1, 2}}, {"producer_warps", 1}});
   CHECK_THAT(kernel_text(gpu_source(tb, cb, sm90a())), Contains("kiln_wgmma_m64n128k16_f16<0, 0, 0>("));
   CHECK(emulate(tb, cb, dir.path, 802) == "");
+  // Both layouts filled by tensor copies of their tiles, batched.
+  for (const OpInstance* op : {&ta, &tb}) {
+    nlohmann::json knobs = op == &ta ? ca.to_json() : cb.to_json();
+    knobs["producer_warps"] = 1;
+    knobs["bulk_copy"] = 2;
+    knobs["stages"] = 2;
+    if (op == &tb) knobs["mma_k"] = {2, 1};  // a k loop to pipeline
+    const Config c = wgmma_config(*op, knobs);
+    INFO(c.str());
+    const std::string k = kernel_text(gpu_source(*op, c, sm90a()));
+    CHECK_THAT(k, Contains("kiln_tensor_copy_") && Contains("d(A_shared, ") && Contains("d(B_shared, "));
+    CHECK(k.find("kiln_cp_async<") == std::string::npos);
+    CHECK(emulate(*op, c, dir.path, 803) == "");
+  }
 
   // Random configs of the space, tensor_core forced to wgmma.
   std::mt19937_64 rng(1130);
@@ -158,6 +197,24 @@ TEST_CASE("wgmma: the 4096^3 GEMM compiles with NVRTC for sm_90a into wgmma.mma_
   UNSCOPED_INFO("kiln-test-note: wgmma 4096^3, 128 x 256 blocks: " << r.resources[0].registers << " registers, "
                                                                    << r.resources[0].spill_store_bytes
                                                                    << " bytes of spill stores");
+}
+
+TEST_CASE("wgmma: tensor copies into the 8 x 8 tiles compile with NVRTC and ptxas for sm_90a",
+          "[gpu][wgmma][tensor_copy][nvrtc]") {
+  if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
+  // A's and B's tiles by one tensor copy each.
+  const CudaSource src = wgmma_4096({{"bulk_copy", 2}});
+  const NvrtcOutput r = nvrtc_compile(src.code, "wgmma_tma.cu", "sm_90a");
+  CHECK(count_matches(
+            r.ptx, R"(cp\.async\.bulk\.tensor\.[345]d\.shared::cluster\.global\.mbarrier::complete_tx::bytes)") == 2);
+  CHECK(r.ptx.find("cp.async.cg") == std::string::npos);
+  CHECK(count_matches(r.ptx, R"(wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16)") >= 1);
+  std::vector<std::string> maps;
+  for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
+    if (p.tensor_map.rank > 0) maps.push_back(rt::cuda::describe(p.tensor_map));
+  UNSCOPED_INFO("kiln-test-note: wgmma 4096^3 with tensor copies: " << (maps.empty() ? "" : maps[0]) << "; "
+                                                                    << (maps.size() > 1 ? maps[1] : ""));
+  CHECK(maps.size() == 2);
 }
 
 TEST_CASE("wgmma: offered on sm_90a for M and N multiples of 64, and only there", "[gpu][wgmma][space]") {
@@ -426,16 +483,7 @@ TEST_CASE(
 TEST_CASE("wgmma: products in flight compile with NVRTC and ptxas for sm_90a without serialization",
           "[gpu][wgmma][pipeline][nvrtc]") {
   if (!nvrtc_available()) KILN_SKIP("NVRTC is not available");
-  const OpInstance op = build_workload("matmul:M=4096,N=4096,K=4096,dtype=f16");
-  const Config cfg = wgmma_config(op, {{"wgmma_m", {32, 2}},
-                                       {"wgmma_n", {16, 1, 32}},
-                                       {"mma_k", {64, 4}},
-                                       {"stages", 4},
-                                       {"producer_warps", 1},
-                                       {"fill_vec", 8},
-                                       {"mma_in_flight", 1}});
-  const CudaSource src = gpu_source(op, cfg, sm90a());
-  CHECK(compile_for_gpu(src, sm90a(), kDefaultConfigSpillBytes) == "");
+  const CudaSource src = wgmma_4096({{"fill_vec", 8}});
   const NvrtcOutput r = nvrtc_compile(src.code, "wgmma_in_flight.cu", "sm_90a");
   CHECK(r.ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
   CHECK(r.ptx.find("wgmma.wait_group.sync.aligned 0;") != std::string::npos);

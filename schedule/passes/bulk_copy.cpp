@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,6 +15,7 @@
 #include "compute/ir_functor.h"
 #include "compute/printer.h"
 #include "compute/simplify.h"
+#include "compute/tensor_copy_box.h"
 #include "schedule/passes/pass_util.h"
 
 namespace kiln {
@@ -286,18 +288,31 @@ class BulkFills {
     if (std::find(types.begin(), types.end(), et) == types.end())
       return *why = "it copies " + et.str() + ", which bulk copies are not offered for", Stmt();
     const int64_t bytes = et.bytes(), len = runs[0].len, rows = static_cast<int64_t>(runs.size());
-    const int64_t dstep = rows > 1 ? runs[1].dst - runs[0].dst : 0, sstep = rows > 1 ? runs[1].src - runs[0].src : 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const Run& x = runs[static_cast<size_t>(r)];
-      if (x.len != len || x.dst != runs[0].dst + r * dstep || x.src != runs[0].src + r * sstep)
-        return *why = "its rows are not evenly spaced runs of one length", Stmt();
-    }
+    for (const Run& x : runs)
+      if (x.len != len) return *why = "its rows are not evenly spaced runs of one length", Stmt();
     if (len * bytes % 16 != 0)
       return *why = "its rows are runs of " + std::to_string(len * bytes) + " bytes; a bulk copy moves a multiple of " +
                     "16 bytes",
              Stmt();
     const DType it = n.dst_offset.dtype(), st = n.src_offset.dtype();
     const Expr dst_outer = simplify(sum(d.outer, it)), src_outer = simplify(sum(s.outer, st));
+    const DType lt = n.lane_tag_loop.dtype();
+    auto c = [&](int64_t x) { return make_const(lt, x); };
+    if (tensor_maps_) {
+      Stmt copy =
+          tensor_copy(dst_outer, src_outer, s.outer, runs, n.dst, n.src, slot, n.lane_tag_loop->name + ".tma_part");
+      if (copy.defined()) {
+        Var lane(n.lane_tag_loop->name + ".tma", lt);
+        return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, rows * len * bytes);
+      }
+    }
+
+    const int64_t dstep = rows > 1 ? runs[1].dst - runs[0].dst : 0, sstep = rows > 1 ? runs[1].src - runs[0].src : 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const Run& x = runs[static_cast<size_t>(r)];
+      if (x.dst != runs[0].dst + r * dstep || x.src != runs[0].src + r * sstep)
+        return *why = "its rows are not evenly spaced runs of one length", Stmt();
+    }
     auto aligned = [&](const Expr& outer, int64_t first, int64_t step) {
       Analyzer an;
       const ModularSet m = an.modular_set(outer);
@@ -309,27 +324,6 @@ class BulkFills {
         "is not a multiple of 16 bytes)";
     if (!aligned(dst_outer, runs[0].dst, dstep)) return *why = "its rows in '" + n.dst->name + "'" + where, Stmt();
     if (!aligned(src_outer, runs[0].src, sstep)) return *why = "its rows in '" + n.src->name + "'" + where, Stmt();
-
-    const DType lt = n.lane_tag_loop.dtype();
-    auto c = [&](int64_t x) { return make_const(lt, x); };
-    if (tensor_maps_) {
-      const int64_t part = box_rows(dst_outer, src_outer, runs[0], len, rows, dstep, sstep, bytes);
-      if (part > 0) {
-        // The first producer thread issues the box, in parts of `part` rows.
-        Var lane(n.lane_tag_loop->name + ".tma", lt), p(n.lane_tag_loop->name + ".tma_part", it);
-        const Expr at = rows == part ? make_const(it, int64_t{0}) : p * make_const(it, part);
-        Stmt copy = TensorIntrinCallNode::make(
-            cuda_tensor_copy_instruction(et),
-            {{n.dst, simplify(dst_outer + make_const(it, runs[0].dst) + at * make_const(it, len)),
-              make_const(it, part * len), make_const(it, len)},
-             {n.src, simplify(src_outer + make_const(st, runs[0].src) + cast(st, at) * make_const(st, sstep)),
-              make_const(st, part * len), make_const(st, sstep)}},
-            {slot});
-        if (rows != part)
-          copy = ForNode::make(p, make_const(it, int64_t{0}), make_const(it, rows / part), ForKind::kSerial, copy);
-        return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, rows * len * bytes);
-      }
-    }
 
     // The first producer warp's lanes issue the rows in turn.
     Var lane(n.lane_tag_loop->name + ".bulk", lt), round(n.lane_tag_loop->name + ".bulk_round", lt);
@@ -347,6 +341,10 @@ class BulkFills {
                              n.lanes, rows * len * bytes);
   }
 
+  // The loops around the fill within the producer, whose ranges bound its
+  // first element's place in the source (ProducerLoop binds them).
+  Analyzer& loops() { return loops_; }
+
  private:
   // `body` run by the first producer warp's `lanes` lanes (the loop `lane`
   // bound to threadIdx.x), under the attribute that counts its `bytes`.
@@ -357,35 +355,114 @@ class BulkFills {
     return AttrStmtNode::make(Ref<Object>(), attr::kBulkCopyBytes, make_const(DType::i32(), bytes), body);
   }
 
-  // The rows per tensor copy when the fill's rows form a box that a 2-D
-  // tensor map of the source, as rows of `sstep` elements, can move: they
-  // land one after another in the slot from a 128-byte aligned start, and
-  // each lies within one source row whatever the outer loops' values; 0
-  // when they do not. Boxes have at most 256 rows, so a taller fill moves in
-  // equal parts.
-  static int64_t box_rows(const Expr& dst_outer, const Expr& src_outer, const Run& first, int64_t len, int64_t rows,
-                          int64_t dstep, int64_t sstep, int64_t bytes) {
-    if (rows < 2 || dstep != len || sstep < len || len > 256) return 0;
-    Analyzer an;
-    const ModularSet d = an.modular_set(dst_outer);
-    if (d.coeff * bytes % 128 != 0 || (d.base + first.dst) * bytes % 128 != 0) return 0;
-    // Where the first row starts within its source row: a set of residues
-    // modulo `period`, whose largest member is at most `last`.
-    const ModularSet s = an.modular_set(src_outer);
-    auto mod = [](int64_t a, int64_t b) { return ((a % b) + b) % b; };
-    const int64_t start = s.base + first.src;
-    int64_t last = -1;
-    if (s.coeff == 0 || s.coeff % sstep == 0) {
-      last = mod(start, sstep);
-    } else if (sstep % s.coeff == 0) {
-      last = sstep - s.coeff + mod(start, s.coeff);
-    } else {
-      return 0;
+  // The fill as tensor copies of a box, in parts along its outermost
+  // dimension where that has more than a box's 256 rows, when its rows land
+  // one after another in the slot from a 128-byte aligned start and their
+  // starts in the source split into up to four dimensions (count, distance),
+  // innermost first, that a tensor map views with no coordinate passing its
+  // dimension, whatever the loops around the fill (compute/tensor_copy_box.h);
+  // undefined when they do not.
+  Stmt tensor_copy(const Expr& dst_outer, const Expr& src_outer, const std::vector<std::pair<int, Expr>>& src_terms,
+                   const std::vector<Run>& runs, const Var& dst, const Var& src, const Expr& slot,
+                   const std::string& part_name) {
+    const int64_t len = runs[0].len, rows = static_cast<int64_t>(runs.size()), bytes = dst->pointee.bytes();
+    if (rows < 2) return Stmt();
+    for (int64_t r = 0; r < rows; ++r)
+      if (runs[static_cast<size_t>(r)].dst != runs[0].dst + r * len) return Stmt();
+    auto src_of = [&](int64_t r) { return runs[static_cast<size_t>(r)].src; };
+    // The rows' dimensions, each the longest stretch of evenly spaced
+    // blocks of the previous ones that divides them.
+    std::vector<std::pair<int64_t, int64_t>> row_dims;
+    for (int64_t block = 1; block < rows;) {
+      const int64_t blocks = rows / block, step = src_of(block) - src_of(0);
+      if (step <= 0 || step > INT32_MAX) return Stmt();
+      int64_t count = 2;
+      while (count < blocks && src_of(count * block) - src_of((count - 1) * block) == step) ++count;
+      while (blocks % count != 0) --count;
+      if (count < 2) return Stmt();
+      row_dims.emplace_back(count, step);
+      block *= count;
     }
-    if (last + len > sstep) return 0;
-    for (int64_t parts = (rows + 255) / 256; parts <= rows; ++parts)
-      if (rows % parts == 0 && (parts == 1 || rows / parts * len * bytes % 128 == 0)) return rows / parts;
-    return 0;
+    if (row_dims.size() > 4 || row_dims[0].second < len) return Stmt();
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t at = src_of(0), rest = r;
+      for (const auto& [count, distance] : row_dims) at += rest % count * distance, rest /= count;
+      if (src_of(r) != at) return Stmt();
+    }
+    // Parts along the outermost dimension, each a box of at most 256 rows
+    // there, starting 128-byte aligned.
+    const auto [outer_count, outer_distance] = row_dims.back();
+    int64_t parts = (outer_count + 255) / 256;
+    while (parts <= outer_count && (outer_count % parts != 0 || (parts > 1 && rows / parts * len * bytes % 128 != 0)))
+      ++parts;
+    if (parts > outer_count) return Stmt();
+    row_dims.back().first /= parts;
+    const int64_t part_rows = rows / parts, part_step = row_dims.back().first * outer_distance;
+    std::vector<std::pair<int64_t, int64_t>> box{{len, 1}};
+    box.insert(box.end(), row_dims.begin(), row_dims.end());
+    std::vector<TensorCopyDim> view;
+    if (!tensor_copy_map_dims(box, int64_t{1} << 60, &view).empty()) return Stmt();
+
+    Analyzer& an = loops_;
+    const ModularSet d = an.modular_set(dst_outer);
+    if (d.coeff * bytes % 128 != 0 || (d.base + runs[0].dst) * bytes % 128 != 0) return Stmt();
+    const DType it = dst_outer.dtype(), st = src_outer.dtype();
+    Var p(part_name, it);
+    Analyzer::VarScope part_scope(&an, p);
+    an.bind(p, Range(make_const(it, int64_t{0}), make_const(it, parts)));
+    // The first element's place in the source: its terms, and over all of
+    // them base + coeff * t for any t.
+    std::vector<std::pair<int, Expr>> terms = src_terms;
+    if (parts > 1) terms.emplace_back(1, cast(st, p) * make_const(st, part_step));
+    const ModularSet s = an.modular_set(src_outer);
+    const int64_t coeff = parts > 1 ? std::gcd(s.coeff, part_step) : s.coeff, base = s.base + runs[0].src;
+    auto mod = [](int64_t a, int64_t b) { return ((a % b) + b) % b; };
+    for (const TensorCopyDim& v : view) {
+      if (v.farthest) continue;
+      // The largest residue modulo the next dimension's distance, whose
+      // quotient by this one's distance is the coordinate along it: from
+      // the ranges of the terms that do not vanish modulo it where their
+      // sum stays within one period, else from the modular set alone.
+      const int64_t next = v.distance * v.extent;
+      Expr rest = make_const(st, runs[0].src);
+      for (const auto& [sign, t] : terms) {
+        const ModularSet m = an.modular_set(t);
+        if (m.coeff % next == 0 && m.base % next == 0) continue;
+        rest = sign > 0 ? rest + t : rest - t;
+      }
+      const ConstIntBound b = an.const_int_bound(simplify(rest));
+      int64_t last = 0;
+      if (b.min_value >= 0 && b.max_value < next) {
+        last = b.max_value;
+      } else if (coeff == 0 || coeff % next == 0) {
+        last = mod(base, next);
+      } else if (next % coeff == 0) {
+        last = next - coeff + mod(base, coeff);
+      } else {
+        return Stmt();
+      }
+      if (last / v.distance + v.box > v.extent) return Stmt();
+    }
+
+    const Expr at = parts == 1 ? make_const(it, int64_t{0}) : Expr(p);
+    std::vector<Expr> scalars{slot};
+    for (size_t k = 1; k < row_dims.size(); ++k) {
+      scalars.push_back(make_const(DType::i32(), row_dims[k].first));
+      scalars.push_back(make_const(DType::i32(), row_dims[k].second));
+    }
+    Stmt copy = TensorIntrinCallNode::make(
+        cuda_tensor_copy_instruction(dst->pointee),
+        {{dst, simplify(dst_outer + make_const(it, runs[0].dst) + at * make_const(it, part_rows * len)),
+          make_const(it, part_rows * len), make_const(it, len)},
+         {src, simplify(src_outer + make_const(st, runs[0].src) + cast(st, at) * make_const(st, part_step)),
+          make_const(st, part_rows * len), make_const(st, row_dims[0].second)}},
+        scalars);
+    // What the instruction itself requires (16-byte distances, boxes of at
+    // most 256 along each dimension): a fill that passes the rest but not
+    // this keeps its copies.
+    if (!hw_call_problem(*copy.as<TensorIntrinCallNode>()).empty()) return Stmt();
+    if (parts > 1) copy = ForNode::make(p, make_const(it, int64_t{0}), make_const(it, parts), ForKind::kSerial, copy);
+    return copy;
   }
 
   // Sorts the copies by slot element and joins neighbours contiguous in
@@ -413,6 +490,7 @@ class BulkFills {
   Var warp_;
   int64_t consumers_, producers_;
   bool tensor_maps_;
+  Analyzer loops_;
 };
 
 // The producer's loop over the pipeline's iterations: its body's fills sit
@@ -424,6 +502,11 @@ class ProducerLoop : public IRMutator {
   std::string reasons;
 
  protected:
+  Stmt mutate_For(const ForNode* op, const Stmt& self) override {
+    Analyzer::VarScope scope(&bulk_.loops(), op->loop_var);
+    bulk_.loops().bind(op->loop_var, Range(op->min, op->extent));
+    return IRMutator::mutate_For(op, self);
+  }
   Stmt mutate_Seq(const SeqNode* op, const Stmt& self) override {
     const TokenNode* push = producer_full_push(op);
     if (!push) return IRMutator::mutate_Seq(op, self);

@@ -28,19 +28,28 @@
 // `every_fill`: then a fill that does not qualify is a user error that says
 // why.
 //
-// With `tensor_maps`, a qualifying fill whose rows land one after another in
-// the slot (a dense box of L-element rows), 128-byte aligned, and lie S
-// elements apart in the source, each within one source row of S elements
-// whatever the outer loops' values, becomes instead
+// With `tensor_maps`, a qualifying fill whose rows of L elements land one
+// after another in the slot from a 128-byte aligned start, and whose rows'
+// starts in the source split into up to four evenly spaced dimensions
+// (a dense box of rows S elements apart: one; an operand stored as 8 x 8
+// tiles, Stage::storage_tile: the tile's rows, the tiles along the row and
+// the tiles across it, where the last merges with the first when the tiles
+// across follow each other, as the templates store them: two) that a
+// tensor map of the source views with no coordinate passing its dimension
+// (compute/tensor_copy_box.h), whatever the values of the loops around the
+// fill (from the ranges of those within the producer and the modular sets
+// of all), becomes instead
 //
 //   attr bulk_copy_bytes = its bytes
 //     thread_binding(threadIdx.x) (lane, 0, X)
 //       [if (warp == W)] if (lane == 0) for (part)
-//         tensor_copy(slot box [extent rows * L, stride L], source box [extent rows * L, stride S], slot index)
+//         tensor_copy(slot box [extent n, stride L], source box [extent n, stride S], slot index, further dims)
 //
-// in parts of at most 256 rows (a tensor map's box), issued by the first
-// producer thread; the printer gives the kernel a tensor map of the source
-// as rows of S elements.
+// in parts of at most 256 along the outermost dimension, issued by the
+// first producer thread; the printer gives the kernel a tensor map of the
+// source with the box's dimensions: the row's elements, then each of the
+// rows' dimensions. A fill that passes all this but not the instruction's
+// own limits (hw_call_problem) is no box.
 #pragma once
 
 #include <cstdint>
