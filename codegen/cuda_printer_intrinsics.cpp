@@ -90,18 +90,9 @@ void CudaKernelPrinter::intrin_call(const TensorIntrinCallNode* op) {
     // (compute/tensor_copy_box.h): (at / distance) % extent, the farthest
     // dimension's unwrapped.
     const CudaTensorMapParam& m = tensor_maps_->of(*op);
-    const Expr& at = op->operands[1].offset;
-    const int64_t bytes = op->operands[1].buffer->pointee.bytes();
-    auto distance = [&](int d) { return d == 0 ? int64_t{1} : static_cast<int64_t>(m.spec.strides[d - 1]) / bytes; };
-    int farthest = 0;
-    for (int d = 1; d < m.spec.rank; ++d)
-      if (distance(d) > distance(farthest)) farthest = d;
     std::ostringstream coords;
-    for (int d = 0; d < m.spec.rank; ++d) {
-      Expr c = floordiv(at, make_const(at.dtype(), distance(d)));
-      if (d != farthest) c = floormod(c, make_const(at.dtype(), static_cast<int64_t>(m.spec.dims[d])));
-      coords << ", (int)(" << expr(simplify(c)) << ")";
-    }
+    for (const TensorCopyDim& d : m.view)
+      coords << ", (int)(" << expr(simplify(tensor_copy_coordinate(op->operands[1].offset, d))) << ")";
     line() << "kiln_tensor_copy_" << m.spec.rank << "d(" << name_of(op->operands[0].buffer.node()) << ", "
            << expr(op->operands[0].offset) << ", " << m.name << coords.str() << ", " << region_->full << ", "
            << expr(op->scalars[0]) << ");\n";

@@ -6,11 +6,11 @@
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
 #include "compute/ir_functor.h"
-#include "compute/tensor_copy_box.h"
 
 namespace kiln {
 
-rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& c, const LoweredFunc& f, int* arg_index) {
+rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& c, const LoweredFunc& f, int* arg_index,
+                                             std::vector<TensorCopyDim>* view_out) {
   const VarNode* src = c.operands[1].buffer.node();
   int arg = -1;
   for (size_t i = 0; i < f.args.size(); ++i)
@@ -39,6 +39,7 @@ rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& c, cons
   user_check(problem.empty()) << "a tensor copy from '" << c.operands[1].buffer->name << "' needs a "
                               << rt::cuda::describe(s) << ": " << problem;
   *arg_index = arg;
+  if (view_out) *view_out = std::move(dims);
   return s;
 }
 
@@ -51,14 +52,15 @@ CudaTensorMaps::CudaTensorMaps(const Stmt& kernel, const LoweredFunc& f,
     auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
     if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) != 0 || !hw_call_problem(*c).empty()) return;
     int arg = 0;
-    const rt::cuda::TensorMapSpec s = cuda_tensor_map_spec(*c, f, &arg);
+    std::vector<TensorCopyDim> view;
+    const rt::cuda::TensorMapSpec s = cuda_tensor_map_spec(*c, f, &arg, &view);
     for (const CudaTensorMapParam& m : params_)
       if (m.buffer == c->operands[1].buffer.node() && m.spec == s) return;
     const std::string base = arg_names.at(c->operands[1].buffer.node()) + "_map";
     std::string name = base;
     for (int k = 1; taken->count(name); ++k) name = base + std::to_string(k);
     taken->insert(name);
-    params_.push_back({c->operands[1].buffer.node(), arg, s, name});
+    params_.push_back({c->operands[1].buffer.node(), arg, s, name, std::move(view)});
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "compute/function.h"
 #include "compute/stmt.h"
+#include "compute/tensor_copy_box.h"
 #include "runtime/tensor_map.h"
 
 namespace kiln {
@@ -22,14 +23,17 @@ struct CudaTensorMapParam {
   const VarNode* buffer = nullptr;
   int arg_index = -1;  // into the function's arguments
   rt::cuda::TensorMapSpec spec;
-  std::string name;  // the parameter's C name
+  std::string name;                 // the parameter's C name
+  std::vector<TensorCopyDim> view;  // spec's dimensions, in its order: where a copy's coordinates come from
 };
 
 // The map a tensor copy reads through (the last row of the source may
-// overhang the argument; the copies never reach it), and the argument's
-// index. User errors: a copy from something other than an argument, or one
-// whose map the hardware cannot have.
-rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& copy, const LoweredFunc& f, int* arg_index);
+// overhang the argument; the copies never reach it), the argument's index
+// and, when `view` is given, the map's dimensions as the copy's box views
+// the source. User errors: a copy from something other than an argument, or
+// one whose map the hardware cannot have.
+rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& copy, const LoweredFunc& f, int* arg_index,
+                                             std::vector<TensorCopyDim>* view = nullptr);
 
 class CudaTensorMaps {
  public:

@@ -51,4 +51,9 @@ std::string tensor_copy_map_dims(const std::vector<std::pair<int64_t, int64_t>>&
   return "";
 }
 
+Expr tensor_copy_coordinate(const Expr& at, const TensorCopyDim& dim) {
+  const Expr c = floordiv(at, make_const(at.dtype(), dim.distance));
+  return dim.farthest ? c : floormod(c, make_const(at.dtype(), dim.extent));
+}
+
 }  // namespace kiln

@@ -41,4 +41,7 @@ std::vector<std::pair<int64_t, int64_t>> tensor_copy_box_dims(const TensorIntrin
 std::string tensor_copy_map_dims(const std::vector<std::pair<int64_t, int64_t>>& box, int64_t elements,
                                  std::vector<TensorCopyDim>* out);
 
+// The coordinate along `dim` of the element at source offset `at`.
+Expr tensor_copy_coordinate(const Expr& at, const TensorCopyDim& dim);
+
 }  // namespace kiln

@@ -1,5 +1,6 @@
 // Helpers of the cuda library tests (test_lib_cuda*.cpp): cuda records
-// written straight into a tuning database, and KILN_GPU_IMAGE for a scope.
+// written straight into a tuning database, a library of one of them, and
+// KILN_GPU_IMAGE for a scope.
 #pragma once
 
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "codegen/target.h"
 #include "kernels/op_registry.h"
+#include "library/library_builder.h"
 #include "schedule/gpu_limits.h"
 #include "tests/lib_test_util.h"
 #include "tuner/database.h"
@@ -62,6 +64,23 @@ inline CProgramRun run_c_program(const std::string& dir, const std::string& name
                   ".a -lpthread -ldl -lm -o " + exe);
   if (r.built.status == 0) r.ran = shell("KILN_LIBCUDA=" + fake_libcuda + " " + exe);
   return r;
+}
+
+// The options of a library "kt" for `target` in dir/out, from a database
+// dir/cuda.db that holds one record of `workload` with the knobs of
+// `config_json`.
+inline LibraryOptions one_record_library(const TempDir& dir, const std::string& workload, const std::string& target,
+                                         const std::string& config_json) {
+  LibraryOptions o;
+  o.db_path = dir / "cuda.db";
+  {
+    auto db = Database::open(o.db_path);
+    add_cuda_record(*db, workload, target, 0.01, -1, config_json);
+  }
+  o.out_dir = dir / "out";
+  o.name = "kt";
+  o.target = target;
+  return o;
 }
 
 // KILN_GPU_IMAGE for one scope.

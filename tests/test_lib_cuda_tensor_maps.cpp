@@ -57,18 +57,10 @@ TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by 
   if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
   if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
   test::TempDir dir("kiln_lib_cuda_tma");
-  const std::string db_path = dir / "cuda.db";
-  {
-    auto db = Database::open(db_path);
-    test::add_cuda_record(*db, "matmul:M=64,N=48,K=160,dtype=f16", "cuda -arch=sm_90", 0.01, -1,
-                          R"({"tensor_core":"mma","mma_k":[5,2],"stages":3,"producer_warps":1,"bulk_copy":2})");
-  }
   test::ImageKind kind("emulated");
-  LibraryOptions o;
-  o.db_path = db_path;
-  o.out_dir = dir / "out";
-  o.name = "kt";
-  o.target = "cuda -arch=sm_90";
+  LibraryOptions o =
+      test::one_record_library(dir, "matmul:M=64,N=48,K=160,dtype=f16", "cuda -arch=sm_90",
+                               R"({"tensor_core":"mma","mma_k":[5,2],"stages":3,"producer_warps":1,"bulk_copy":2})");
   const LibraryResult r = build_library(o);
   REQUIRE(r.kernels.size() == 1);
   // The launch's last two parameters are A's and B's maps.
@@ -105,19 +97,11 @@ TEST_CASE("lib_cuda: wgmma tiles filled through 3-D tensor maps, encoded by the 
   if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
   if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
   test::TempDir dir("kiln_lib_cuda_tma_wgmma");
-  const std::string db_path = dir / "cuda.db";
-  {
-    auto db = Database::open(db_path);
-    test::add_cuda_record(*db, "matmul:M=64,N=64,K=160,dtype=f16", "cuda -arch=sm_90a", 0.01, -1,
-                          R"({"tensor_core":"wgmma","wgmma_m":[1,1],"wgmma_n":[1,1,8],"mma_k":[5,2],"stages":3,)"
-                          R"("producer_warps":1,"bulk_copy":2})");
-  }
   test::ImageKind kind("emulated");
-  LibraryOptions o;
-  o.db_path = db_path;
-  o.out_dir = dir / "out";
-  o.name = "kt";
-  o.target = "cuda -arch=sm_90a";
+  LibraryOptions o =
+      test::one_record_library(dir, "matmul:M=64,N=64,K=160,dtype=f16", "cuda -arch=sm_90a",
+                               R"({"tensor_core":"wgmma","wgmma_m":[1,1],"wgmma_n":[1,1,8],"mma_k":[5,2],"stages":3,)"
+                               R"("producer_warps":1,"bulk_copy":2})");
   const LibraryResult r = build_library(o);
   REQUIRE(r.kernels.size() == 1);
   // A's 64 x 32 tiles and B's 32 x 64, as 8 x 8 tiles.

@@ -62,19 +62,11 @@ TEST_CASE("lib_cuda: a tuned wgmma kernel runs from an sm_90a library", "[lib][w
   if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
   if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
   test::TempDir dir("kiln_lib_cuda_wgmma");
-  const std::string db_path = dir / "cuda.db";
-  {
-    auto db = Database::open(db_path);
-    test::add_cuda_record(*db, "matmul:M=128,N=64,K=64,dtype=f16", "cuda -arch=sm_90a", 0.01, -1,
-                          R"({"tensor_core":"wgmma","wgmma_m":[1,2],"wgmma_n":[1,1,8],"mma_k":[2,2],"stages":2,)"
-                          R"("producer_warps":1,"fill_vec":8})");
-  }
   test::ImageKind kind("emulated");
-  LibraryOptions o;
-  o.db_path = db_path;
-  o.out_dir = dir / "out";
-  o.name = "kt";
-  o.target = "cuda -arch=sm_90a";
+  LibraryOptions o =
+      test::one_record_library(dir, "matmul:M=128,N=64,K=64,dtype=f16", "cuda -arch=sm_90a",
+                               R"({"tensor_core":"wgmma","wgmma_m":[1,2],"wgmma_n":[1,1,8],"mma_k":[2,2],"stages":2,)"
+                               R"("producer_warps":1,"fill_vec":8})");
   const LibraryResult r = build_library(o);
   REQUIRE(r.kernels.size() == 1);
 

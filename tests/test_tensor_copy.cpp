@@ -467,18 +467,13 @@ TEST_CASE(
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
   TempDir dir("kiln_tma_wgmma");
   const OpInstance op = build_workload("matmul:M=128,N=64,K=96,dtype=f16");
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
-  auto space = find_op(op.op).gpu.define_space(op, gpu);
-  nlohmann::json j = find_op(op.op).gpu.default_config(op, gpu, *space).to_json();
-  j.update({{"tensor_core", "wgmma"},
-            {"wgmma_m", {2, 1}},
-            {"wgmma_n", {1, 1, 8}},
-            {"mma_k", {3, 2}},
-            {"stages", 2},
-            {"producer_warps", 1},
-            {"bulk_copy", 2}});
-  const Config cfg = space->from_json(j);
-  const CudaSource good = gpu_source(op, cfg, gpu);
+  const Config cfg = wgmma_config(op, {{"wgmma_m", {2, 1}},
+                                       {"wgmma_n", {1, 1, 8}},
+                                       {"mma_k", {3, 2}},
+                                       {"stages", 2},
+                                       {"producer_warps", 1},
+                                       {"bulk_copy", 2}});
+  const CudaSource good = gpu_source(op, cfg, gpu_limits_for_arch("sm_90a"));
   const std::string k = kernel_text(good);
   CHECK_THAT(k, Contains("kiln_tensor_copy_3d(A_shared, ") && Contains("kiln_tensor_copy_3d(B_shared, "));
   // A's 64 x 32 tile: rows of 8 halves, its 64 rows 96 apart, 4 tiles

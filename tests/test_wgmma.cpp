@@ -13,7 +13,6 @@
 #include "compute/hw_instructions.h"
 #include "compute/printer.h"
 #include "kernels/cuda_tensor_intrinsics.h"
-#include "runtime/tensor_map.h"
 #include "schedule/lower.h"
 #include "support/gpu_check.h"
 #include "support/mma_config.h"
@@ -29,17 +28,6 @@ namespace {
 const GpuLimits& sm90a() {
   static const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
   return gpu;
-}
-
-// The template's default for `op` on sm_90a, with tensor_core "wgmma" and `knobs`.
-Config wgmma_config(const OpInstance& op, const nlohmann::json& knobs) {
-  const GpuTemplate& t = find_op(op.op).gpu;
-  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
-  auto space = spaces.emplace_back(t.define_space(op, sm90a()));
-  nlohmann::json j = t.default_config(op, sm90a(), *space).to_json();
-  j["tensor_core"] = "wgmma";
-  j.update(knobs);
-  return space->from_json(j);
 }
 
 // The 4096^3 f16 GEMM in 128 x 256 blocks of two warpgroups, k tiles of 64
@@ -115,11 +103,9 @@ TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pip
       // A's 64 x 32 tile as 8 x 8 tiles, the tiles along m after each
       // other: rows of 8 halves (k % 8), 64 rows 128 apart (m), 4 tiles
       // along k 8 apart; B's 32 x 128 the same way, k for m and n for k.
-      std::vector<std::string> maps;
-      for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
-        if (p.tensor_map.rank > 0) maps.push_back(rt::cuda::describe(p.tensor_map));
-      CHECK(maps == std::vector<std::string>{"3-D map of 8 x 128 x 16 2-byte elements, box 8 x 64 x 4",
-                                             "3-D map of 8 x 128 x 16 2-byte elements, box 8 x 32 x 16"});
+      CHECK(tensor_map_descriptions(src) ==
+            std::vector<std::string>{"3-D map of 8 x 128 x 16 2-byte elements, box 8 x 64 x 4",
+                                     "3-D map of 8 x 128 x 16 2-byte elements, box 8 x 32 x 16"});
     }
     CHECK(emulate(op, cfg, dir.path, seed++) == "");
   }
@@ -209,9 +195,7 @@ TEST_CASE("wgmma: tensor copies into the 8 x 8 tiles compile with NVRTC and ptxa
             r.ptx, R"(cp\.async\.bulk\.tensor\.[345]d\.shared::cluster\.global\.mbarrier::complete_tx::bytes)") == 2);
   CHECK(r.ptx.find("cp.async.cg") == std::string::npos);
   CHECK(count_matches(r.ptx, R"(wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16)") >= 1);
-  std::vector<std::string> maps;
-  for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
-    if (p.tensor_map.rank > 0) maps.push_back(rt::cuda::describe(p.tensor_map));
+  const std::vector<std::string> maps = tensor_map_descriptions(src);
   UNSCOPED_INFO("kiln-test-note: wgmma 4096^3 with tensor copies: " << (maps.empty() ? "" : maps[0]) << "; "
                                                                     << (maps.size() > 1 ? maps[1] : ""));
   CHECK(maps.size() == 2);

@@ -1,6 +1,6 @@
 // Configs of the tensor-core templates with a pipelined k loop, for the
 // tests of pipelines (test_pipeline, test_warp_specialization,
-// test_bulk_copy).
+// test_bulk_copy, test_tensor_copy, test_wgmma).
 #pragma once
 
 #include <iterator>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu_check.h"
+#include "runtime/tensor_map.h"
 
 namespace kiln::testing {
 
@@ -30,6 +31,28 @@ inline Config mma_config(const OpInstance& op, int stages, int producers = 0,
   j["producer_warps"] = producers;
   j.update(knobs);
   return space->from_json(j);
+}
+
+// The template's default for `op` on sm_90a with tensor_core "wgmma", then
+// `knobs`. A config refers to its space, which must outlive it.
+inline Config wgmma_config(const OpInstance& op, const nlohmann::json& knobs) {
+  const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
+  const GpuTemplate& t = find_op(op.op).gpu;
+  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
+  auto space = spaces.emplace_back(t.define_space(op, gpu));
+  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+  j["tensor_core"] = "wgmma";
+  j.update(knobs);
+  return space->from_json(j);
+}
+
+// The tensor maps the first launch of `src` takes, described
+// (rt::cuda::describe), in parameter order.
+inline std::vector<std::string> tensor_map_descriptions(const CudaSource& src) {
+  std::vector<std::string> maps;
+  for (const CudaKernelLaunch::Param& p : src.launches.at(0).params)
+    if (p.tensor_map.rank > 0) maps.push_back(rt::cuda::describe(p.tensor_map));
+  return maps;
 }
 
 // The 4096^3 f16 GEMM on sm_90 in 128 x 128 blocks of 8 warps (64 x 32
