@@ -9,6 +9,8 @@ PACKAGES=(
   llvm-14-dev libzstd-dev zlib1g-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   # LLD's ELF linker as a library (static): kiln links kernels in-process
   liblld-14-dev
+  # ld.lld: links kiln's executables (CMake option KILN_USE_LLD)
+  lld
   # scripts/bundle.sh: the portable tar.xz
   patchelf xz-utils
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2
