@@ -166,7 +166,8 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
     text << cuda_emulation_header();
     header_lines = count_lines(cuda_emulation_header());
   } else {
-    text << "// kiln: compile with -iquote " << pch_dir << "\n#include \"" << kEmulationHeaderName << "\"\n";
+    text << "// kiln: compile with " << kLinkedRuntimeFlag << " -iquote " << pch_dir << ", link " << pch_dir << "/"
+         << kEmulationRuntimeName << "\n#include \"" << kEmulationHeaderName << "\"\n";
     header_lines = 2;
   }
   // #line: compiler messages and __syncthreads() reports count lines of the CUDA source itself.
@@ -181,8 +182,9 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
 
   std::vector<std::string> argv = {cxx};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  if (!pch_dir.empty()) argv.insert(argv.end(), {"-iquote", pch_dir});
+  if (!pch_dir.empty()) argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir});
   argv.insert(argv.end(), {"-shared", "-o", so, cpp});
+  if (!pch_dir.empty()) argv.push_back(pch_dir + "/" + kEmulationRuntimeName);
   std::string output;
   const auto start = std::chrono::steady_clock::now();
   const int status = run_process(argv, &output, "the host C++ compiler");

@@ -83,8 +83,9 @@ std::string host_cxx_compiler();
 // files (and for the precompiled header, which must use the same ones).
 const std::vector<std::string>& emulated_module_flags();
 
-// Writes the emulation header (an #include of its precompiled form where
-// emulation_pch_dir gives one, cuda_emulation_pch.h), src.code and a host entry point
+// Writes the emulation header (where emulation_pch_dir gives a directory,
+// cuda_emulation_pch.h: an #include of its precompiled form, the module
+// linking the runtime's object from there), src.code and a host entry point
 //   extern "C" int32_t <src.function>(void** args)  // packed ABI, runtime/c_api.h
 //   extern "C" const char* kiln_emu_last_error(void)
 //   extern "C" int kiln_emu_kernel_<kernel>(const unsigned* grid,

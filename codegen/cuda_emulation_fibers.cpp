@@ -5,7 +5,8 @@
 namespace kiln {
 
 const char* cuda_emulation_fibers_text() {
-  return R"KILN(// Each CUDA thread of a block runs on a fiber of the launching thread: a
+  return R"KILN(#if KILN_EMU_DEFINE_RUNTIME  // all of it is the runtime's (see the header's top)
+// Each CUDA thread of a block runs on a fiber of the launching thread: a
 // stack of its own that the launcher switches to and from. A thread runs
 // until it waits (a barrier, a warp operation, an mbarrier phase); the
 // launcher then resumes the next thread that can go on. One OS thread per CUDA thread made every wait a trip through the
@@ -207,6 +208,7 @@ void run_fibers(Scheduler& s) {
                 ". Every thread waits and none is left to wake the others.");
   }
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 )KILN";
 }

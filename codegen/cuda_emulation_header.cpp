@@ -42,6 +42,19 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 #include <type_traits>
 #include <vector>
 
+// The emulator's runtime (the launcher, barriers, warp operations, the
+// fibers, the queues of copies in flight) is compiled once per compiler and
+// flags and linked into each module that defines KILN_EMU_LINKED_RUNTIME
+// (codegen/cuda_emulation_pch.h): such a module keeps only the runtime's
+// declarations, its kernels and the templates they use. Its variables are
+// inline, so the module and the runtime share one of each, and hidden
+// (-fvisibility=hidden): every module keeps an emulator of its own.
+#ifdef KILN_EMU_LINKED_RUNTIME
+#define KILN_EMU_DEFINE_RUNTIME 0
+#else
+#define KILN_EMU_DEFINE_RUNTIME 1
+#endif
+
 #define __global__
 #define __device__
 #define __host__
@@ -65,8 +78,8 @@ struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
-static dim3 threadIdx, blockIdx;  // the running CUDA thread's (see FiberLocals)
-static dim3 blockDim, gridDim;
+inline dim3 threadIdx, blockIdx;  // the running CUDA thread's (see FiberLocals)
+inline dim3 blockDim, gridDim;
 static const int warpSize = 32;
 
 struct alignas(8) float2 { float x, y; };
@@ -97,13 +110,11 @@ inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 template <typename T> inline T __ldg(const T* p) { return *p; }
 namespace kiln_emu {
-namespace {
 // The launcher (below): lets the block's other threads run before this one
 // goes on. Atomics and fences call it: a thread may poll a flag that
 // another thread sets (a GPU runs them at once; here a thread that never
 // waited would keep the launching thread forever).
 void fiber_yield();
-}  // namespace
 }  // namespace kiln_emu
 inline void __threadfence() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -151,7 +162,6 @@ template <typename T> inline T atomicCAS(T* p, kiln_emu_val<T> cmp, kiln_emu_val
 }
 
 namespace kiln_emu {
-namespace {  // internal linkage: each module keeps its own emulator
 
 struct Abort {};  // unwinds the threads of a launch that failed
 
@@ -190,7 +200,7 @@ struct WarpState {
   std::vector<uint32_t> joined[2];
 };
 
-std::atomic<uint64_t> g_launches{0};  // numbers the launches (Team::launch)
+inline std::atomic<uint64_t> g_launches{0};  // numbers the launches (Team::launch)
 
 // One launch: the block's threads, its barrier and its warps.
 struct Team {
@@ -210,17 +220,17 @@ struct Team {
   explicit Team(int threads) : n(threads), ts(threads), warps((threads + 31) / 32), running(threads) {}
 };
 
-std::mutex g_launch_mu;  // one launch at a time: shared arrays are per module
-std::atomic<bool> g_failed{false};
-uint64_t g_epoch = 0;  // race-detection epochs, unique across launches
-thread_local char tl_error[8192];  // the calling thread's last failed launch
+inline std::mutex g_launch_mu;  // one launch at a time: shared arrays are per module
+inline std::atomic<bool> g_failed{false};
+inline uint64_t g_epoch = 0;  // race-detection epochs, unique across launches
+inline thread_local char tl_error[8192];  // the calling thread's last failed launch
 // The running CUDA thread: its fiber's FiberLocals while it runs. Launches
 // are one at a time per module (g_launch_mu) and run their fibers on the
 // launching thread, so these are plain globals, not thread_locals (whose
 // every access from a shared object is a call).
-Team* cur_team = nullptr;
-int cur_tid = -1, cur_warp = 0, cur_lane = 0;
-uint64_t cur_epoch = 0, cur_warp_epoch = 0;
+inline Team* cur_team = nullptr;
+inline int cur_tid = -1, cur_warp = 0, cur_lane = 0;
+inline uint64_t cur_epoch = 0, cur_warp_epoch = 0;
 // Happens-before through mbarriers (the mbarrier part): a thread's clock
 // counts its arrivals; cur_vc[o] is the latest clock of thread o whose
 // arrival this thread has acquired by waiting on a completed phase. An
@@ -228,17 +238,40 @@ uint64_t cur_epoch = 0, cur_warp_epoch = 0;
 // next access when cur_vc[o] > c. Arrivals publish the arriving thread's
 // whole vector, so the order is transitive. Without mbarriers every entry
 // stays 0 and the epochs alone order accesses.
-uint32_t cur_clock = 0;
-std::vector<uint32_t> cur_vc;
+inline uint32_t cur_clock = 0;
+inline std::vector<uint32_t> cur_vc;
 // The wgmma calls this thread made in its block (the warpgroup prelude
 // compares each with the same call of the group's other warps).
-long long cur_wgmma_calls = 0;
-std::atomic<bool> g_mbarriers{false};  // the launch in progress has initialized an mbarrier
+inline long long cur_wgmma_calls = 0;
+inline std::atomic<bool> g_mbarriers{false};  // the launch in progress has initialized an mbarrier
 inline bool acquired(int o, uint32_t clock) {
   return o >= 0 && static_cast<size_t>(o) < cur_vc.size() && cur_vc[static_cast<size_t>(o)] > clock;
 }
 
 // Block b of the grid, x fastest (blocks run in this order).
+dim3 block_index(long long b);
+std::string dim_str(dim3 d);
+std::string thread_str(int tid);
+std::string where();  // "in block (x,y,z) of kernel NAME"
+Team& team();         // the running thread's launch
+unsigned lanes_of(const Team& t, int warp);
+// Records the first failure and wakes every waiting thread (mu held).
+void fail(Team& t, const std::string& msg);
+// Where the block's threads are, for a divergence report (mu held).
+std::string describe(const Team& t);
+[[noreturn]] void collective_diverged(Team& t, int warp, const char* op);
+[[noreturn]] void diverged(Team& t);
+void wait_at_gate(Team& t, std::unique_lock<std::mutex>& lk);
+void syncthreads(int line);
+unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* op = nullptr);
+void warp_exchange(const char* op, const void* mine, size_t bytes, void* all);
+void mbarriers_wake();  // the mbarrier part
+// The launcher's: thread tid's clocks, in the globals while it runs, else
+// where its fiber keeps them while it waits.
+std::vector<uint32_t>& vc_of(int tid);
+uint32_t& clock_of(int tid);
+
+#if KILN_EMU_DEFINE_RUNTIME
 dim3 block_index(long long b) {
   return dim3(static_cast<unsigned>(b % gridDim.x), static_cast<unsigned>(b / gridDim.x % gridDim.y),
               static_cast<unsigned>(b / (1ll * gridDim.x * gridDim.y)));
@@ -260,13 +293,6 @@ unsigned lanes_of(const Team& t, int warp) {
   return n >= 32 ? 0xffffffffu : (1u << n) - 1;
 }
 
-void mbarriers_wake();  // the mbarrier part
-// The launcher's: thread tid's clocks, in the globals while it runs, else
-// where its fiber keeps them while it waits.
-std::vector<uint32_t>& vc_of(int tid);
-uint32_t& clock_of(int tid);
-
-// Records the first failure and wakes every waiting thread (mu held).
 void fail(Team& t, const std::string& msg) {
   if (!t.failed) t.error = msg;
   t.failed = true;
@@ -276,7 +302,6 @@ void fail(Team& t, const std::string& msg) {
   mbarriers_wake();
 }
 
-// Where the block's threads are, for a divergence report (mu held).
 std::string describe(const Team& t) {
   std::vector<int> lines, counts, first;
   std::vector<std::string> bars;
@@ -389,7 +414,7 @@ void syncthreads(int line) {
 // of mask (within the warp's existing lanes) deposits `mine`; returns the
 // participating lanes and copies all deposits to `all`. `op` names a
 // warp-collective operation (see warp_exchange), null for the others.
-unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* op = nullptr) {
+unsigned warp_collect(unsigned mask, uint64_t mine, uint64_t* all, const char* op) {
   Team& t = team();
   std::unique_lock<std::mutex> lk(t.mu);
   if (t.failed) throw Abort{};
@@ -486,6 +511,7 @@ void warp_exchange(const char* op, const void* mine, size_t bytes, void* all) {
     memcpy(static_cast<char*>(all) + l * bytes, reinterpret_cast<const void*>(addr[l]), bytes);
   warp_collect(0xffffffffu, 0, addr, op);
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 enum class Shfl { kIdx, kUp, kDown, kXor };
 template <typename T>
@@ -513,7 +539,6 @@ T shfl(unsigned mask, T var, long long b, int width, Shfl mode) {
   return r;
 }
 
-}  // namespace
 }  // namespace kiln_emu
 
 template <typename T> inline T __shfl_sync(unsigned mask, T var, int src, int width = 32) {
@@ -547,12 +572,23 @@ inline int __all_sync(unsigned mask, int pred) {
 inline unsigned __activemask() { return kiln_emu::lanes_of(kiln_emu::team(), kiln_emu::cur_warp); }
 )KILN";
 
-const char* const kLaunch = R"KILN(// CUDA's limits on a launch. A kernel may declare 48 KiB of shared memory
+const char* const kLaunch =
+    R"KILN(std::string check_config(dim3 grid, dim3 block, long long static_bytes, long long dynamic_bytes = 0,
+                         long long max_dynamic = 0);
+int set_error(const std::string& msg);
+int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body, long long static_bytes = 0,
+           long long dynamic_bytes = 0, long long max_dynamic = 0);
+void finish_block(Team& t, std::unique_lock<std::mutex>& lk);
+void run_thread(Team& t, int tid);
+const char* last_error();
+
+#if KILN_EMU_DEFINE_RUNTIME
+// CUDA's limits on a launch. A kernel may declare 48 KiB of shared memory
 // statically; with dynamic shared memory a block may have up to 48 KiB in
 // all, or up to the opt-in limit (227 KiB on sm_90) once the kernel is opted
 // in to its dynamic bytes (cuFuncSetAttribute: max_dynamic).
-std::string check_config(dim3 grid, dim3 block, long long static_bytes, long long dynamic_bytes = 0,
-                         long long max_dynamic = 0) {
+std::string check_config(dim3 grid, dim3 block, long long static_bytes, long long dynamic_bytes,
+                         long long max_dynamic) {
   const unsigned long long threads = 1ull * block.x * block.y * block.z;
   if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
     return "a launch dimension is 0 (grid " + dim_str(grid) + ", block " + dim_str(block) + ")";
@@ -579,8 +615,8 @@ int set_error(const std::string& msg) {
 
 // Runs body once per thread of every block; 0 on success, else 1 with
 // last_error() set. Blocks run in order, x fastest, on one team of threads.
-int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body, long long static_bytes = 0,
-           long long dynamic_bytes = 0, long long max_dynamic = 0) {
+int launch(dim3 grid, dim3 block, const char* kernel, std::function<void()> body, long long static_bytes,
+           long long dynamic_bytes, long long max_dynamic) {
   std::lock_guard<std::mutex> launch_lock(g_launch_mu);
   tl_error[0] = 0;
   const std::string bad = check_config(grid, block, static_bytes, dynamic_bytes, max_dynamic);
@@ -680,8 +716,8 @@ void run_thread(Team& t, int tid) {
 }
 
 const char* last_error() { return tl_error; }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
-}  // namespace
 }  // namespace kiln_emu
 
 // Vector accesses (the prelude's kiln_ld/kiln_st): global or local memory

@@ -74,9 +74,11 @@ class MbarrierArrayBase {
   virtual void reset() = 0;  // a new block: no barrier is initialized
   virtual void wake() = 0;   // the launch failed: waiters must see it
 };
-std::mutex g_mbarrier_arrays_mu;
-std::vector<MbarrierArrayBase*> g_mbarrier_arrays;
+inline std::mutex g_mbarrier_arrays_mu;
+inline std::vector<MbarrierArrayBase*> g_mbarrier_arrays;
 
+void mbarriers_reset();  // a new block (mbarriers_wake: above)
+#if KILN_EMU_DEFINE_RUNTIME
 void mbarriers_reset() {
   std::lock_guard<std::mutex> g(g_mbarrier_arrays_mu);
   for (MbarrierArrayBase* a : g_mbarrier_arrays) a->reset();
@@ -85,6 +87,7 @@ void mbarriers_wake() {
   std::lock_guard<std::mutex> g(g_mbarrier_arrays_mu);
   for (MbarrierArrayBase* a : g_mbarrier_arrays) a->wake();
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 // KILN_SHARED_MBARRIER(name, N): N barriers of the block.
 template <long long N>

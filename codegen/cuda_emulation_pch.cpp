@@ -77,8 +77,22 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
   return publish(tmp, path, why);
 }
 
-// Makes dir/kEmulationHeaderName and its .gch when they are missing; false
-// (with *why) when that fails.
+// Runs the compiler on `argv` (which writes `tmp`), then publishes `tmp` as
+// `path`; false (with *why) when either fails.
+bool compile_to(const std::vector<std::string>& argv, const std::string& tmp, const std::string& path,
+                const std::string& what, std::string* why) {
+  std::string output;
+  const int status = run_process(argv, &output, "the host C++ compiler");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *why = what + " failed: " + output;
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return publish(tmp, path, why);
+}
+
+// Makes dir/kEmulationHeaderName, its .gch and the runtime's object when
+// they are missing; false (with *why) when that fails.
 bool make_pch(const std::string& dir, const std::string& cxx, const std::vector<std::string>& flags, std::string* why) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -87,20 +101,24 @@ bool make_pch(const std::string& dir, const std::string& cxx, const std::vector<
     return false;
   }
   const std::string header = dir + "/" + kEmulationHeaderName, pch = header + ".gch";
+  const std::string runtime = dir + "/" + kEmulationRuntimeName;
   if (!std::filesystem::exists(header) && !write_atomically(header, cuda_emulation_header(), why)) return false;
+  if (!std::filesystem::exists(runtime)) {
+    // The header without kLinkedRuntimeFlag defines the runtime's functions
+    // and variables: compiled alone, they are the runtime.
+    const std::string tmp = temporary_name(runtime);
+    std::vector<std::string> argv = {cxx};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-x", "c++", "-c", header, "-o", tmp});
+    if (!compile_to(argv, tmp, runtime, "compiling the emulator's runtime from '" + header + "'", why)) return false;
+    spdlog::debug("CUDA emulation: compiled its runtime into {}", runtime);
+  }
   if (std::filesystem::exists(pch)) return true;
   const std::string tmp = temporary_name(pch);
   std::vector<std::string> argv = {cxx};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp});
-  std::string output;
-  const int status = run_process(argv, &output, "the host C++ compiler");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    *why = "precompiling '" + header + "' failed: " + output;
-    std::remove(tmp.c_str());
-    return false;
-  }
-  if (!publish(tmp, pch, why)) return false;
+  argv.insert(argv.end(), {kLinkedRuntimeFlag, "-x", "c++-header", header, "-o", tmp});
+  if (!compile_to(argv, tmp, pch, "precompiling '" + header + "'", why)) return false;
   spdlog::debug("CUDA emulation: precompiled its header into {}", pch);
   return true;
 }
@@ -129,7 +147,8 @@ std::string emulation_pch_dir(const std::string& cxx, const std::vector<std::str
   std::lock_guard<std::mutex> lock(mu);
   // A known directory is checked again: a user may clear the cache while kiln runs.
   if (auto it = known.find(id.str());
-      it != known.end() && (it->second.empty() || std::filesystem::exists(it->second + "/" + kEmulationHeaderName)))
+      it != known.end() && (it->second.empty() || (std::filesystem::exists(it->second + "/" + kEmulationHeaderName) &&
+                                                   std::filesystem::exists(it->second + "/" + kEmulationRuntimeName))))
     return it->second;
 
   std::string& dir = known[id.str()];

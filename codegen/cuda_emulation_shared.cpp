@@ -6,7 +6,6 @@ namespace kiln {
 
 const char* cuda_emulation_shared_text() {
   return R"KILN(namespace kiln_emu {
-namespace {
 
 // A read of an element by thread `tid` at its clock and warp epoch.
 struct ReadStamp {
@@ -35,19 +34,26 @@ struct Shadow {
   std::unique_ptr<std::vector<ReadStamp>> readers;
 };
 
+// Fails the running thread's launch with `msg` (unwinds it quietly when
+// another thread has already failed it).
+[[noreturn]] void check_error(const std::string& msg);
+// The dynamic shared memory of the launch in progress, in bytes.
+inline long long g_dynamic_shared = 0;
+// A shared array ends at byte `end` of the dynamic shared memory.
+void check_dynamic_shared(const char* name, long long end);
+
+#if KILN_EMU_DEFINE_RUNTIME
 [[noreturn]] void check_error(const std::string& msg) {
   if (g_failed.load(std::memory_order_relaxed)) throw Abort{};
   throw std::runtime_error(msg);
 }
-
-// The dynamic shared memory of the launch in progress, in bytes.
-long long g_dynamic_shared = 0;
 
 void check_dynamic_shared(const char* name, long long end) {
   if (end > g_dynamic_shared)
     check_error(std::string("shared array ") + name + " ends at byte " + std::to_string(end) +
                 " of the dynamic shared memory, but the launch asked for " + std::to_string(g_dynamic_shared));
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 // Arrays at a byte offset of the block's shared memory (KILN_SHARED_AT,
 // KILN_DYNAMIC_SHARED) may share bytes with arrays that are never live at the
@@ -70,9 +76,15 @@ struct PoolGranule {
   std::vector<ReadStamp> prev;
 };
 constexpr long long kPoolGranules = 16384;  // 256 KiB: more than any block's shared memory
-PoolGranule g_pool[kPoolGranules];
-std::mutex g_pool_mu[16];
+inline PoolGranule g_pool[kPoolGranules];
+inline std::mutex g_pool_mu[16];
 
+// Another array touched the bytes of granule `byte` / 16 in this epoch.
+void pool_unordered(const std::vector<ReadStamp>& touches, const char* before, const char* name, long long byte);
+// The running thread touches byte `byte` of the block's shared memory through array `owner`.
+void pool_touch(const void* owner, const char* name, long long byte);
+
+#if KILN_EMU_DEFINE_RUNTIME
 void pool_unordered(const std::vector<ReadStamp>& touches, const char* before, const char* name, long long byte) {
   int16_t other = -1;
   int unordered = 0;
@@ -116,6 +128,7 @@ void pool_touch(const void* owner, const char* name, long long byte) {
   p.epoch = cur_epoch;
   p.touches.assign(1, now);
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 template <typename T> class Ref;
 template <typename T> struct SharedPtr;
@@ -434,6 +447,8 @@ struct SharedPtr {
   SharedPtr operator+(long long i) const { return SharedPtr{buf, off + i}; }
 };
 
+void check_aligned(const void* p, size_t align, size_t bytes, const char* op);
+#if KILN_EMU_DEFINE_RUNTIME
 void check_aligned(const void* p, size_t align, size_t bytes, const char* op) {
   if (reinterpret_cast<uintptr_t>(p) % align == 0) return;
   char addr[32];
@@ -442,6 +457,7 @@ void check_aligned(const void* p, size_t align, size_t bytes, const char* op) {
               std::to_string(align) + "-byte alignment) " + where() + ", " + thread_str(cur_tid) +
               "; the GPU would fault");
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 // cp.async (the async-copy prelude, codegen/cuda_async_prelude.h): each
 // thread queues its copies, issued but not committed, then committed groups
@@ -458,11 +474,11 @@ struct AsyncQueue {
   std::vector<AsyncCopy> open;
   std::vector<std::vector<AsyncCopy>> groups;
 };
-AsyncQueue cur_async;
+inline AsyncQueue cur_async;
 // Copies that never landed, of threads that finished their block: their
 // elements stay pending until the whole block has finished.
-std::mutex g_async_mu;
-std::vector<AsyncCopy> g_unlanded;
+inline std::mutex g_async_mu;
+inline std::vector<AsyncCopy> g_unlanded;
 
 template <typename T> void finish_copy(const AsyncCopy& c, bool land) {
   SharedBuffer<T>& b = *static_cast<SharedBuffer<T>*>(c.buf);
@@ -488,13 +504,22 @@ template <int Bytes, typename T> void cp_async(SharedBuffer<T>& dst, long long i
   dst.async_issue(i, count);
 }
 
+void cp_async_commit();
+// cp.async.wait_group n: lands every committed group but the newest n, in
+// order; copies not yet committed stay in flight.
+void cp_async_wait(int n);
+// A thread's block is over: its copies in flight wait for the whole block.
+void async_retire();
+// Every thread has finished the block (or the launch): the next one starts
+// with no element pending. The arrays keep their data, as they do across blocks.
+void async_drop_unlanded();
+
+#if KILN_EMU_DEFINE_RUNTIME
 void cp_async_commit() {
   cur_async.groups.push_back(std::move(cur_async.open));
   cur_async.open.clear();
 }
 
-// cp.async.wait_group n: lands every committed group but the newest n, in
-// order; copies not yet committed stay in flight.
 void cp_async_wait(int n) {
   if (n < 0 || n > 7)
     check_error("kiln_cp_async_wait(" + std::to_string(n) + ") " + where() + ", " + thread_str(cur_tid) +
@@ -507,7 +532,6 @@ void cp_async_wait(int n) {
   groups.erase(groups.begin(), groups.begin() + static_cast<long>(land));
 }
 
-// A thread's block is over: its copies in flight wait for the whole block.
 void async_retire() {
   if (cur_async.open.empty() && cur_async.groups.empty()) return;
   std::lock_guard<std::mutex> g(g_async_mu);
@@ -515,13 +539,12 @@ void async_retire() {
   g_unlanded.insert(g_unlanded.end(), cur_async.open.begin(), cur_async.open.end());
   cur_async = AsyncQueue{};
 }
-// Every thread has finished the block (or the launch): the next one starts
-// with no element pending. The arrays keep their data, as they do across blocks.
 void async_drop_unlanded() {
   std::lock_guard<std::mutex> g(g_async_mu);
   for (const AsyncCopy& c : g_unlanded) c.finish(c, false);
   g_unlanded.clear();
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 // wgmma products left in flight (the warpgroup prelude's async calls): each
 // thread queues its products, the open group and then the committed groups
@@ -537,14 +560,26 @@ struct WgmmaQueue {
   std::vector<WgmmaProduct> open;
   std::vector<std::vector<WgmmaProduct>> groups;
 };
-WgmmaQueue cur_wgmma;
+inline WgmmaQueue cur_wgmma;
 
+void wgmma_issue(const float* acc, int count, std::function<void()> add, std::function<void()> let_go);
+// Every product still queued lets go of its elements, unadded (the thread's
+// block ended or failed: the shared arrays outlive the launch).
+void wgmma_drop();
+// wgmma.commit_group, then wgmma.wait_group in_flight.
+void wgmma_commit_wait(int in_flight);
+// Plain code (`what`) touches this thread's accumulators [acc, acc + count):
+// none may be the target of a product still in flight.
+void wgmma_check_idle(const float* acc, int count, const char* what);
+// The thread has run its block's body: a product still in flight never
+// reached its accumulators.
+void wgmma_finish();
+
+#if KILN_EMU_DEFINE_RUNTIME
 void wgmma_issue(const float* acc, int count, std::function<void()> add, std::function<void()> let_go) {
   cur_wgmma.open.push_back(WgmmaProduct{acc, count, std::move(add), std::move(let_go)});
 }
 
-// Every product still queued lets go of its elements, unadded (the thread's
-// block ended or failed: the shared arrays outlive the launch).
 void wgmma_drop() {
   for (const WgmmaProduct& p : cur_wgmma.open) p.let_go();
   for (const auto& group : cur_wgmma.groups)
@@ -552,7 +587,6 @@ void wgmma_drop() {
   cur_wgmma = WgmmaQueue{};
 }
 
-// wgmma.commit_group, then wgmma.wait_group in_flight.
 void wgmma_commit_wait(int in_flight) {
   if (in_flight < 0 || in_flight > 7)
     check_error("kiln_wgmma_commit_wait<" + std::to_string(in_flight) + "> " + where() + ", " + thread_str(cur_tid) +
@@ -576,8 +610,6 @@ void wgmma_commit_wait(int in_flight) {
   }
 }
 
-// Plain code (`what`) touches this thread's accumulators [acc, acc + count):
-// none may be the target of a product still in flight.
 void wgmma_check_idle(const float* acc, int count, const char* what) {
   auto busy = [&](const WgmmaProduct& p) { return p.acc < acc + count && acc < p.acc + p.count; };
   bool in_flight = false;
@@ -590,8 +622,6 @@ void wgmma_check_idle(const float* acc, int count, const char* what) {
                 "(kiln_wgmma_commit_wait, wgmma.wait_group)");
 }
 
-// The thread has run its block's body: a product still in flight never
-// reached its accumulators.
 void wgmma_finish() {
   size_t n = cur_wgmma.open.size();
   for (const auto& group : cur_wgmma.groups) n += group.size();
@@ -601,6 +631,7 @@ void wgmma_finish() {
                 " wgmma product(s) still in flight: no kiln_wgmma_commit_wait (wgmma.wait_group) retired them, so "
                 "their sums never reached the accumulators");
 }
+#endif  // KILN_EMU_DEFINE_RUNTIME
 
 )KILN";
 }

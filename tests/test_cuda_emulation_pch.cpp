@@ -1,7 +1,8 @@
-// The precompiled emulation header (codegen/cuda_emulation_pch.h): where it
-// is made, that modules include it and still compute the right thing, and
-// that every way of not having it (switched off, no cache directory, a
-// damaged or cleared cache) falls back to the header's text.
+// The precompiled emulation header and the runtime compiled once
+// (codegen/cuda_emulation_pch.h): where they are made, that modules include
+// the one, link the other and still compute the right thing, and that every
+// way of not having them (switched off, no cache directory, a damaged or
+// cleared cache) falls back to the header's text.
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
@@ -124,16 +125,48 @@ TEST_CASE("emulated modules include the header precompiled once in kiln's cache,
   const std::string header = pch_dir + "/" + kEmulationHeaderName;
   CHECK(read_file(header) == cuda_emulation_header());
   CHECK(std::filesystem::file_size(header + ".gch") > 0);
+  const std::string runtime = pch_dir + "/" + kEmulationRuntimeName;
+  CHECK(std::filesystem::file_size(runtime) > 0);
   const std::string source = module_source(first);
   CHECK_FALSE(inlines_header(source));
-  CHECK(source.find("// kiln: compile with -iquote " + pch_dir) != std::string::npos);
+  CHECK(source.find("// kiln: compile with -DKILN_EMU_LINKED_RUNTIME -iquote " + pch_dir + ", link " + runtime) !=
+        std::string::npos);
 
-  // The same compiler and flags: the same directory, the header made once.
+  // Such a module leaves the runtime's functions to the runtime's object:
+  // compiled alone, it needs the launcher; the object defines it.
+  const std::string object = dir / "alone.o";
+  std::vector<std::string> argv = {host_cxx_compiler()};
+  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir, "-c", "-o", object,
+                           first.path.substr(0, first.path.size() - 3) + ".cpp"});
+  std::string output;
+  REQUIRE(run_process(argv, &output, "the host C++ compiler") == 0);
+  const std::string nm = find_executable("nm");
+  REQUIRE_FALSE(nm.empty());  // binutils, with the compiler
+  auto symbols = [&](const std::string& file) {
+    std::string out;
+    REQUIRE(run_process({nm, "-C", file}, &out, "nm") == 0);
+    return out;
+  };
+  const std::string launcher = "kiln_emu::launch(dim3, dim3, char const*, std::function<void ()>";
+  CHECK(symbols(object).find(" U " + launcher) != std::string::npos);
+  CHECK(symbols(runtime).find(" T " + launcher) != std::string::npos);
+
+  // The same compiler and flags: the same directory, the header and the runtime made once.
   const auto made = std::filesystem::last_write_time(header + ".gch");
+  const auto runtime_made = std::filesystem::last_write_time(runtime);
   const EmulatedModule second = build_sum(dir / "b");
   CHECK(run_sum(second) == 2016);
   CHECK(emulation_pch_dir(host_cxx_compiler(), kFlags) == pch_dir);
   CHECK(std::filesystem::last_write_time(header + ".gch") == made);
+  CHECK(std::filesystem::last_write_time(runtime) == runtime_made);
+
+  // Every module keeps an emulator of its own: none of the runtime's
+  // functions and variables is exported, so no module binds to another's.
+  std::string exported;
+  REQUIRE(run_process({nm, "-C", "-D", "--defined-only", second.path}, &exported, "nm") == 0);
+  CHECK(exported.find("kiln_emu_last_error") != std::string::npos);
+  CHECK(exported.find("kiln_emu::") == std::string::npos);
 
   // Other flags are another key.
   std::vector<std::string> o2 = kFlags;
@@ -159,11 +192,16 @@ TEST_CASE("a damaged or cleared precompiled header costs time, never a module", 
   CHECK_FALSE(inlines_header(module_source(damaged)));
   CHECK(run_sum(damaged) == 2016);
 
-  // A cache cleared while kiln runs is made again.
+  // A cache cleared while kiln runs is made again, all of it or the runtime alone.
   std::filesystem::remove_all(dir / "cache");
   const EmulatedModule cleared = build_sum(dir / "c");
   CHECK(run_sum(cleared) == 2016);
   CHECK(std::filesystem::exists(pch_dir + "/" + kEmulationHeaderName + ".gch"));
+  CHECK(std::filesystem::exists(pch_dir + "/" + kEmulationRuntimeName));
+  std::filesystem::remove(pch_dir + "/" + kEmulationRuntimeName);
+  const EmulatedModule no_runtime = build_sum(dir / "d");
+  CHECK(run_sum(no_runtime) == 2016);
+  CHECK(std::filesystem::exists(pch_dir + "/" + kEmulationRuntimeName));
 }
 
 TEST_CASE("without a precompiled header, modules carry the header's text", "[codegen][cuda][emulation]") {
