@@ -1,6 +1,7 @@
 // Building CUDA C into an emulated host module (see cuda_emulation.h).
 #include "codegen/cuda_emulation.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,42 +158,64 @@ EmulatedModule build_emulated_module(const CudaSource& src, const std::string& o
   const std::string stem = out_dir + "/" + unique_stem(src.function);
   const std::string cpp = stem + ".cpp", so = stem + ".so";
   const std::vector<std::string>& flags = emulated_module_flags();
-  const std::string pch_dir = emulation_pch_dir(cxx, flags);
   std::string code = src.code;
   if (!code.empty() && code.back() != '\n') code += '\n';
-  std::ostringstream text;
-  int header_lines = 0;
-  if (pch_dir.empty()) {
-    text << cuda_emulation_header();
-    header_lines = count_lines(cuda_emulation_header());
-  } else {
-    text << "// kiln: compile with " << kLinkedRuntimeFlag << " -iquote " << pch_dir << ", link " << pch_dir << "/"
-         << kEmulationRuntimeName << "\n#include \"" << kEmulationHeaderName << "\"\n";
-    header_lines = 2;
-  }
-  // #line: compiler messages and __syncthreads() reports count lines of the CUDA source itself.
-  text << "#line 1 \"" << src.function << ".cu\"\n"
-       << code << "#line " << header_lines + count_lines(code) + 3 << " \"" << cpp << "\"\n"
-       << entry_point(src);
-  {
-    std::ofstream out(cpp);
-    out << text.str();
-    user_check(out.good()) << "cannot write '" << cpp << "'";
-  }
-
-  std::vector<std::string> argv = {cxx};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  if (!pch_dir.empty()) argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir});
-  argv.insert(argv.end(), {"-shared", "-o", so, cpp});
-  if (!pch_dir.empty()) argv.push_back(pch_dir + "/" + kEmulationRuntimeName);
+  // Writes the module's source (including the precompiled header from
+  // pch_dir and linking its runtime, or, with pch_dir "", carrying the
+  // header's text) and compiles it; true when the compiler succeeded.
   std::string output;
+  auto write_and_compile = [&](const std::string& pch_dir) {
+    std::ostringstream text;
+    int header_lines = 0;
+    if (pch_dir.empty()) {
+      text << cuda_emulation_header();
+      header_lines = count_lines(cuda_emulation_header());
+    } else {
+      text << "// kiln: compile with " << kLinkedRuntimeFlag << " -iquote " << pch_dir << ", link " << pch_dir << "/"
+           << kEmulationRuntimeName << "\n#include \"" << kEmulationHeaderName << "\"\n";
+      header_lines = 2;
+    }
+    // #line: compiler messages and __syncthreads() reports count lines of the CUDA source itself.
+    text << "#line 1 \"" << src.function << ".cu\"\n"
+         << code << "#line " << header_lines + count_lines(code) + 3 << " \"" << cpp << "\"\n"
+         << entry_point(src);
+    {
+      std::ofstream out(cpp);
+      out << text.str();
+      user_check(out.good()) << "cannot write '" << cpp << "'";
+    }
+    std::vector<std::string> argv = {cxx};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (!pch_dir.empty()) argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir});
+    argv.insert(argv.end(), {"-shared", "-o", so, cpp});
+    if (!pch_dir.empty()) argv.push_back(pch_dir + "/" + kEmulationRuntimeName);
+    output.clear();
+    const int status = run_process(argv, &output, "the host C++ compiler");
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+
   const auto start = std::chrono::steady_clock::now();
-  const int status = run_process(argv, &output, "the host C++ compiler");
+  const std::string pch_dir = emulation_pch_dir(cxx, flags);
+  bool built = write_and_compile(pch_dir);
+  if (!built && !pch_dir.empty()) {
+    // A damaged runtime object in the cache (a crash right after it was
+    // written, a cache shared by machines) must cost time, never the module:
+    // it is built from the header's text instead, and when that works the
+    // cache was to blame and is made again for the next module.
+    const std::string cached_output = output;
+    built = write_and_compile("");
+    if (built) {
+      spdlog::warn(
+          "CUDA emulation: a module did not build with the cached runtime in {}, but did from the "
+          "header's text; the cache is made again. The compiler said:\n{}",
+          pch_dir, cached_output);
+      discard_emulation_pch_dir(pch_dir);
+    }
+  }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  user_check(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << "the host C++ compiler (" << cxx << ") could not compile the emulated CUDA source " << cpp
-      << " (a kiln bug):\n"
-      << output;
+  user_check(built) << "the host C++ compiler (" << cxx << ") could not compile the emulated CUDA source " << cpp
+                    << " (a kiln bug):\n"
+                    << output;
   EmulatedModule m;
   m.path = so;
   m.entry = src.function;

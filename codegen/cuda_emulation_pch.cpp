@@ -172,4 +172,10 @@ std::string emulation_pch_dir(const std::string& cxx, const std::vector<std::str
   return dir;
 }
 
+void discard_emulation_pch_dir(const std::string& dir) {
+  std::error_code ec;  // best effort: another process may be removing them too
+  std::filesystem::remove(dir + "/" + kEmulationRuntimeName, ec);
+  std::filesystem::remove(dir + "/" + kEmulationHeaderName + ".gch", ec);
+}
+
 }  // namespace kiln

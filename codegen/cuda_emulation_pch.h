@@ -39,4 +39,9 @@ std::string kiln_cache_dir();
 // precompiled header it cannot use (then parses the header next to it).
 std::string emulation_pch_dir(const std::string& cxx, const std::vector<std::string>& flags);
 
+// Removes the precompiled header and the runtime's object from `dir` (one
+// emulation_pch_dir gave), after a module failed to build with them and
+// built without: the next call of emulation_pch_dir makes them again.
+void discard_emulation_pch_dir(const std::string& dir);
+
 }  // namespace kiln

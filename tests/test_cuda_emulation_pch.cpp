@@ -68,6 +68,16 @@ int run_sum(const EmulatedModule& m) {
 
 std::string module_source(const EmulatedModule& m) { return read_file(m.path.substr(0, m.path.size() - 3) + ".cpp"); }
 
+// A module's exported symbols are its entry points (kiln_emu_last_error
+// among them), none of the emulator's: every module keeps its own.
+bool exports_only_entry_points(const EmulatedModule& m) {
+  const std::string nm = find_executable("nm");
+  REQUIRE_FALSE(nm.empty());  // binutils, with the compiler
+  std::string exported;
+  REQUIRE(run_process({nm, "-C", "-D", "--defined-only", m.path}, &exported, "nm") == 0);
+  return exported.find("kiln_emu_last_error") != std::string::npos && exported.find("kiln_emu::") == std::string::npos;
+}
+
 bool inlines_header(const std::string& source) {
   return source.find("namespace kiln_emu") != std::string::npos &&
          source.find(std::string("#include \"") + kEmulationHeaderName) == std::string::npos;
@@ -137,10 +147,13 @@ TEST_CASE("emulated modules include the header precompiled once in kiln's cache,
   const std::string object = dir / "alone.o";
   std::vector<std::string> argv = {host_cxx_compiler()};
   argv.insert(argv.end(), kFlags.begin(), kFlags.end());
-  argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir, "-c", "-o", object,
+  argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir, "-H", "-c", "-o", object,
                            first.path.substr(0, first.path.size() - 3) + ".cpp"});
   std::string output;
   REQUIRE(run_process(argv, &output, "the host C++ compiler") == 0);
+  // -H: GCC marks a precompiled header it used with '!' (one that does not
+  // match the module's flags would be parsed from the text, slowly).
+  CHECK(output.find("! " + header + ".gch") != std::string::npos);
   const std::string nm = find_executable("nm");
   REQUIRE_FALSE(nm.empty());  // binutils, with the compiler
   auto symbols = [&](const std::string& file) {
@@ -152,21 +165,16 @@ TEST_CASE("emulated modules include the header precompiled once in kiln's cache,
   CHECK(symbols(object).find(" U " + launcher) != std::string::npos);
   CHECK(symbols(runtime).find(" T " + launcher) != std::string::npos);
 
-  // The same compiler and flags: the same directory, the header and the runtime made once.
+  // The same compiler and flags: the same directory, the header made once.
   const auto made = std::filesystem::last_write_time(header + ".gch");
-  const auto runtime_made = std::filesystem::last_write_time(runtime);
   const EmulatedModule second = build_sum(dir / "b");
   CHECK(run_sum(second) == 2016);
   CHECK(emulation_pch_dir(host_cxx_compiler(), kFlags) == pch_dir);
   CHECK(std::filesystem::last_write_time(header + ".gch") == made);
-  CHECK(std::filesystem::last_write_time(runtime) == runtime_made);
 
   // Every module keeps an emulator of its own: none of the runtime's
   // functions and variables is exported, so no module binds to another's.
-  std::string exported;
-  REQUIRE(run_process({nm, "-C", "-D", "--defined-only", second.path}, &exported, "nm") == 0);
-  CHECK(exported.find("kiln_emu_last_error") != std::string::npos);
-  CHECK(exported.find("kiln_emu::") == std::string::npos);
+  CHECK(exports_only_entry_points(second));
 
   // Other flags are another key.
   std::vector<std::string> o2 = kFlags;
@@ -202,6 +210,18 @@ TEST_CASE("a damaged or cleared precompiled header costs time, never a module", 
   const EmulatedModule no_runtime = build_sum(dir / "d");
   CHECK(run_sum(no_runtime) == 2016);
   CHECK(std::filesystem::exists(pch_dir + "/" + kEmulationRuntimeName));
+
+  // A damaged runtime object: the module is built from the header's text,
+  // and the cache made again for the next one.
+  const std::string runtime = pch_dir + "/" + kEmulationRuntimeName;
+  std::ofstream(runtime, std::ios::binary | std::ios::trunc) << "not an object";
+  const EmulatedModule damaged_runtime = build_sum(dir / "e");
+  CHECK(inlines_header(module_source(damaged_runtime)));
+  CHECK(run_sum(damaged_runtime) == 2016);
+  const EmulatedModule remade = build_sum(dir / "f");
+  CHECK_FALSE(inlines_header(module_source(remade)));
+  CHECK(run_sum(remade) == 2016);
+  CHECK(read_file(runtime) != "not an object");
 }
 
 TEST_CASE("without a precompiled header, modules carry the header's text", "[codegen][cuda][emulation]") {
@@ -214,6 +234,7 @@ TEST_CASE("without a precompiled header, modules carry the header's text", "[cod
     const EmulatedModule m = build_sum(dir / "a");
     CHECK(inlines_header(module_source(m)));
     CHECK(run_sum(m) == 2016);
+    CHECK(exports_only_entry_points(m));
     CHECK_FALSE(std::filesystem::exists(dir / "cache"));
   }
   SECTION("a cache directory that cannot be made") {
