@@ -66,15 +66,26 @@ int run_sum(const EmulatedModule& m) {
   return out;
 }
 
-std::string module_source(const EmulatedModule& m) { return read_file(m.path.substr(0, m.path.size() - 3) + ".cpp"); }
+// The module's source, kept next to its .so.
+std::string source_path(const EmulatedModule& m) { return m.path.substr(0, m.path.size() - 3) + ".cpp"; }
+std::string module_source(const EmulatedModule& m) { return read_file(source_path(m)); }
+
+// What `nm -C <options> file` prints (binutils come with the compiler).
+std::string symbols(const std::vector<std::string>& options, const std::string& file) {
+  const std::string nm = find_executable("nm");
+  REQUIRE_FALSE(nm.empty());
+  std::vector<std::string> argv = {nm, "-C"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(file);
+  std::string out;
+  REQUIRE(run_process(argv, &out, "nm") == 0);
+  return out;
+}
 
 // A module's exported symbols are its entry points (kiln_emu_last_error
 // among them), none of the emulator's: every module keeps its own.
 bool exports_only_entry_points(const EmulatedModule& m) {
-  const std::string nm = find_executable("nm");
-  REQUIRE_FALSE(nm.empty());  // binutils, with the compiler
-  std::string exported;
-  REQUIRE(run_process({nm, "-C", "-D", "--defined-only", m.path}, &exported, "nm") == 0);
+  const std::string exported = symbols({"-D", "--defined-only"}, m.path);
   return exported.find("kiln_emu_last_error") != std::string::npos && exported.find("kiln_emu::") == std::string::npos;
 }
 
@@ -147,23 +158,15 @@ TEST_CASE("emulated modules include the header precompiled once in kiln's cache,
   const std::string object = dir / "alone.o";
   std::vector<std::string> argv = {host_cxx_compiler()};
   argv.insert(argv.end(), kFlags.begin(), kFlags.end());
-  argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir, "-H", "-c", "-o", object,
-                           first.path.substr(0, first.path.size() - 3) + ".cpp"});
+  argv.insert(argv.end(), {kLinkedRuntimeFlag, "-iquote", pch_dir, "-H", "-c", "-o", object, source_path(first)});
   std::string output;
   REQUIRE(run_process(argv, &output, "the host C++ compiler") == 0);
   // -H: GCC marks a precompiled header it used with '!' (one that does not
   // match the module's flags would be parsed from the text, slowly).
   CHECK(output.find("! " + header + ".gch") != std::string::npos);
-  const std::string nm = find_executable("nm");
-  REQUIRE_FALSE(nm.empty());  // binutils, with the compiler
-  auto symbols = [&](const std::string& file) {
-    std::string out;
-    REQUIRE(run_process({nm, "-C", file}, &out, "nm") == 0);
-    return out;
-  };
   const std::string launcher = "kiln_emu::launch(dim3, dim3, char const*, std::function<void ()>";
-  CHECK(symbols(object).find(" U " + launcher) != std::string::npos);
-  CHECK(symbols(runtime).find(" T " + launcher) != std::string::npos);
+  CHECK(symbols({}, object).find(" U " + launcher) != std::string::npos);
+  CHECK(symbols({}, runtime).find(" T " + launcher) != std::string::npos);
 
   // The same compiler and flags: the same directory, the header made once.
   const auto made = std::filesystem::last_write_time(header + ".gch");

@@ -7,6 +7,7 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_check.h"
@@ -14,17 +15,24 @@
 
 namespace kiln::testing {
 
+// The template's default config for `op` on `arch`, as JSON to edit, and
+// the space to read it back with (kept alive here: a config refers to its
+// space, which must outlive it).
+inline std::pair<ConfigSpace*, nlohmann::json> default_config_json(const OpInstance& op, const char* arch) {
+  const GpuLimits gpu = gpu_limits_for_arch(arch);
+  const GpuTemplate& t = find_op(op.op).gpu;
+  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
+  ConfigSpace* space = spaces.emplace_back(t.define_space(op, gpu)).get();
+  return {space, t.default_config(op, gpu, *space).to_json()};
+}
+
 // The template's default for `op` on sm_90 with tensor cores, 5 k tiles of
 // 32 (a matmul), `stages` slots and `producers` producer warps (0: no warp
 // specialization), then
 // `knobs`. A config refers to its space, which must outlive it.
 inline Config mma_config(const OpInstance& op, int stages, int producers = 0,
                          const nlohmann::json& knobs = nlohmann::json::object()) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90");
-  const GpuTemplate& t = find_op(op.op).gpu;
-  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
-  auto space = spaces.emplace_back(t.define_space(op, gpu));
-  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+  auto [space, j] = default_config_json(op, "sm_90");
   j["tensor_core"] = "mma";
   if (op.op == "matmul") j["mma_k"] = {5, 2};
   j["stages"] = stages;
@@ -36,11 +44,7 @@ inline Config mma_config(const OpInstance& op, int stages, int producers = 0,
 // The template's default for `op` on sm_90a with tensor_core "wgmma", then
 // `knobs`. A config refers to its space, which must outlive it.
 inline Config wgmma_config(const OpInstance& op, const nlohmann::json& knobs) {
-  const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
-  const GpuTemplate& t = find_op(op.op).gpu;
-  static std::vector<std::shared_ptr<ConfigSpace>> spaces;
-  auto space = spaces.emplace_back(t.define_space(op, gpu));
-  nlohmann::json j = t.default_config(op, gpu, *space).to_json();
+  auto [space, j] = default_config_json(op, "sm_90a");
   j["tensor_core"] = "wgmma";
   j.update(knobs);
   return space->from_json(j);
