@@ -67,9 +67,9 @@ const char* const kBuiltins = R"KILN(// ---- kiln CUDA emulation header ----
 // Arrays carved out of a pool are arrays of their own here too; they know
 // their byte offset, to catch arrays that share bytes touched with no
 // barrier in between. Dynamic ones check that the launch asked for enough.
-#define KILN_SHARED_POOL(bytes) ((void)0)
+#define KILN_SHARED_POOL(bytes, align) ((void)0)
 #define KILN_SHARED_AT(T, name, count, offset) static ::kiln_emu::SharedArray<T, (count)> name(#name, (offset))
-#define KILN_DYNAMIC_SHARED_POOL() ((void)0)
+#define KILN_DYNAMIC_SHARED_POOL(align) ((void)0)
 #define KILN_DYNAMIC_SHARED(T, name, count, offset) \
   KILN_SHARED_AT(T, name, count, offset);           \
   ::kiln_emu::check_dynamic_shared(#name, (offset) + (count) * (long long)sizeof(T))

@@ -67,7 +67,7 @@ std::string CudaKernelPrinter::print(const std::string& kernel_name, CudaKernelL
   }
   os << ") {\n";
   indent_ = 1;
-  // Past 48 KiB the arrays are carved, 16-byte aligned, out of the
+  // Past 48 KiB the arrays are carved, at least 16-byte aligned, out of the
   // kernel's dynamic shared memory at the offsets of the kernel's shared
   // memory plan; below it, out of one static pool where arrays share
   // bytes, else each is an array of its own.
@@ -75,8 +75,8 @@ std::string CudaKernelPrinter::print(const std::string& kernel_name, CudaKernelL
   // Arrays aligned past 16 bytes (tensor copies' boxes) sit at the plan's offsets too.
   const bool dynamic = kernel_.dynamic_shared_bytes > 0, pooled = !dynamic && (plan.shares_bytes || plan.over_aligned);
   launch->dynamic_shared_bytes = kernel_.dynamic_shared_bytes;
-  if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL();\n";
-  if (pooled) line() << "KILN_SHARED_POOL(" << kernel_.shared_bytes << ");\n";
+  if (dynamic) line() << "KILN_DYNAMIC_SHARED_POOL(" << plan.align << ");\n";
+  if (pooled) line() << "KILN_SHARED_POOL(" << kernel_.shared_bytes << ", " << plan.align << ");\n";
   auto declare = [&](const std::string& type, const std::string& name, int64_t elems, int64_t offset) {
     if (dynamic)
       line() << "KILN_DYNAMIC_SHARED(" << type << ", " << name << ", " << elems << ", " << offset << ");";

@@ -8,13 +8,14 @@ const std::string& cuda_prelude() {
 // KILN_SHARED(T, name, count): the block's shared array `name` of `count` T,
 //   16-byte aligned so that 16-byte vectors may be loaded from it. The CPU
 //   emulation defines its own (a race-checked array object), hence the guard.
-// KILN_DYNAMIC_SHARED_POOL() / KILN_DYNAMIC_SHARED(T, name, count, offset):
+// KILN_DYNAMIC_SHARED_POOL(align) / KILN_DYNAMIC_SHARED(T, name, count, offset):
 //   the same array at byte `offset` of the launch's dynamic shared memory,
 //   for blocks that need more than the 48 KiB CUDA allows statically.
-// KILN_SHARED_POOL(bytes) / KILN_SHARED_AT(T, name, count, offset): the same
-//   at byte `offset` of a static pool, where arrays that are never live at
-//   once share bytes (schedule/shared_memory_plan.h). Both pools start
-//   128-byte aligned, as the boxes of tensor copies (TMA) land.
+// KILN_SHARED_POOL(bytes, align) / KILN_SHARED_AT(T, name, count, offset):
+//   the same at byte `offset` of a static pool, where arrays that are never
+//   live at once share bytes (schedule/shared_memory_plan.h). Both pools
+//   start `align`-byte aligned: 128, as the boxes of tensor copies (TMA)
+//   land, or 1024 where wgmma reads swizzled operands.
 // float2/float4 + - * / (and += -= *= /=): element-wise, for vector
 //   expressions printed as ordinary operators (CUDA defines none).
 // kiln_max/kiln_min: element-wise fmaxf/fminf on float, float2 and float4.
@@ -24,9 +25,9 @@ const std::string& cuda_prelude() {
 //   also check that alignment and, on shared arrays, races and bounds.
 #ifndef KILN_SHARED
 #define KILN_SHARED(T, name, count) __shared__ __align__(16) T name[count]
-#define KILN_DYNAMIC_SHARED_POOL() extern __shared__ __align__(128) unsigned char kiln_dynamic_shared[]
+#define KILN_DYNAMIC_SHARED_POOL(align) extern __shared__ __align__(align) unsigned char kiln_dynamic_shared[]
 #define KILN_DYNAMIC_SHARED(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_dynamic_shared + (offset))
-#define KILN_SHARED_POOL(bytes) __shared__ __align__(128) unsigned char kiln_shared_pool[bytes]
+#define KILN_SHARED_POOL(bytes, align) __shared__ __align__(align) unsigned char kiln_shared_pool[bytes]
 #define KILN_SHARED_AT(T, name, count, offset) T* const name = reinterpret_cast<T*>(kiln_shared_pool + (offset))
 #endif
 

@@ -101,11 +101,12 @@ void CudaKernelPrinter::intrin_call(const TensorIntrinCallNode* op) {
     const std::vector<Expr>& sc = op->scalars;
     auto constant = [&](size_t k) { return std::to_string(*as_const_int(sc[k])); };
     const auto [width, input] = cuda_wgmma_shape(n);
-    line() << cuda_wgmma_function(width, input) << "<" << constant(2) << ", " << constant(5) << ", "
-           << (is_cuda_wgmma_async(n) ? 1 : 0) << ">(" << ptr[0] << ", " << name_of(op->operands[1].buffer.node())
-           << ", " << expr(op->operands[1].offset) << ", " << constant(0) << ", " << constant(1) << ", "
-           << name_of(op->operands[2].buffer.node()) << ", " << expr(op->operands[2].offset) << ", " << constant(3)
-           << ", " << constant(4) << ", " << constant(6) << ");\n";
+    line() << cuda_wgmma_function(width, input) << "<" << constant(2) << ", " << constant(5) << ", " << constant(6)
+           << ", " << constant(7) << ", " << (is_cuda_wgmma_async(n) ? 1 : 0) << ">(" << ptr[0] << ", "
+           << name_of(op->operands[1].buffer.node()) << ", " << expr(op->operands[1].offset) << ", " << constant(0)
+           << ", " << constant(1) << ", " << name_of(op->operands[2].buffer.node()) << ", "
+           << expr(op->operands[2].offset) << ", " << constant(3) << ", " << constant(4) << ", " << constant(8)
+           << ");\n";
   } else if (n == kCudaWgmmaCommitWait) {
     // The whole accumulator array, whose registers it fences.
     line() << "kiln_wgmma_commit_wait<" << *as_const_int(op->scalars[0]) << ">("

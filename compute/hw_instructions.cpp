@@ -66,7 +66,11 @@ std::vector<HwInstruction> cuda_wgmma_family(DType t) {
                " fragments of 16 x 8 (as mma.m16n8k16's) and the 16 rows of A this warp's: " +
                "A(i, k) = a[(i/8)*a_m + (k/8)*a_k + (a_mn_major ? (k%8)*8 + i%8 : (i%8)*8 + k%8)], " +
                "B(k, j) = b[(k/8)*b_k + (j/8)*b_n + (b_mn_major ? (k%8)*8 + j%8 : (j%8)*8 + k%8)] (8 x 8 tiles, "
-               "Stage::storage_tile). All four warps of a warpgroup (warps 4g to 4g+3 of the block) make the call "
+               "Stage::storage_tile); an operand with its _swizzle 1 is stored 128-byte swizzled instead "
+               "(Stage::storage_swizzle, its array 1024-byte aligned), its offset the element's place before the "
+               "swizzle: with W elements to 128 bytes, A(i, k) = a[(k/W)*a_k + (i/8)*a_m + (i%8)*W + k%W] (and "
+               "(i/W)*a_m + (k/8)*a_k + (k%8)*W + i%W when MN-major), each 16-byte chunk then XORed with its row "
+               "% 8, and B alike. All four warps of a warpgroup (warps 4g to 4g+3 of the block) make the call "
                "together, warp 4g+w with the A rows 16*w after warp 4g's",
            cuda_wgmma_scalars()});
     }
@@ -250,7 +254,8 @@ bool is_cuda_wgmma_async(const std::string& instruction) {
 }
 
 const std::vector<std::string>& cuda_wgmma_scalars() {
-  static const std::vector<std::string> names = {"a_m", "a_k", "a_mn_major", "b_k", "b_n", "b_mn_major", "steps"};
+  static const std::vector<std::string> names = {"a_m",        "a_k",       "a_mn_major", "b_k",  "b_n",
+                                                 "b_mn_major", "a_swizzle", "b_swizzle",  "steps"};
   return names;
 }
 
@@ -407,13 +412,22 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
       const std::string& n = h->scalars[k];
       int64_t v = 0;
       if (!as_const_int(call.scalars[k], &v)) return call.intrin + " scalar " + n + " is not a constant";
-      if (n.find("major") != std::string::npos) {
+      if (n.find("major") != std::string::npos || n.find("swizzle") != std::string::npos) {
         if (v != 0 && v != 1) return call.intrin + " scalar " + n + " is " + std::to_string(v) + ", not 0 or 1";
       } else if (v <= 0 || v * bytes % 16 != 0 || v * bytes >= (int64_t{1} << 18)) {
         return call.intrin + " scalar " + n + " is " + std::to_string(v) + " elements: the tiles of a wgmma " +
                "operand need to be a positive multiple of 16 bytes apart, below 256 KiB";
       }
     }
+    // A swizzled operand's strips and groups of 8 rows start at 1024-byte
+    // boundaries, where the swizzle's pattern restarts.
+    for (const auto& [first, swizzle] : {std::make_pair(0, 6), std::make_pair(3, 7)})
+      if (is_one(call.scalars[swizzle]))
+        for (int k : {first, first + 1})
+          if (*as_const_int(call.scalars[k]) * bytes % 1024 != 0)
+            return call.intrin + " scalar " + h->scalars[k] + " is " + to_string(call.scalars[k]) +
+                   " elements: a swizzled operand's strips and groups of 8 rows need to be a multiple of 1024 bytes "
+                   "apart";
   }
   if (call.intrin == kCudaWgmmaCommitWait && call.scalars.size() == 1) {
     int64_t v = 0;

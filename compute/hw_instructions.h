@@ -96,7 +96,10 @@ constexpr const char* kCudaWgmmaPrefix = "cuda.wgmma.";
 // tiles (Stage::storage_tile(8, 8)); the scalars (cuda_wgmma_scalars) give
 // the distance in elements between tiles along A's m and k and B's k and n,
 // whether each tile holds A's m (B's n) along its rows (MN-major; else K
-// runs along them) and the number of k steps of 16 the call makes.
+// runs along them), whether each operand is stored 128-byte swizzled
+// instead (Stage::storage_swizzle: the distances are then between strips
+// and between groups of 8 rows) and the number of k steps of 16 the call
+// makes.
 // With `async` (the name's ".async" form), the call issues the product into
 // the warpgroup's open group of wgmma operations and returns: the
 // accumulators and the tiles stay the tensor cores' until a call of

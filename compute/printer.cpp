@@ -393,6 +393,7 @@ class IRPrinter {
             os_ << (i ? ", " : "") << std::max<int64_t>(1, op->align[i].tile);
           os_ << "]";
         }
+        if (!op->align.empty() && op->align.back().swizzle) os_ << " swizzle=" << op->align.back().swizzle;
         os_ << "\n";
         print(op->body);
         return;

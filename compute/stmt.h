@@ -323,13 +323,16 @@ class ProvideNode : public StmtNode {
 // Storage for the region `bounds` of `tensor` (one Range per dimension),
 // valid inside body (before flattening). `align` gives, per dimension, a
 // (factor, offset) pair from storage_align, or factor 0, and the extent of
-// the storage tiles along it (Stage::storage_tile), or 0 for none.
+// the storage tiles along it (Stage::storage_tile), or 0 for none; the last
+// dimension's also the bytes of a swizzled row (Stage::storage_swizzle), or
+// 0 for none.
 class RealizeNode : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::Realize;
   struct Align {
     int64_t factor = 0, offset = 0;
     int64_t tile = 0;
+    int64_t swizzle = 0;
   };
   RealizeNode(Ref<TensorNode> t, std::vector<Range> bnd, MemScope s, std::vector<Align> al, Stmt b)
       : StmtNode(kKind),

@@ -40,6 +40,14 @@ struct IntrinBuffer {
   // then step within a tile). Empty for other buffers.
   std::vector<int64_t> tile;
   std::vector<Expr> tile_steps;
+  // A buffer stored 128-byte swizzled (Stage::storage_swizzle): the bytes
+  // of a swizzled row (128) and the elements from one strip of rows to the
+  // next; 0 and undefined for other buffers. `offset` is then the element's
+  // place before the swizzle (a strip's rows one after another), which is
+  // what the hardware's descriptors name (it applies the swizzle itself),
+  // and `strides` step within a strip.
+  int64_t swizzle_bytes = 0;
+  Expr swizzle_strip;
 
   // The flat index of element idx: offset + sum(idx[d] * strides[d]).
   Expr index(const std::vector<Expr>& idx) const;
@@ -71,6 +79,9 @@ struct IntrinRequirement {
   // The buffer is stored in tiles of core x core elements (Stage::storage_tile)
   // and the data starts at a tile's corner; 0: any layout.
   int64_t core = 0;
+  // With core > 0: the buffer may instead be stored 128-byte swizzled
+  // (Stage::storage_swizzle), the data starting at a 16-byte chunk.
+  bool swizzle_ok = false;
 };
 
 struct TensorIntrinLowering {

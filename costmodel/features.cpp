@@ -102,6 +102,7 @@ class Collector {
   int producer_warps = 0;  // of a warp-specialized pipeline
   int bulk_copies = 0;     // 1 when its producer moves fills by bulk copies, 2 by tensor copies
   int mma_in_flight = 0;   // iterations of wgmma products it keeps in flight
+  int swizzled_operands = 0;  // of a wgmma call, the most read 128-byte swizzled
   double prefetches = 0;
   double streamed_bytes = 0;  // stored by streaming stores (Stage::stream_stores)
   GpuStats gpu;
@@ -253,6 +254,10 @@ class Collector {
     int64_t steps = 0;
     if (op->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && !op->scalars.empty() && as_const_int(op->scalars.back(), &steps))
       read_extent = acc_extent * 2 * steps;
+    // Its operands read in the 128-byte swizzle (scalars a_swizzle, b_swizzle).
+    if (op->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && op->scalars.size() == cuda_wgmma_scalars().size())
+      swizzled_operands =
+          std::max(swizzled_operands, static_cast<int>(is_one(op->scalars[6]) + is_one(op->scalars[7])));
     r.arith_ops = static_cast<int>(2 * std::max<int64_t>(1, read_extent / std::max<int64_t>(1, acc_extent)));
     // Counted per accumulator element, as a vectorized store counts lanes.
     const double executions = count_store(static_cast<double>(acc_extent));
@@ -745,6 +750,7 @@ FeatureVector extract_features(const LoweredFunc& f) {
   out[kLatencyOffset + 3] = static_cast<float>(c.producer_warps);
   out[kLatencyOffset + 4] = static_cast<float>(c.bulk_copies);
   out[kLatencyOffset + 5] = static_cast<float>(c.mma_in_flight);
+  out[kLatencyOffset + 6] = static_cast<float>(c.swizzled_operands);
   return out;
 }
 

@@ -23,7 +23,7 @@
 //
 // Magnitudes are stored as log2(1 + x); flags are 0/1; small counts raw.
 //
-// Layout (kFeatureLength = 210 floats):
+// Layout (kFeatureLength = 211 floats):
 //
 //   [0, kLoopSlots * kLoopStride): per loop slot s (0 = innermost loop of the
 //   path, 1 = its parent, ...), kLoopStride floats from s * kLoopStride:
@@ -136,6 +136,8 @@
 //         it moves boxes by tensor copies (BulkCopyForm::kTensorMaps), else 0
 //     +5  the iterations whose wgmma products that pipeline keeps in flight
 //         (Stage::mma_in_flight: 0 or 1), from the loop's mark
+//     +6  the most operands of a wgmma call read 128-byte swizzled
+//         (Stage::storage_swizzle: 0, 1 or 2)
 #pragma once
 
 #include "compute/function.h"
@@ -156,9 +158,9 @@ constexpr int kGlobalCount = kGlobalBufferOffset + kBuffers * kGlobalBufferStrid
 constexpr int kGpuOffset = kGlobalOffset + kGlobalCount;
 constexpr int kGpuCount = 12;
 constexpr int kLatencyOffset = kGpuOffset + kGpuCount;
-constexpr int kLatencyCount = 6;
+constexpr int kLatencyCount = 7;
 constexpr int kFeatureLength = kLatencyOffset + kLatencyCount;
-static_assert(kFeatureLength == 210, "update the layout comment");
+static_assert(kFeatureLength == 211, "update the layout comment");
 
 // Offsets of a loop slot's features and of a buffer's features within a slot.
 constexpr int loop_offset(int slot) { return slot * kLoopStride; }

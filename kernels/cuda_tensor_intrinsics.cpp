@@ -6,8 +6,10 @@
 #include <tuple>
 
 #include "base/error.h"
+#include "compute/analyzer.h"
 #include "compute/expr_ops.h"
 #include "compute/hw_instructions.h"
+#include "compute/printer.h"
 
 namespace kiln {
 
@@ -150,18 +152,43 @@ TensorIntrin cuda_wgmma(DType input, int64_t n, int64_t steps, bool a_k_major, b
       return SeqNode::make(zeros);
     };
     lower.update = [=](const std::vector<IntrinBuffer>& ops) {
-      // The distance between tiles along each of the operand's dimensions.
+      // Per operand (its dimension 0 being k or not), the distance along
+      // its m (or n) and along its k: between 8 x 8 tiles, or, swizzled,
+      // between strips along the dimension its rows run along (dimension 1)
+      // and between groups of 8 rows along the other.
       const IntrinBuffer &ab = ops[0], &bb = ops[1];
-      const Expr a_m = ab.tile_steps[a_k_major ? 1 : 0], a_k = ab.tile_steps[a_k_major ? 0 : 1];
-      const Expr b_k = bb.tile_steps[b_n_major ? 1 : 0], b_n = bb.tile_steps[b_n_major ? 0 : 1];
+      auto steps_of = [](const IntrinBuffer& o, bool k_first) -> std::pair<Expr, Expr> {
+        if (o.swizzle_bytes == 0) return {o.tile_steps[k_first ? 1 : 0], o.tile_steps[k_first ? 0 : 1]};
+        const Expr eight_rows = make_const(o.offset.dtype(), 8 * (o.swizzle_bytes / o.dtype.bytes()));
+        return k_first ? std::make_pair(o.swizzle_strip, eight_rows) : std::make_pair(eight_rows, o.swizzle_strip);
+      };
+      const auto [a_m, a_k] = steps_of(ab, a_k_major);
+      const auto [b_n, b_k] = steps_of(bb, !b_n_major);
+      // A swizzled operand's descriptors start at the corner of a 1024-byte
+      // atom (8 rows of a strip); a warp's A of m along the rows starts 16
+      // elements a warp into its group's, which the prelude takes back.
+      auto check_corner = [&](const IntrinBuffer& o, const char* which, bool warp_offset) {
+        if (o.swizzle_bytes == 0) return;
+        const int64_t corner = warp_offset ? 16 : 8 * (o.swizzle_bytes / o.dtype.bytes());
+        Analyzer ana;
+        const ModularSet m = ana.modular_set(ana.simplify(o.offset));
+        user_check(m.coeff % corner == 0 && m.base % corner == 0)
+            << "tensorize with 'cuda_wgmma': " << which << " ('" << o.data->name << "') is stored swizzled and the "
+            << "call starts at element `" << to_string(ana.simplify(o.offset)) << "`, which kiln cannot prove is "
+            << (warp_offset ? "a multiple of 16 elements (a warp's rows) past " : "") << "the corner of a swizzle "
+            << "atom (8 rows of a 128-byte strip), where wgmma's descriptors start";
+      };
+      check_corner(ab, "A", a_k_major);
+      check_corner(bb, "B", false);
+      auto swizzled = [](const IntrinBuffer& o) { return make_const(DType::i32(), int64_t{o.swizzle_bytes ? 1 : 0}); };
       auto whole = [&](const IntrinBuffer& o) {
         return TensorIntrinCallNode::Operand{o.data, o.offset, make_const(DType::i32(), int64_t{0}),
                                              make_const(o.offset.dtype(), int64_t{1})};
       };
-      return TensorIntrinCallNode::make(
-          instruction, {fragment_at(ops[2], 0, 16 * n), whole(ab), whole(bb)},
-          {a_m, a_k, make_const(DType::i32(), int64_t{a_k_major ? 1 : 0}), b_k, b_n,
-           make_const(DType::i32(), int64_t{b_n_major ? 0 : 1}), make_const(DType::i32(), steps)});
+      return TensorIntrinCallNode::make(instruction, {fragment_at(ops[2], 0, 16 * n), whole(ab), whole(bb)},
+                                        {a_m, a_k, make_const(DType::i32(), int64_t{a_k_major ? 1 : 0}), b_k, b_n,
+                                         make_const(DType::i32(), int64_t{b_n_major ? 0 : 1}), swizzled(ab),
+                                         swizzled(bb), make_const(DType::i32(), steps)});
     };
     IntrinRequirement acc;
     acc.scope = MemScope::kWarp;
@@ -170,6 +197,7 @@ TensorIntrin cuda_wgmma(DType input, int64_t n, int64_t steps, bool a_k_major, b
     IntrinRequirement tiles;
     tiles.scope = MemScope::kShared;
     tiles.core = 8;
+    tiles.swizzle_ok = true;
     const std::string name = "cuda_wgmma_m64n" + std::to_string(n) + "k" + std::to_string(k_len) + "_" +
                              (a_k_major ? "km" : "mk") + (b_n_major ? "_nk_" : "_kn_") + input.str();
     return decl_tensor_intrin(name, c, {a, b}, lower, {tiles, tiles, acc});

@@ -30,6 +30,9 @@ void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace*
     // 1 keeps a k tile's products in flight while the next tile's are
     // issued, with producer warps and 2 or more stages (Stage::mma_in_flight).
     s->define_choice("mma_in_flight", {0, 1}, /*added_later=*/true);
+    // 1 stores each shared tile whose rows are whole 128-byte strips
+    // (Stage::storage_swizzle) 128-byte swizzled instead of in 8 x 8 tiles.
+    s->define_choice("swizzle", {0, 1}, /*added_later=*/true);
   }
   s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
@@ -204,6 +207,11 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
     sa.tensorize(am16, cuda_mma_m16n8k16(input, g.trans_a, g.trans_b));
   }
 
+  // With the swizzle knob, a wgmma operand's tile whose rows (of
+  // `tile_row` elements) are whole strips of 128 bytes.
+  auto swizzled = [&](const Tensor& t, int64_t tile_row) {
+    return cfg.has("swizzle") && cfg.choice("swizzle") == 1 && tile_row * t.dtype().bytes() % 128 == 0;
+  };
   // Shared tiles of A and B per k tile, filled by all the block's threads;
   // padded rows stay 16-byte aligned (ldmatrix reads 16-byte rows). wgmma
   // reads them as 8 x 8 tiles, each 128 contiguous bytes.
@@ -213,7 +221,11 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
     st.compute_at(sa, ko);
     const int64_t row = *as_const_int(t.shape().back());
     const int64_t fill = cfg.has("fill_vec") && cfg.choice("fill_vec") > 0 ? cfg.choice("fill_vec") : vec;
-    if (wt.wgmma) {
+    if (wt.wgmma && swizzled(t, tile_row)) {
+      // Rows of whole 128-byte strips: any fill of up to 8 fits.
+      cooperative_fill(st, warps, 32, fill);
+      st.storage_swizzle(128);
+    } else if (wt.wgmma) {
       // Both extents are multiples of 8, so any fill of up to 8 fits.
       cooperative_tile_fill(st, warps, 32, fill, 8);
       st.storage_tile(8, 8);

@@ -30,6 +30,12 @@
 //   wgmma_m [blocks, warpgroups] of M / 64 (a warpgroup takes 64 rows)
 //   wgmma_n [blocks, warpgroups, 8-column groups per warpgroup: 8, 16 or
 //           32, N of 64, 128 or 256] of N / 8
+//   swizzle 1 stores each operand tile whose rows are whole 128-byte strips
+//           (a k tile of 64 along K, or the block's M or N along them)
+//           128-byte swizzled (Stage::storage_swizzle) rather than in 8 x 8
+//           tiles, filled row by row; the others keep the tiles. Its fills
+//           are copies of 16 bytes or less (cp.async): bulk and tensor
+//           copies do not take swizzled slots yet.
 // (offered where M and N are multiples of 64); mma_k, stages, producer
 // warps and fill_vec as for mma. Each warp calls wgmma once per k tile for
 // all of the tile's 16-steps, then waits for it.

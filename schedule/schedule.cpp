@@ -560,6 +560,20 @@ Stage& Stage::storage_tile(int64_t rows, int64_t cols) {
   return *this;
 }
 
+Stage& Stage::storage_swizzle(int64_t row_bytes) {
+  check_not_placeholder(node_, "storage_swizzle");
+  const size_t nd = node_->storage_tile.size();
+  user_check(nd >= 2) << "storage_swizzle: stage '" << name() << "' has " << nd
+                      << " dimension(s); it swizzles the last two of a buffer";
+  user_check(row_bytes == 128) << "storage_swizzle: kiln swizzles rows of 128 bytes (Hopper's 128-byte swizzle), got "
+                               << row_bytes;
+  const int64_t elem = node_->op->output_dtype().bytes();
+  user_check(elem >= 1 && 16 % elem == 0) << "storage_swizzle: stage '" << name() << "' has elements of " << elem
+                                          << " bytes; the swizzle moves 16-byte chunks of whole elements";
+  node_->storage_swizzle = row_bytes;
+  return *this;
+}
+
 Stage& Stage::compute_at(const Stage& parent, const IterVar& iv) {
   check_not_placeholder(node_, "compute_at");
   user_check(parent.defined() && parent != *this)

@@ -168,6 +168,16 @@ class Stage {
   // reads from shared memory. The buffer's extents along them must be
   // constant multiples of the tile; no storage_align with it.
   Stage& storage_tile(int64_t rows, int64_t cols);
+  // Stores the buffer's last two dimensions (R rows of C elements) in the
+  // 128-byte swizzled layout of Hopper's wgmma and tensor maps
+  // (row_bytes 128, the one kiln supports): the columns in strips of 128
+  // bytes, each strip R rows of 128 bytes one after another, and within
+  // each group of 8 rows the 16-byte chunk c of row r stored at chunk
+  // c ^ (r % 8). Rows that 8 consecutive threads write or read at one
+  // column then fall in different banks. R must be a constant multiple of
+  // 8 and C of the strip's elements; no storage_align or storage_tile
+  // with it.
+  Stage& storage_swizzle(int64_t row_bytes);
   // Computes this stage inside the loop `iv` of `parent` (a consumer).
   Stage& compute_at(const Stage& parent, const IterVar& iv);
   // Substitutes this stage's expression into its consumers.
@@ -201,6 +211,7 @@ class StageNode {
   MemScope scope = MemScope::kGlobal;
   std::vector<std::pair<int64_t, int64_t>> storage_align;  // per dim: (factor, offset), factor 0 = none
   std::vector<int64_t> storage_tile;                       // per dim: the tile's extent, 0 = not tiled
+  int64_t storage_swizzle = 0;                             // bytes of a swizzled row (Stage::storage_swizzle), 0 = none
   bool is_output = false;
   bool is_placeholder = false;
   bool stream_stores = false;  // Stage::stream_stores

@@ -354,7 +354,8 @@ class NestBuilder {
   Stmt realize(const StageNode* s, Stmt body) const {
     std::vector<RealizeNode::Align> align;
     for (size_t d = 0; d < s->storage_align.size(); ++d)
-      align.push_back({s->storage_align[d].first, s->storage_align[d].second, s->storage_tile[d]});
+      align.push_back({s->storage_align[d].first, s->storage_align[d].second, s->storage_tile[d], 0});
+    if (!align.empty()) align.back().swizzle = s->storage_swizzle;
     return RealizeNode::make(Tensor(s->op), bm_.at(s).realize, s->scope, align, body);
   }
 

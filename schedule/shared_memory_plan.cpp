@@ -154,12 +154,20 @@ const SharedArrayPlace* SharedMemoryPlan::find(const VarNode* buffer) const {
 
 SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
   SharedMemoryPlan plan;
-  // Tensor copies write 128-byte aligned boxes.
-  std::unordered_set<const VarNode*> tensor_copy_targets;
+  // Tensor copies write 128-byte aligned boxes; wgmma reads a swizzled
+  // operand with the swizzle's pattern starting at 1024-byte boundaries.
+  std::unordered_map<const VarNode*, int64_t> over_aligned;
   post_order_visit(kernel, [&](const Ref<Object>& n) {
     if (n->kind() != NodeKind::TensorIntrinCall) return;
     auto* c = static_cast<const TensorIntrinCallNode*>(n.get());
-    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) == 0) tensor_copy_targets.insert(c->operands[0].buffer.node());
+    auto at_least = [&](const Var& buffer, int64_t align) {
+      int64_t& a = over_aligned[buffer.node()];
+      a = std::max(a, align);
+    };
+    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) == 0) at_least(c->operands[0].buffer, 128);
+    if (c->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && c->scalars.size() == cuda_wgmma_scalars().size())
+      for (size_t k : {size_t{1}, size_t{2}})
+        if (is_one(c->scalars[5 + k])) at_least(c->operands[k].buffer, 1024);
   });
   post_order_visit(kernel, [&](const Ref<Object>& n) {
     if (n->kind() != NodeKind::Allocate) return;
@@ -174,7 +182,12 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
     SharedArrayPlace p;
     p.alloc = a;
     p.bytes = shared_array_bytes(elems, a->dtype);
-    if (tensor_copy_targets.count(a->buffer.node())) p.align = 128, plan.over_aligned = true;
+    auto aligned = over_aligned.find(a->buffer.node());
+    if (aligned != over_aligned.end()) {
+      p.align = aligned->second;
+      plan.over_aligned = true;
+      plan.align = std::max(plan.align, p.align);
+    }
     plan.arrays.push_back(p);
   });
 

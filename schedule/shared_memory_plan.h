@@ -36,7 +36,8 @@ namespace kiln {
 struct SharedArrayPlace {
   const AllocateNode* alloc = nullptr;
   int64_t offset = 0;            // bytes from the start of the block's shared memory, a multiple of `align`
-  int64_t align = 16;            // 128 for the destination of tensor copies (cp.async.bulk.tensor)
+  int64_t align = 16;            // 128 for the destination of tensor copies (cp.async.bulk.tensor), 1024 for
+                                 // wgmma's swizzled operands
   int64_t bytes = 0;             // shared_array_bytes of the array
   int64_t first = 0, last = -1;  // its lifetime, in the kernel's access order (empty when never touched)
 };
@@ -45,7 +46,8 @@ struct SharedMemoryPlan {
   std::vector<SharedArrayPlace> arrays;  // the kernel's shared Allocates, post-order
   int64_t bytes = 0;                     // the end of the last array
   bool shares_bytes = false;             // some arrays overlap in bytes
-  bool over_aligned = false;             // some array's `align` is past 16 (the block's memory starts 128-byte aligned)
+  bool over_aligned = false;             // some array's `align` is past 16
+  int64_t align = 128;                   // the block's memory starts so aligned: the largest `align`, at least 128
 
   // Whether arrays `a` and `b` (buffer variables) are different arrays with bytes in common.
   bool overlap(const VarNode* a, const VarNode* b) const;

@@ -532,6 +532,19 @@ TEST_CASE("features: the latency block counts pipeline slots, producer warps, bu
     ScheduledOp so = t.apply_config(mm, wg_space->from_json(j));
     const std::vector<float> l = latency(lower_gpu(*so.schedule, so.args, "f", hopper, LowerDepth::kAnnotatedLoops));
     CHECK(l[5] == static_cast<float>(in_flight));
+    CHECK(l[6] == 0.0f);  // 8 x 8 tiles
+  }
+  // wgmma's operands swizzled: both with k tiles of 64, B alone with 32.
+  for (int k16 : {2, 4}) {
+    nlohmann::json j = t.default_config(mm, hopper, *wg_space).to_json();
+    j.update({{"tensor_core", "wgmma"},
+              {"wgmma_m", {1, 2}},
+              {"wgmma_n", {2, 1, 8}},
+              {"mma_k", {16 / k16, k16}},
+              {"swizzle", 1}});
+    ScheduledOp so = t.apply_config(mm, wg_space->from_json(j));
+    const std::vector<float> l = latency(lower_gpu(*so.schedule, so.args, "f", hopper, LowerDepth::kAnnotatedLoops));
+    CHECK(l[6] == (k16 == 4 ? 2.0f : 1.0f));
   }
   const OpInstance cpu_mm = build_workload("matmul:M=64,N=64,K=64");
   const OpDef& def = find_op("matmul");

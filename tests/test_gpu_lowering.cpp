@@ -206,7 +206,7 @@ TEST_CASE("cuda kernels: past 48 KiB the shared arrays are carved out of dynamic
   CHECK(src.launches[0].shared_bytes == 65536);
   CHECK(src.launches[0].dynamic_shared_bytes == 65536);
   CHECK_THAT(src.code, Contains("65536 bytes of shared memory (dynamic)"));
-  CHECK(count(src.code, "  KILN_DYNAMIC_SHARED_POOL();") == 1);
+  CHECK(count(src.code, "  KILN_DYNAMIC_SHARED_POOL(128);") == 1);
   // Each array at its 16-byte aligned offset of the plan.
   CHECK(count(src.code, "  KILN_DYNAMIC_SHARED(") == 3);
   CHECK(count(src.code, "KILN_DYNAMIC_SHARED(kiln_half, B_shared, 12288, 0);") == 1);

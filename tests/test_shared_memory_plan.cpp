@@ -172,7 +172,7 @@ TEST_CASE("shared memory plan: the tensor-core GEMM's staging tile takes the byt
   CHECK(sk[0].shared_bytes == sp.bytes);
   CHECK(sp.bytes < place(sp, "A.shared").bytes + place(sp, "B.shared").bytes + place(sp, "C.shared").bytes);
   const CudaSource ssrc = emit_cuda(small, kSm90);
-  CHECK(count(ssrc.code, "  KILN_SHARED_POOL(" + std::to_string(sp.bytes) + ");") == 1);
+  CHECK(count(ssrc.code, "  KILN_SHARED_POOL(" + std::to_string(sp.bytes) + ", 128);") == 1);
   CHECK(count(ssrc.code, "  KILN_SHARED_AT(") == 3);
   CHECK(ssrc.code.find("  KILN_SHARED(") == std::string::npos);
 }

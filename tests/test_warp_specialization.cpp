@@ -193,7 +193,7 @@ Stmt in_flight_region(int64_t trips, int64_t slots, int loop_wait = 1, bool last
   const Stmt issue = TensorIntrinCallNode::make(
       cuda_wgmma_instruction(DType::f16(), 64, true),
       {{acc, Expr(0), Expr(16 * 64), Expr(1)}, {sh, Expr(0), Expr(0), Expr(1)}, {sh, Expr(0), Expr(0), Expr(1)}},
-      {Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(2)});
+      {Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(0), Expr(0), Expr(2)});
   auto wait = [&](int n) {
     return TensorIntrinCallNode::make(kCudaWgmmaCommitWait, {{acc, Expr(0), Expr(0), Expr(1)}}, {Expr(n)});
   };

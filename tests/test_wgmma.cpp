@@ -90,7 +90,7 @@ TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pip
     const CudaSource src = gpu_source(op, cfg, sm90a());
     const std::string k = kernel_text(src);
     // One call per warp and k tile, from the shared tiles: no fragment loads.
-    CHECK_THAT(k, Contains("kiln_wgmma_m64n" + std::to_string(c.width) + "k16_f16<0, 1, 0>("));
+    CHECK_THAT(k, Contains("kiln_wgmma_m64n" + std::to_string(c.width) + "k16_f16<0, 1, 0, 0, 0>("));
     CHECK(k.find("kiln_mma_load_a") == std::string::npos);
     CHECK(k.find("kiln_mma_f16(") == std::string::npos);
     CHECK(src.code.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.width) + "k16.f32.f16.f16") !=
@@ -118,12 +118,12 @@ TEST_CASE("wgmma: transposed and bf16 operands, batches, and random configs agre
   // A stored k x m (M-major tiles), B stored n x k (K-major tiles), bf16.
   const OpInstance ta = build_workload("batch_matmul:B=2,M=64,N=64,K=48,dtype=bf16,trans_a=1");
   const Config ca = wgmma_config(ta, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 8}}, {"mma_k", {3, 1}}, {"stages", 2}});
-  CHECK_THAT(kernel_text(gpu_source(ta, ca, sm90a())), Contains("kiln_wgmma_m64n64k16_bf16<1, 1, 0>("));
+  CHECK_THAT(kernel_text(gpu_source(ta, ca, sm90a())), Contains("kiln_wgmma_m64n64k16_bf16<1, 1, 0, 0, 0>("));
   CHECK(emulate(ta, ca, dir.path, 801) == "");
   const OpInstance tb = build_workload("batch_matmul:B=1,M=64,N=128,K=32,dtype=f16,trans_b=1");
   const Config cb =
       wgmma_config(tb, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {1, 2}}, {"producer_warps", 1}});
-  CHECK_THAT(kernel_text(gpu_source(tb, cb, sm90a())), Contains("kiln_wgmma_m64n128k16_f16<0, 0, 0>("));
+  CHECK_THAT(kernel_text(gpu_source(tb, cb, sm90a())), Contains("kiln_wgmma_m64n128k16_f16<0, 0, 0, 0, 0>("));
   CHECK(emulate(tb, cb, dir.path, 802) == "");
   // Both layouts filled by tensor copies of their tiles, batched.
   for (const OpInstance* op : {&ta, &tb}) {
@@ -270,15 +270,22 @@ TEST_CASE("wgmma: what cannot be says why", "[gpu][wgmma][errors]") {
         std::move(scalars));
     return hw_call_problem(*s.as<TensorIntrinCallNode>());
   };
-  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(2)}) == "");
-  CHECK(call({Expr(12), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(2)}) ==
+  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(0), Expr(0), Expr(2)}) == "");
+  CHECK(call({Expr(12), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(0), Expr(0), Expr(2)}) ==
         "cuda.wgmma.m64n64k16.f16 scalar a_m is 12 elements: the tiles of a wgmma operand need to be a positive "
         "multiple of 16 bytes apart, below 256 KiB");
-  CHECK(call({Expr(128), Expr(64), Expr(2), Expr(64), Expr(128), Expr(1), Expr(2)}) ==
+  CHECK(call({Expr(128), Expr(64), Expr(2), Expr(64), Expr(128), Expr(1), Expr(0), Expr(0), Expr(2)}) ==
         "cuda.wgmma.m64n64k16.f16 scalar a_mn_major is 2, not 0 or 1");
-  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Var("n"), Expr(1), Expr(2)}) ==
+  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Var("n"), Expr(1), Expr(0), Expr(0), Expr(2)}) ==
         "cuda.wgmma.m64n64k16.f16 scalar b_n is not a constant");
-  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(0)}) ==
+  // Swizzled operands: a flag, and strips and row groups 1024 bytes apart.
+  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(2), Expr(0), Expr(2)}) ==
+        "cuda.wgmma.m64n64k16.f16 scalar a_swizzle is 2, not 0 or 1");
+  CHECK(call({Expr(512), Expr(4096), Expr(0), Expr(512), Expr(2048), Expr(1), Expr(1), Expr(1), Expr(2)}) == "");
+  CHECK(call({Expr(512), Expr(4096), Expr(0), Expr(64), Expr(2048), Expr(1), Expr(1), Expr(1), Expr(2)}) ==
+        "cuda.wgmma.m64n64k16.f16 scalar b_k is 64 elements: a swizzled operand's strips and groups of 8 rows need "
+        "to be a multiple of 1024 bytes apart");
+  CHECK(call({Expr(128), Expr(64), Expr(0), Expr(64), Expr(128), Expr(1), Expr(0), Expr(0), Expr(0)}) ==
         "cuda.wgmma.m64n64k16.f16 scalar steps is 0, out of [1, any]");
   // The commit-and-wait leaves 0 to 7 groups in flight, a constant.
   auto wait = [&](Expr n) {
@@ -300,47 +307,15 @@ TEST_CASE("wgmma: storage_tile lays a buffer out as contiguous tiles, and the ke
   // A 16 x 24 shared copy in 8 x 4 tiles, read transposed: element (i, j)
   // at (j / 4) * 64 + (i / 8) * 32 + (i % 8) * 4 + j % 4 (a column of two
   // tiles, then the next).
-  Tensor X = placeholder({Expr(32), Expr(24)}, DType::f32(), "X");
-  Tensor Y = compute(
-      {Expr(24), Expr(32)}, [&](Var i, Var j) { return X(j, i) * make_const(DType::f32(), 2.0); }, "Y");
-  Schedule s({Y});
-  Tensor Xs = s.cache_read(X, MemScope::kShared, {s.current_op(Y)});
-  Stage sy = s[Y];
-  IterVar b, rest, rounds, tx;
-  sy.split(sy.axis()[1], 16, &b, &rest);
-  sy.reorder({b, sy.axis()[0], rest});
-  sy.bind(b, "blockIdx.x");
-  sy.split(sy.fuse(sy.axis()[0], rest), 64, &rounds, &tx);
-  sy.bind(tx, "threadIdx.x");
-  Stage sx = s[Xs];
-  sx.compute_at(sy, b);
-  IterVar xr, xt;
-  sx.split(sx.fuse(sx.axis()[0], sx.axis()[1]), 64, &xr, &xt);
-  sx.bind(xt, "threadIdx.x");
-  sx.storage_tile(8, 4);
-  const LoweredFunc f = lower_gpu(s, {X, Y}, "tiled", sm90a());
+  const LoweredFunc f = transpose_through_shared(
+      32, 24, 1, [](Stage& sx) { sx.storage_tile(8, 4); }, "tiled", sm90a());
   const std::string ir = to_string(f);
   // The shared array is 16 x 24 elements; the copy's index steps 64 from
   // one column of tiles to the next.
   CHECK_THAT(ir, Contains("allocate X.shared[f32 * 384] @shared") && Contains(", 4)*64)"));
   const CudaSource src = emit_cuda(f, sm90a());
   TempDir dir("kiln_storage_tile");
-  EmulatedModule em = build_emulated_module(src, dir.path);
-  auto mod = rt::Module::load(em.path);
-  kiln_packed_fn fn = mod->get_function(src.function);
-  REQUIRE(fn);
-  rt::NDArray x = rt::NDArray::empty({32, 24}, to_runtime_dtype(DType::f32()));
-  rt::NDArray y = rt::NDArray::empty({24, 32}, to_runtime_dtype(DType::f32()));
-  x.fill_random(5);
-  y.fill_zero();
-  std::vector<void*> ptrs = {x.data(), y.data()};
-  REQUIRE(fn(ptrs.data()) == 0);
-  const float* xv = static_cast<const float*>(x.data());
-  const float* yv = static_cast<const float*>(y.data());
-  int wrong = 0;
-  for (int i = 0; i < 24; ++i)
-    for (int j = 0; j < 32; ++j) wrong += yv[i * 32 + j] != 2.0f * xv[j * 24 + i];
-  CHECK(wrong == 0);
+  CHECK(emulated_transpose_mismatches(src, dir.path, 32, 24, 5) == 0);
 }
 
 TEST_CASE("wgmma: the emulator reports warps of a warpgroup that name different tiles",
@@ -376,11 +351,11 @@ TEST_CASE("wgmma: products kept in flight across k tiles agree with the interpre
       // One warpgroup of 128 columns, four k tiles in two slots, one producer warp.
       {"matmul:M=128,N=128,K=128,dtype=f16",
        {{"wgmma_m", {2, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {4, 2}}, {"stages", 2}, {"producer_warps", 1}},
-       "kiln_wgmma_m64n128k16_f16<0, 1, 1>("},
+       "kiln_wgmma_m64n128k16_f16<0, 1, 0, 0, 1>("},
       // Four warpgroups (2 x 2), eight k tiles of 16 in three slots, two producer warps.
       {"matmul:M=128,N=128,K=128,dtype=f16",
        {{"wgmma_m", {1, 2}}, {"wgmma_n", {1, 2, 8}}, {"mma_k", {8, 1}}, {"stages", 3}, {"producer_warps", 2}},
-       "kiln_wgmma_m64n64k16_f16<0, 1, 1>("},
+       "kiln_wgmma_m64n64k16_f16<0, 1, 0, 0, 1>("},
       // bf16, A stored k x m, batches, bulk copies, k tiles of 16 in five slots.
       {"batch_matmul:B=2,M=64,N=64,K=96,dtype=bf16,trans_a=1",
        {{"wgmma_m", {1, 1}},
@@ -389,7 +364,7 @@ TEST_CASE("wgmma: products kept in flight across k tiles agree with the interpre
         {"stages", 5},
         {"producer_warps", 1},
         {"bulk_copy", 1}},
-       "kiln_wgmma_m64n64k16_bf16<1, 1, 1>("},
+       "kiln_wgmma_m64n64k16_bf16<1, 1, 0, 0, 1>("},
   };
   uint64_t seed = 1200;
   for (const Case& c : cases) {

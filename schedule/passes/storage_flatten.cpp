@@ -32,7 +32,24 @@ struct FlatBuffer {
   // step from tile to tile, `tile_strides` within one.
   std::vector<int64_t> tile;
   std::vector<Expr> tile_strides;
+  // A buffer stored 128-byte swizzled (Stage::storage_swizzle): its last
+  // two dimensions hold `swizzle_rows` rows in strips of `swizzle_width`
+  // elements (128 bytes), `strides` of the outer dimensions step over
+  // whole R x C matrices; 0 for other buffers.
+  int64_t swizzle_width = 0, swizzle_rows = 0;
 };
+
+// a ^ b for 0 <= a, b < 8, in arithmetic the analyzer bounds and every
+// backend prints: bit by bit, the parity of the two bits' sum.
+Expr xor3(const Expr& a, const Expr& b) {
+  Expr r;
+  for (int64_t bit = 1; bit < 8; bit *= 2) {
+    const Expr w = make_const(a.dtype(), bit), two = make_const(a.dtype(), int64_t{2});
+    const Expr parity = floormod(floordiv(a, w) + floordiv(b, w), two);
+    r = r.defined() ? r + parity * w : parity;
+  }
+  return r;
+}
 
 // The type flat indices into a buffer are computed in: i32 while the whole
 // buffer, storage_align padding included, holds fewer than 2^31 elements,
@@ -105,6 +122,24 @@ void check_intrin_requirement(const TensorIntrinDecl& in, size_t operand, const 
         << who << " starts at element `" << to_string(ana.simplify(b.offset))
         << "`, which kiln cannot prove is a multiple of " << req.offset_factor
         << " (the alignment the intrinsic needs): tile so that each call starts at a multiple";
+  }
+  if (b.swizzle_bytes > 0) {
+    user_check(req.core > 0 && req.swizzle_ok)
+        << who << " is stored swizzled (storage_swizzle), which the intrinsic does not read; drop storage_swizzle on "
+        << "that stage";
+    const int64_t chunk = 16 / b.dtype.bytes(), width = b.swizzle_bytes / b.dtype.bytes();
+    const ModularSet m = ana.modular_set(ana.simplify(b.offset));
+    user_check(m.coeff % chunk == 0 && m.base % chunk == 0)
+        << who << " starts at element `" << to_string(ana.simplify(b.offset)) << "` of its swizzled layout, which "
+        << "kiln cannot prove is the start of a 16-byte chunk";
+    // The intrinsic's two dimensions are the buffer's last two, in order:
+    // rows of a strip, then along them.
+    const int64_t* rows = b.strides.size() == 2 ? as_const_int(ana.simplify(b.strides[0])) : nullptr;
+    const int64_t* along = b.strides.size() == 2 ? as_const_int(ana.simplify(b.strides[1])) : nullptr;
+    user_check(rows && along && *rows == width && *along == 1)
+        << who << " is stored swizzled (storage_swizzle) and the intrinsic's dimensions are not its last two in "
+        << "order; tensorize so that they are (its rows, then along them)";
+    return;
   }
   // Other intrinsics address their operands with one stride per
   // dimension, which a tiled buffer does not have past one tile.
@@ -213,7 +248,12 @@ class Flattener : public IRMutator {
     fb.index_type = index_type_for(extents, op->align);
     fb.strides = make_strides(extents, op->align, fb.index_type, &size);
     if (op->scope == MemScope::kWarp) {
+      user_check(op->align.empty() || !op->align.back().swizzle)
+          << "'" << t.name() << "' is in warp scope (tensor-core fragments, laid out by the intrinsics); "
+          << "storage_swizzle is for shared and global buffers";
       tile_warp_buffer(t, op->body, extents, &fb, &size);
+    } else if (!op->align.empty() && op->align.back().swizzle) {
+      swizzle(t, op->align, extents, &fb, &size);
     } else if (std::any_of(op->align.begin(), op->align.end(), [](const RealizeNode::Align& a) { return a.tile; })) {
       std::vector<int64_t> tile;
       for (const RealizeNode::Align& a : op->align) {
@@ -260,8 +300,12 @@ class Flattener : public IRMutator {
       b.data = fb.handle;
       b.dtype = fb.dtype;
       b.scope = fb.scope;
-      b.offset = flat_index(fb, r.base);
+      b.offset = flat_index(fb, r.base, /*unswizzled=*/true);
       b.shape = in.shape_of(operand);
+      if (fb.swizzle_width > 0) {
+        b.swizzle_bytes = fb.swizzle_width * fb.dtype.bytes();
+        b.swizzle_strip = make_const(fb.index_type, fb.swizzle_rows * fb.swizzle_width);
+      }
       const std::vector<Expr>& strides = fb.tile.empty() ? fb.strides : fb.tile_strides;
       for (int d : r.dims) b.strides.push_back(d < 0 ? make_zero(fb.index_type) : strides[static_cast<size_t>(d)]);
       if (!fb.tile.empty() && fb.scope != MemScope::kWarp)
@@ -297,11 +341,19 @@ class Flattener : public IRMutator {
     return it->second;
   }
 
-  Expr flat_index(const FlatBuffer& fb, const std::vector<Expr>& indices) {
+  // The element's flat index; of a swizzled buffer, with `unswizzled`, its
+  // place before the swizzle (FlatBuffer::swizzle_width).
+  Expr flat_index(const FlatBuffer& fb, const std::vector<Expr>& indices, bool unswizzled = false) {
     internal_assert(indices.size() == fb.strides.size()) << "index arity mismatch";
     Expr flat;
-    for (size_t d = 0; d < indices.size(); ++d) {
+    const size_t n = indices.size();
+    for (size_t d = 0; d < n; ++d) {
       Expr i = widen(mutate(indices[d]), fb.index_type) - widen(fb.mins[d], fb.index_type);
+      if (fb.swizzle_width > 0 && d + 2 == n) {
+        const Expr col = widen(mutate(indices[d + 1]), fb.index_type) - widen(fb.mins[d + 1], fb.index_type);
+        const Expr term = swizzled_index(fb, i, col, unswizzled);
+        return flat.defined() ? flat + term : term;
+      }
       Expr term = i * fb.strides[d];
       if (!fb.tile.empty()) {
         const Expr t = make_const(fb.index_type, fb.tile[d]);
@@ -311,6 +363,52 @@ class Flattener : public IRMutator {
     }
     if (!flat.defined()) flat = make_zero(fb.index_type);  // a 0-d tensor
     return flat;
+  }
+
+  // Row `row`, column `col` of a swizzled buffer's last two dimensions: in
+  // strip col / W, row `row` of it, 16-byte chunk (col % W) / chunk, XORed
+  // with row % 8 unless `unswizzled`. Written over the chunk q = col / chunk
+  // so that a vector of a chunk's elements stays one run.
+  static Expr swizzled_index(const FlatBuffer& fb, const Expr& row, const Expr& col, bool unswizzled) {
+    const DType t = fb.index_type;
+    const int64_t chunk = 16 / fb.dtype.bytes(), per_row = fb.swizzle_width / chunk;
+    auto c = [&](int64_t v) { return make_const(t, v); };
+    const Expr q = floordiv(col, c(chunk));
+    const Expr in_row = floormod(q, c(per_row));
+    const Expr moved = unswizzled ? in_row : xor3(in_row, floormod(row, c(per_row)));
+    return floordiv(q, c(per_row)) * c(fb.swizzle_rows * fb.swizzle_width) + row * c(fb.swizzle_width) +
+           moved * c(chunk) + floormod(col, c(chunk));
+  }
+
+  // Lays a swizzled buffer out (FlatBuffer::swizzle_width): its last two
+  // extents must be constant, the rows a multiple of 8 and the columns of
+  // a strip's 128 bytes.
+  static void swizzle(const Tensor& t, const std::vector<RealizeNode::Align>& align, const std::vector<Expr>& extents,
+                      FlatBuffer* fb, Expr* size) {
+    for (const RealizeNode::Align& a : align)
+      user_check(a.factor == 0 && a.tile == 0)
+          << "'" << t.name() << "' has storage_swizzle and " << (a.factor ? "storage_align" : "storage_tile")
+          << "; the swizzle places every element itself, so the buffer takes one layout only";
+    const size_t n = extents.size();
+    const int64_t bytes = align.back().swizzle, elem = t.dtype().bytes();
+    internal_assert(bytes == 128 && n >= 2 && 16 % elem == 0) << "storage_swizzle of '" << t.name() << "'";
+    const int64_t width = bytes / elem;
+    int64_t rows = 0, cols = 0;
+    user_check(as_const_int(extents[n - 2], &rows) && rows % 8 == 0)
+        << "'" << t.name() << "' (storage_swizzle) spans " << extents[n - 2] << " rows, not a constant multiple of 8: "
+        << "the swizzle permutes the chunks of each 8 rows";
+    user_check(as_const_int(extents[n - 1], &cols) && cols % width == 0)
+        << "'" << t.name() << "' (storage_swizzle) has rows of " << extents[n - 1] << " elements, not a constant "
+        << "multiple of " << width << " (128 bytes of " << t.dtype().str() << "): the swizzle moves whole strips of "
+        << "128-byte rows";
+    std::vector<Expr> outer(extents.begin(), extents.end() - 2);
+    outer.push_back(make_const(fb->index_type, rows * cols));
+    fb->strides = make_strides(outer, {}, fb->index_type, size);
+    fb->strides.pop_back();
+    fb->strides.push_back(make_const(fb->index_type, width));  // within a strip (IntrinBuffer::strides)
+    fb->strides.push_back(make_const(fb->index_type, int64_t{1}));
+    fb->swizzle_width = width;
+    fb->swizzle_rows = rows;
   }
 
   // Lays a warp-scope buffer out in tiles of the fragment the tensor

@@ -7,19 +7,21 @@
 // configs"); check_nvrtc compiles configs of larger, realistic shapes.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "base/error.h"
 #include "codegen/cuda_codegen.h"
 #include "codegen/cuda_emulation.h"
 #include "codegen/nvrtc.h"
 #include "codegen/runtime_dtype.h"
+#include "compute/expr_ops.h"
+#include "compute/tensor.h"
 #include "kernels/op_registry.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -115,6 +117,61 @@ inline std::string compile_for_gpu(const CudaSource& src, const GpuLimits& gpu, 
              std::to_string(max_spill_bytes) + " (" + std::to_string(r.registers) + " registers)";
   }
   return "";
+}
+
+// Y = 2 * X^T (X of rows x cols f32) on the GPU through a shared copy of
+// 16 rows of X per block, which 64 threads fill `vec` elements at a time
+// (vectorized when vec > 1) and `layout` lays out; lowered for `gpu`.
+inline LoweredFunc transpose_through_shared(int64_t rows, int64_t cols, int64_t vec,
+                                            const std::function<void(Stage&)>& layout, const std::string& name,
+                                            const GpuLimits& gpu) {
+  Tensor X = placeholder({Expr(rows), Expr(cols)}, DType::f32(), "X");
+  Tensor Y = compute(
+      {Expr(cols), Expr(rows)}, [&](Var i, Var j) { return X(j, i) * make_const(DType::f32(), 2.0); }, "Y");
+  Schedule s({Y});
+  Tensor Xs = s.cache_read(X, MemScope::kShared, {s.current_op(Y)});
+  Stage sy = s[Y];
+  IterVar b, rest, rounds, tx;
+  sy.split(sy.axis()[1], 16, &b, &rest);
+  sy.reorder({b, sy.axis()[0], rest});
+  sy.bind(b, "blockIdx.x");
+  sy.split(sy.fuse(sy.axis()[0], rest), 64, &rounds, &tx);
+  sy.bind(tx, "threadIdx.x");
+  Stage sx = s[Xs];
+  sx.compute_at(sy, b);
+  IterVar xr, xt, xo, xv;
+  IterVar fill = sx.fuse(sx.axis()[0], sx.axis()[1]);
+  if (vec > 1) {
+    sx.split(fill, vec, &xo, &xv);
+    sx.vectorize(xv);
+    fill = xo;
+  }
+  sx.split(fill, 64, &xr, &xt);
+  sx.bind(xt, "threadIdx.x");
+  layout(sx);
+  return lower_gpu(s, {X, Y}, name, gpu);
+}
+
+// Runs the emulated kernel `src` that computes Y = 2 * X^T (arguments X,
+// Y; X of rows x cols f32) on random X; the elements of Y that differ.
+inline int emulated_transpose_mismatches(const CudaSource& src, const std::string& dir, int64_t rows, int64_t cols,
+                                         uint64_t seed) {
+  EmulatedModule em = build_emulated_module(src, dir);
+  auto mod = rt::Module::load(em.path);
+  kiln_packed_fn fn = mod->get_function(src.function);
+  REQUIRE(fn);
+  rt::NDArray x = rt::NDArray::empty({rows, cols}, to_runtime_dtype(DType::f32()));
+  rt::NDArray y = rt::NDArray::empty({cols, rows}, to_runtime_dtype(DType::f32()));
+  x.fill_random(seed);
+  y.fill_zero();
+  std::vector<void*> ptrs = {x.data(), y.data()};
+  REQUIRE(fn(ptrs.data()) == 0);
+  const float* xv = static_cast<const float*>(x.data());
+  const float* yv = static_cast<const float*>(y.data());
+  int wrong = 0;
+  for (int64_t i = 0; i < cols; ++i)
+    for (int64_t j = 0; j < rows; ++j) wrong += yv[i * rows + j] != 2.0f * xv[j * cols + i];
+  return wrong;
 }
 
 inline bool have_host_compiler() { return !host_cxx_compiler().empty(); }
