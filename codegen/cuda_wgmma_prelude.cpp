@@ -72,6 +72,13 @@ __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned long long
   return ((addr & 0x3FFFFull) >> 4) | ((unsigned long long)((leading_bytes & 0x3FFFF) >> 4) << 16) |
          ((unsigned long long)((stride_bytes & 0x3FFFF) >> 4) << 32) | ((unsigned long long)swizzle << 62);
 }
+// The first element of this warp's warpgroup's A, given the warp's own
+// `a_off`: 16 rows a warp before it (two groups of 8 rows, a_m apart),
+// along a swizzled MN-major A's rows 16 elements.
+template <int Mn, int Sw>
+__device__ __forceinline__ long long kiln_wgmma_group_first(long long a_off, long long a_m) {
+  return a_off - (Sw && Mn ? 16LL : 2LL * a_m) * kiln_warp_in_group();
+}
 // The descriptor of an operand's k step `step` (16 of k), `addr` the
 // shared address of the group's first element (its place before the
 // swizzle), along_mn and along_k the distances the call passes, in
@@ -144,9 +151,8 @@ inline void kiln_wgmma_emu(const char* op, int n, float (*to_f32)(unsigned short
   auto& abuf = kiln_mma_emu_buffer(a, a_base);
   auto& bbuf = kiln_mma_emu_buffer(b, b_base);
   const int w = kiln_warp_in_group();
-  // What the descriptor names: the group's first row, 16 rows a warp
-  // before this one's (along a swizzled MN-major A's rows, 16 elements).
-  const long long a_group = a_off - (ASw && AMn ? 16LL : 2LL * a_m) * w, group = a_base + a_group;
+  // What the descriptor names: the group's first row.
+  const long long a_group = kiln_wgmma_group_first<AMn, ASw>(a_off, a_m), group = a_base + a_group;
   const long long e = kiln_wgmma_emu_elem_bytes(abuf);
   auto fail = [&](const std::string& what) {
     kiln_emu::check_error(std::string(op) + " " + kiln_emu::where() + ", " + kiln_emu::thread_str(kiln_emu::cur_tid) +
@@ -260,9 +266,7 @@ std::string width_function(int64_t n, const std::string& t) {
      << "  kiln_wgmma_emu<AMn, BMn, ASw, BSw>(\"" << fn << " (wgmma.mma_async.m64n" << n << "k16)\", " << n
      << ", kiln_mma_emu_" << t << ", Async != 0, acc, a, a_off, a_m, a_k, b, b_off, b_k, b_n, steps);\n"
      << "#else\n"
-     << "  // The group's first row: 16 rows a warp before this one's (along a swizzled MN-major A's rows,\n"
-     << "  // 16 elements).\n"
-     << "  const long long a_group = a_off - (ASw && AMn ? 16LL : 2LL * a_m) * kiln_warp_in_group();\n"
+     << "  const long long a_group = kiln_wgmma_group_first<AMn, ASw>(a_off, a_m);\n"
      << "  const long long e = (long long)sizeof(a[0]);\n"
      << "  const unsigned long long a_addr = kiln_wgmma_addr(a, a_group), b_addr = kiln_wgmma_addr(b, b_off);\n"
      << "  // Shared memory written by plain stores or cp.async, read by the tensor cores' proxy.\n"

@@ -259,6 +259,12 @@ const std::vector<std::string>& cuda_wgmma_scalars() {
   return names;
 }
 
+bool cuda_wgmma_reads_swizzled(const TensorIntrinCallNode& call, size_t operand) {
+  internal_assert(operand == 1 || operand == 2) << "wgmma reads operands 1 (a) and 2 (b), not " << operand;
+  return call.intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && call.scalars.size() == cuda_wgmma_scalars().size() &&
+         is_one(call.scalars[5 + operand]);
+}
+
 CudaMmaInstructions cuda_mma_instructions(DType input) {
   const std::string n = input.str();
   return {"cuda.mma.load_a.mk." + n, "cuda.mma.load_a.km." + n, "cuda.mma.load_b.kn." + n, "cuda.mma.load_b.nk." + n,
@@ -421,8 +427,8 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
     }
     // A swizzled operand's strips and groups of 8 rows start at 1024-byte
     // boundaries, where the swizzle's pattern restarts.
-    for (const auto& [first, swizzle] : {std::make_pair(0, 6), std::make_pair(3, 7)})
-      if (is_one(call.scalars[swizzle]))
+    for (const auto& [first, operand] : {std::make_pair(0, size_t{1}), std::make_pair(3, size_t{2})})
+      if (cuda_wgmma_reads_swizzled(call, operand))
         for (int k : {first, first + 1})
           if (*as_const_int(call.scalars[k]) * bytes % 1024 != 0)
             return call.intrin + " scalar " + h->scalars[k] + " is " + to_string(call.scalars[k]) +

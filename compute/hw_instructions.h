@@ -113,6 +113,9 @@ std::string cuda_wgmma_async_form(const std::string& instruction);
 constexpr const char* kCudaWgmmaCommitWait = "cuda.wgmma_commit_wait";
 const std::vector<int64_t>& cuda_wgmma_widths();  // the N offered: 8 to 256, powers of two
 const std::vector<std::string>& cuda_wgmma_scalars();
+// Whether a wgmma call reads its operand `operand` (1: a, 2: b) 128-byte
+// swizzled (its a_swizzle or b_swizzle scalar is 1).
+bool cuda_wgmma_reads_swizzled(const TensorIntrinCallNode& call, size_t operand);
 
 constexpr const char* kCudaCpAsyncPrefix = "cuda.cp_async.";
 // The asynchronous copy of `bytes` (4, 8 or 16) of `t` from global to shared

@@ -255,9 +255,8 @@ class Collector {
     if (op->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && !op->scalars.empty() && as_const_int(op->scalars.back(), &steps))
       read_extent = acc_extent * 2 * steps;
     // Its operands read in the 128-byte swizzle (scalars a_swizzle, b_swizzle).
-    if (op->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && op->scalars.size() == cuda_wgmma_scalars().size())
-      swizzled_operands =
-          std::max(swizzled_operands, static_cast<int>(is_one(op->scalars[6]) + is_one(op->scalars[7])));
+    swizzled_operands = std::max(swizzled_operands, static_cast<int>(cuda_wgmma_reads_swizzled(*op, 1)) +
+                                                        static_cast<int>(cuda_wgmma_reads_swizzled(*op, 2)));
     r.arith_ops = static_cast<int>(2 * std::max<int64_t>(1, read_extent / std::max<int64_t>(1, acc_extent)));
     // Counted per accumulator element, as a vectorized store counts lanes.
     const double executions = count_store(static_cast<double>(acc_extent));

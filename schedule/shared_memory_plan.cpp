@@ -165,9 +165,8 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
       a = std::max(a, align);
     };
     if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) == 0) at_least(c->operands[0].buffer, 128);
-    if (c->intrin.rfind(kCudaWgmmaPrefix, 0) == 0 && c->scalars.size() == cuda_wgmma_scalars().size())
-      for (size_t k : {size_t{1}, size_t{2}})
-        if (is_one(c->scalars[5 + k])) at_least(c->operands[k].buffer, 1024);
+    for (size_t k : {size_t{1}, size_t{2}})
+      if (cuda_wgmma_reads_swizzled(*c, k)) at_least(c->operands[k].buffer, 1024);
   });
   post_order_visit(kernel, [&](const Ref<Object>& n) {
     if (n->kind() != NodeKind::Allocate) return;

@@ -25,11 +25,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const GpuLimits& sm90a() {
-  static const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
-  return gpu;
-}
-
 // The 4096^3 f16 GEMM in 128 x 256 blocks of two warpgroups, k tiles of 64
 // in four slots filled by one producer warp, one k tile's products kept in
 // flight, and `knobs`: checked to compile for sm_90a within the spill budget.
@@ -44,11 +39,7 @@ CudaSource wgmma_4096(const nlohmann::json& knobs) {
 }
 
 std::string emulate(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed) {
-  try {
-    return run_emulated_and_check(op, gpu_source(op, cfg, sm90a()), dir, seed);
-  } catch (const std::exception& e) {
-    return std::string("exception: ") + e.what();
-  }
+  return emulation_problem(op, gpu_source(op, cfg, sm90a()), dir, seed);
 }
 
 }  // namespace

@@ -19,19 +19,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const GpuLimits& sm90a() {
-  static const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
-  return gpu;
-}
-
-std::string emulate(const OpInstance& op, const CudaSource& src, const std::string& dir, uint64_t seed) {
-  try {
-    return run_emulated_and_check(op, src, dir, seed);
-  } catch (const std::exception& e) {
-    return std::string("exception: ") + e.what();
-  }
-}
-
 // The byte offsets of the kernel's shared arrays carved out of a pool.
 std::vector<int64_t> pool_offsets(const std::string& kernel, const std::string& array) {
   std::vector<int64_t> offsets;
@@ -109,7 +96,7 @@ TEST_CASE("wgmma swizzle: swizzled operands agree with the interpreter in every 
       REQUIRE(at.size() == 1);
       CHECK(at[0] % 1024 == 0);
     }
-    CHECK(emulate(op, src, dir.path, seed++) == "");
+    CHECK(emulation_problem(op, src, dir.path, seed++) == "");
   }
 }
 
@@ -121,13 +108,13 @@ TEST_CASE("wgmma swizzle: the emulator reports a swizzled operand out of place o
   const Config cfg =
       wgmma_config(op, {{"wgmma_m", {1, 2}}, {"wgmma_n", {2, 1, 8}}, {"mma_k", {2, 4}}, {"stages", 1}, {"swizzle", 1}});
   const CudaSource src = gpu_source(op, cfg, sm90a());
-  REQUIRE(emulate(op, src, dir.path, 950) == "");
+  REQUIRE(emulation_problem(op, src, dir.path, 950) == "");
   // Planted: A in an array of its own (only 16-byte aligned on the GPU).
   CudaSource own = src;
   own.code = std::regex_replace(src.code, std::regex(R"(KILN_SHARED_AT\((\w+), A_shared, ([0-9]+), [0-9]+\))"),
                                 "KILN_SHARED($1, A_shared, $2)");
   REQUIRE(own.code != src.code);
-  CHECK_THAT(emulate(op, own, dir.path, 951),
+  CHECK_THAT(emulation_problem(op, own, dir.path, 951),
              Contains("A is stored swizzled in an array of its own, which is only 16-byte aligned; the swizzle "
                       "needs its array 1024-byte aligned in the block's shared memory"));
   // Planted: B half an atom off its boundary.
@@ -141,15 +128,16 @@ TEST_CASE("wgmma swizzle: the emulator reports a swizzled operand out of place o
   off.code =
       std::regex_replace(src.code, std::regex(R"(KILN_SHARED_AT\((\w+), B_shared, ([0-9]+), ([0-9]+)\))"),
                          "KILN_SHARED_AT($1, B_shared, $2, " + std::to_string(std::stoll(m[3].str()) + 512) + ")");
-  CHECK_THAT(emulate(op, off, dir.path, 952), Contains("B is stored swizzled and its tiles start at byte " +
-                                                       std::to_string(std::stoll(m[3].str()) + 512) +
-                                                       " of the block's shared memory, not at a 1024-byte boundary"));
+  CHECK_THAT(
+      emulation_problem(op, off, dir.path, 952),
+      Contains("B is stored swizzled and its tiles start at byte " + std::to_string(std::stoll(m[3].str()) + 512) +
+               " of the block's shared memory, not at a 1024-byte boundary"));
   // Planted: A read as 8 x 8 tiles while stored swizzled: the descriptor
   // names other elements, and the product is wrong.
   CudaSource tiles = src;
   tiles.code = std::regex_replace(src.code, std::regex(R"(k16_f16<0, 1, 1, 1, 0>\()"), "k16_f16<0, 1, 0, 1, 0>(");
   REQUIRE(tiles.code != src.code);
-  const std::string wrong = emulate(op, tiles, dir.path, 953);
+  const std::string wrong = emulation_problem(op, tiles, dir.path, 953);
   CHECK(wrong != "");
   CHECK(wrong.find("exception") == std::string::npos);
 }

@@ -15,6 +15,23 @@
 
 namespace kiln::testing {
 
+// Hopper's arch-specific target, where wgmma is offered.
+inline const GpuLimits& sm90a() {
+  static const GpuLimits gpu = gpu_limits_for_arch("sm_90a");
+  return gpu;
+}
+
+// What the emulation of `src` reports against the interpreter ("" when it
+// agrees), a thrown error as "exception: " and its message.
+inline std::string emulation_problem(const OpInstance& op, const CudaSource& src, const std::string& dir,
+                                     uint64_t seed) {
+  try {
+    return run_emulated_and_check(op, src, dir, seed);
+  } catch (const std::exception& e) {
+    return std::string("exception: ") + e.what();
+  }
+}
+
 // The template's default config for `op` on `arch`, as JSON to edit, and
 // the space to read it back with (kept alive here: a config refers to its
 // space, which must outlive it).
