@@ -66,7 +66,7 @@ std::string entry_point(const CudaSource& src) {
         for (int d = 1; d < m.rank; ++d) os << (d > 1 ? ", " : "") << m.strides[d - 1] << "ull";
         os << "}, {";
         for (int d = 0; d < m.rank; ++d) os << (d ? ", " : "") << m.box[d] << "u";
-        os << "})";
+        os << "}, " << m.swizzle << ")";
       } else if (p.c_type.back() == '*') {
         os << "(" << p.c_type << ")" << arg;
       } else {

@@ -43,14 +43,14 @@ struct Mbarrier {
 // driver (tests/support/fake_libcuda.cpp, which writes the same layout)
 // encode it: [0] a mark, [1] the tensor's address, [2] the element's bytes,
 // [3] the rank, [4..8] the dims, [9..12] the strides in bytes, [13] and
-// [14] the box's sides, 16 bits each.
+// [14] the box's sides, 16 bits each, [15] the swizzle's bytes (0 or 128).
 struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
 constexpr unsigned long long kTensorMapMark = 0x70616d746e6c696bull;  // "kilntmap"
 inline TensorMap encode_tensor_map(void* base, int element_bytes, int rank, std::initializer_list<unsigned long long> dims,
                                    std::initializer_list<unsigned long long> strides,
-                                   std::initializer_list<unsigned> box) {
+                                   std::initializer_list<unsigned> box, int swizzle = 0) {
   TensorMap m{};
   m.opaque[0] = kTensorMapMark;
   m.opaque[1] = reinterpret_cast<uintptr_t>(base);
@@ -62,6 +62,7 @@ inline TensorMap encode_tensor_map(void* base, int element_bytes, int rank, std:
   for (unsigned long long x : strides) m.opaque[9 + d++] = x;
   d = 0;
   for (unsigned x : box) m.opaque[13 + d / 4] |= static_cast<unsigned long long>(x) << (16 * (d % 4)), ++d;
+  m.opaque[15] = static_cast<unsigned long long>(swizzle);
   return m;
 }
 inline unsigned long long tensor_map_box(const TensorMap& m, int d) {
@@ -186,8 +187,11 @@ class MbarrierArray : public MbarrierArrayBase {
 
   // cp.async.bulk.tensor.Rd: the box of the R-D tensor map `m` at the
   // coordinates c[0..R), zeros where it passes the tensor's edges, into
-  // dst[index..] densely, dimension 0 innermost (no swizzle), completing
-  // its bytes on barrier i.
+  // dst[index..] densely, dimension 0 innermost, completing its bytes on
+  // barrier i. A map with the 128-byte swizzle lands each 16-byte chunk
+  // where the GPU does: its shared address's bits 4-6 XOR bits 7-9, which
+  // keeps the pattern of Stage::storage_swizzle(128) only from a 1024-byte
+  // boundary, so a destination off one is reported.
   template <typename T>
   void tensor_copy(SharedBuffer<T>& dst, long long index, const TensorMap& m, const int* c, int rank, long long i) {
     const std::string what = thread_str(cur_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +
@@ -216,6 +220,12 @@ class MbarrierArray : public MbarrierArrayBase {
         failure(t, what + ": a tensor copy's destination must be 128-byte aligned in the block's shared memory, " +
                        (at < 0 ? std::string("and an array of its own is only 16-byte aligned")
                                : "and it is at byte " + std::to_string(at)));
+      if (m.opaque[15] != 0 && (m.opaque[15] != 128 || box_sides[0] * sizeof(T) != 128))
+        failure(t, what + " with a tensor map that swizzles " + std::to_string(m.opaque[15]) + " bytes, rows of " +
+                       std::to_string(box_sides[0] * sizeof(T)) + " bytes; kiln's swizzled maps swizzle 128-byte rows");
+      if (m.opaque[15] == 128 && at % 1024 != 0)
+        failure(t, what + " through a 128-byte swizzled tensor map at byte " + std::to_string(at) +
+                       " of the block's shared memory, not at a 1024-byte boundary where the swizzle's pattern starts");
       // What cuTensorMapEncodeTiled would have refused.
       bool encodable = m.opaque[1] % 16 == 0 && box_sides[0] * sizeof(T) % 16 == 0;
       std::string sides;
@@ -240,7 +250,10 @@ class MbarrierArray : public MbarrierArrayBase {
         inside &= x >= 0 && static_cast<unsigned long long>(x) < dims[d];
         offset += static_cast<unsigned long long>(x) * strides[d];
       }
-      if (inside) memcpy(&box[static_cast<size_t>(e)], base + offset, sizeof(T));  // zeros outside the tensor
+      // Where it lands in the box: byte b, or b with bits 4-6 XOR bits 7-9 under the swizzle.
+      unsigned long long to = e * sizeof(T);
+      if (m.opaque[15] == 128) to ^= ((to >> 7) & 7) << 4;
+      if (inside) memcpy(&box[static_cast<size_t>(to / sizeof(T))], base + offset, sizeof(T));  // zeros outside
     }
     bulk_copy(dst, index, box.data(), static_cast<long long>(box.size() * sizeof(T)), i);
   }

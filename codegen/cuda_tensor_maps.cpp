@@ -27,6 +27,7 @@ rt::cuda::TensorMapSpec cuda_tensor_map_spec(const TensorIntrinCallNode& c, cons
   rt::cuda::TensorMapSpec s;
   s.rank = static_cast<int>(dims.size());
   s.element_bytes = static_cast<int>(bytes);
+  s.swizzle = cuda_tensor_copy_swizzled(c) ? 128 : 0;
   for (size_t d = 0; d < dims.size(); ++d) {
     s.dims[d] = static_cast<uint64_t>(dims[d].extent);
     s.box[d] = static_cast<uint32_t>(dims[d].box);

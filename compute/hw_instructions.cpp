@@ -131,8 +131,10 @@ HwInstruction cuda_tensor_copy_entry(DType t) {
           "phase of the pipeline's full mbarrier for the slot (the first scalar) completes. Without more scalars "
           "start(r) = r * S (S src's stride), a 2-D map; each further pair (count, distance) splits the rows into "
           "one more dimension: r = r1 + c1 * (r2 + c2 * (...)) with c2, c3.. the pairs' counts and c1 the rows "
-          "they leave, and start(r) = r1 * S + r2 * distance2 + ..., a map of up to 5 dimensions",
-          {"slot"}};
+          "they leave, and start(r) = r1 * S + r2 * distance2 + ..., a map of up to 5 dimensions. With swizzle 1 "
+          "the rows are 128 bytes and land 128-byte swizzled (each 16-byte chunk c of row r at chunk c XOR r % 8, "
+          "dst 1024-byte aligned and its offset the box's place before the swizzle)",
+          {"slot", "swizzle"}};
 }
 
 // AMX: a 32 x 32 product in four tile registers over `steps` k steps of
@@ -225,6 +227,13 @@ std::string cuda_cp_async_instruction(DType t, int64_t bytes) {
 
 std::string cuda_bulk_copy_instruction(DType t) { return kCudaBulkCopyPrefix + t.str(); }
 std::string cuda_tensor_copy_instruction(DType t) { return kCudaTensorCopyPrefix + t.str(); }
+
+bool cuda_tensor_copy_swizzled(const TensorIntrinCallNode& copy) {
+  const int64_t* s = copy.intrin.rfind(kCudaTensorCopyPrefix, 0) == 0 && copy.scalars.size() >= 2
+                         ? as_const_int(copy.scalars[1])
+                         : nullptr;
+  return s && *s == 1;
+}
 
 const std::vector<DType>& cuda_cp_async_types() {
   static const std::vector<DType> types = {DType::f32(), DType::f16(), DType::bf16(),
@@ -382,13 +391,19 @@ std::string hw_call_problem(const TensorIntrinCallNode& call) {
     if (!as_const_int(call.operands[0].extent, &n) || !as_const_int(call.operands[1].extent, &m) || n != m || n <= 0)
       return call.intrin + " copies " + to_string(call.operands[0].extent) + " elements into " +
              to_string(call.operands[1].extent) + " from the source: both need the same positive constant";
-    if (call.scalars.empty() || call.scalars.size() % 2 == 0 || call.scalars.size() > 7)
-      return call.intrin + " takes the slot and up to three (count, distance) pairs of further row dimensions, " +
-             "the call passes " + std::to_string(call.scalars.size()) + " scalars";
+    if (call.scalars.size() < 2 || call.scalars.size() % 2 != 0 || call.scalars.size() > 8)
+      return call.intrin + " takes the slot, the swizzle and up to three (count, distance) pairs of further row " +
+             "dimensions, the call passes " + std::to_string(call.scalars.size()) + " scalars";
+    int64_t swizzle = 0;
+    if (!as_const_int(call.scalars[1], &swizzle) || (swizzle != 0 && swizzle != 1))
+      return call.intrin + " scalar swizzle is " + to_string(call.scalars[1]) + ", not 0 or 1";
+    if (swizzle == 1 && (!as_const_int(call.operands[0].stride, &len) || len * bytes != 128))
+      return call.intrin + " lands rows of " + to_string(call.operands[0].stride) + " elements swizzled; the " +
+             "128-byte swizzle takes rows of 128 bytes (" + std::to_string(128 / bytes) + " elements)";
     // The rows' further dimensions: their counts divide the rows, each at
     // most 256, their distances whole 16-byte units.
     int64_t further = 1;
-    for (size_t k = 1; k < call.scalars.size(); k += 2) {
+    for (size_t k = 2; k < call.scalars.size(); k += 2) {
       int64_t count = 0, distance = 0;
       if (!as_const_int(call.scalars[k], &count) || !as_const_int(call.scalars[k + 1], &distance) || count < 1 ||
           count > 256 || distance < 1 || distance * bytes % 16 != 0)

@@ -139,12 +139,18 @@ constexpr const char* kCudaTensorCopyPrefix = "cuda.tensor_copy.";
 // length L (its rows land one after another, 128-byte aligned), src's
 // stride S the distance between the box's rows in the source. Its first
 // scalar is the pipeline slot whose `full` mbarrier counts the bytes, as for
-// bulk copies; up to three more (count, distance) pairs split the rows into
-// further dimensions (compute/tensor_copy_box.h), for a map of up to 5. L,
-// S and the distances are whole 16-byte units, the box at most 256 along
-// each dimension. The printer passes a tensor map of the source as those
-// dimensions (without pairs: S-element rows).
+// bulk copies; its second `swizzle` is 1 when the rows land 128-byte
+// swizzled (rows of 128 bytes, each 16-byte chunk at chunk XOR row % 8,
+// Stage::storage_swizzle's layout from a 1024-byte aligned dst, whose
+// offset is then the box's place before the swizzle), else 0; up to three
+// more (count, distance) pairs split the rows into further dimensions
+// (compute/tensor_copy_box.h), for a map of up to 5. L, S and the
+// distances are whole 16-byte units, the box at most 256 along each
+// dimension. The printer passes a tensor map of the source as those
+// dimensions (without pairs: S-element rows), swizzling when the copy does.
 std::string cuda_tensor_copy_instruction(DType t);
+// Whether a tensor copy lands 128-byte swizzled (its swizzle scalar is 1).
+bool cuda_tensor_copy_swizzled(const TensorIntrinCallNode& copy);
 
 // Every instruction, in a fixed order.
 const std::vector<HwInstruction>& hw_instructions();

@@ -11,7 +11,7 @@ std::vector<std::pair<int64_t, int64_t>> tensor_copy_box_dims(const TensorIntrin
   const int64_t n = *as_const_int(c.operands[0].extent), len = *as_const_int(c.operands[0].stride);
   int64_t further = 1;
   std::vector<std::pair<int64_t, int64_t>> dims{{len, 1}, {0, *as_const_int(c.operands[1].stride)}};
-  for (size_t k = 1; k + 1 < c.scalars.size(); k += 2) {
+  for (size_t k = 2; k + 1 < c.scalars.size(); k += 2) {
     dims.emplace_back(*as_const_int(c.scalars[k]), *as_const_int(c.scalars[k + 1]));
     further *= dims.back().first;
   }

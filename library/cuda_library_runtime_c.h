@@ -64,11 +64,12 @@ struct function_ref {
 };
 
 /* A tensor map of a parameter's buffer (rank > 0; kiln's runtime/tensor_map.h): bytes as they are, no
-   interleave or swizzle, L2 promotion of 128 bytes, zeros outside the tensor; encoded at each launch. */
+   interleave, L2 promotion of 128 bytes, zeros outside the tensor; encoded at each launch. */
 struct tensor_map_spec {
   int rank, element_bytes;
   uint64_t dims[5], strides[4]; /* elements innermost first; bytes from one index of dims 1.. to the next */
   unsigned box[5];
+  int swizzle; /* a CUtensorMapSwizzle: 0 none, 3 the 128-byte swizzle of kiln's swizzled slots */
 };
 typedef struct {
   _Alignas(64) uint64_t opaque[16];
@@ -466,7 +467,7 @@ static int encode_tensor_map(const char* fn, int function, const struct tensor_m
   }
   const int type = s->element_bytes == 1 ? 0 : s->element_bytes == 2 ? 1 : s->element_bytes == 4 ? 2 : 4;
   const CUresult r = drv.tensor_map_encode_tiled(out, type, (unsigned)s->rank, (void*)(uintptr_t)address, s->dims,
-                                                 s->strides, s->box, ones, 0, 0, 2, 0);
+                                                 s->strides, s->box, ones, 0, s->swizzle, 2, 0);
   if (r != 0) {
     set_error("%s: kernel %s: cuTensorMapEncodeTiled failed: %s (CUresult %d)", fn, kFunctions[function].name,
               error_name(r), r);

@@ -119,7 +119,7 @@ std::string launch_initializer(int function, const std::array<int64_t, 3>& grid,
       for (int d = 0; d + 1 < rt::cuda::kMaxTensorMapRank; ++d) t << (d ? ", " : "") << m.strides[d] << "ull";
       t << "}, {";
       for (int d = 0; d < rt::cuda::kMaxTensorMapRank; ++d) t << (d ? ", " : "") << m.box[d] << "u";
-      t << "}}";
+      t << "}, " << rt::cuda::tensor_map_swizzle_mode(m.swizzle) << "}";
       maps.push_back(t.str());
     }
     os << ", {" << join(maps, ", ") << "}";

@@ -485,10 +485,11 @@ EncodedTensorMap encode_tensor_map(const TensorMapSpec& s, uint64_t address) {
   EncodedTensorMap m{};
   std::array<uint32_t, kMaxTensorMapRank> ones;
   ones.fill(1);
-  constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kL2Promotion128B = 2, kOobFillZeros = 0;
+  constexpr int kInterleaveNone = 0, kL2Promotion128B = 2, kOobFillZeros = 0;
   check(d.tensor_map_encode_tiled(&m, tensor_map_data_type(s.element_bytes), static_cast<unsigned>(s.rank),
                                   reinterpret_cast<void*>(address), s.dims.data(), s.strides.data(), s.box.data(),
-                                  ones.data(), kInterleaveNone, kSwizzleNone, kL2Promotion128B, kOobFillZeros),
+                                  ones.data(), kInterleaveNone, tensor_map_swizzle_mode(s.swizzle), kL2Promotion128B,
+                                  kOobFillZeros),
         "cuTensorMapEncodeTiled(" + describe(s) + ")");
   return m;
 }

@@ -9,7 +9,7 @@
 namespace kiln {
 
 namespace {
-const std::string kMagic = "kiln-gpu-artifact-3\n";
+const std::string kMagic = "kiln-gpu-artifact-4\n";
 }
 
 bool is_gpu_artifact(const std::string& path) {
@@ -51,6 +51,7 @@ void write_gpu_artifact(const GpuArtifact& a, const std::string& path) {
       for (uint64_t x : m.dims) w.i64(static_cast<int64_t>(x));
       for (uint64_t x : m.strides) w.i64(static_cast<int64_t>(x));
       for (uint32_t x : m.box) w.i64(x);
+      w.i64(m.swizzle);
     }
   }
   w.str(std::string(a.image.begin(), a.image.end()));
@@ -92,6 +93,7 @@ GpuArtifact read_gpu_artifact(const std::string& path) {
         for (uint64_t& x : m.dims) x = static_cast<uint64_t>(r.i64());
         for (uint64_t& x : m.strides) x = static_cast<uint64_t>(r.i64());
         for (uint32_t& x : m.box) x = static_cast<uint32_t>(r.i64());
+        m.swizzle = static_cast<int>(r.i64());
         user_check(m.rank == 0 || rt::cuda::tensor_map_problem(m).empty())
             << "'" << path << "' is a damaged GPU artifact (kernel " << k.name << ": "
             << rt::cuda::tensor_map_problem(m) << ")";

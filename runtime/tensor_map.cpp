@@ -37,6 +37,15 @@ std::string tensor_map_problem(const TensorMapSpec& s) {
        << " bytes; they must be a multiple of 16";
     return os.str();
   }
+  if (s.swizzle != 0 && s.swizzle != 128) {
+    os << "a tensor map swizzles 0 or 128 bytes, not " << s.swizzle;
+    return os.str();
+  }
+  if (s.swizzle == 128 && s.box[0] * static_cast<uint64_t>(s.element_bytes) != 128) {
+    os << "the box's rows of a 128-byte swizzled tensor map are " << s.box[0] * static_cast<uint64_t>(s.element_bytes)
+       << " bytes; kiln swizzles whole 128-byte rows";
+    return os.str();
+  }
   return "";
 }
 
@@ -46,6 +55,7 @@ std::string describe(const TensorMapSpec& s) {
   for (int d = 0; d < s.rank; ++d) os << (d ? " x " : "") << s.dims[d];
   os << " " << s.element_bytes << "-byte elements, box ";
   for (int d = 0; d < s.rank; ++d) os << (d ? " x " : "") << s.box[d];
+  if (s.swizzle) os << ", " << s.swizzle << "-byte swizzle";
   return os.str();
 }
 
@@ -61,5 +71,7 @@ int tensor_map_data_type(int element_bytes) {
       return 4;  // UINT64
   }
 }
+
+int tensor_map_swizzle_mode(int swizzle) { return swizzle == 128 ? 3 : 0; }
 
 }  // namespace kiln::rt::cuda

@@ -154,8 +154,9 @@ const SharedArrayPlace* SharedMemoryPlan::find(const VarNode* buffer) const {
 
 SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
   SharedMemoryPlan plan;
-  // Tensor copies write 128-byte aligned boxes; wgmma reads a swizzled
-  // operand with the swizzle's pattern starting at 1024-byte boundaries.
+  // Tensor copies write 128-byte aligned boxes; wgmma reads, and a
+  // swizzled tensor copy writes, a swizzled buffer with the swizzle's
+  // pattern starting at 1024-byte boundaries.
   std::unordered_map<const VarNode*, int64_t> over_aligned;
   post_order_visit(kernel, [&](const Ref<Object>& n) {
     if (n->kind() != NodeKind::TensorIntrinCall) return;
@@ -164,7 +165,8 @@ SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
       int64_t& a = over_aligned[buffer.node()];
       a = std::max(a, align);
     };
-    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) == 0) at_least(c->operands[0].buffer, 128);
+    if (c->intrin.rfind(kCudaTensorCopyPrefix, 0) == 0)
+      at_least(c->operands[0].buffer, cuda_tensor_copy_swizzled(*c) ? 1024 : 128);
     for (size_t k : {size_t{1}, size_t{2}})
       if (cuda_wgmma_reads_swizzled(*c, k)) at_least(c->operands[k].buffer, 1024);
   });

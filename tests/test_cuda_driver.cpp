@@ -204,6 +204,37 @@ TEST_CASE("cuda driver: a kernel that takes tensor maps gets them encoded for it
   fake_reset();
 }
 
+TEST_CASE("cuda driver: tensor maps that land 128-byte swizzled are encoded with the driver's swizzle",
+          "[gpu][driver][emulation][tensor_copy][swizzle]") {
+  if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
+  TempDir dir("kiln_cuda_tensor_maps_swizzled");
+  cuda::Context ctx(0);
+  fake_reset();
+  // wgmma on swizzled tiles that tensor copies fill (A's 64 x 64 tile, B's
+  // 64 x 128: two strips, a 3-D box).
+  BuiltKernel k = build_kernel("matmul:M=64,N=128,K=128,dtype=f16", "cuda -arch=sm_90a", "",
+                               R"({"tensor_core":"wgmma","wgmma_m":[1,1],"wgmma_n":[1,1,16],"mma_k":[2,4],)"
+                               R"("stages":2,"producer_warps":1,"bulk_copy":2,"fill_vec":8,"swizzle":1})");
+  const CudaSource src = emit_cuda(k.func, k.gpu);
+  const std::vector<GpuArtifactKernel> kernels = artifact_kernels(src);
+  REQUIRE(kernels.size() == 1);
+  int swizzled = 0;
+  for (const rt::cuda::TensorMapSpec& m : kernels[0].tensor_maps) swizzled += m.swizzle == 128;
+  REQUIRE(swizzled == 2);
+  {
+    GpuKernelRunner runner(ctx, src, k.func.args, fake_cubin(src, dir.path));
+    std::vector<rt::NDArray> arrays = random_arguments(k, 12);
+    runner.run(arrays, k.op.inputs.size());
+    std::vector<rt::NDArray> ins(arrays.begin(), arrays.begin() + 2), outs(arrays.begin() + 2, arrays.end());
+    const CheckResult cr = check_outputs(k.op, ins, outs, 12);
+    INFO(cr.detail);
+    CHECK(cr.ok);
+  }
+  CHECK(fake_stat("tensor_maps") == 2);
+  CHECK(fake_stat("tensor_maps_swizzled") == 2);
+  fake_reset();
+}
+
 TEST_CASE("cuda driver: timing with events, number grown, the L2 flushed before each measurement",
           "[gpu][driver][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");

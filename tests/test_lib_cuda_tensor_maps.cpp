@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cuda_emulation.h"
+#include "library/cuda_library_source.h"
 #include "library/library_builder.h"
 #include "support/skip.h"
 #include "tests/lib_cuda_test_util.h"
@@ -48,6 +49,45 @@ std::string program_n64() {
   for (size_t at = p.find("48"); at != std::string::npos; at = p.find("48", at + 2)) p.replace(at, 2, "64");
   return p;
 }
+
+// A 64 x 128 by 128 x 64 product of small integers, each column of A and
+// row of B different, so that an element landing in another place changes
+// the result: A[m][k] = (m + 3k) % 5, B[k][n] = (2k + n) % 3, every sum an
+// integer that f16 holds exactly (below 2048).
+const char* const kSwizzleProgram = R"C(#include <stdint.h>
+#include <stdio.h>
+#include "kt.h"
+static uint16_t half_of(int v) { /* a small non-negative integer as f16 */
+  if (v == 0) return 0;
+  int e = 0;
+  while ((v >> (e + 1)) != 0) ++e;
+  return (uint16_t)(((e + 15) << 10) | ((v << (10 - e)) & 0x3FF));
+}
+int main(void) {
+  static uint16_t a[64 * 128], b[128 * 64], c[64 * 64];
+  for (int m = 0; m < 64; ++m)
+    for (int k = 0; k < 128; ++k) a[m * 128 + k] = half_of((m + 3 * k) % 5);
+  for (int k = 0; k < 128; ++k)
+    for (int n = 0; n < 64; ++n) b[k * 64 + n] = half_of((2 * k + n) % 3);
+  void *da, *db, *dc;
+  if (kt_device_alloc(&da, sizeof a) || kt_device_alloc(&db, sizeof b) || kt_device_alloc(&dc, sizeof c)) return 2;
+  if (kt_copy_to_device(da, a, sizeof a) || kt_copy_to_device(db, b, sizeof b)) return 3;
+  int rc = kt_matmul_f16(64, 64, 128, da, db, dc, NULL);
+  if (rc != kt_OK) { printf("kt_matmul_f16 -> %d: %s\n", rc, kt_last_error()); return 4; }
+  if (kt_copy_to_host(c, dc, sizeof c)) return 5;
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 64; ++n) {
+      int want = 0;
+      for (int k = 0; k < 128; ++k) want += ((m + 3 * k) % 5) * ((2 * k + n) % 3);
+      if (c[m * 64 + n] != half_of(want)) {
+        printf("C[%d][%d] = 0x%04x, want 0x%04x (%d)\n", m, n, c[m * 64 + n], half_of(want), want);
+        return 6;
+      }
+    }
+  printf("swizzled tensor maps ok\n");
+  return 0;
+}
+)C";
 
 }  // namespace
 
@@ -117,6 +157,48 @@ TEST_CASE("lib_cuda: wgmma tiles filled through 3-D tensor maps, encoded by the 
   INFO(c.ran.output);
   CHECK(c.ran.status == 0);
   CHECK(c.ran.output.find("tensor maps ok") != std::string::npos);
+}
+
+TEST_CASE("lib_cuda: swizzled wgmma tiles filled through tensor maps with the 128-byte swizzle",
+          "[lib][tensor_copy][wgmma][swizzle]") {
+  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
+  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
+  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  test::TempDir dir("kiln_lib_cuda_tma_swizzle");
+  test::ImageKind kind("emulated");
+  LibraryOptions o =
+      test::one_record_library(dir, "matmul:M=64,N=64,K=128,dtype=f16", "cuda -arch=sm_90a",
+                               R"({"tensor_core":"wgmma","wgmma_m":[1,1],"wgmma_n":[1,1,8],"mma_k":[2,4],"stages":2,)"
+                               R"("producer_warps":1,"bulk_copy":2,"fill_vec":8,"swizzle":1})");
+  const LibraryResult r = build_library(o);
+  REQUIRE(r.kernels.size() == 1);
+  // A's 64 x 64 tiles and B's 64 x 64, each one strip of 128-byte rows.
+  const auto manifest = nlohmann::json::parse(test::read_text(dir / "out/kt.json"));
+  const auto& maps = manifest.at("kernels").at(0).at("launches").at(0).at("tensor_maps");
+  REQUIRE(maps.size() == 2);
+  CHECK(maps[0].at("map") == "2-D map of 128 x 64 2-byte elements, box 64 x 64, 128-byte swizzle");
+  CHECK(maps[1].at("map") == "2-D map of 64 x 128 2-byte elements, box 64 x 64, 128-byte swizzle");
+  // The library's C passes CU_TENSOR_MAP_SWIZZLE_128B (3) for a swizzled
+  // map, none (0) for another.
+  rt::cuda::TensorMapSpec m;
+  m.rank = 2;
+  m.element_bytes = 2;
+  m.dims = {128, 64, 0, 0, 0};
+  m.strides = {256, 0, 0, 0};
+  m.box = {64, 64, 0, 0, 0};
+  rt::cuda::TensorMapSpec sw = m;
+  sw.swizzle = 128;
+  CHECK_THAT(launch_initializer(0, {1, 1, 1}, {128, 1, 1}, 0, 0, {0, 1}, {m, sw}),
+             Catch::Contains("{2, 2, {128ull, 64ull, 0ull, 0ull, 0ull}, {256ull, 0ull, 0ull, 0ull}, "
+                             "{64u, 64u, 0u, 0u, 0u}, 0}, {2, 2, {128ull, 64ull, 0ull, 0ull, 0ull}, "
+                             "{256ull, 0ull, 0ull, 0ull}, {64u, 64u, 0u, 0u, 0u}, 3}"));
+  const test::CProgramRun c =
+      test::run_c_program(dir.path, "check", kSwizzleProgram, dir / "out", "kt", KILN_FAKE_LIBCUDA);
+  INFO(c.built.output);
+  REQUIRE(c.built.status == 0);
+  INFO(c.ran.output);
+  CHECK(c.ran.status == 0);
+  CHECK(c.ran.output.find("swizzled tensor maps ok") != std::string::npos);
 }
 
 }  // namespace kiln

@@ -31,6 +31,7 @@
 using namespace kiln;
 using namespace kiln::testing;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 
 namespace {
 
@@ -198,7 +199,7 @@ TEST_CASE("tensor copies: the instruction is Hopper's, and a malformed call says
     const Stmt s = TensorIntrinCallNode::make(cuda_tensor_copy_instruction(DType::f16()),
                                               {{S, Expr(0), Expr(static_cast<int>(n)), Expr(static_cast<int>(len))},
                                                {A, Expr(0), Expr(static_cast<int>(n)), Expr(static_cast<int>(stride))}},
-                                              {Expr(0)});
+                                              {Expr(0), Expr(0)});
     return hw_call_problem(*s.as<TensorIntrinCallNode>());
   };
   CHECK(call(64 * 32, 32, 160) == "");
@@ -210,9 +211,10 @@ TEST_CASE("tensor copies: the instruction is Hopper's, and a malformed call says
   // Source rows closer than a row.
   CHECK_THAT(call(64 * 32, 32, 16), Contains("reads rows 16 elements apart in the source; they need a constant "
                                              "distance of at least a row (32), in 16-byte units"));
-  // Further dimensions of rows: (count, distance) pairs after the slot.
+  // Further dimensions of rows: (count, distance) pairs after the slot and
+  // the swizzle.
   auto nd = [&](int64_t n, std::vector<int> pairs) {
-    std::vector<Expr> scalars{Expr(0)};
+    std::vector<Expr> scalars{Expr(0), Expr(0)};
     for (int x : pairs) scalars.push_back(Expr(x));
     const Stmt s = TensorIntrinCallNode::make(
         cuda_tensor_copy_instruction(DType::f16()),
@@ -222,9 +224,9 @@ TEST_CASE("tensor copies: the instruction is Hopper's, and a malformed call says
   };
   CHECK(nd(8 * 64 * 4, {4, 8}) == "");
   CHECK(nd(8 * 8 * 4 * 2, {4, 8, 2, 1280}) == "");
-  CHECK_THAT(nd(8 * 64 * 4, {4}), Contains("cuda.tensor_copy.f16 takes the slot and up to three (count, distance) "
-                                           "pairs of further row dimensions, the call passes 2 scalars"));
-  CHECK_THAT(nd(8 * 64 * 4, {4, 8, 1, 8, 1, 8, 1, 8}), Contains("the call passes 9 scalars"));
+  CHECK_THAT(nd(8 * 64 * 4, {4}), Contains("cuda.tensor_copy.f16 takes the slot, the swizzle and up to three (count, "
+                                           "distance) pairs of further row dimensions, the call passes 3 scalars"));
+  CHECK_THAT(nd(8 * 64 * 4, {4, 8, 1, 8, 1, 8, 1, 8}), Contains("the call passes 10 scalars"));
   CHECK_THAT(nd(8 * 64 * 4, {4, 3}), Contains("splits its rows by (4, 3): a dimension of a box needs a constant count "
                                               "of 1 to 256 rows and a positive constant distance in 16-byte units"));
   CHECK_THAT(nd(8 * 64 * 4, {300, 8}), Contains("splits its rows by (300, 8)"));
@@ -232,6 +234,26 @@ TEST_CASE("tensor copies: the instruction is Hopper's, and a malformed call says
                                            "rows, which do not divide them"));
   // 512 rows left to the first dimension: past a box's 256.
   CHECK_THAT(nd(8 * 1024, {2, 8}), Contains("at most 256 of at most 256 elements in each dimension"));
+  // The swizzle: 0 or 1, and swizzled rows of exactly 128 bytes.
+  auto swizzled = [&](int64_t len, Expr swizzle) {
+    const Stmt s =
+        TensorIntrinCallNode::make(cuda_tensor_copy_instruction(DType::f16()),
+                                   {{S, Expr(0), Expr(static_cast<int>(len * 8)), Expr(static_cast<int>(len))},
+                                    {A, Expr(0), Expr(static_cast<int>(len * 8)), Expr(4096)}},
+                                   {Expr(0), swizzle});
+    return hw_call_problem(*s.as<TensorIntrinCallNode>());
+  };
+  CHECK(swizzled(64, Expr(1)) == "");
+  CHECK(cuda_tensor_copy_swizzled(
+      *TensorIntrinCallNode::make(cuda_tensor_copy_instruction(DType::f16()),
+                                  {{S, Expr(0), Expr(512), Expr(64)}, {A, Expr(0), Expr(512), Expr(4096)}},
+                                  {Expr(0), Expr(1)})
+           .as<TensorIntrinCallNode>()));
+  CHECK_THAT(swizzled(64, Expr(2)), Contains("cuda.tensor_copy.f16 scalar swizzle is 2, not 0 or 1"));
+  CHECK_THAT(swizzled(64, Var("s", DType::i32())), Contains("scalar swizzle is s, not 0 or 1"));
+  CHECK_THAT(swizzled(32, Expr(1)), Contains("cuda.tensor_copy.f16 lands rows of 32 elements swizzled; the 128-byte "
+                                             "swizzle takes rows of 128 bytes (64 elements)"));
+  CHECK(swizzled(32, Expr(0)) == "");
 }
 
 TEST_CASE("tensor maps: their limits, and GPU artifacts that carry them", "[gpu][tensor_copy][errors]") {
@@ -257,6 +279,20 @@ TEST_CASE("tensor maps: their limits, and GPU artifacts that carry them", "[gpu]
   t = s;
   t.element_bytes = 3;
   CHECK(rt::cuda::tensor_map_problem(t) == "a tensor map's elements have 1, 2, 4 or 8 bytes, not 3");
+  // The 128-byte swizzle: rows of exactly 128 bytes.
+  t = s;
+  t.swizzle = 64;
+  CHECK(rt::cuda::tensor_map_problem(t) == "a tensor map swizzles 0 or 128 bytes, not 64");
+  t.swizzle = 128;
+  CHECK(rt::cuda::tensor_map_problem(t) ==
+        "the box's rows of a 128-byte swizzled tensor map are 64 bytes; kiln swizzles whole 128-byte rows");
+  t.box[0] = 64;
+  const rt::cuda::TensorMapSpec swizzled = t;
+  CHECK(rt::cuda::tensor_map_problem(swizzled) == "");
+  CHECK(rt::cuda::describe(swizzled) == "2-D map of 160 x 64 2-byte elements, box 64 x 64, 128-byte swizzle");
+  CHECK(swizzled != s);
+  CHECK(rt::cuda::tensor_map_swizzle_mode(128) == 3);  // CU_TENSOR_MAP_SWIZZLE_128B
+  CHECK(rt::cuda::tensor_map_swizzle_mode(0) == 0);
 
   TempDir dir("kiln_tma_artifact");
   GpuArtifact a;
@@ -264,7 +300,7 @@ TEST_CASE("tensor maps: their limits, and GPU artifacts that carry them", "[gpu]
   GpuArtifactKernel k;
   k.name = "k0";
   k.arg_indices = {0, 1, 0};
-  k.tensor_maps = {rt::cuda::TensorMapSpec{}, rt::cuda::TensorMapSpec{}, s};
+  k.tensor_maps = {rt::cuda::TensorMapSpec{}, swizzled, s};
   a.kernels.push_back(k);
   a.image = {'c', 'u', 'b', 'i', 'n'};
   write_gpu_artifact(a, dir.path + "/a.kgpu");
@@ -285,20 +321,21 @@ namespace {
 // as tensor copies) in a loop over 4 compute warps: the fill copies `rows`
 // rows of `len` floats of A, row r from `src(k, r, x)`, into the slot at
 // r * `slot_row` + x; the compute copies the slot out to O.
+// With `dst`, the slot element of row r, element x is dst(r, x) instead.
 Stmt box_nest(int64_t rows, int64_t len, int64_t slot_row,
               const std::function<Expr(const Var& k, const Var& r, const Var& x)>& src, Var* A_out = nullptr,
-              Var* O_out = nullptr) {
+              Var* O_out = nullptr, const std::function<Expr(const Var& r, const Var& x)>& dst = nullptr) {
   const DType t = DType::f32();
   Var A = Var::handle("A", t), O = Var::handle("O", t), S = Var::handle("S", t);
   Var w("w"), x("x"), r("r"), k("k"), y("y");
   if (A_out) *A_out = A;
   if (O_out) *O_out = O;
   const int slot = static_cast<int>(rows * slot_row);
-  Stmt fill = ForNode::make(
-      r, 0, static_cast<int>(rows), ForKind::kSerial,
-      ForNode::make(x, 0, static_cast<int>(len), ForKind::kThreadBinding,
-                    StoreNode::make(S, LoadNode::make(t, A, src(k, r, x)), r * static_cast<int>(slot_row) + x),
-                    "threadIdx.x"));
+  Stmt fill = ForNode::make(r, 0, static_cast<int>(rows), ForKind::kSerial,
+                            ForNode::make(x, 0, static_cast<int>(len), ForKind::kThreadBinding,
+                                          StoreNode::make(S, LoadNode::make(t, A, src(k, r, x)),
+                                                          dst ? dst(r, x) : r * static_cast<int>(slot_row) + x),
+                                          "threadIdx.x"));
   Stmt compute = ForNode::make(y, 0, 32, ForKind::kThreadBinding,
                                StoreNode::make(O, LoadNode::make(t, S, y), k * 32 + y), "threadIdx.x");
   Stmt loop = ForNode::make(k, 0, 4, ForKind::kSerial,
@@ -371,15 +408,62 @@ TEST_CASE(
   CHECK_THAT(ir, Contains("tensor_intrin cuda.bulk_copy.f32("));
 }
 
+TEST_CASE("tensor copies: a hand-built fill of a 128-byte swizzled slot lands swizzled from a 1024-byte start",
+          "[schedule][pipeline][warp_specialization][tensor_copy][swizzle]") {
+  // Row r of 32 floats (128 bytes), its 16-byte chunk q at chunk q XOR r % 8
+  // (Stage::storage_swizzle's layout, the XOR bit by bit).
+  auto swizzled = [](const Var& r, const Var& x) {
+    const Expr q = floordiv(Expr(x), Expr(4)), rr = floormod(Expr(r), Expr(8));
+    Expr moved = Expr(0);
+    for (int bit = 1; bit <= 4; bit *= 2)
+      moved = moved + floormod(floormod(floordiv(q, Expr(bit)), Expr(2)) + floormod(floordiv(rr, Expr(bit)), Expr(2)),
+                               Expr(2)) *
+                          Expr(bit);
+    return r * 32 + moved * 4 + floormod(Expr(x), Expr(4));
+  };
+  auto rows_of_A = [](const Var& k, const Var& r, const Var& x) { return k * 32 + r * 128 + x; };
+  // 16 rows: each slot 2048 bytes, a box of 16 rows of 32 floats landing swizzled.
+  std::string ir =
+      to_string(passes::inject_pipeline(box_nest(16, 32, 32, rows_of_A, nullptr, nullptr, swizzled), true));
+  INFO(ir);
+  CHECK_THAT(ir, Contains("bulk_copy_bytes = 2048") && Contains("tensor_intrin cuda.tensor_copy.f32(S[") &&
+                     Contains("extent=512, stride=32]") && Contains("extent=512, stride=128]"));
+  CHECK(ir.find("cuda.bulk_copy") == std::string::npos);
+  // The same rows stored unswizzled: a box without the swizzle.
+  const std::string plain = to_string(passes::inject_pipeline(box_nest(16, 32, 32, rows_of_A), true));
+  CHECK_THAT(plain, Contains("tensor_intrin cuda.tensor_copy.f32(S["));
+  // The two calls differ only in the swizzle scalar.
+  auto call = [](const std::string& text) {
+    const size_t at = text.find("tensor_intrin cuda.tensor_copy");
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  CHECK(call(ir) != call(plain));
+  CHECK_THAT(call(ir), EndsWith(", 1)"));
+  CHECK_THAT(call(plain), EndsWith(", 0)"));
+  // 4 rows: slots of 512 bytes, so the second slot starts off a 1024-byte
+  // boundary where the swizzle's pattern would restart: the fill stays.
+  ir = to_string(passes::inject_pipeline(box_nest(4, 32, 32, rows_of_A, nullptr, nullptr, swizzled), true));
+  CHECK(ir.find("cuda.tensor_copy") == std::string::npos);
+  CHECK(ir.find("cuda.bulk_copy") == std::string::npos);
+  // Rows of 16 floats swizzled as if they were 32 wide (chunks moved past
+  // the row): no 128-byte rows, the fill stays.
+  ir = to_string(passes::inject_pipeline(
+      box_nest(
+          16, 16, 32, [](const Var& k, const Var& r, const Var& x) { return k * 16 + r * 128 + x; }, nullptr, nullptr,
+          swizzled),
+      true));
+  CHECK(ir.find("cuda.tensor_copy") == std::string::npos);
+}
+
 TEST_CASE("tensor copies: the shared-memory plan puts a tensor copy's slots at 128-byte aligned offsets",
           "[schedule][tensor_copy]") {
   // A 16-byte array first, then the slots: laid out one after another, the
   // slots would start at 16.
   const DType t = DType::f32();
   Var small = Var::handle("small", t), S = Var::handle("S", t), A = Var::handle("A", t), x("x");
-  Stmt copy =
-      TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
-                                 {{S, Expr(0), Expr(128), Expr(32)}, {A, Expr(0), Expr(128), Expr(128)}}, {Expr(0)});
+  Stmt copy = TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
+                                         {{S, Expr(0), Expr(128), Expr(32)}, {A, Expr(0), Expr(128), Expr(128)}},
+                                         {Expr(0), Expr(0)});
   Stmt body = AllocateNode::make(small, t, {Expr(4)}, MemScope::kShared,
                                  SeqNode::make({StoreNode::make(small, Expr(1.0f), Expr(0)),
                                                 AllocateNode::make(S, t, {Expr(256)}, MemScope::kShared, copy)}));
@@ -391,6 +475,19 @@ TEST_CASE("tensor copies: the shared-memory plan puts a tensor copy's slots at 1
   CHECK(s->offset % 128 == 0);
   CHECK(plan.over_aligned);
   CHECK(plan.bytes == s->offset + 1024);
+  // A copy that lands swizzled wants its slots 1024-byte aligned.
+  Stmt swizzled = TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
+                                             {{S, Expr(0), Expr(256), Expr(32)}, {A, Expr(0), Expr(256), Expr(128)}},
+                                             {Expr(0), Expr(1)});
+  const SharedMemoryPlan sp = plan_shared_memory(
+      AllocateNode::make(small, t, {Expr(4)}, MemScope::kShared,
+                         SeqNode::make({StoreNode::make(small, Expr(1.0f), Expr(0)),
+                                        AllocateNode::make(S, t, {Expr(256)}, MemScope::kShared, swizzled)})));
+  const SharedArrayPlace* ss = sp.find(S.node());
+  REQUIRE(ss);
+  CHECK(ss->align == 1024);
+  CHECK(ss->offset % 1024 == 0);
+  CHECK(sp.align == 1024);
 }
 
 TEST_CASE("tensor copies: a kernel takes one map per argument and box, named after the argument",
@@ -403,7 +500,8 @@ TEST_CASE("tensor copies: a kernel takes one map per argument and box, named aft
   auto copy = [&](const Var& dst, int rows, int len, int stride) {
     return TensorIntrinCallNode::make(
         cuda_tensor_copy_instruction(t),
-        {{dst, Expr(0), Expr(rows * len), Expr(len)}, {A, Expr(0), Expr(rows * len), Expr(stride)}}, {Expr(0)});
+        {{dst, Expr(0), Expr(rows * len), Expr(len)}, {A, Expr(0), Expr(rows * len), Expr(stride)}},
+        {Expr(0), Expr(0)});
   };
   // Two copies through the same map, one with another box, one read
   // another way; the name A_map is taken by something else.
@@ -419,9 +517,9 @@ TEST_CASE("tensor copies: a kernel takes one map per argument and box, named aft
   CHECK(rt::cuda::describe(maps.params()[2].spec) == "2-D map of 256 x 32 4-byte elements, box 64 x 2");
   CHECK(&maps.of(*copy(T, 4, 32, 128).as<TensorIntrinCallNode>()) == &maps.params()[0]);
   // A copy from something that is not an argument has no map.
-  const Stmt local =
-      TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
-                                 {{S, Expr(0), Expr(128), Expr(32)}, {L, Expr(0), Expr(128), Expr(128)}}, {Expr(0)});
+  const Stmt local = TensorIntrinCallNode::make(cuda_tensor_copy_instruction(t),
+                                                {{S, Expr(0), Expr(128), Expr(32)}, {L, Expr(0), Expr(128), Expr(128)}},
+                                                {Expr(0), Expr(0)});
   CHECK_THROWS_WITH(CudaTensorMaps(local, f, {{A.node(), "A"}}, &taken),
                     Contains("a tensor copy reads 'L', which is not an argument of the function"));
   // 8 x 8 tiles of A (f32: rows of 8 floats): a tile's 8 rows 128 apart,
@@ -430,7 +528,7 @@ TEST_CASE("tensor copies: a kernel takes one map per argument and box, named aft
     return TensorIntrinCallNode::make(
         cuda_tensor_copy_instruction(t),
         {{S, Expr(0), Expr(8 * 8 * 4 * 2), Expr(8)}, {A, Expr(0), Expr(8 * 8 * 4 * 2), Expr(128)}},
-        {Expr(0), Expr(4), Expr(8), Expr(2), Expr(static_cast<int>(far))});
+        {Expr(0), Expr(0), Expr(4), Expr(8), Expr(2), Expr(static_cast<int>(far))});
   };
   REQUIRE(hw_call_problem(*tiles(1024).as<TensorIntrinCallNode>()) == "");
   const CudaTensorMaps nd(tiles(1024), f, {{A.node(), "A"}}, &taken);

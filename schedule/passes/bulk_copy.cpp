@@ -280,7 +280,7 @@ class BulkFills {
       if (!walk(0)) return *why = "its indices or guards use something other than integer arithmetic", Stmt();
     }
     std::vector<Run> runs;
-    *why = merge_runs(std::move(copies), &runs);
+    *why = merge_runs(copies, &runs);
     if (!why->empty()) return Stmt();
 
     const DType et = n.dst->pointee;
@@ -289,23 +289,30 @@ class BulkFills {
       return *why = "it copies " + et.str() + ", which bulk copies are not offered for", Stmt();
     const int64_t bytes = et.bytes(), len = runs[0].len, rows = static_cast<int64_t>(runs.size());
     for (const Run& x : runs)
-      if (x.len != len) return *why = "its rows are not evenly spaced runs of one length", Stmt();
-    if (len * bytes % 16 != 0)
-      return *why = "its rows are runs of " + std::to_string(len * bytes) + " bytes; a bulk copy moves a multiple of " +
-                    "16 bytes",
-             Stmt();
+      if (x.len != len) *why = "its rows are not evenly spaced runs of one length";
+    if (why->empty() && len * bytes % 16 != 0)
+      *why = "its rows are runs of " + std::to_string(len * bytes) + " bytes; a bulk copy moves a multiple of 16 bytes";
     const DType it = n.dst_offset.dtype(), st = n.src_offset.dtype();
     const Expr dst_outer = simplify(sum(d.outer, it)), src_outer = simplify(sum(s.outer, st));
     const DType lt = n.lane_tag_loop.dtype();
     auto c = [&](int64_t x) { return make_const(lt, x); };
     if (tensor_maps_) {
+      const std::string part = n.lane_tag_loop->name + ".tma_part";
       Stmt copy =
-          tensor_copy(dst_outer, src_outer, s.outer, runs, n.dst, n.src, slot, n.lane_tag_loop->name + ".tma_part");
+          why->empty() ? tensor_copy(dst_outer, src_outer, s.outer, runs, n.dst, n.src, slot, part, false) : Stmt();
+      // A slot stored 128-byte swizzled (Stage::storage_swizzle): its
+      // copies, unswizzled, may be a box whose rows land swizzled.
+      std::vector<Run> swizzled_rows;
+      if (!copy.defined() && unswizzled_rows(copies, bytes, &swizzled_rows))
+        copy = tensor_copy(dst_outer, src_outer, s.outer, swizzled_rows, n.dst, n.src, slot, part, true);
       if (copy.defined()) {
         Var lane(n.lane_tag_loop->name + ".tma", lt);
-        return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, rows * len * bytes);
+        int64_t elements = 0;
+        for (const Run& x : runs) elements += x.len;
+        return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, elements * bytes);
       }
     }
+    if (!why->empty()) return Stmt();
 
     const int64_t dstep = rows > 1 ? runs[1].dst - runs[0].dst : 0, sstep = rows > 1 ? runs[1].src - runs[0].src : 0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -357,14 +364,16 @@ class BulkFills {
 
   // The fill as tensor copies of a box, in parts along its outermost
   // dimension where that has more than a box's 256 rows, when its rows land
-  // one after another in the slot from a 128-byte aligned start and their
-  // starts in the source split into up to four dimensions (count, distance),
-  // innermost first, that a tensor map views with no coordinate passing its
-  // dimension, whatever the loops around the fill (compute/tensor_copy_box.h);
-  // undefined when they do not.
+  // one after another in the slot from a 128-byte aligned start (1024-byte
+  // when `swizzled`: `runs` are then the rows' places before the swizzle,
+  // which the copies land swizzled) and their starts in the source split
+  // into up to four dimensions (count, distance), innermost first, that a
+  // tensor map views with no coordinate passing its dimension, whatever the
+  // loops around the fill (compute/tensor_copy_box.h); undefined when they
+  // do not.
   Stmt tensor_copy(const Expr& dst_outer, const Expr& src_outer, const std::vector<std::pair<int, Expr>>& src_terms,
                    const std::vector<Run>& runs, const Var& dst, const Var& src, const Expr& slot,
-                   const std::string& part_name) {
+                   const std::string& part_name, bool swizzled) {
     const int64_t len = runs[0].len, rows = static_cast<int64_t>(runs.size()), bytes = dst->pointee.bytes();
     if (rows < 2) return Stmt();
     for (int64_t r = 0; r < rows; ++r)
@@ -390,10 +399,11 @@ class BulkFills {
       if (src_of(r) != at) return Stmt();
     }
     // Parts along the outermost dimension, each a box of at most 256 rows
-    // there, starting 128-byte aligned.
+    // there, starting 128-byte aligned (1024-byte swizzled).
+    const int64_t align = swizzled ? 1024 : 128;
     const auto [outer_count, outer_distance] = row_dims.back();
     int64_t parts = (outer_count + 255) / 256;
-    while (parts <= outer_count && (outer_count % parts != 0 || (parts > 1 && rows / parts * len * bytes % 128 != 0)))
+    while (parts <= outer_count && (outer_count % parts != 0 || (parts > 1 && rows / parts * len * bytes % align != 0)))
       ++parts;
     if (parts > outer_count) return Stmt();
     row_dims.back().first /= parts;
@@ -405,7 +415,7 @@ class BulkFills {
 
     Analyzer& an = loops_;
     const ModularSet d = an.modular_set(dst_outer);
-    if (d.coeff * bytes % 128 != 0 || (d.base + runs[0].dst) * bytes % 128 != 0) return Stmt();
+    if (d.coeff * bytes % align != 0 || (d.base + runs[0].dst) * bytes % align != 0) return Stmt();
     const DType it = dst_outer.dtype(), st = src_outer.dtype();
     Var p(part_name, it);
     Analyzer::VarScope part_scope(&an, p);
@@ -445,7 +455,7 @@ class BulkFills {
     }
 
     const Expr at = parts == 1 ? make_const(it, int64_t{0}) : Expr(p);
-    std::vector<Expr> scalars{slot};
+    std::vector<Expr> scalars{slot, make_const(DType::i32(), int64_t{swizzled ? 1 : 0})};
     for (size_t k = 1; k < row_dims.size(); ++k) {
       scalars.push_back(make_const(DType::i32(), row_dims[k].first));
       scalars.push_back(make_const(DType::i32(), row_dims[k].second));
@@ -463,6 +473,28 @@ class BulkFills {
     if (!hw_call_problem(*copy.as<TensorIntrinCallNode>()).empty()) return Stmt();
     if (parts > 1) copy = ForNode::make(p, make_const(it, int64_t{0}), make_const(it, parts), ForKind::kSerial, copy);
     return copy;
+  }
+
+  // The copies of a fill into a slot stored 128-byte swizzled, at their
+  // places before the swizzle, as `rows` of 128 bytes; false when a copy
+  // crosses a 16-byte chunk (the swizzle moves chunks) or they make no
+  // whole rows. The swizzle of an offset within 1024 bytes is its own
+  // inverse, and the same on the slot's offsets as on shared addresses when
+  // the slot's start is 1024-byte aligned, which tensor_copy requires.
+  static bool unswizzled_rows(std::vector<Run> copies, int64_t bytes, std::vector<Run>* rows) {
+    const int64_t row = 128 / bytes;
+    for (Run& x : copies) {
+      const int64_t at = x.dst * bytes;
+      if (at < 0 || at % 16 + x.len * bytes > 16) return false;
+      x.dst = (at ^ (((at >> 7) & 7) << 4)) / bytes;
+    }
+    std::vector<Run> merged;
+    if (!merge_runs(std::move(copies), &merged).empty()) return false;
+    for (const Run& m : merged) {
+      if (m.dst % row != 0 || m.len % row != 0) return false;
+      for (int64_t k = 0; k < m.len; k += row) rows->push_back({m.dst + k, m.src + k, row});
+    }
+    return true;
   }
 
   // Sorts the copies by slot element and joins neighbours contiguous in

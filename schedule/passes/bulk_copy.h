@@ -43,13 +43,24 @@
 //   attr bulk_copy_bytes = its bytes
 //     thread_binding(threadIdx.x) (lane, 0, X)
 //       [if (warp == W)] if (lane == 0) for (part)
-//         tensor_copy(slot box [extent n, stride L], source box [extent n, stride S], slot index, further dims)
+//         tensor_copy(slot box [extent n, stride L], source box [extent n, stride S], slot index, swizzle,
+//                     further dims)
 //
 // in parts of at most 256 along the outermost dimension, issued by the
 // first producer thread; the printer gives the kernel a tensor map of the
 // source with the box's dimensions: the row's elements, then each of the
 // rows' dimensions. A fill that passes all this but not the instruction's
 // own limits (hw_call_problem) is no box.
+//
+// A fill into a slot stored 128-byte swizzled (Stage::storage_swizzle) has
+// no such rows: its 16-byte chunks are permuted within each row. Its
+// copies are read at their places before the swizzle (each copy within one
+// chunk); when those make rows of 128 bytes that form a box as above, from
+// a 1024-byte aligned start (each part too), the tensor copy lands them
+// swizzled (swizzle 1, a map with CU_TENSOR_MAP_SWIZZLE_128B): each element
+// goes where the fill put it, since the hardware's swizzle of the shared
+// address is the layout's swizzle of the offset once the slot is 1024-byte
+// aligned (schedule/shared_memory_plan.h aligns it so).
 #pragma once
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 //                                (700, 702, 714-719) then fails every call
 //                                until kiln_fake_cuda_reset()
 // Test hooks: kiln_fake_cuda_stat(name) ("launches", "memset_bytes", "mem_allocs",
-// "live_buffers", "tensor_maps"), kiln_fake_cuda_reset().
+// "live_buffers", "tensor_maps", "tensor_maps_swizzled"), kiln_fake_cuda_reset().
 //
 // Tensor maps (cuTensorMapEncodeTiled) are written in the emulation
 // header's layout (kiln_emu::TensorMap, codegen/cuda_emulation_mbarrier.cpp),
@@ -254,8 +254,8 @@ FAKE_API CUresult cuTensorMapEncodeTiled(void* map, int data_type, unsigned rank
   constexpr CUresult kInvalidValue = 1;
   static const int kBytes[] = {1, 2, 4, 4, 8, 8};  // UINT8, UINT16, UINT32, INT32, UINT64, INT64
   if (reinterpret_cast<uintptr_t>(map) % 64 != 0 || data_type < 0 || data_type > 5 || rank < 1 || rank > 5 ||
-      reinterpret_cast<uintptr_t>(address) % 16 != 0 || interleave != 0 || swizzle != 0 || l2_promotion < 0 ||
-      l2_promotion > 3 || oob_fill != 0)
+      reinterpret_cast<uintptr_t>(address) % 16 != 0 || interleave != 0 || (swizzle != 0 && swizzle != 3) ||
+      l2_promotion < 0 || l2_promotion > 3 || oob_fill != 0)
     return kInvalidValue;
   const int bytes = kBytes[data_type];
   for (unsigned d = 0; d < rank; ++d) {
@@ -264,6 +264,7 @@ FAKE_API CUresult cuTensorMapEncodeTiled(void* map, int data_type, unsigned rank
     if (d > 0 && (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t{1} << 40))) return kInvalidValue;
   }
   if (box[0] * bytes % 16 != 0) return kInvalidValue;
+  if (swizzle == 3 && box[0] * bytes > 128) return kInvalidValue;  // CU_TENSOR_MAP_SWIZZLE_128B: rows of at most 128
   uint64_t* o = static_cast<uint64_t*>(map);
   std::memset(o, 0, 128);
   o[0] = 0x70616d746e6c696bull;  // "kilntmap"
@@ -275,8 +276,10 @@ FAKE_API CUresult cuTensorMapEncodeTiled(void* map, int data_type, unsigned rank
     if (d > 0) o[9 + d - 1] = strides[d - 1];
     o[13 + d / 4] |= static_cast<uint64_t>(box[d]) << (16 * (d % 4));
   }
+  o[15] = swizzle == 3 ? 128 : 0;
   std::lock_guard<std::mutex> lock(mu);
   ++stats["tensor_maps"];
+  if (swizzle == 3) ++stats["tensor_maps_swizzled"];
   return 0;
 }
 
