@@ -9,7 +9,9 @@
 #      by tensor copies (TMA), with padded and dense slot rows, --check;
 #   3b. wgmma (sm_90a): the 4096^3 f16 GEMM on warpgroups, 128 x 256 and
 #      128 x 128 blocks, k tiles of 32 and 64, 2 to 4 slots, with and
-#      without a producer warp, --check, beside the mma default;
+#      without a producer warp, then swizzled tiles with products in flight
+#      filled by cp.async or by swizzled tensor copies, --check, beside the
+#      mma default;
 #   4. the pipelining knob's own effect: 4096^3 f16 tuned with stages free
 #      and with stages held at 1, then both bests re-timed interleaved;
 #   5. kiln bench of the cuda-matmul-f16 suite (and f16/bf16 4096^3 and
@@ -133,6 +135,17 @@ step "4096^3 f16 on wgmma (cuda -arch=sm_90a): warpgroup blocks, k tiles, slots 
           echo "wgmma n=$((8 * n)) k=$((16 * k)) stages $s producers $p rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
         done
       done
+    done
+  done
+  # 128 x 256 blocks, k tiles of 64, a producer warp, one k tile's products
+  # in flight, tiles 128-byte swizzled: filled by cp.async, or by tensor
+  # copies that land swizzled (--check also catches a dynamic pool that is
+  # not 1024-byte aligned: the swizzle's pattern would be off).
+  for s in 3 4; do
+    for b in 0 2; do
+      cfg="{\"tensor_core\":\"wgmma\",\"wgmma_m\":[32,2],\"wgmma_n\":[16,1,32],\"mma_k\":[64,4],\"fill_vec\":8,\"stages\":$s,\"producer_warps\":1,\"mma_in_flight\":1,\"swizzle\":1,\"bulk_copy\":$b}"
+      out=$(timeout 60 "$K" run "$w" --target "cuda -arch=sm_90a" --config "$cfg" --repeat 5 --min-repeat-ms 30 --check 2>&1)
+      echo "wgmma swizzled n=256 k=64 stages $s in flight, bulk_copy $b rc=$? :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
     done
   done
 } 2>&1 | tee wgmma.log

@@ -191,7 +191,9 @@ class MbarrierArray : public MbarrierArrayBase {
   // barrier i. A map with the 128-byte swizzle lands each 16-byte chunk
   // where the GPU does: its shared address's bits 4-6 XOR bits 7-9, which
   // keeps the pattern of Stage::storage_swizzle(128) only from a 1024-byte
-  // boundary, so a destination off one is reported.
+  // boundary, so a destination off one is reported (and the copy stops);
+  // from one, the address's bits are those of the offset within the box,
+  // which is what the landing swizzles.
   template <typename T>
   void tensor_copy(SharedBuffer<T>& dst, long long index, const TensorMap& m, const int* c, int rank, long long i) {
     const std::string what = thread_str(cur_tid) + " " + where() + " issues a tensor copy into " + dst.name() + "[" +

@@ -34,8 +34,9 @@
 //           (a k tile of 64 along K, or the block's M or N along them)
 //           128-byte swizzled (Stage::storage_swizzle) rather than in 8 x 8
 //           tiles, filled row by row; the others keep the tiles. Its fills
-//           are copies of 16 bytes or less (cp.async): bulk and tensor
-//           copies do not take swizzled slots yet.
+//           are copies of 16 bytes or less (cp.async), or with bulk_copy 2
+//           tensor copies whose maps land the rows swizzled (plain bulk
+//           copies do not take swizzled slots).
 // (offered where M and N are multiples of 64); mma_k, stages, producer
 // warps and fill_vec as for mma. Each warp calls wgmma once per k tile for
 // all of the tile's 16-steps, then waits for it.

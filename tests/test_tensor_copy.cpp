@@ -324,7 +324,8 @@ namespace {
 // With `dst`, the slot element of row r, element x is dst(r, x) instead.
 Stmt box_nest(int64_t rows, int64_t len, int64_t slot_row,
               const std::function<Expr(const Var& k, const Var& r, const Var& x)>& src, Var* A_out = nullptr,
-              Var* O_out = nullptr, const std::function<Expr(const Var& r, const Var& x)>& dst = nullptr) {
+              Var* O_out = nullptr, const std::function<Expr(const Var& r, const Var& x)>& dst = nullptr,
+              int bulk_copies = 1 + 4) {
   const DType t = DType::f32();
   Var A = Var::handle("A", t), O = Var::handle("O", t), S = Var::handle("S", t);
   Var w("w"), x("x"), r("r"), k("k"), y("y");
@@ -340,10 +341,10 @@ Stmt box_nest(int64_t rows, int64_t len, int64_t slot_row,
                                StoreNode::make(O, LoadNode::make(t, S, y), k * 32 + y), "threadIdx.x");
   Stmt loop = ForNode::make(k, 0, 4, ForKind::kSerial,
                             AllocateNode::make(S, t, {Expr(slot)}, MemScope::kShared, SeqNode::make({fill, compute})));
-  loop =
-      AttrStmtNode::make(Ref<Object>(), attr::kPipelineStages, Expr(2),
-                         AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1),
-                                            AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies, Expr(1 + 4), loop)));
+  loop = AttrStmtNode::make(
+      Ref<Object>(), attr::kPipelineStages, Expr(2),
+      AttrStmtNode::make(Ref<Object>(), attr::kWarpSpecialized, Expr(1),
+                         AttrStmtNode::make(Ref<Object>(), attr::kBulkCopies, Expr(bulk_copies), loop)));
   return ForNode::make(w, 0, 4, ForKind::kThreadBinding, loop, "threadIdx.y");
 }
 
@@ -453,6 +454,18 @@ TEST_CASE("tensor copies: a hand-built fill of a 128-byte swizzled slot lands sw
           swizzled),
       true));
   CHECK(ir.find("cuda.tensor_copy") == std::string::npos);
+  // 512 rows: two boxes of 256 rows, each starting 1024-byte aligned.
+  ir = to_string(passes::inject_pipeline(box_nest(512, 32, 32, rows_of_A, nullptr, nullptr, swizzled), true));
+  CHECK_THAT(ir, Contains("x.tma_part, 0, 2)") && Contains("extent=8192, stride=32]"));
+  CHECK_THAT(call(ir), EndsWith(", 1)"));
+  // Every fill asked to move by bulk copies: without tensor maps, or from
+  // slots off 1024-byte boundaries, the swizzled fill says why it cannot.
+  CHECK_THROWS_WITH(passes::inject_pipeline(box_nest(16, 32, 32, rows_of_A, nullptr, nullptr, swizzled, 2), true),
+                    Contains("it fills a slot stored 128-byte swizzled, whose rows only tensor copies land (bulk "
+                             "copies with tensor maps); a bulk copy lands a row as it is"));
+  CHECK_THROWS_WITH(passes::inject_pipeline(box_nest(4, 32, 32, rows_of_A, nullptr, nullptr, swizzled, 2 + 4), true),
+                    Contains("it fills a slot stored 128-byte swizzled, whose rows form no box that a tensor copy "
+                             "lands swizzled (each box needs a start 1024-byte aligned"));
 }
 
 TEST_CASE("tensor copies: the shared-memory plan puts a tensor copy's slots at 128-byte aligned offsets",

@@ -301,16 +301,30 @@ class BulkFills {
       Stmt copy =
           why->empty() ? tensor_copy(dst_outer, src_outer, s.outer, runs, n.dst, n.src, slot, part, false) : Stmt();
       // A slot stored 128-byte swizzled (Stage::storage_swizzle): its
-      // copies, unswizzled, may be a box whose rows land swizzled.
+      // copies, unswizzled, may be a box whose rows land swizzled. This is
+      // tried on any fill that is no plain box: whatever the layout, a
+      // box found so lands every element where the fill put it.
       std::vector<Run> swizzled_rows;
-      if (!copy.defined() && unswizzled_rows(copies, bytes, &swizzled_rows))
+      if (!copy.defined() && unswizzled_rows(copies, bytes, &swizzled_rows)) {
         copy = tensor_copy(dst_outer, src_outer, s.outer, swizzled_rows, n.dst, n.src, slot, part, true);
+        if (!copy.defined())
+          *why =
+              "it fills a slot stored 128-byte swizzled, whose rows form no box that a tensor copy lands "
+              "swizzled (each box needs a start 1024-byte aligned, whatever the loops around the fill, in a "
+              "tensor map of the source)";
+      }
       if (copy.defined()) {
         Var lane(n.lane_tag_loop->name + ".tma", lt);
         int64_t elements = 0;
         for (const Run& x : runs) elements += x.len;
         return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, elements * bytes);
       }
+    } else if (!why->empty()) {
+      std::vector<Run> swizzled_rows;
+      if (unswizzled_rows(copies, bytes, &swizzled_rows))
+        *why =
+            "it fills a slot stored 128-byte swizzled, whose rows only tensor copies land (bulk copies with "
+            "tensor maps); a bulk copy lands a row as it is";
     }
     if (!why->empty()) return Stmt();
 
@@ -414,8 +428,12 @@ class BulkFills {
     if (!tensor_copy_map_dims(box, int64_t{1} << 60, &view).empty()) return Stmt();
 
     Analyzer& an = loops_;
+    // A swizzled box's rows were unswizzled by their offsets within the
+    // fill, which is the swizzle of the whole offset only when the part
+    // outside the fill is a multiple of 1024 bytes itself.
     const ModularSet d = an.modular_set(dst_outer);
     if (d.coeff * bytes % align != 0 || (d.base + runs[0].dst) * bytes % align != 0) return Stmt();
+    if (swizzled && (d.base * bytes % align != 0 || runs[0].dst * bytes % align != 0)) return Stmt();
     const DType it = dst_outer.dtype(), st = src_outer.dtype();
     Var p(part_name, it);
     Analyzer::VarScope part_scope(&an, p);

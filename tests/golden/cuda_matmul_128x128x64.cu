@@ -10,7 +10,7 @@
 //   the same at byte `offset` of a static pool, where arrays that are never
 //   live at once share bytes (schedule/shared_memory_plan.h). Both pools
 //   start `align`-byte aligned: 128, as the boxes of tensor copies (TMA)
-//   land, or 1024 where wgmma reads swizzled operands.
+//   land, or 1024 where wgmma reads, or tensor copies land, swizzled tiles.
 // float2/float4 + - * / (and += -= *= /=): element-wise, for vector
 //   expressions printed as ordinary operators (CUDA defines none).
 // kiln_max/kiln_min: element-wise fmaxf/fminf on float, float2 and float4.
