@@ -438,9 +438,35 @@ class NestBuilder {
   std::map<std::pair<const StageNode*, int>, std::vector<const StageNode*>> attached_;
 };
 
+// The storage layout directive a stage has ("storage_swizzle",
+// "storage_tile" or "storage_align"), or "" when it keeps the dense layout.
+std::string storage_layout(const StageNode* s) {
+  if (s->storage_swizzle) return "storage_swizzle";
+  for (int64_t t : s->storage_tile)
+    if (t) return "storage_tile";
+  for (const auto& a : s->storage_align)
+    if (a.first) return "storage_align";
+  return "";
+}
+
 }  // namespace
 
 Stmt schedule_ops(const Schedule& sch, const BoundMap& bm, const std::vector<std::pair<Tensor, Var>>& args) {
+  // A layout is for a buffer kiln allocates: an inlined stage has none, and
+  // an argument's is the caller's, dense as its shape says.
+  for (auto& st : sch.stages()) {
+    const StageNode* s = st.node();
+    const std::string layout = storage_layout(s);
+    if (layout.empty()) continue;
+    user_check(s->attach_type != AttachType::kInline)
+        << layout << ": stage '" << s->op->name
+        << "' is computed inline and stores nothing; lay out the buffer of a stage that is stored";
+    for (auto& a : args)
+      user_check(sch[a.first].node() != s)
+          << layout << ": stage '" << s->op->name << "' is argument '" << a.first.name()
+          << "' of the function, stored in the caller's buffer, dense as its shape says; lay out a copy of it "
+             "instead (cache_read or cache_write)";
+  }
   for (auto& st : sch.stages()) {
     const StageNode* s = st.node();
     if (!s->stream_stores) continue;

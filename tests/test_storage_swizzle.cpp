@@ -134,6 +134,48 @@ TEST_CASE("storage_swizzle: what cannot be says why", "[schedule][flatten][swizz
   CHECK_NOTHROW(s[Z].storage_swizzle(128));
 }
 
+TEST_CASE("storage layouts: an inlined stage or an argument has no buffer of kiln's to lay out",
+          "[schedule][flatten][swizzle][errors]") {
+  auto stages = [](Tensor* A, Tensor* T, Tensor* O) {
+    *A = placeholder({16, 64}, DType::f16(), "A");
+    const Tensor a = *A;
+    *T = compute(
+        {16, 64}, [&](Var i, Var j) { return a(i, j) * make_const(DType::f16(), 2.0); }, "T");
+    const Tensor t = *T;
+    *O = compute(
+        {16, 64}, [&](Var i, Var j) { return t(i, j) + make_const(DType::f16(), 1.0); }, "O");
+  };
+  Tensor A, T, O;
+  stages(&A, &T, &O);
+  {
+    Schedule s({O});
+    s[T].storage_swizzle(128);
+    s[T].compute_inline();
+    CHECK_THROWS_WITH(lower(s, {A, O}, "f"),
+                      Contains("storage_swizzle: stage 'T' is computed inline and stores nothing; lay out the buffer "
+                               "of a stage that is stored"));
+  }
+  {
+    Schedule s({O});
+    s[O].storage_tile(8, 8);
+    CHECK_THROWS_WITH(lower(s, {A, O}, "f"),
+                      Contains("storage_tile: stage 'O' is argument 'O' of the function, stored in the caller's "
+                               "buffer, dense as its shape says; lay out a copy of it instead (cache_read or "
+                               "cache_write)"));
+  }
+  {
+    Schedule s({O});
+    s[O].storage_align(0, 64, 8);
+    CHECK_THROWS_WITH(lower(s, {A, O}, "f"), Contains("storage_align: stage 'O' is argument 'O'"));
+  }
+  {
+    // The intermediate stage stored: laid out as asked.
+    Schedule s({O});
+    s[T].storage_swizzle(128);
+    CHECK_NOTHROW(lower(s, {A, O}, "f"));
+  }
+}
+
 TEST_CASE("storage_swizzle: a shared tile filled 16 bytes at a time and read transposed computes the same",
           "[gpu][schedule][swizzle][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
