@@ -252,10 +252,10 @@ class MbarrierArray : public MbarrierArrayBase {
         inside &= x >= 0 && static_cast<unsigned long long>(x) < dims[d];
         offset += static_cast<unsigned long long>(x) * strides[d];
       }
-      // Where it lands in the box: byte b, or b with bits 4-6 XOR bits 7-9 under the swizzle.
-      unsigned long long to = e * sizeof(T);
-      if (m.opaque[15] == 128) to ^= ((to >> 7) & 7) << 4;
-      if (inside) memcpy(&box[static_cast<size_t>(to / sizeof(T))], base + offset, sizeof(T));  // zeros outside
+      // Where it lands: its byte in the box, swizzled when the map swizzles.
+      long long to = static_cast<long long>(e * sizeof(T));
+      if (m.opaque[15] == 128) to = swizzle_128b(to);
+      if (inside) memcpy(&box[static_cast<size_t>(to) / sizeof(T)], base + offset, sizeof(T));  // zeros outside
     }
     bulk_copy(dst, index, box.data(), static_cast<long long>(box.size() * sizeof(T)), i);
   }

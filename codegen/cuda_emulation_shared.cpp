@@ -133,6 +133,12 @@ void pool_touch(const void* owner, const char* name, long long byte) {
 template <typename T> class Ref;
 template <typename T> struct SharedPtr;
 
+// Hopper's 128-byte swizzle of a byte of shared memory (its address, or
+// its offset from a 1024-byte boundary): the 16-byte chunk, bits 4-6, XOR
+// the 128-byte row within each 8, bits 7-9. Its own inverse; wgmma reads
+// swizzled operands and tensor copies land swizzled boxes so.
+inline long long swizzle_128b(long long byte) { return byte ^ (((byte >> 7) & 7) << 4); }
+
 // A block-shared array of T: every access is bounds- and race-checked.
 template <typename T>
 class SharedBuffer {

@@ -132,7 +132,7 @@ inline long long kiln_wgmma_emu_element(unsigned long long desc, int mn_major, l
     byte = start + (mn / 8) * sbo + (mn % 8) * 128 + (k / 8) * 16 + (k % 8) * e;
   else
     byte = start + (mn / 64) * lbo + ((mn / 8) % 8) * 16 + (k / 8) * sbo + (k % 8) * 128 + (mn % 8) * e;
-  if (swizzle == 1) byte ^= ((byte >> 7) & 7) << 4;
+  if (swizzle == 1) byte = kiln_emu::swizzle_128b(byte);
   return (byte - array_addr) / e;
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "codegen/cuda_emulation.h"
 #include "codegen/target.h"
 #include "kernels/op_registry.h"
 #include "library/library_builder.h"
@@ -18,6 +19,21 @@
 #include "tuner/database.h"
 
 namespace kiln::test {
+
+// Whether this machine has what a test of an emulated cuda library needs:
+// a host C++ compiler for the emulated kernels, cc for the C test program
+// and clang for the library's C; false, with *why, when not.
+inline bool have_library_tools(std::string* why) {
+  if (host_cxx_compiler().empty())
+    *why = "no host C++ compiler for the emulated kernels";
+  else if (shell("command -v cc").status != 0)
+    *why = "no cc to compile the C test program";
+  else if (shell("command -v clang-14 || command -v clang").status != 0)
+    *why = "no clang for the library's C code";
+  else
+    return true;
+  return false;
+}
 
 // One measured record of `workload` on a cuda target: the template's
 // default config, a random one (seed >= 0), or the knobs of `config_json`

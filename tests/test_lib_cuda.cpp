@@ -72,17 +72,9 @@ std::string fake_driver_env(const std::string& extra = "") {
   return std::string("KILN_LIBCUDA=") + KILN_FAKE_LIBCUDA + " " + extra + " ";
 }
 
-bool have_tools(std::string* why) {
-  if (host_cxx_compiler().empty()) *why = "no host C++ compiler for the emulated kernels";
-  else if (shell("command -v cc").status != 0) *why = "no cc to compile the C test program";
-  else if (shell("command -v clang-14 || command -v clang").status != 0) *why = "no clang for the library's C code";
-  else return true;
-  return false;
-}
-
 TEST_CASE("lib_cuda: an emulated library runs tuned kernels and fallbacks under the stand-in driver", "[lib]") {
   std::string why;
-  if (!have_tools(&why)) KILN_SKIP(why);
+  if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda");
   const std::string db = cuda_database(dir, "cuda -arch=sm_90");
   ImageKind kind("emulated");
@@ -127,7 +119,7 @@ TEST_CASE("lib_cuda: an emulated library runs tuned kernels and fallbacks under 
 
 TEST_CASE("lib_cuda: records tuned for sm_90 are re-lowered for sm_80, which an sm_90 device cannot run", "[lib]") {
   std::string why;
-  if (!have_tools(&why)) KILN_SKIP(why);
+  if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda");
   const std::string db = cuda_database(dir, "cuda -arch=sm_90");
   ImageKind kind("emulated");

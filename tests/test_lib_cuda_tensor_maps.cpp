@@ -17,8 +17,6 @@
 namespace kiln {
 namespace {
 
-using test::shell;
-
 // All ones: each output is K = 160, f16 0x5900.
 const char* const kProgram = R"C(#include <stdint.h>
 #include <stdio.h>
@@ -93,9 +91,8 @@ int main(void) {
 
 TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by the library at each launch",
           "[lib][tensor_copy]") {
-  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
-  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
-  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  std::string why;
+  if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda_tma");
   test::ImageKind kind("emulated");
   LibraryOptions o =
@@ -133,9 +130,8 @@ TEST_CASE("lib_cuda: a tuned kernel that takes tensor maps gets them encoded by 
 
 TEST_CASE("lib_cuda: wgmma tiles filled through 3-D tensor maps, encoded by the library at each launch",
           "[lib][tensor_copy][wgmma]") {
-  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
-  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
-  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  std::string why;
+  if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda_tma_wgmma");
   test::ImageKind kind("emulated");
   LibraryOptions o =
@@ -161,9 +157,8 @@ TEST_CASE("lib_cuda: wgmma tiles filled through 3-D tensor maps, encoded by the 
 
 TEST_CASE("lib_cuda: swizzled wgmma tiles filled through tensor maps with the 128-byte swizzle",
           "[lib][tensor_copy][wgmma][swizzle]") {
-  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
-  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
-  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  std::string why;
+  if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda_tma_swizzle");
   test::ImageKind kind("emulated");
   LibraryOptions o =

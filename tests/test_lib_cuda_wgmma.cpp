@@ -14,8 +14,6 @@
 namespace kiln {
 namespace {
 
-using test::shell;
-
 // Small integers in f16 (exact), their product summed in f32 and stored as
 // f16: exact too, every sum below 2048.
 const char* const kProgram = R"C(#include <stdint.h>
@@ -58,9 +56,8 @@ int main(void) {
 }  // namespace
 
 TEST_CASE("lib_cuda: a tuned wgmma kernel runs from an sm_90a library", "[lib][wgmma]") {
-  if (host_cxx_compiler().empty()) KILN_SKIP("no host C++ compiler for the emulated kernels");
-  if (shell("command -v cc").status != 0) KILN_SKIP("no cc to compile the C test program");
-  if (shell("command -v clang-14 || command -v clang").status != 0) KILN_SKIP("no clang for the library's C code");
+  std::string why;
+  if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda_wgmma");
   test::ImageKind kind("emulated");
   LibraryOptions o =

@@ -296,35 +296,30 @@ class BulkFills {
     const Expr dst_outer = simplify(sum(d.outer, it)), src_outer = simplify(sum(s.outer, st));
     const DType lt = n.lane_tag_loop.dtype();
     auto c = [&](int64_t x) { return make_const(lt, x); };
-    if (tensor_maps_) {
-      const std::string part = n.lane_tag_loop->name + ".tma_part";
-      Stmt copy =
-          why->empty() ? tensor_copy(dst_outer, src_outer, s.outer, runs, n.dst, n.src, slot, part, false) : Stmt();
-      // A slot stored 128-byte swizzled (Stage::storage_swizzle): its
-      // copies, unswizzled, may be a box whose rows land swizzled. This is
-      // tried on any fill that is no plain box: whatever the layout, a
-      // box found so lands every element where the fill put it.
-      std::vector<Run> swizzled_rows;
-      if (!copy.defined() && unswizzled_rows(copies, bytes, &swizzled_rows)) {
-        copy = tensor_copy(dst_outer, src_outer, s.outer, swizzled_rows, n.dst, n.src, slot, part, true);
-        if (!copy.defined())
-          *why =
-              "it fills a slot stored 128-byte swizzled, whose rows form no box that a tensor copy lands "
-              "swizzled (each box needs a start 1024-byte aligned, whatever the loops around the fill, in a "
-              "tensor map of the source)";
-      }
-      if (copy.defined()) {
-        Var lane(n.lane_tag_loop->name + ".tma", lt);
-        int64_t elements = 0;
-        for (const Run& x : runs) elements += x.len;
-        return on_first_producer(IfThenElseNode::make(lane == c(0), copy), lane, n.lanes, elements * bytes);
-      }
-    } else if (!why->empty()) {
-      std::vector<Run> swizzled_rows;
-      if (unswizzled_rows(copies, bytes, &swizzled_rows))
-        *why =
-            "it fills a slot stored 128-byte swizzled, whose rows only tensor copies land (bulk copies with "
-            "tensor maps); a bulk copy lands a row as it is";
+    const std::string part = n.lane_tag_loop->name + ".tma_part";
+    Stmt box = tensor_maps_ && why->empty()
+                   ? tensor_copy(dst_outer, src_outer, s.outer, runs, n.dst, n.src, slot, part, false)
+                   : Stmt();
+    // A slot stored 128-byte swizzled (Stage::storage_swizzle): its
+    // copies, unswizzled, may be a box whose rows land swizzled. This is
+    // tried on any fill that is no plain box: whatever the layout, a box
+    // found so lands every element where the fill put it. Without tensor
+    // maps it only names why such a fill stays.
+    std::vector<Run> swizzled_rows;
+    if (!box.defined() && (tensor_maps_ || !why->empty()) && unswizzled_rows(copies, bytes, &swizzled_rows)) {
+      if (tensor_maps_) box = tensor_copy(dst_outer, src_outer, s.outer, swizzled_rows, n.dst, n.src, slot, part, true);
+      if (!box.defined())
+        *why = tensor_maps_ ? "it fills a slot stored 128-byte swizzled, whose rows form no box that a tensor copy "
+                              "lands swizzled (each box needs a start 1024-byte aligned, whatever the loops around "
+                              "the fill, in a tensor map of the source)"
+                            : "it fills a slot stored 128-byte swizzled, whose rows only tensor copies land (bulk "
+                              "copies with tensor maps); a bulk copy lands a row as it is";
+    }
+    if (box.defined()) {
+      Var lane(n.lane_tag_loop->name + ".tma", lt);
+      int64_t elements = 0;
+      for (const Run& x : runs) elements += x.len;
+      return on_first_producer(IfThenElseNode::make(lane == c(0), box), lane, n.lanes, elements * bytes);
     }
     if (!why->empty()) return Stmt();
 
