@@ -119,8 +119,19 @@ void LinearForm::merge_div_mod() {
         if (d->kind() != div_kind) continue;
         auto* div = static_cast<const BinaryNode*>(d.get());
         if (!is_const_int(div->b, *c) || terms_[j].coeff != wmul(k, *c)) continue;
-        if (!expr_deep_equal(div->a, mod->a)) continue;
-        Expr x = mod->a;
+        // floordiv(floormod(x, c1), c) * c + floormod(x, c) with c | c1 is
+        // floormod(x, c1) (the simplifier folds floormod(floormod(x, c1), c)
+        // to floormod(x, c)): axes fused in two levels read it.
+        Expr x;
+        if (expr_deep_equal(div->a, mod->a)) {
+          x = mod->a;
+        } else if (auto* inner = div->a.as<FloorModNode>(); inner && div_kind == NodeKind::FloorDiv) {
+          const IntImmNode* c1 = inner->b.as<IntImmNode>();
+          if (!c1 || *c <= 0 || c1->value <= 0 || c1->value % *c != 0 || !expr_deep_equal(inner->a, mod->a)) continue;
+          x = div->a;
+        } else {
+          continue;
+        }
         terms_.erase(terms_.begin() + static_cast<long>(std::max(i, j)));
         terms_.erase(terms_.begin() + static_cast<long>(std::min(i, j)));
         add_expr(x, k);

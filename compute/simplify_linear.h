@@ -34,7 +34,8 @@ class LinearForm {
   void scale(int64_t c);
 
   // x / c * c + x % c -> x (and the floordiv / floormod pair), with any
-  // common coefficient.
+  // common coefficient; floordiv(floormod(x, c1), c) * c + floormod(x, c)
+  // -> floormod(x, c1) where c divides c1.
   void merge_div_mod();
 
   // Rebuilds an expression: positive terms in first-appearance order, then

@@ -142,6 +142,42 @@ std::vector<std::pair<const StageNode*, int>> enclosing_loops(const StageNode* s
 
 Range loop_range(const StageBounds& b, const IterVar& leaf) { return Range(0, b.dom.at(leaf.get()).extent); }
 
+namespace {
+
+// A consumer's index (over its root axes) in its leaf loops, one relation
+// at a time from the roots down, each fuse's floor division and modulo
+// recombined as soon as it appears: axes fused in two levels, as (n, (h,
+// w)), read n * HW + h * W + w, which is the fused loop once the inner
+// pair has recombined; substituted all at once (iter_var_values), the
+// simplifier first splits the pairs' operands apart, and the region covers
+// whole images instead of the rows the loop reads.
+Expr index_over_leaves(const Expr& index, const StageNode* s, const StageBounds& b) {
+  Expr e = index;
+  for (const IterVarRelation& rel : s->relations) {
+    VarMap step;
+    if (rel.kind == IterVarRelation::kSplit) {
+      const Range& p = b.dom.at(rel.parent.get());
+      step[rel.parent->var.node()] = rel.outer->var * b.dom.at(rel.inner.get()).extent + rel.inner->var + p.min;
+      e = substitute(e, step);
+    } else {
+      const Range& o = b.dom.at(rel.outer.get());
+      const Range& i = b.dom.at(rel.inner.get());
+      const Var& fused = rel.fused->var;
+      step[rel.outer->var.node()] = cast(rel.outer->var->dtype, floordiv(fused, i.extent) + o.min);
+      step[rel.inner->var.node()] = cast(rel.inner->var->dtype, floormod(fused, i.extent) + i.min);
+      e = recombine_div_mod(substitute(e, step));
+    }
+  }
+  VarMap offsets;
+  for (const IterVar& iv : s->leaf_iter_vars) {
+    const Expr& mn = b.dom.at(iv.get()).min;
+    if (!is_zero(mn)) offsets[iv->var.node()] = iv->var + mn;
+  }
+  return recombine_div_mod(offsets.empty() ? e : substitute(e, offsets));
+}
+
+}  // namespace
+
 VarMap iter_var_values(const StageNode* s, const StageBounds& b) {
   VarMap v;
   // Every loop runs from 0; a root axis that is itself a leaf is offset by
@@ -218,7 +254,6 @@ BoundMap infer_bounds(const Schedule& sch) {
                              << "' is computed outside that loop";
         }
         const StageBounds& cb = bm.stages.at(cs);
-        VarMap values = iter_var_values(cs, cb);
         // Every leaf of the consumer and of the stages it is attached in,
         // except the loops enclosing this stage, ranges over its domain.
         std::unordered_map<const VarNode*, Range> relaxed;
@@ -238,7 +273,7 @@ BoundMap infer_bounds(const Schedule& sch) {
         };
         for (auto& idx : reads) {
           for (size_t d = 0; d < nd; ++d) {
-            Interval iv = eval_interval(recombine_div_mod(substitute(idx[d], values)), lookup);
+            Interval iv = eval_interval(index_over_leaves(idx[d], cs, cb), lookup);
             region[d] = touched[d] ? interval_union(region[d], iv) : iv;
             touched[d] = true;
           }

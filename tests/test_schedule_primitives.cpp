@@ -123,6 +123,28 @@ TEST_CASE("a stage read through fused axes gets the consumer's exact region", "[
   CHECK_THAT(ir, Contains("T[f32 * 16]"));
 }
 
+TEST_CASE("a stage read through three axes fused in two levels gets the consumer's exact region",
+          "[schedule][primitive]") {
+  // out[n, h, w] = T[n * 15 + h * 5 + w] (the wgmma convolution's output
+  // reading its staging tile), fused as (n, (h, w)) and split by 16: each
+  // step reads 16 consecutive elements of T, not the whole images of 15
+  // that a substitution of all the fused parts at once left to the
+  // interval (bound.cpp: index_over_leaves). 4 x 3 x 5 = 60 elements, so
+  // the last step also has a tail.
+  Tensor A = placeholder({60}, DType::f32(), "A");
+  Tensor T = compute(
+      {60}, [&](Var i) { return A(i) * 2.0f; }, "T");
+  Tensor O = compute(
+      {4, 3, 5}, [&](Var n, Var h, Var w) { return T(n * 15 + h * 5 + w) + 1.0f; }, "O");
+  Schedule s({O});
+  IterVar f = s[O].fuse(s[O].axis()[0], s[O].fuse(s[O].axis()[1], s[O].axis()[2])), fo, fi;
+  s[O].split(f, 16, &fo, &fi);
+  s[T].compute_at(s[O], fo);
+  std::string ir;
+  CHECK(check_schedule(s, {A}, {A, O}, {O}, 7, &ir) == "");
+  CHECK_THAT(ir, Contains("T[f32 * 16]"));
+}
+
 TEST_CASE("pragma annotates the loop", "[schedule][primitive]") {
   Mm m = plain_matmul(4, 4, 4);
   Schedule s({m.C});

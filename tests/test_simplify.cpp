@@ -123,6 +123,18 @@ TEST_CASE("simplify: floordiv and floormod", "[simplify]") {
   // Fused loops: floordiv(f, 16)*16 + floormod(f, 16) -> f.
   CHECK(simp(an, add(mul(fdiv(f, i32(16)), i32(16)), fmod(f, i32(16)))) == "f");
   CHECK(simp(an, add(mul(fdiv(x, i32(3)), i32(6)), mul(fmod(x, i32(3)), i32(2)))) == "(x*2)");
+  // Three axes fused in two levels, (n, (h, w)) with h*w = 25, w = 5: the
+  // inner pair reads floormod(x, 25) whose floormod by 5 was folded to
+  // floormod(x, 5); it still recombines, then with the outer pair.
+  const Expr hw = fmod(x, i32(25));
+  CHECK(simp(an, add(mul(fdiv(hw, i32(5)), i32(5)), fmod(hw, i32(5)))) == "floormod(x, 25)");
+  CHECK(simp(an, add(add(mul(fdiv(x, i32(25)), i32(25)), mul(fdiv(hw, i32(5)), i32(5))), fmod(hw, i32(5)))) == "x");
+  // Scaled by a common coefficient (3 * the pair).
+  CHECK(simp(an, add(mul(fdiv(hw, i32(5)), i32(15)), mul(fmod(hw, i32(5)), i32(3)))) == "(floormod(x, 25)*3)");
+  // Not where 5 does not divide the outer modulus (floormod(x, 7) % 5 is not x % 5).
+  const Expr h7 = fmod(x, i32(7));
+  CHECK(simp(an, add(mul(fdiv(h7, i32(5)), i32(5)), fmod(x, i32(5)))) ==
+        "((floordiv(floormod(x, 7), 5)*5) + floormod(x, 5))");
   // Modular set decides the remainder.
   CHECK(simp(an, fmod(add(mul(x, i32(8)), i32(4)), i32(4))) == "0");
   // Truncating division of a provably non-negative value follows the floor rules.
