@@ -17,13 +17,19 @@
 #   5. kiln bench of the cuda-matmul-f16 suite (and f16/bf16 4096^3 and
 #      8192^3) at the default configs against cuBLAS;
 #   6. kiln bench of the batch-16 f16 ResNet-50 convolutions at the default
-#      configs against cuDNN.
+#      configs against cuDNN;
+#   7. wgmma convolutions (sm_90a; only when STEPS names wgmma_convs):
+#      four batch-16 3x3 layers of ResNet-50 tuned with tensor_core held at
+#      "wgmma" and at "mma", both bests re-timed interleaved with --check.
+#      Each search still varies the other schedule's knobs, which do not
+#      change its kernel, so some of its trials measure a kernel again.
 # Each step is time-boxed and its output archived as it ends.
 #
 #   bench/gpu_stage_sweep.sh BUNDLE.tar.xz OUT_DIR
 #
 # Environment: TRIALS (tuning trials per search, default 64); STEPS, the
-# steps to run (default "correctness sweep copies wgmma tune bench convs").
+# steps to run (default "correctness sweep copies wgmma tune bench convs";
+# wgmma_convs, up to 20 minutes, only when named).
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 BUNDLE.tar.xz OUT_DIR" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -194,5 +200,31 @@ timeout 240 "$K" bench --suite "$ROOT/bench/suites/cuda-resnet50-b16-f16.txt" --
 echo "rc=$?"
 grep -E "geomean|x " convs.log | tail -26
 save
+fi
+if has wgmma_convs; then
+# The implicit GEMM over all 16 images' positions on warpgroups
+# (kernels/gpu_wgmma_conv2d.h) against the mma schedule, each tuned alone.
+for w in conv2d_nhwc:N=16,H=56,W=56,C=64,K=64,R=3,S=3,stride=1,pad=1,dtype=f16 \
+         conv2d_nhwc:N=16,H=28,W=28,C=128,K=128,R=3,S=3,stride=1,pad=1,dtype=f16 \
+         conv2d_nhwc:N=16,H=14,W=14,C=256,K=256,R=3,S=3,stride=1,pad=1,dtype=f16 \
+         conv2d_nhwc:N=16,H=7,W=7,C=512,K=512,R=3,S=3,stride=1,pad=1,dtype=f16; do
+  tag=$(printf %s "$w" | tr -c 'A-Za-z0-9' _)
+  for tc in wgmma mma; do
+    step "tune $w, tensor_core $tc (${TRIALS:-64} trials, at most 60 s)"
+    timeout -s INT -k 15 60 "$K" tune "$w" --target "cuda -arch=sm_90a" --db "conv_${tc}_$tag.db" \
+      --trials "${TRIALS:-64}" --batch 16 --repeat 2 --min-repeat-ms 10 --fix "{\"tensor_core\":\"$tc\"}" \
+      > "tune_conv_${tc}_$tag.log" 2>&1
+    echo "rc=$?"
+    tail -2 "tune_conv_${tc}_$tag.log"
+  done 2>&1 | tee -a wgmma_convs.log
+  for round in 1 2; do
+    for tc in wgmma mma; do
+      out=$(timeout 60 "$K" run "$w" --target "cuda -arch=sm_90a" --db "conv_${tc}_$tag.db" --repeat 5 \
+        --min-repeat-ms 30 --check 2>&1)
+      echo "round $round $tc $w :: $(grep -E "correct|median|error|wrong" <<<"$out" | tr '\n' ' ' | head -c 300)"
+    done
+  done 2>&1 | tee -a wgmma_convs.log
+  save
+done
 fi
 step "done: $OUT/results.tgz"

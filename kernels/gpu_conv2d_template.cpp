@@ -7,6 +7,7 @@
 #include "kernels/conv2d.h"
 #include "kernels/gpu_mma_conv2d.h"
 #include "kernels/gpu_template_util.h"
+#include "kernels/gpu_wgmma_conv2d.h"
 
 namespace kiln {
 
@@ -137,6 +138,7 @@ Config gpu_conv2d_default(const OpInstance& op, const GpuLimits& gpu, const Conf
 
 ScheduledOp gpu_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   if (cfg.has("tensor_core") && cfg.annotate("tensor_core") == "mma") return gpu_mma_conv2d_schedule(op, cfg);
+  if (cfg.has("tensor_core") && cfg.annotate("tensor_core") == "wgmma") return gpu_wgmma_conv2d_schedule(op, cfg);
   const ConvShape c = checked_shape(op);
   const Layout L = layout_of(op);
   const std::vector<int64_t>& fk = cfg.split("tile_k");

@@ -48,7 +48,8 @@
 //            as far as the unrolled body stays within 2048 multiply-adds)
 //   tensor_core  conv2d_nhwc in f16/bf16 on sm_80+: "mma" runs the
 //            implicit GEMM on tensor cores instead (gpu_mma_conv2d.h, with
-//            its own mma_m, mma_n, mma_k and pad_rows knobs)
+//            its own mma_m, mma_n, mma_k and pad_rows knobs); on sm_90a
+//            "wgmma" runs it on warpgroups (gpu_wgmma_conv2d.h)
 // Bias and the activation are applied as the register tile is stored.
 // groups must be 1.
 #pragma once

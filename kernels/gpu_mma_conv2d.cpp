@@ -10,6 +10,7 @@
 #include "kernels/cuda_tensor_intrinsics.h"
 #include "kernels/gpu_mma_util.h"
 #include "kernels/gpu_template_util.h"
+#include "kernels/gpu_wgmma_conv2d.h"
 
 namespace kiln {
 
@@ -31,7 +32,11 @@ bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu) {
 
 void define_gpu_mma_conv2d_knobs(const OpInstance& op, const GpuLimits& gpu, ConfigSpace* s) {
   const ConvShape c = conv_shape(op);
-  s->define_annotate("tensor_core", {"none", "mma"}, /*added_later=*/true);
+  const bool wgmma = gpu_wgmma_conv2d_offered(op, gpu);
+  s->define_annotate("tensor_core",
+                     wgmma ? std::vector<std::string>{"none", "mma", "wgmma"} : std::vector<std::string>{"none", "mma"},
+                     /*added_later=*/true);
+  if (wgmma) define_gpu_wgmma_conv2d_knobs(op, s);
   s->define_exact_split_levels("mma_m", padded_positions(c) / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", c.K / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_k", padded_channels(c) / 16, {{1, 2, 4}}, /*added_later=*/true);

@@ -24,7 +24,9 @@
 // warps, fragments] of K / 8, mma_k [steps, 16-steps per step] of C / 16
 // (all exact), plus vec, unroll and pad_rows (16-byte padding of the
 // shared rows). Offered where groups is 1, K is a multiple of 8 and an
-// image has at least 16 output positions.
+// image has at least 16 output positions. On sm_90a, where K is a multiple
+// of 64 and the images have more than 48 positions in all, tensor_core may
+// also be "wgmma" (gpu_wgmma_conv2d.h).
 #pragma once
 
 #include "kernels/op_registry.h"
