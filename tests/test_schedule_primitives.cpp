@@ -125,24 +125,25 @@ TEST_CASE("a stage read through fused axes gets the consumer's exact region", "[
 
 TEST_CASE("a stage read through three axes fused in two levels gets the consumer's exact region",
           "[schedule][primitive]") {
-  // out[n, h, w] = T[n * 15 + h * 5 + w] (the wgmma convolution's output
-  // reading its staging tile), fused as (n, (h, w)) and split by 16: each
-  // step reads 16 consecutive elements of T, not the whole images of 15
-  // that a substitution of all the fused parts at once left to the
-  // interval (bound.cpp: index_over_leaves). 4 x 3 x 5 = 60 elements, so
-  // the last step also has a tail.
-  Tensor A = placeholder({60}, DType::f32(), "A");
+  // out[n, h, w] = T[n * 25 + h * 5 + w] (the wgmma convolution's output
+  // reading its staging tile), fused as (n, (h, w)) into 125 positions,
+  // split into 16-row steps and the steps into blocks of four: each block
+  // reads 64 consecutive elements of T, not the whole images of 25 that a
+  // substitution of all the fused parts at once left to the interval
+  // (bound.cpp: index_over_leaves). The last block has a tail.
+  Tensor A = placeholder({125}, DType::f32(), "A");
   Tensor T = compute(
-      {60}, [&](Var i) { return A(i) * 2.0f; }, "T");
+      {125}, [&](Var i) { return A(i) * 2.0f; }, "T");
   Tensor O = compute(
-      {4, 3, 5}, [&](Var n, Var h, Var w) { return T(n * 15 + h * 5 + w) + 1.0f; }, "O");
+      {5, 5, 5}, [&](Var n, Var h, Var w) { return T(n * 25 + h * 5 + w) + 1.0f; }, "O");
   Schedule s({O});
-  IterVar f = s[O].fuse(s[O].axis()[0], s[O].fuse(s[O].axis()[1], s[O].axis()[2])), fo, fi;
-  s[O].split(f, 16, &fo, &fi);
+  IterVar f = s[O].fuse(s[O].axis()[0], s[O].fuse(s[O].axis()[1], s[O].axis()[2])), steps, row, fo, fi;
+  s[O].split(f, 16, &steps, &row);
+  s[O].split(steps, 4, &fo, &fi);
   s[T].compute_at(s[O], fo);
   std::string ir;
   CHECK(check_schedule(s, {A}, {A, O}, {O}, 7, &ir) == "");
-  CHECK_THAT(ir, Contains("T[f32 * 16]"));
+  CHECK_THAT(ir, Contains("T[f32 * 64]"));
 }
 
 TEST_CASE("pragma annotates the loop", "[schedule][primitive]") {
