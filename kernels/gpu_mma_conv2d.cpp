@@ -17,11 +17,44 @@ namespace kiln {
 namespace {
 
 int64_t positions(const ConvShape& c) { return c.OH * c.OW; }
-// The input channels padded to whole 16-channel k steps (zeros past C).
-int64_t padded_channels(const ConvShape& c) { return (c.C + 15) / 16 * 16; }
 int64_t padded_positions(const ConvShape& c) { return (positions(c) + 15) / 16 * 16; }
 
 }  // namespace
+
+int64_t implicit_gemm_channels(const ConvShape& c) { return (c.C + 15) / 16 * 16; }
+
+Tensor implicit_gemm_weights(const OpInstance& op, const ConvShape& c) {
+  const Tensor& weight = op.inputs[1];
+  const int Cin = static_cast<int>(c.C), Cp = static_cast<int>(implicit_gemm_channels(c));
+  if (Cp == Cin) return weight;
+  const DType input = op.dtype;
+  return compute(
+      {static_cast<int>(c.R), static_cast<int>(c.S), Cp, static_cast<int>(c.K)},
+      [&](Var r, Var s, Var ch, Var k) {
+        return select(ch < Cin, weight(r, s, min(ch, Cin - 1), k), make_zero(input));
+      },
+      "weight_pad", "pad");
+}
+
+Tensor implicit_gemm_output(const OpInstance& op, const ConvShape& c,
+                            const std::function<Expr(const Var&, const Var&, const Var&, const Var&)>& sums) {
+  const Tensor* bias = c.bias ? &op.inputs[2] : nullptr;
+  const DType input = op.dtype, f32 = DType::f32();
+  return compute(
+      {static_cast<int>(c.N), static_cast<int>(c.OH), static_cast<int>(c.OW), static_cast<int>(c.K)},
+      [&](Var n, Var oh, Var ow, Var k) {
+        Expr v = sums(n, oh, ow, k);
+        if (bias) v = v + cast(f32, (*bias)(k));
+        return cast(input, apply_activation(v, c.act));
+      },
+      "out", "epilogue");
+}
+
+Tensor shared_implicit_gemm_weights(Schedule& s, const OpInstance& op, const Tensor& B, const Tensor& acc) {
+  if (B.same_tensor(op.inputs[1])) return s.cache_read(B, MemScope::kShared, {s.current_op(acc)});
+  s[B].set_scope(MemScope::kShared);
+  return B;
+}
 
 bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu) {
   if (op.op != "conv2d_nhwc" || (op.dtype != DType::f16() && op.dtype != DType::bf16()) || gpu.sm_version < 80)
@@ -39,7 +72,7 @@ void define_gpu_mma_conv2d_knobs(const OpInstance& op, const GpuLimits& gpu, Con
   if (wgmma) define_gpu_wgmma_conv2d_knobs(op, s);
   s->define_exact_split_levels("mma_m", padded_positions(c) / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", c.K / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
-  s->define_exact_split_levels("mma_k", padded_channels(c) / 16, {{1, 2, 4}}, /*added_later=*/true);
+  s->define_exact_split_levels("mma_k", implicit_gemm_channels(c) / 16, {{1, 2, 4}}, /*added_later=*/true);
   s->define_choice("pad_rows", {0, 1}, /*added_later=*/true);
   // Slots of the shared tiles of the fused tap and channel-tile loop:
   // tiles copied (cp.async where they are plain copies) that many minus one
@@ -54,13 +87,13 @@ void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j) {
   (*j)["tensor_core"] = "mma";
   (*j)["mma_m"] = {std::max<int64_t>(1, padded_positions(c) / 64), 2, 2};
   (*j)["mma_n"] = {std::max<int64_t>(1, c.K / 64), 2, 4};
-  (*j)["mma_k"] = {std::max<int64_t>(1, padded_channels(c) / 32), 2};
+  (*j)["mma_k"] = {std::max<int64_t>(1, implicit_gemm_channels(c) / 32), 2};
   (*j)["pad_rows"] = 1;
   // Three slots: what each of the four 3x3 stride-1 ResNet-50 layers at
   // batch 16 chose when tuned on an H100 (bench/results/gpu_h100_pipeline_20261126.md);
   // fewer where the k loop is shorter. For a 64 x 64 block the slots take
   // 41 KiB, which the staging tile reuses after the k loop.
-  (*j)["stages"] = std::min<int64_t>(3, c.R * c.S * std::max<int64_t>(1, padded_channels(c) / 32));
+  (*j)["stages"] = std::min<int64_t>(3, c.R * c.S * std::max<int64_t>(1, implicit_gemm_channels(c) / 32));
 }
 
 ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
@@ -74,17 +107,16 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   const int64_t warp_m = fm[2] * 16, warp_n = fn[2] * 8, block_m = fm[1] * warp_m, block_n = fn[1] * warp_n;
   const int64_t warps = fm[1] * fn[1], kt = fk[1] * 16;
   const Tensor& data = op.inputs[0];
-  const Tensor& weight = op.inputs[1];
 
   // The GEMM's A: image n, position m, tap (r, s), channel ch of the
   // zero-padded input; 0 on the padded rows. Indices are clamped so that
   // no read leaves the data.
   const int P = static_cast<int>(positions(c)), Pp = static_cast<int>(padded_positions(c));
-  const int OW = static_cast<int>(c.OW), OH = static_cast<int>(c.OH);
+  const int OW = static_cast<int>(c.OW);
   const int st = static_cast<int>(c.stride), dl = static_cast<int>(c.dil), p = static_cast<int>(c.pad);
   const int H = static_cast<int>(c.H), W = static_cast<int>(c.W);
   const int N = static_cast<int>(c.N), K = static_cast<int>(c.K);
-  const int Cin = static_cast<int>(c.C), Cp = static_cast<int>(padded_channels(c));
+  const int Cin = static_cast<int>(c.C), Cp = static_cast<int>(implicit_gemm_channels(c));
   const int R = static_cast<int>(c.R), S = static_cast<int>(c.S);
   Tensor A = compute(
       {N, Pp, R, S, Cp},
@@ -97,14 +129,7 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
         return select(inside, x, make_zero(input));
       },
       "im2col", "gather");
-  // The weights as the GEMM's B; with C padded, a zero-filled copy.
-  Tensor B = Cp == Cin ? weight
-                       : compute(
-                             {R, S, Cp, K},
-                             [&](Var r, Var s, Var ch, Var k) {
-                               return select(ch < Cin, weight(r, s, min(ch, Cin - 1), k), make_zero(input));
-                             },
-                             "weight_pad", "pad");
+  const Tensor B = implicit_gemm_weights(op, c);
   IterVar rr = reduce_axis(R, "rr"), rs = reduce_axis(S, "rs"), rc = reduce_axis(Cp, "rc");
   Tensor C = compute(
       {N, Pp, K},
@@ -113,15 +138,8 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
                    {rr, rs, rc});
       },
       "C", "implicit_gemm");
-  const Tensor* bias = c.bias ? &op.inputs[2] : nullptr;
-  Tensor out = compute(
-      {N, OH, OW, K},
-      [&](Var n, Var oh, Var ow, Var k) {
-        Expr v = C(n, oh * OW + ow, k);
-        if (bias) v = v + cast(f32, (*bias)(k));
-        return cast(input, apply_activation(v, c.act));
-      },
-      "out", "epilogue");
+  Tensor out = implicit_gemm_output(
+      op, c, [&](const Var& n, const Var& oh, const Var& ow, const Var& k) { return C(n, oh * OW + ow, k); });
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& s = *sch;
@@ -171,14 +189,7 @@ ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   sg.compute_at(sa, kloop);
   cooperative_fill(sg, warps, 32, kt % vec == 0 ? vec : 1);
   if (pad) sg.storage_align(1, 64, 8);
-  // The weights' shared tile: a cache of the weights, or the zero-filled
-  // copy itself computed there.
-  Tensor Ws = B;
-  if (Cp == Cin) {
-    Ws = s.cache_read(weight, MemScope::kShared, {s.current_op(acc)});
-  } else {
-    s[B].set_scope(MemScope::kShared);
-  }
+  const Tensor Ws = shared_implicit_gemm_weights(s, op, B, acc);
   Stage sw = s[Ws];
   sw.compute_at(sa, kloop);
   cooperative_fill(sw, warps, 32, block_n % vec == 0 && c.K % vec == 0 ? vec : 1);

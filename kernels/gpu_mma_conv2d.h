@@ -29,14 +29,33 @@
 // also be "wgmma" (gpu_wgmma_conv2d.h).
 #pragma once
 
+#include <functional>
+
 #include "kernels/op_registry.h"
 #include "schedule/gpu_limits.h"
 
 namespace kiln {
 
+struct ConvShape;  // kernels/conv2d.h
+
 bool gpu_mma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu);
 void define_gpu_mma_conv2d_knobs(const OpInstance& op, const GpuLimits& gpu, ConfigSpace* space);
 void gpu_mma_conv2d_default(const OpInstance& op, nlohmann::json* j);
 ScheduledOp gpu_mma_conv2d_schedule(const OpInstance& op, const Config& cfg);
+
+// Pieces of the implicit GEMM that the mma and wgmma schedules share.
+// The input channels padded to whole 16-channel k steps (zeros past C).
+int64_t implicit_gemm_channels(const ConvShape& c);
+// The weights [R, S, Cp, K] as the GEMM's B: the op's own where C needs no
+// padding, else a zero-filled copy.
+Tensor implicit_gemm_weights(const OpInstance& op, const ConvShape& c);
+// The op's output: `sums(n, oh, ow, k)` (the f32 sums of that output) plus
+// the bias, activated, cast to the op's type; the bias is added to the f32
+// sum before the one rounding.
+Tensor implicit_gemm_output(const OpInstance& op, const ConvShape& c,
+                            const std::function<Expr(const Var&, const Var&, const Var&, const Var&)>& sums);
+// The weights' shared tile for the accumulators `acc`: a cache of the op's
+// weights, or the zero-filled copy `B` itself computed in shared memory.
+Tensor shared_implicit_gemm_weights(Schedule& s, const OpInstance& op, const Tensor& B, const Tensor& acc);
 
 }  // namespace kiln

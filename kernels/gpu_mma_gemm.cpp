@@ -23,17 +23,8 @@ void define_gpu_mma_knobs(const GemmShape& g, const GpuLimits& gpu, ConfigSpace*
   s->define_annotate("tensor_core",
                      wgmma ? std::vector<std::string>{"none", "mma", "wgmma"} : std::vector<std::string>{"none", "mma"},
                      /*added_later=*/true);
-  if (wgmma) {
-    // Warpgroups of four warps, each 64 rows by 64, 128 or 256 columns.
-    s->define_exact_split_levels("wgmma_m", g.M / 64, {{1, 2}}, /*added_later=*/true);
-    s->define_exact_split_levels("wgmma_n", g.N / 8, {{1, 2}, {8, 16, 32}}, /*added_later=*/true);
-    // 1 keeps a k tile's products in flight while the next tile's are
-    // issued, with producer warps and 2 or more stages (Stage::mma_in_flight).
-    s->define_choice("mma_in_flight", {0, 1}, /*added_later=*/true);
-    // 1 stores each shared tile whose rows are whole 128-byte strips
-    // (Stage::storage_swizzle) 128-byte swizzled instead of in 8 x 8 tiles.
-    s->define_choice("swizzle", {0, 1}, /*added_later=*/true);
-  }
+  // Warpgroups of four warps, each 64 rows by 64, 128 or 256 columns.
+  if (wgmma) define_wgmma_knobs(s, g.M / 64, {1, 2}, g.N / 8);
   s->define_exact_split_levels("mma_m", g.M / 16, {{1, 2, 4}, {1, 2, 4}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_n", g.N / 8, {{1, 2, 4}, {1, 2, 4, 8}}, /*added_later=*/true);
   s->define_exact_split_levels("mma_k", g.K / 16, {{1, 2, 4}}, /*added_later=*/true);
@@ -207,28 +198,18 @@ ScheduledOp gpu_mma_gemm_schedule(const OpInstance& op, const GemmShape& g, cons
     sa.tensorize(am16, cuda_mma_m16n8k16(input, g.trans_a, g.trans_b));
   }
 
-  // With the swizzle knob, a wgmma operand's tile whose rows (of
-  // `tile_row` elements) are whole strips of 128 bytes.
-  auto swizzled = [&](const Tensor& t, int64_t tile_row) {
-    return cfg.has("swizzle") && cfg.choice("swizzle") == 1 && tile_row * t.dtype().bytes() % 128 == 0;
-  };
-  // Shared tiles of A and B per k tile, filled by all the block's threads;
-  // padded rows stay 16-byte aligned (ldmatrix reads 16-byte rows). wgmma
-  // reads them as 8 x 8 tiles, each 128 contiguous bytes.
+  // Shared tiles of A and B per k tile (rows of `tile_row` elements),
+  // filled by all the block's threads; padded rows stay 16-byte aligned
+  // (ldmatrix reads 16-byte rows). wgmma reads them as 8 x 8 tiles, each 128
+  // contiguous bytes, or swizzled.
   auto stage_shared = [&](const Tensor& t, int64_t tile_row) {
     Tensor cached = s.cache_read(t, MemScope::kShared, {s.current_op(acc)});
     Stage st = s[cached];
     st.compute_at(sa, ko);
     const int64_t row = *as_const_int(t.shape().back());
     const int64_t fill = cfg.has("fill_vec") && cfg.choice("fill_vec") > 0 ? cfg.choice("fill_vec") : vec;
-    if (wt.wgmma && swizzled(t, tile_row)) {
-      // Rows of whole 128-byte strips: any fill of up to 8 fits.
-      cooperative_fill(st, warps, 32, fill);
-      st.storage_swizzle(128);
-    } else if (wt.wgmma) {
-      // Both extents are multiples of 8, so any fill of up to 8 fits.
-      cooperative_tile_fill(st, warps, 32, fill, 8);
-      st.storage_tile(8, 8);
+    if (wt.wgmma) {
+      lay_out_wgmma_operand(st, cfg, tile_row * t.dtype().bytes(), warps, fill);
     } else {
       cooperative_fill(st, warps, 32, tile_row % fill == 0 && row % fill == 0 ? fill : 1);
     }

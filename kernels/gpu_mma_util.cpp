@@ -1,6 +1,7 @@
 #include "kernels/gpu_mma_util.h"
 
 #include "kernels/cuda_tensor_intrinsics.h"
+#include "kernels/gpu_template_util.h"
 
 namespace kiln {
 
@@ -30,6 +31,24 @@ IterVar mma_staging_tile(Stage& sc, const std::vector<IterVar>& outer, const Ite
   sc.unroll(ni);
   sc.tensorize(m16, cuda_mma_store());
   return warp;
+}
+
+void define_wgmma_knobs(ConfigSpace* s, int64_t row_tiles, const std::vector<int64_t>& warpgroups,
+                        int64_t column_groups) {
+  s->define_exact_split_levels("wgmma_m", row_tiles, {warpgroups}, /*added_later=*/true);
+  s->define_exact_split_levels("wgmma_n", column_groups, {{1, 2}, {8, 16, 32}}, /*added_later=*/true);
+  s->define_choice("mma_in_flight", {0, 1}, /*added_later=*/true);
+  s->define_choice("swizzle", {0, 1}, /*added_later=*/true);
+}
+
+void lay_out_wgmma_operand(Stage st, const Config& cfg, int64_t row_bytes, int64_t warps, int64_t fill) {
+  if (cfg.has("swizzle") && cfg.choice("swizzle") == 1 && row_bytes % 128 == 0) {
+    cooperative_fill(st, warps, 32, fill);
+    st.storage_swizzle(128);
+  } else {
+    cooperative_tile_fill(st, warps, 32, fill, 8);
+    st.storage_tile(8, 8);
+  }
 }
 
 void define_mma_pipeline_knobs(ConfigSpace* s, const GpuLimits& gpu) {

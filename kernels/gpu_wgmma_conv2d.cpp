@@ -1,15 +1,11 @@
 #include "kernels/gpu_wgmma_conv2d.h"
 
-#include <algorithm>
-
 #include "base/error.h"
 #include "compute/expr_ops.h"
-#include "kernels/activation.h"
 #include "kernels/conv2d.h"
 #include "kernels/cuda_tensor_intrinsics.h"
 #include "kernels/gpu_mma_conv2d.h"
 #include "kernels/gpu_mma_util.h"
-#include "kernels/gpu_template_util.h"
 
 namespace kiln {
 
@@ -18,28 +14,23 @@ namespace {
 // The GEMM's rows: every image's output positions, padded to 64-row tiles.
 int64_t gemm_rows(const ConvShape& c) { return c.N * c.OH * c.OW; }
 int64_t padded_rows(const ConvShape& c) { return (gemm_rows(c) + 63) / 64 * 64; }
-// The input channels padded to whole 16-channel k steps (zeros past C).
-int64_t padded_channels(const ConvShape& c) { return (c.C + 15) / 16 * 16; }
+// The rows the output's 16-row steps cover: a block may take no more.
+int64_t stepped_rows(const ConvShape& c) { return (gemm_rows(c) + 15) / 16 * 16; }
 
 }  // namespace
 
 bool gpu_wgmma_conv2d_offered(const OpInstance& op, const GpuLimits& gpu) {
   // Rows for at least one warpgroup's four 16-row steps.
   const ConvShape c = conv_shape(op);
-  return gpu.arch == "sm_90a" && gpu_mma_conv2d_offered(op, gpu) && c.K % 64 == 0 && gemm_rows(c) > 48;
+  return gpu.arch == "sm_90a" && gpu_mma_conv2d_offered(op, gpu) && c.K % 64 == 0 && stepped_rows(c) >= 64;
 }
 
 void define_gpu_wgmma_conv2d_knobs(const OpInstance& op, ConfigSpace* s) {
   const ConvShape c = conv_shape(op);
   // Two warpgroups a block where the rows fill it: the output's 16-row
   // steps must reach the block's end, or its warps would not all run.
-  s->define_exact_split_levels(
-      "wgmma_m", padded_rows(c) / 64,
-      {(gemm_rows(c) + 15) / 16 * 16 >= 128 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1}},
-      /*added_later=*/true);
-  s->define_exact_split_levels("wgmma_n", c.K / 8, {{1, 2}, {8, 16, 32}}, /*added_later=*/true);
-  s->define_choice("mma_in_flight", {0, 1}, /*added_later=*/true);
-  s->define_choice("swizzle", {0, 1}, /*added_later=*/true);
+  define_wgmma_knobs(s, padded_rows(c) / 64,
+                     stepped_rows(c) >= 128 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1}, c.K / 8);
   s->define_choice("fill_vec", {0, 8}, /*added_later=*/true);
 }
 
@@ -53,23 +44,21 @@ ScheduledOp gpu_wgmma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
   const std::vector<int64_t>& fk = cfg.split("mma_k");
   const int64_t vec = cfg.choice("vec");
   const int64_t fill = cfg.has("fill_vec") && cfg.choice("fill_vec") > 0 ? cfg.choice("fill_vec") : vec;
-  const bool swizzle = cfg.has("swizzle") && cfg.choice("swizzle") == 1;
   const DType input = op.dtype, f32 = DType::f32();
   // Warpgroups of four warps one above the other, 16 rows each.
   const int64_t warp_n = wn[2] * 8, block_m = 64 * wm[1], block_n = wn[1] * warp_n;
   const int64_t warps = 4 * wm[1] * wn[1], kt = fk[1] * 16;
-  user_check(block_m <= (gemm_rows(c) + 15) / 16 * 16)
-      << "wgmma_m: a block of " << wm[1] << " warpgroups takes " << block_m << " rows, more than the " << gemm_rows(c)
-      << " output positions fill (16-row steps); take fewer warpgroups a block";
+  user_check(block_m <= stepped_rows(c)) << "wgmma_m: a block of " << wm[1] << " warpgroups takes " << block_m
+                                         << " rows, more than the " << gemm_rows(c)
+                                         << " output positions fill (16-row steps); take fewer warpgroups a block";
   const Tensor& data = op.inputs[0];
-  const Tensor& weight = op.inputs[1];
 
   const int M = static_cast<int>(gemm_rows(c)), Mp = static_cast<int>(padded_rows(c));
-  const int P = static_cast<int>(c.OH * c.OW), OW = static_cast<int>(c.OW), OH = static_cast<int>(c.OH);
+  const int P = static_cast<int>(c.OH * c.OW), OW = static_cast<int>(c.OW);
   const int st = static_cast<int>(c.stride), dl = static_cast<int>(c.dil), p = static_cast<int>(c.pad);
   const int H = static_cast<int>(c.H), W = static_cast<int>(c.W);
   const int N = static_cast<int>(c.N), K = static_cast<int>(c.K);
-  const int Cin = static_cast<int>(c.C), Cp = static_cast<int>(padded_channels(c));
+  const int Cin = static_cast<int>(c.C), Cp = static_cast<int>(implicit_gemm_channels(c));
   const int R = static_cast<int>(c.R), S = static_cast<int>(c.S);
   // The GEMM's A per tap (r, s): row m (image n, position m % P), channel
   // ch of the zero-padded input; 0 on the padded rows. Indices are clamped
@@ -87,14 +76,7 @@ ScheduledOp gpu_wgmma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
         return select(inside, x, make_zero(input));
       },
       "im2col", "gather");
-  // The weights as the GEMM's B; with C padded, a zero-filled copy.
-  Tensor B = Cp == Cin ? weight
-                       : compute(
-                             {R, S, Cp, K},
-                             [&](Var r, Var s, Var ch, Var k) {
-                               return select(ch < Cin, weight(r, s, min(ch, Cin - 1), k), make_zero(input));
-                             },
-                             "weight_pad", "pad");
+  const Tensor B = implicit_gemm_weights(op, c);
   IterVar rr = reduce_axis(R, "rr"), rs = reduce_axis(S, "rs"), rc = reduce_axis(Cp, "rc");
   Tensor C = compute(
       {Mp, K},
@@ -103,15 +85,8 @@ ScheduledOp gpu_wgmma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
                    {rr, rs, rc});
       },
       "C", "implicit_gemm");
-  const Tensor* bias = c.bias ? &op.inputs[2] : nullptr;
-  Tensor out = compute(
-      {N, OH, OW, K},
-      [&](Var n, Var oh, Var ow, Var k) {
-        Expr v = C(n * P + oh * OW + ow, k);
-        if (bias) v = v + cast(f32, (*bias)(k));
-        return cast(input, apply_activation(v, c.act));
-      },
-      "out", "epilogue");
+  Tensor out = implicit_gemm_output(
+      op, c, [&](const Var& n, const Var& oh, const Var& ow, const Var& k) { return C(n * P + oh * OW + ow, k); });
 
   auto sch = std::make_shared<Schedule>(std::vector<Tensor>{out});
   Schedule& s = *sch;
@@ -153,27 +128,15 @@ ScheduledOp gpu_wgmma_conv2d_schedule(const OpInstance& op, const Config& cfg) {
 
   // Per tap and k tile: the gathered input (block_m x kt) and the weights
   // (kt x block_n) in shared memory, in 8 x 8 tiles, or swizzled where the
-  // knob asks and the rows are whole 128-byte strips.
-  auto lay_out = [&](Stage tile, int64_t tile_row, int64_t copy) {
-    tile.compute_at(sa, kloop);
-    if (swizzle && tile_row * input.bytes() % 128 == 0) {
-      cooperative_fill(tile, warps, 32, copy);
-      tile.storage_swizzle(128);
-    } else {
-      cooperative_tile_fill(tile, warps, 32, copy, 8);
-      tile.storage_tile(8, 8);
-    }
-  };
-  s[A].set_scope(MemScope::kShared);
-  // A gathers whole vectors of channels where the input's rows are.
-  lay_out(s[A], kt, Cin % fill == 0 ? fill : 1);
-  Tensor Ws = B;
-  if (Cp == Cin) {
-    Ws = s.cache_read(weight, MemScope::kShared, {s.current_op(acc)});
-  } else {
-    s[B].set_scope(MemScope::kShared);
-  }
-  lay_out(s[Ws], block_n, fill);
+  // knob asks and the rows are whole 128-byte strips. A gathers whole
+  // vectors of channels where the input's rows are.
+  Stage sg = s[A];
+  sg.set_scope(MemScope::kShared);
+  sg.compute_at(sa, kloop);
+  lay_out_wgmma_operand(sg, cfg, kt * input.bytes(), warps, Cin % fill == 0 ? fill : 1);
+  Stage sw = s[shared_implicit_gemm_weights(s, op, B, acc)];
+  sw.compute_at(sa, kloop);
+  lay_out_wgmma_operand(sw, cfg, block_n * input.bytes(), warps, fill);
   mma_pipeline(sa, kloop, cfg, /*async_products=*/true);
 
   std::vector<Tensor> args = op.inputs;

@@ -38,10 +38,6 @@ CudaSource wgmma_4096(const nlohmann::json& knobs) {
   return src;
 }
 
-std::string emulate(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed) {
-  return emulation_problem(op, gpu_source(op, cfg, sm90a()), dir, seed);
-}
-
 }  // namespace
 
 TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pipelined and warp-specialized",
@@ -98,7 +94,7 @@ TEST_CASE("wgmma: the GEMM on warpgroups agrees with the interpreter, plain, pip
             std::vector<std::string>{"3-D map of 8 x 128 x 16 2-byte elements, box 8 x 64 x 4",
                                      "3-D map of 8 x 128 x 16 2-byte elements, box 8 x 32 x 16"});
     }
-    CHECK(emulate(op, cfg, dir.path, seed++) == "");
+    CHECK(emulate_sm90a(op, cfg, dir.path, seed++) == "");
   }
 }
 
@@ -110,12 +106,12 @@ TEST_CASE("wgmma: transposed and bf16 operands, batches, and random configs agre
   const OpInstance ta = build_workload("batch_matmul:B=2,M=64,N=64,K=48,dtype=bf16,trans_a=1");
   const Config ca = wgmma_config(ta, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 8}}, {"mma_k", {3, 1}}, {"stages", 2}});
   CHECK_THAT(kernel_text(gpu_source(ta, ca, sm90a())), Contains("kiln_wgmma_m64n64k16_bf16<1, 1, 0, 0, 0>("));
-  CHECK(emulate(ta, ca, dir.path, 801) == "");
+  CHECK(emulate_sm90a(ta, ca, dir.path, 801) == "");
   const OpInstance tb = build_workload("batch_matmul:B=1,M=64,N=128,K=32,dtype=f16,trans_b=1");
   const Config cb =
       wgmma_config(tb, {{"wgmma_m", {1, 1}}, {"wgmma_n", {1, 1, 16}}, {"mma_k", {1, 2}}, {"producer_warps", 1}});
   CHECK_THAT(kernel_text(gpu_source(tb, cb, sm90a())), Contains("kiln_wgmma_m64n128k16_f16<0, 0, 0, 0, 0>("));
-  CHECK(emulate(tb, cb, dir.path, 802) == "");
+  CHECK(emulate_sm90a(tb, cb, dir.path, 802) == "");
   // Both layouts filled by tensor copies of their tiles, batched.
   for (const OpInstance* op : {&ta, &tb}) {
     nlohmann::json knobs = op == &ta ? ca.to_json() : cb.to_json();
@@ -128,7 +124,7 @@ TEST_CASE("wgmma: transposed and bf16 operands, batches, and random configs agre
     const std::string k = kernel_text(gpu_source(*op, c, sm90a()));
     CHECK_THAT(k, Contains("kiln_tensor_copy_") && Contains("d(A_shared, ") && Contains("d(B_shared, "));
     CHECK(k.find("kiln_cp_async<") == std::string::npos);
-    CHECK(emulate(*op, c, dir.path, 803) == "");
+    CHECK(emulate_sm90a(*op, c, dir.path, 803) == "");
   }
 
   // Random configs of the space, tensor_core forced to wgmma.
@@ -142,7 +138,7 @@ TEST_CASE("wgmma: transposed and bf16 operands, batches, and random configs agre
       j["tensor_core"] = "wgmma";
       const Config cfg = space->from_json(j);
       INFO(w << " " << cfg.str());
-      const std::string err = emulate(op, cfg, dir.path, 810 + static_cast<uint64_t>(ran));
+      const std::string err = emulate_sm90a(op, cfg, dir.path, 810 + static_cast<uint64_t>(ran));
       if (is_launch_limit(err)) continue;
       CHECK(err == "");
       ++ran;
@@ -371,7 +367,7 @@ TEST_CASE("wgmma: products kept in flight across k tiles agree with the interpre
     CHECK(count_matches(k, R"(kiln_wgmma_commit_wait<)") == 2);
     // In the loop, the slot is released after the wait.
     CHECK(k.find("kiln_wgmma_commit_wait<1>(C_warp);") < k.find("kiln_mbarrier_arrive(kiln_empty_0"));
-    CHECK(emulate(op, cfg, dir.path, seed++) == "");
+    CHECK(emulate_sm90a(op, cfg, dir.path, seed++) == "");
     // Without it, each call waits for its own products.
     knobs["mma_in_flight"] = 0;
     const std::string plain = kernel_text(gpu_source(op, wgmma_config(op, knobs), sm90a()));

@@ -21,14 +21,6 @@ using namespace kiln;
 using namespace kiln::testing;
 using Catch::Matchers::Contains;
 
-namespace {
-
-std::string emulate(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed) {
-  return emulation_problem(op, gpu_source(op, cfg, sm90a()), dir, seed);
-}
-
-}  // namespace
-
 TEST_CASE("wgmma conv2d: NHWC convolutions on warpgroups agree with the interpreter",
           "[gpu][tensorcore][wgmma][emulation]") {
   if (!have_host_compiler()) KILN_SKIP("no host C++ compiler for the CUDA emulation");
@@ -120,7 +112,7 @@ TEST_CASE("wgmma conv2d: NHWC convolutions on warpgroups agree with the interpre
       CHECK(k.find("d(im2col_shared, ") == std::string::npos);
       UNSCOPED_INFO("kiln-test-note: " << c.workload << ": " << tensor_map_descriptions(src).at(0));
     }
-    CHECK(emulate(op, cfg, dir.path, seed++) == "");
+    CHECK(emulate_sm90a(op, cfg, dir.path, seed++) == "");
   }
 }
 
@@ -158,7 +150,7 @@ TEST_CASE("wgmma conv2d: random shapes and configs agree with the interpreter", 
     j["tensor_core"] = "wgmma";
     const Config cfg = space->from_json(j);
     INFO(w << " " << cfg.str());
-    const std::string err = emulate(op, cfg, dir.path, run + static_cast<uint64_t>(drawn));
+    const std::string err = emulate_sm90a(op, cfg, dir.path, run + static_cast<uint64_t>(drawn));
     if (is_launch_limit(err)) continue;
     CHECK(err == "");
     ++ran;

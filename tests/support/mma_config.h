@@ -32,6 +32,12 @@ inline std::string emulation_problem(const OpInstance& op, const CudaSource& src
   }
 }
 
+// What the emulation of `op`'s kernel for `cfg` on sm_90a reports against
+// the interpreter ("" when it agrees).
+inline std::string emulate_sm90a(const OpInstance& op, const Config& cfg, const std::string& dir, uint64_t seed) {
+  return emulation_problem(op, gpu_source(op, cfg, sm90a()), dir, seed);
+}
+
 // The template's default config for `op` on `arch`, as JSON to edit, and
 // the space to read it back with (kept alive here: a config refers to its
 // space, which must outlive it).
