@@ -123,6 +123,9 @@ std::string launch_initializer(int function, const std::array<int64_t, 3>& grid,
       maps.push_back(t.str());
     }
     os << ", {" << join(maps, ", ") << "}";
+  } else {
+    // No maps: zero them explicitly, as -Wextra (missing-field-initializers) wants every member written.
+    os << ", {{0}}";
   }
   os << "}";
   return os.str();

@@ -16,9 +16,11 @@
 #include "base/error.h"
 #include "codegen/cuda_emulation.h"
 #include "codegen/nvrtc.h"
+#include "library/c_compiler.h"
 #include "library/cuda_fallback_kernels.h"
 #include "library/library_builder.h"
 #include "schedule/gpu_limits.h"
+#include "support/scoped_env.h"
 #include "support/skip.h"
 #include "tests/lib_cuda_test_util.h"
 #include "tests/lib_test_util.h"
@@ -72,12 +74,21 @@ std::string fake_driver_env(const std::string& extra = "") {
   return std::string("KILN_LIBCUDA=") + KILN_FAKE_LIBCUDA + " " + extra + " ";
 }
 
-TEST_CASE("lib_cuda: an emulated library runs tuned kernels and fallbacks under the stand-in driver", "[lib]") {
+TEST_CASE(
+    "lib_cuda: an emulated library compiles without warnings and runs tuned kernels and fallbacks under the "
+    "stand-in driver",
+    "[lib]") {
   std::string why;
   if (!test::have_library_tools(&why)) KILN_SKIP(why);
   test::TempDir dir("kiln_lib_cuda");
   const std::string db = cuda_database(dir, "cuda -arch=sm_90");
   ImageKind kind("emulated");
+  // kiln lib compiles the library's C with clang -Wall -Wextra and shows the output only when it fails: here a
+  // warning fails it (the launch tables once left their tensor maps out when a kernel had none).
+  const std::string werror_cc = dir / "cc_werror";
+  test::write_text(werror_cc, "#!/bin/sh\nexec " + find_c_compiler() + " -Werror \"$@\"\n");
+  std::filesystem::permissions(werror_cc, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  testing::ScopedEnv werror("KILN_CC", werror_cc);
   const LibraryResult r = build(db, dir / "out", "cuda -arch=sm_90");
   CHECK(r.emulated);
   REQUIRE(r.kernels.size() == kWorkloads.size());
