@@ -399,6 +399,37 @@ TEST_CASE("simplify: random bounded affine expressions keep their value", "[simp
   CHECK(changed > 500);
 }
 
+// The rule floordiv(floormod(x, c1), c)*c + floormod(x, c) -> floormod(x, c1)
+// (c dividing c1) holds for negative x too, scaled or not, and is not taken
+// where the pair's operands or coefficients differ.
+TEST_CASE("simplify: recombined nested div/mod pairs keep their value for negative operands", "[simplify]") {
+  Analyzer an;
+  Var x("x"), y("y");
+  const Expr hw = fmod(x, i32(24));
+  const std::vector<Expr> pairs = {
+      add(mul(fdiv(hw, i32(4)), i32(4)), fmod(hw, i32(4))),                 // floormod(x, 4) after folding
+      add(mul(fdiv(hw, i32(4)), i32(4)), fmod(x, i32(4))),                  // floormod(x, 4) as written
+      add(mul(fdiv(hw, i32(6)), i32(-18)), mul(fmod(x, i32(6)), i32(-3))),  // a negative common coefficient
+      add(mul(fdiv(hw, i32(24)), i32(24)), fmod(x, i32(24))),               // c == c1
+  };
+  const std::vector<std::string> want = {"floormod(x, 24)", "floormod(x, 24)", "(floormod(x, 24)*-3)",
+                                         "floormod(x, 24)"};
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    const Expr s = an.simplify(pairs[p]);
+    INFO(pairs[p] << " -> " << s);
+    CHECK(to_string(s) == want[p]);
+    for (int64_t v = -60; v <= 60; ++v) {
+      std::unordered_map<const VarNode*, int64_t> env = {{x.node(), v}};
+      REQUIRE(eval(s, env) == eval(pairs[p], env));
+    }
+  }
+  // Not taken: another operand in the remainder, or coefficients not in the ratio c : 1.
+  CHECK(simp(an, add(mul(fdiv(hw, i32(4)), i32(4)), fmod(y, i32(4)))) ==
+        "((floordiv(floormod(x, 24), 4)*4) + floormod(y, 4))");
+  CHECK(simp(an, add(mul(fdiv(hw, i32(4)), i32(8)), mul(fmod(x, i32(4)), i32(3)))) ==
+        "((floordiv(floormod(x, 24), 4)*8) + (floormod(x, 4)*3))");
+}
+
 TEST_CASE("simplify: statements", "[simplify]") {
   Var i("i"), j("j"), t("t");
   Var C = Var::handle("C", DType::f32());
